@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Who holds a device open: the processes with a file descriptor on one of a
+ * set of device nodes, read from /proc/<pid>/fd.  The runbook's lesson is
+ * that the driver's own count is a lower bound and ppu-smi names nobody; the
+ * descriptors are the truth an admin needs before flipping a mode.
+ */
+#ifndef ACCEL_HOLDERS_H
+#define ACCEL_HOLDERS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct accel_holder {
+	pid_t pid;
+	char comm[32];     /* /proc/<pid>/comm */
+	char cmdline[256]; /* arguments joined by spaces, truncated */
+	unsigned nfds;     /* descriptors on the nodes looked for */
+};
+
+/*
+ * Scan proc_root ("/proc") for descriptors on any of node_paths.  A
+ * descriptor matches when it refers to a character device with the same
+ * device number as one of the nodes; with same_file_only it must also be that
+ * very node file (same filesystem and inode), which is what a simulated node
+ * needs so that a real device with equal numbers elsewhere does not count.
+ * Nodes that do not exist are skipped.  The caller's own process is never
+ * listed.  Returns 0 and a malloc'd array (free with free()), or -errno.
+ */
+int accel_holders_scan(const char *proc_root, const char *const *node_paths, size_t n_paths, bool same_file_only,
+		       struct accel_holder **out, size_t *n_out);
+
+#endif

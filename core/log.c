@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+#include "core/log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+static enum accel_log_level max_level = ACCEL_LOG_INFO;
+static bool to_syslog;
+static bool to_stderr = true;
+static int log_fd = -1;
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+
+static const char *const level_names[] = { "error", "warning", "info", "debug" };
+
+static void read_env_level(void)
+{
+	const char *s = getenv("ACCELFS_LOG");
+	if (!s)
+		return;
+	for (unsigned i = 0; i < sizeof(level_names) / sizeof(level_names[0]); i++)
+		if (!strcasecmp(s, level_names[i]))
+			max_level = (enum accel_log_level)i;
+}
+
+void accel_log_set_level(enum accel_log_level level)
+{
+	pthread_once(&env_once, read_env_level);
+	max_level = level;
+}
+
+enum accel_log_level accel_log_get_level(void)
+{
+	pthread_once(&env_once, read_env_level);
+	return max_level;
+}
+
+void accel_log_use_syslog(bool on, bool also_stderr)
+{
+	to_syslog = on;
+	to_stderr = also_stderr;
+	if (on)
+		openlog("accelfs", LOG_PID, LOG_DAEMON);
+}
+
+int accel_log_open_file(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+	if (fd < 0)
+		return -errno;
+	if (log_fd >= 0)
+		close(log_fd);
+	log_fd = fd;
+	return 0;
+}
+
+void accel_log(enum accel_log_level level, const char *fmt, ...)
+{
+	static const int syslog_prio[] = { LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG };
+	char msg[1024];
+	va_list ap;
+
+	pthread_once(&env_once, read_env_level);
+	if (level > max_level)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+
+	if (to_syslog)
+		syslog(syslog_prio[level], "%s", msg);
+	if (to_stderr || log_fd >= 0) {
+		char line[1200];
+		struct timespec ts;
+		struct tm tm;
+		int n;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		gmtime_r(&ts.tv_sec, &tm);
+		n = snprintf(line, sizeof(line), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ accelfs[%d] %s: %s\n",
+			     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+			     ts.tv_nsec / 1000000, (int)getpid(), level_names[level], msg);
+		if (n > (int)sizeof(line) - 1)
+			n = (int)sizeof(line) - 1;
+		if (to_stderr && write(STDERR_FILENO, line, (size_t)n) < 0)
+			errno = 0; /* nowhere left to report it */
+		if (log_fd >= 0 && write(log_fd, line, (size_t)n) < 0)
+			errno = 0;
+	}
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One logging path for the library, the daemon and the tools.  Messages go
+ * to stderr (and to syslog once the daemon has detached), prefixed with the
+ * level; the caller supplies the device/profile context in the text so that
+ * every line can be read on its own.
+ */
+#ifndef ACCEL_LOG_H
+#define ACCEL_LOG_H
+
+#include <stdbool.h>
+
+enum accel_log_level {
+	ACCEL_LOG_ERROR = 0,
+	ACCEL_LOG_WARN = 1,
+	ACCEL_LOG_INFO = 2,
+	ACCEL_LOG_DEBUG = 3,
+};
+
+/* Messages above this level are dropped (default INFO; ACCELFS_LOG=debug raises it). */
+void accel_log_set_level(enum accel_log_level level);
+enum accel_log_level accel_log_get_level(void);
+/* Send messages to syslog as well as (or, when detached, instead of) stderr. */
+void accel_log_use_syslog(bool on, bool also_stderr);
+/* An optional file that receives every message too (the daemon's --log). */
+int accel_log_open_file(const char *path);
+
+void accel_log(enum accel_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#define log_error(...) accel_log(ACCEL_LOG_ERROR, __VA_ARGS__)
+#define log_warn(...) accel_log(ACCEL_LOG_WARN, __VA_ARGS__)
+#define log_info(...) accel_log(ACCEL_LOG_INFO, __VA_ARGS__)
+#define log_debug(...) accel_log(ACCEL_LOG_DEBUG, __VA_ARGS__)
+
+#endif

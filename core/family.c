@@ -51,10 +51,10 @@ const struct accel_family accel_family_thead = {
 	.publish_geometry = true,
 	.control_nodes = thead_control_nodes,
 	.optional_nodes = thead_optional_nodes,
-	.card_node_fmt = "alixpu_ppu%u",
+	.card_node_prefix = "alixpu_ppu",
 	.card_node_by_minor = false,
-	.cap_node_fmt = "alixpu-caps/alixpu-cap%u",
-	.caps_dir_fmt = "driver/alixpu/capabilities/ppu%u",
+	.cap_node_prefix = "alixpu-caps/alixpu-cap",
+	.caps_dir_prefix = "driver/alixpu/capabilities/ppu",
 	.caps_by_minor = false,
 };
 
@@ -74,10 +74,10 @@ const struct accel_family accel_family_nvidia = {
 	.publish_geometry = false,
 	.control_nodes = nvidia_control_nodes,
 	.optional_nodes = nvidia_optional_nodes,
-	.card_node_fmt = "nvidia%u",
+	.card_node_prefix = "nvidia",
 	.card_node_by_minor = true,
-	.cap_node_fmt = "nvidia-caps/nvidia-cap%u",
-	.caps_dir_fmt = "driver/nvidia/capabilities/gpu%u",
+	.cap_node_prefix = "nvidia-caps/nvidia-cap",
+	.caps_dir_prefix = "driver/nvidia/capabilities/gpu",
 	.caps_by_minor = true,
 };
 

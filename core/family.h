@@ -41,12 +41,12 @@ struct accel_family {
 	/* Device nodes, relative to the dev root ("/dev" on a real node). */
 	const char *const *control_nodes;  /* required, shared by every card */
 	const char *const *optional_nodes; /* given to jobs when present (nvidia-uvm) */
-	const char *card_node_fmt;         /* "alixpu_ppu%u" | "nvidia%u" */
+	const char *card_node_prefix;      /* "alixpu_ppu" | "nvidia": the number follows */
 	bool card_node_by_minor;           /* NVIDIA names the node by minor, T-Head by ordinal */
-	const char *cap_node_fmt;          /* "alixpu-caps/alixpu-cap%u" */
+	const char *cap_node_prefix;       /* "alixpu-caps/alixpu-cap": the minor follows */
 
 	/* Capability records, relative to the proc root ("/proc"). */
-	const char *caps_dir_fmt; /* "driver/alixpu/capabilities/ppu%u" */
+	const char *caps_dir_prefix; /* "driver/alixpu/capabilities/ppu": the number follows */
 	bool caps_by_minor;       /* NVIDIA: gpu<minor>; T-Head: ppu<ordinal> */
 };
 

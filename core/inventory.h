@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What is carved on a card right now, read from the driver: every GPU
+ * instance of every profile id the driver knows (offered or not), the
+ * compute instances under each, and the MIG UUID of each compute instance.
+ * This, not anything remembered, is what the ledger and the reconciler
+ * work from.
+ */
+#ifndef ACCEL_INVENTORY_H
+#define ACCEL_INVENTORY_H
+
+#include <stddef.h>
+
+#include "core/card.h"
+#include "core/ledger.h"
+#include "core/model.h"
+
+#define ACCEL_MAX_CI_PER_GI 8
+
+struct accel_live_ci {
+	unsigned id;
+	unsigned profile_id;
+	char uuid[ACCEL_UUID_MAX];
+};
+
+struct accel_live_gi {
+	unsigned id;
+	unsigned profile_id;
+	struct accel_span placement;
+	unsigned n_ci;
+	struct accel_live_ci ci[ACCEL_MAX_CI_PER_GI];
+};
+
+struct accel_inventory {
+	struct accel_live_gi *gis;
+	size_t n_gis;
+};
+
+int accel_inventory_read(const struct accel_card *card, const unsigned *profile_ids, size_t n_ids,
+			 struct accel_inventory *out, char *err, size_t errlen);
+void accel_inventory_clear(struct accel_inventory *inv);
+const struct accel_live_gi *accel_inventory_gi(const struct accel_inventory *inv, unsigned gi);
+/* The used spans of every live GI, optionally skipping one GI id (-1: none). */
+size_t accel_inventory_spans(const struct accel_inventory *inv, struct accel_span *out, size_t max);
+
+/*
+ * The distinct compute-instance profile ids a GI accepts, probed over every
+ * CI profile index with shared engines (several indices can alias one id).
+ */
+int accel_ci_profiles(const struct accel_card *card, mig_gpu_instance_t gi,
+		      mig_compute_instance_profile_info_v2_t **out, size_t *n, char *err, size_t errlen);
+
+/* The MIG UUID of compute instance (gi, ci), by walking the card's MIG device handles. */
+int accel_mig_uuid(const struct accel_card *card, unsigned gi, unsigned ci, char *uuid, size_t len, char *err,
+		   size_t errlen);
+
+#endif

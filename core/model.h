@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The model: what a node looks like at one instant.
+ *
+ * A snapshot is immutable once published and reference counted, so the
+ * filesystem renders from it without holding any lock while the poller and
+ * the carve path build the next one.  Everything in here is plain data:
+ * strings and numbers a reader can print, nothing that talks to a driver.
+ */
+#ifndef ACCEL_MODEL_H
+#define ACCEL_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core/ledger.h"
+#include "core/names.h"
+
+#define ACCEL_JOB_NAME_MAX 63
+#define ACCEL_UUID_MAX 96
+#define ACCEL_TEXT_MAX 512
+
+struct accel_family;
+
+/* One device node a job needs: where a container sees it, where it is on the host. */
+struct accel_devnode {
+	char path[128];      /* "/dev/alixpu_ppu3": the path a container sees */
+	char host_path[512]; /* the node on this host (differs under --sim) */
+	unsigned major;
+	unsigned minor;
+};
+
+struct accel_profile {
+	unsigned index; /* the probe index it was found at */
+	unsigned id;    /* the driver's profile id: carried, never computed */
+	char driver_name[96];           /* "MIG 4g48gb", as reported */
+	char vendor_name[ACCEL_NAME_MAX]; /* "4g48gb" */
+	char name[ACCEL_NAME_MAX];        /* "4g.48gb": the directory */
+	unsigned slice_count;             /* the GI's compute slices (driver's sliceCount) */
+	unsigned instance_count;          /* the driver's instanceCount */
+	unsigned long long memory_mib;
+	unsigned multiprocessors, copy_engines, decoders, encoders, jpegs, ofas;
+	unsigned span; /* memory slices, from the placement records */
+	struct accel_span *placements;
+	size_t n_placements;
+	unsigned available; /* filled against the live instances of the snapshot */
+};
+
+enum accel_job_state {
+	ACCEL_JOB_READY,
+	ACCEL_JOB_LOST, /* the record's instance is gone: fails closed */
+};
+
+struct accel_job {
+	char name[ACCEL_JOB_NAME_MAX + 1];
+	char profile[ACCEL_NAME_MAX]; /* published name of its profile directory */
+	enum accel_job_state state;
+	char state_reason[160];       /* why lost, for status */
+	unsigned profile_id;
+	unsigned gi, ci;
+	struct accel_span placement;
+	char uuid[ACCEL_UUID_MAX]; /* MIG-... */
+	uid_t uid;
+	gid_t gid;
+	int64_t created; /* unix seconds */
+	struct accel_devnode *nodes;
+	size_t n_nodes;
+};
+
+/* A GPU instance as the driver reports it, whoever made it. */
+struct accel_instance {
+	unsigned gi;
+	unsigned profile_id;
+	struct accel_span placement;
+	unsigned n_ci;
+	unsigned ci[8];
+	char uuid[ACCEL_UUID_MAX]; /* of its first compute instance; "" if none */
+	char profile_name[ACCEL_NAME_MAX]; /* published, or the raw vendor name if not offered */
+	char job[ACCEL_JOB_NAME_MAX + 1];  /* owning job, "" if unmanaged */
+	char note[160];                    /* "orphan: reclaim in 8s", "subdivided", ... */
+};
+
+struct accel_device {
+	const struct accel_family *family;
+	char name[16]; /* "ppu3" */
+	unsigned ordinal;
+	unsigned minor;
+	char uuid[ACCEL_UUID_MAX];
+	char product[96];
+	char bus_id[32];
+	unsigned long long memory_mib;
+	char library[256]; /* the driver library that answers for it */
+	char pci_driver[32];  /* bound kernel driver as udev knows it; "" if unknown */
+	char udev_syspath[256];
+
+	bool mig_enabled;
+	bool mig_pending_enabled;
+
+	/* Set when the device cannot be managed right now (a subdivided GI, a driver error). */
+	bool refused;
+	char refusal[ACCEL_TEXT_MAX];
+
+	struct accel_profile *profiles;
+	size_t n_profiles;
+	struct accel_job *jobs;
+	size_t n_jobs;
+	struct accel_instance *instances;
+	size_t n_instances;
+	/* Device nodes of the card itself, for holders and CDI. */
+	struct accel_devnode *card_nodes;
+	size_t n_card_nodes;
+};
+
+struct accel_snapshot {
+	int refs; /* atomically updated */
+	uint64_t generation;
+	struct accel_device *devices;
+	size_t n_devices;
+};
+
+struct accel_snapshot *accel_snapshot_ref(struct accel_snapshot *s);
+void accel_snapshot_unref(struct accel_snapshot *s);
+
+/* Lookups within one snapshot; NULL when absent. */
+const struct accel_device *accel_snapshot_device(const struct accel_snapshot *s, const char *name);
+const struct accel_profile *accel_device_profile(const struct accel_device *d, const char *published);
+const struct accel_job *accel_device_job(const struct accel_device *d, const char *job);
+
+/* Deep copies and frees, used by whoever builds snapshots. */
+int accel_device_copy(struct accel_device *dst, const struct accel_device *src);
+void accel_device_clear(struct accel_device *d);
+void accel_profile_clear(struct accel_profile *p);
+void accel_job_clear(struct accel_job *j);
+int accel_job_copy(struct accel_job *dst, const struct accel_job *src);
+
+const char *accel_job_state_str(enum accel_job_state s);
+
+/*
+ * Validate a job name: 0, -EINVAL (not [A-Za-z0-9][A-Za-z0-9_.-]*) or
+ * -ENAMETOOLONG (over ACCEL_JOB_NAME_MAX bytes).
+ */
+int accel_job_name_check(const char *name);
+
+#endif

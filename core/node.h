@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The node: every MIG card of every family present, kept current.
+ *
+ * This is the library's front door for the daemon and the tools.  It opens
+ * each family's driver library, enumerates the cards, reads the records,
+ * reconciles, and keeps an immutable snapshot of the result current: after
+ * every carve and reclaim, and from a poller that re-reads what udev cannot
+ * report (MIG mode, instances carved by hand) every poll interval or at once
+ * when woken (a udev event, an explicit refresh).
+ *
+ * Locking: each card has its own lock, held for the whole of a carve or a
+ * reclaim (the driver is asked one thing at a time per card, and capacity is
+ * back before rmdir returns).  Readers never lock: they take a reference on
+ * the current snapshot.
+ */
+#ifndef ACCEL_NODE_H
+#define ACCEL_NODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "core/family.h"
+#include "core/holders.h"
+#include "core/model.h"
+
+#define ACCEL_MAX_FAMILIES 4
+
+struct accel_family_config {
+	bool disabled;         /* do not look for this family at all */
+	const char *library;   /* load exactly this file instead of the family's search */
+	const char *dev_root;  /* where the device nodes are; NULL: "/dev" */
+	const char *proc_root; /* where the driver's procfs is; NULL: "/proc" */
+};
+
+/*
+ * Called after a new snapshot is published whose content differs from the
+ * previous one.  It may run on any thread, possibly inside a filesystem
+ * request: it must only queue work, never call back into the kernel.
+ */
+typedef void (*accel_change_fn)(void *ctx, struct accel_snapshot *old_snap, struct accel_snapshot *new_snap);
+
+struct accel_node_options {
+	const char *state_dir;
+	/* Indexed like accel_families[]. */
+	struct accel_family_config families[ACCEL_MAX_FAMILIES];
+	unsigned poll_ms;         /* 0: 2000 */
+	unsigned orphan_grace_ms; /* 0: 10000 */
+	unsigned busy_retries;    /* 0: 4 */
+	unsigned busy_delay_ms;   /* 0: 100 */
+	accel_change_fn on_change;
+	void *ctx;
+};
+
+struct accel_node;
+
+/* Open every family (an absent one is skipped), reconcile, start the poller. */
+struct accel_node *accel_node_start(const struct accel_node_options *opt, char *err, size_t errlen);
+void accel_node_stop(struct accel_node *node);
+
+/* The current snapshot, referenced; release with accel_snapshot_unref. */
+struct accel_snapshot *accel_node_snapshot(struct accel_node *node);
+
+/* Carve a job.  Returns 0 or -errno; why explains, and last_error keeps it. */
+int accel_node_mkdir(struct accel_node *node, const char *device, const char *profile, const char *job, uid_t uid,
+		     gid_t gid, char *why, size_t whylen);
+/* Reclaim a job (compute instance, then GPU instance). */
+int accel_node_rmdir(struct accel_node *node, const char *device, const char *profile, const char *job, char *why,
+		     size_t whylen);
+
+/* last_error of a profile directory ("ppu3/4g.48gb", "mig/4g.48gb"). */
+void accel_node_last_error(struct accel_node *node, const char *key, char *buf, size_t len);
+void accel_node_set_last_error(struct accel_node *node, const char *key, const char *text);
+
+/* Processes holding a device's nodes. */
+int accel_node_holders(struct accel_node *node, const char *device, struct accel_holder **out, size_t *n);
+
+/* Wake the poller now (a udev event, a test). */
+void accel_node_kick(struct accel_node *node);
+/* Refresh everything synchronously, then return (used at start and by tests). */
+void accel_node_refresh_all(struct accel_node *node);
+
+#endif

@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: MIT */
+#include "core/reconcile.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void accel_reconcile_clear(struct accel_reconcile_out *out)
+{
+	free(out->state);
+	free(out->reason);
+	free(out->owner);
+	free(out->note);
+	free(out->seen);
+	free(out->actions);
+	memset(out, 0, sizeof(*out));
+}
+
+static bool same_span(struct accel_span a, struct accel_span b)
+{
+	return a.start == b.start && a.size == b.size;
+}
+
+static bool gi_has_uuid(const struct accel_live_gi *g, const char *uuid)
+{
+	for (unsigned i = 0; i < g->n_ci; i++)
+		if (!strcmp(g->ci[i].uuid, uuid))
+			return true;
+	return false;
+}
+
+static int add_action(struct accel_reconcile_out *out, struct accel_action a)
+{
+	struct accel_action *n = realloc(out->actions, (out->n_actions + 1) * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	out->actions = n;
+	out->actions[out->n_actions++] = a;
+	return 0;
+}
+
+static const struct accel_orphan_seen *find_seen(const struct accel_reconcile_in *in, const struct accel_live_gi *g)
+{
+	for (size_t i = 0; i < in->n_seen; i++)
+		if (in->seen[i].gi == g->id && in->seen[i].profile_id == g->profile_id &&
+		    same_span(in->seen[i].placement, g->placement))
+			return &in->seen[i];
+	return NULL;
+}
+
+static void refuse(struct accel_reconcile_out *out, const struct accel_live_gi *g)
+{
+	size_t l = strlen(out->refusal);
+
+	snprintf(out->refusal + l, sizeof(out->refusal) - l,
+		 "%sGPU instance %u has %u compute instances (subdivided by hand): accelfs hands out whole instances "
+		 "only; destroy the extra compute instances to resume",
+		 l ? "; " : "", g->id, g->n_ci);
+	out->refused = true;
+}
+
+int accel_reconcile(const struct accel_reconcile_in *in, struct accel_reconcile_out *out)
+{
+	const struct accel_inventory *inv = in->inv;
+	size_t n_gis = inv ? inv->n_gis : 0;
+
+	memset(out, 0, sizeof(*out));
+	out->state = calloc(in->n_records + 1, sizeof(*out->state));
+	out->reason = calloc(in->n_records + 1, sizeof(*out->reason));
+	out->owner = calloc(n_gis + 1, sizeof(*out->owner));
+	out->note = calloc(n_gis + 1, sizeof(*out->note));
+	out->seen = calloc(n_gis + 1, sizeof(*out->seen));
+	if (!out->state || !out->reason || !out->owner || !out->note || !out->seen)
+		goto nomem;
+	for (size_t g = 0; g < n_gis; g++)
+		out->owner[g] = -1;
+
+	for (size_t r = 0; r < in->n_records; r++) {
+		const struct accel_record *rec = &in->records[r];
+		const struct accel_live_gi *match = NULL;
+		size_t gi_index = 0;
+
+		for (size_t g = 0; g < n_gis && !match; g++) {
+			const struct accel_live_gi *live = &inv->gis[g];
+			if (live->id != rec->gi || live->profile_id != rec->profile_id ||
+			    !same_span(live->placement, rec->placement))
+				continue;
+			if (!gi_has_uuid(live, rec->uuid)) {
+				snprintf(out->reason[r], sizeof(out->reason[r]),
+					 "GPU instance %u exists but no longer carries MIG device %s (the id was reused)",
+					 rec->gi, rec->uuid);
+				continue;
+			}
+			match = live;
+			gi_index = g;
+		}
+		if (match)
+			out->owner[gi_index] = (long)r;
+
+		if (rec->phase == ACCEL_RECORD_REMOVING) {
+			struct accel_action a = { match ? ACCEL_ACTION_FINISH_REMOVAL : ACCEL_ACTION_DELETE_RECORD, r,
+						  rec->gi, rec->profile_id, rec->placement };
+			if (add_action(out, a))
+				goto nomem;
+			out->state[r] = ACCEL_JOB_LOST;
+			if (match)
+				snprintf(out->note[gi_index], sizeof(out->note[gi_index]),
+					 "being removed (job %s)", rec->job);
+			continue;
+		}
+		if (match) {
+			out->state[r] = ACCEL_JOB_READY;
+			out->reason[r][0] = '\0';
+			if (match->n_ci > 1)
+				refuse(out, match);
+			else if (match->n_ci == 0)
+				snprintf(out->note[gi_index], sizeof(out->note[gi_index]),
+					 "its compute instance is gone");
+		} else {
+			out->state[r] = ACCEL_JOB_LOST;
+			if (!out->reason[r][0])
+				snprintf(out->reason[r], sizeof(out->reason[r]),
+					 "GPU instance %u (placement %u:%u) no longer exists; recreate the job", rec->gi,
+					 rec->placement.start, rec->placement.size);
+		}
+	}
+
+	for (size_t g = 0; g < n_gis; g++) {
+		const struct accel_live_gi *live = &inv->gis[g];
+		const struct accel_orphan_seen *prev;
+		int64_t first;
+
+		if (out->owner[g] >= 0)
+			continue;
+		if (live->n_ci > 1) {
+			refuse(out, live);
+			snprintf(out->note[g], sizeof(out->note[g]), "subdivided by hand: %u compute instances",
+				 live->n_ci);
+			continue;
+		}
+		prev = find_seen(in, live);
+		first = prev ? prev->first_seen_ms : in->now_ms;
+		out->seen[out->n_seen++] =
+			(struct accel_orphan_seen){ live->id, live->profile_id, live->placement, first };
+		if (in->records_unreadable) {
+			snprintf(out->note[g], sizeof(out->note[g]),
+				 "unmanaged; kept: a record of this card is unreadable, so ownership is unknown");
+			continue;
+		}
+		if (!in->card_idle) {
+			snprintf(out->note[g], sizeof(out->note[g]),
+				 "unmanaged; kept while the card is held open (see holders)");
+			continue;
+		}
+		if (in->now_ms - first < in->grace_ms) {
+			snprintf(out->note[g], sizeof(out->note[g]), "orphan: reclaimed in %" PRId64 " ms if still unused",
+				 in->grace_ms - (in->now_ms - first));
+			continue;
+		}
+		snprintf(out->note[g], sizeof(out->note[g]), "orphan: reclaiming");
+		if (add_action(out, (struct accel_action){ ACCEL_ACTION_RECLAIM_ORPHAN, 0, live->id, live->profile_id,
+							    live->placement }))
+			goto nomem;
+	}
+	/* Nothing is reclaimed on a refused card: the operator sorts it out first. */
+	if (out->refused) {
+		size_t w = 0;
+		for (size_t a = 0; a < out->n_actions; a++)
+			if (out->actions[a].kind != ACCEL_ACTION_RECLAIM_ORPHAN)
+				out->actions[w++] = out->actions[a];
+		out->n_actions = w;
+		for (size_t g = 0; g < n_gis; g++)
+			if (!strcmp(out->note[g], "orphan: reclaiming"))
+				snprintf(out->note[g], sizeof(out->note[g]), "unmanaged; kept while the card is refused");
+	}
+	return 0;
+nomem:
+	accel_reconcile_clear(out);
+	return -ENOMEM;
+}

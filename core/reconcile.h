@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reconciliation: the records say what accelfs made, the driver says what
+ * exists; this decides what each job's state is and what to clean up.  It
+ * is a pure function (no driver, no disk, no clock) so every rule can be
+ * unit tested:
+ *
+ *  - a record whose instance is live (same GI id, profile, placement and
+ *    MIG UUID: GI ids are reused) is a ready job;
+ *  - a record whose instance is gone is a lost job: it fails closed;
+ *  - a record caught half-removed by a crash is finished (destroy if still
+ *    there, then drop the record), never resurrected;
+ *  - a live instance no record accounts for is an orphan: reclaimed once it
+ *    has been seen for the grace period and its card is idle, never while a
+ *    card's records are unreadable (ownership there is unknowable);
+ *  - a GPU instance with more than one compute instance was subdivided by
+ *    hand: its card is refused (no carving, no orphan reclaim) until it is
+ *    back to one, and only that card.
+ */
+#ifndef ACCEL_RECONCILE_H
+#define ACCEL_RECONCILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/inventory.h"
+#include "core/record.h"
+
+/* An unmanaged GPU instance and when it was first seen. */
+struct accel_orphan_seen {
+	unsigned gi;
+	unsigned profile_id;
+	struct accel_span placement;
+	int64_t first_seen_ms;
+};
+
+enum accel_action_kind {
+	ACCEL_ACTION_RECLAIM_ORPHAN, /* destroy gi (expecting profile/placement), no record */
+	ACCEL_ACTION_FINISH_REMOVAL, /* destroy record's instance, then delete the record */
+	ACCEL_ACTION_DELETE_RECORD,  /* a removing record whose instance is already gone */
+};
+
+struct accel_action {
+	enum accel_action_kind kind;
+	size_t record; /* index into the input records (FINISH_REMOVAL, DELETE_RECORD) */
+	unsigned gi;
+	unsigned profile_id;
+	struct accel_span placement;
+};
+
+struct accel_reconcile_in {
+	const struct accel_record *records;
+	size_t n_records;
+	bool records_unreadable;
+	const struct accel_inventory *inv;
+	const struct accel_orphan_seen *seen; /* from the previous pass */
+	size_t n_seen;
+	int64_t now_ms;
+	int64_t grace_ms;
+	bool card_idle; /* nobody holds the card's device nodes */
+};
+
+struct accel_reconcile_out {
+	/* Per input record: its job state (meaningless for removing records). */
+	enum accel_job_state *state;
+	char (*reason)[160];
+	/* Per live GI (inventory order): the record index owning it, or -1. */
+	long *owner;
+	char (*note)[160];
+	struct accel_orphan_seen *seen; /* the tracker for the next pass */
+	size_t n_seen;
+	struct accel_action *actions;
+	size_t n_actions;
+	bool refused;
+	char refusal[512];
+};
+
+int accel_reconcile(const struct accel_reconcile_in *in, struct accel_reconcile_out *out);
+void accel_reconcile_clear(struct accel_reconcile_out *out);
+
+#endif

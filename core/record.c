@@ -1,0 +1,385 @@
+/* SPDX-License-Identifier: MIT */
+#include "core/record.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int accel_mkdirs(const char *path, mode_t mode)
+{
+	char buf[PATH_MAX];
+	size_t n = strlen(path);
+
+	if (n == 0 || n >= sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, path, n + 1);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, mode) && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(buf, mode) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static int fsync_dir_of(const char *path)
+{
+	char buf[PATH_MAX];
+	int fd, ret = 0;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	fd = open(dirname(buf), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fsync(fd))
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+int accel_durable_write(const char *path, const void *data, size_t len, mode_t mode)
+{
+	char tmp[PATH_MAX];
+	const char *p = data;
+	int fd, ret = 0;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	if (fd < 0)
+		return -errno;
+	while (len > 0) {
+		ssize_t w = write(fd, p, len);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			ret = -errno;
+			break;
+		}
+		p += w;
+		len -= (size_t)w;
+	}
+	if (!ret && fsync(fd))
+		ret = -errno;
+	if (close(fd) && !ret)
+		ret = -errno;
+	if (!ret && rename(tmp, path))
+		ret = -errno;
+	if (ret) {
+		unlink(tmp);
+		return ret;
+	}
+	return fsync_dir_of(path);
+}
+
+int accel_record_dir(char *buf, size_t len, const char *state_dir, const char *family, const char *card_uuid)
+{
+	int n = snprintf(buf, len, "%s/records/%s/%s", state_dir, family, card_uuid);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+static const char *phase_str(enum accel_record_phase p)
+{
+	return p == ACCEL_RECORD_REMOVING ? "removing" : "active";
+}
+
+char *accel_record_to_json(const struct accel_record *r)
+{
+	json_t *o = json_pack("{s:i, s:s, s:s, s:i, s:s, s:s, s:i, s:i, s:i, s:i, s:{s:i, s:i}, s:s, s:I, s:I, s:I, s:s}",
+			      "version", ACCEL_RECORD_VERSION, "family", r->family, "card", r->card_uuid,
+			      "ordinal", (int)r->ordinal, "job", r->job, "profile", r->profile,
+			      "profile_id", (int)r->profile_id, "gi", (int)r->gi, "ci", (int)r->ci,
+			      "ci_profile_id", (int)r->ci_profile_id, "placement", "start", (int)r->placement.start,
+			      "size", (int)r->placement.size, "uuid", r->uuid, "uid", (json_int_t)r->uid, "gid",
+			      (json_int_t)r->gid, "created", (json_int_t)r->created, "phase", phase_str(r->phase));
+	char *s;
+
+	if (!o)
+		return NULL;
+	s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(o);
+	return s;
+}
+
+static bool get_uint(json_t *o, const char *key, unsigned *out)
+{
+	json_t *v = json_object_get(o, key);
+	json_int_t i;
+
+	if (!json_is_integer(v))
+		return false;
+	i = json_integer_value(v);
+	if (i < 0 || i > 0xffffffffLL)
+		return false;
+	*out = (unsigned)i;
+	return true;
+}
+
+static bool get_str(json_t *o, const char *key, char *out, size_t len, bool allow_empty)
+{
+	json_t *v = json_object_get(o, key);
+	const char *s;
+
+	if (!json_is_string(v))
+		return false;
+	s = json_string_value(v);
+	if ((!allow_empty && !*s) || strlen(s) >= len)
+		return false;
+	memcpy(out, s, strlen(s) + 1);
+	return true;
+}
+
+int accel_record_parse(const char *text, const char *expect_family, const char *expect_card, const char *expect_job,
+		       struct accel_record *out, char *why, size_t whylen)
+{
+	json_error_t jerr;
+	json_t *o = json_loads(text, JSON_REJECT_DUPLICATES, &jerr), *pl;
+	unsigned version, uid, gid;
+	char phase[16];
+	const char *bad = NULL;
+
+	memset(out, 0, sizeof(*out));
+	if (!o) {
+		snprintf(why, whylen, "not JSON: %s (line %d)", jerr.text, jerr.line);
+		return -EINVAL;
+	}
+	if (!json_is_object(o))
+		bad = "not a JSON object";
+	else if (!get_uint(o, "version", &version))
+		bad = "missing version";
+	else if (version != ACCEL_RECORD_VERSION)
+		bad = "unknown record version";
+	else if (!get_str(o, "family", out->family, sizeof(out->family), false))
+		bad = "missing family";
+	else if (!get_str(o, "card", out->card_uuid, sizeof(out->card_uuid), false))
+		bad = "missing card";
+	else if (!get_uint(o, "ordinal", &out->ordinal))
+		bad = "missing ordinal";
+	else if (!get_str(o, "job", out->job, sizeof(out->job), false))
+		bad = "missing job";
+	else if (!get_str(o, "profile", out->profile, sizeof(out->profile), false))
+		bad = "missing profile";
+	else if (!get_uint(o, "profile_id", &out->profile_id))
+		bad = "missing profile_id";
+	else if (!get_uint(o, "gi", &out->gi))
+		bad = "missing gi";
+	else if (!get_uint(o, "ci", &out->ci))
+		bad = "missing ci";
+	else if (!get_uint(o, "ci_profile_id", &out->ci_profile_id))
+		bad = "missing ci_profile_id";
+	else if (!json_is_object(pl = json_object_get(o, "placement")) || !get_uint(pl, "start", &out->placement.start) ||
+		 !get_uint(pl, "size", &out->placement.size) || out->placement.size == 0)
+		bad = "missing or empty placement";
+	else if (!get_str(o, "uuid", out->uuid, sizeof(out->uuid), false))
+		bad = "missing uuid";
+	else if (!get_uint(o, "uid", &uid) || !get_uint(o, "gid", &gid))
+		bad = "missing uid/gid";
+	else if (!json_is_integer(json_object_get(o, "created")))
+		bad = "missing created";
+	else if (!get_str(o, "phase", phase, sizeof(phase), false) ||
+		 (strcmp(phase, "active") && strcmp(phase, "removing")))
+		bad = "missing or unknown phase";
+	else if (accel_job_name_check(out->job))
+		bad = "job name is not valid";
+	else if (expect_family && strcmp(out->family, expect_family))
+		bad = "family does not match the directory";
+	else if (expect_card && strcmp(out->card_uuid, expect_card))
+		bad = "card does not match the directory it is filed under";
+	else if (expect_job && strcmp(out->job, expect_job))
+		bad = "job does not match the file name";
+
+	if (!bad) {
+		out->uid = (uid_t)uid;
+		out->gid = (gid_t)gid;
+		out->created = json_integer_value(json_object_get(o, "created"));
+		out->phase = strcmp(phase, "removing") ? ACCEL_RECORD_ACTIVE : ACCEL_RECORD_REMOVING;
+	}
+	json_decref(o);
+	if (bad) {
+		snprintf(why, whylen, "%s", bad);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int record_path(char *buf, size_t len, const char *state_dir, const struct accel_record *r)
+{
+	char dir[PATH_MAX];
+	int ret = accel_record_dir(dir, sizeof(dir), state_dir, r->family, r->card_uuid);
+
+	if (ret)
+		return ret;
+	return snprintf(buf, len, "%s/%s.json", dir, r->job) >= (int)len ? -ENAMETOOLONG : 0;
+}
+
+int accel_record_write(const char *state_dir, const struct accel_record *r, char *why, size_t whylen)
+{
+	char dir[PATH_MAX], path[PATH_MAX];
+	char *json;
+	int ret;
+
+	ret = accel_record_dir(dir, sizeof(dir), state_dir, r->family, r->card_uuid);
+	if (!ret)
+		ret = record_path(path, sizeof(path), state_dir, r);
+	if (ret) {
+		snprintf(why, whylen, "record path too long");
+		return ret;
+	}
+	ret = accel_mkdirs(dir, 0700);
+	if (ret) {
+		snprintf(why, whylen, "cannot create %s: %s", dir, strerror(-ret));
+		return ret;
+	}
+	json = accel_record_to_json(r);
+	if (!json) {
+		snprintf(why, whylen, "out of memory serializing the record");
+		return -ENOMEM;
+	}
+	ret = accel_durable_write(path, json, strlen(json), 0600);
+	free(json);
+	if (ret)
+		snprintf(why, whylen, "cannot write %s: %s", path, strerror(-ret));
+	return ret;
+}
+
+int accel_record_remove(const char *state_dir, const struct accel_record *r, char *why, size_t whylen)
+{
+	char path[PATH_MAX];
+	int ret = record_path(path, sizeof(path), state_dir, r);
+
+	if (ret)
+		return ret;
+	if (unlink(path) && errno != ENOENT) {
+		ret = -errno;
+		snprintf(why, whylen, "cannot remove %s: %s", path, strerror(errno));
+		return ret;
+	}
+	/* The unlink is done; a failed directory sync only weakens durability. */
+	(void)fsync_dir_of(path);
+	return 0;
+}
+
+static char *slurp(const char *path, size_t max, int *err)
+{
+	FILE *f = fopen(path, "re");
+	char *buf;
+	size_t n;
+
+	if (!f) {
+		*err = -errno;
+		return NULL;
+	}
+	buf = malloc(max + 1);
+	if (!buf) {
+		fclose(f);
+		*err = -ENOMEM;
+		return NULL;
+	}
+	n = fread(buf, 1, max, f);
+	if (ferror(f)) {
+		*err = -EIO;
+		fclose(f);
+		free(buf);
+		return NULL;
+	}
+	fclose(f);
+	buf[n] = '\0';
+	*err = 0;
+	return buf;
+}
+
+int accel_record_load(const char *path, const char *expect_family, const char *expect_card,
+		      struct accel_record *out, char *why, size_t whylen)
+{
+	char name[ACCEL_JOB_NAME_MAX + 8];
+	const char *base = strrchr(path, '/');
+	size_t blen;
+	int err;
+	char *text;
+
+	base = base ? base + 1 : path;
+	blen = strlen(base);
+	if (blen <= 5 || blen - 5 > ACCEL_JOB_NAME_MAX || strcmp(base + blen - 5, ".json")) {
+		snprintf(why, whylen, "not a record file name");
+		return -EINVAL;
+	}
+	memcpy(name, base, blen - 5);
+	name[blen - 5] = '\0';
+	text = slurp(path, 64 * 1024, &err);
+	if (!text) {
+		snprintf(why, whylen, "cannot read: %s", strerror(-err));
+		return err;
+	}
+	err = accel_record_parse(text, expect_family, expect_card, name, out, why, whylen);
+	free(text);
+	return err;
+}
+
+int accel_record_load_card(const char *state_dir, const char *family, const char *card_uuid,
+			   struct accel_record **out, size_t *n_out, struct accel_record_bad **bad, size_t *n_bad)
+{
+	char dir[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+	int ret;
+
+	*out = NULL;
+	*n_out = 0;
+	*bad = NULL;
+	*n_bad = 0;
+	ret = accel_record_dir(dir, sizeof(dir), state_dir, family, card_uuid);
+	if (ret)
+		return ret;
+	d = opendir(dir);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d))) {
+		char path[PATH_MAX], why[256];
+		struct accel_record r;
+		size_t len = strlen(de->d_name);
+
+		if (de->d_name[0] == '.')
+			continue;
+		/* Leftover temporaries of an interrupted write are not records. */
+		if (strstr(de->d_name, ".json.tmp.")) {
+			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+			unlink(path);
+			continue;
+		}
+		if (len < 5 || strcmp(de->d_name + len - 5, ".json"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (accel_record_load(path, family, card_uuid, &r, why, sizeof(why)) == 0) {
+			struct accel_record *n = realloc(*out, (*n_out + 1) * sizeof(*n));
+			if (!n) {
+				ret = -ENOMEM;
+				break;
+			}
+			*out = n;
+			(*out)[(*n_out)++] = r;
+		} else {
+			struct accel_record_bad *n = realloc(*bad, (*n_bad + 1) * sizeof(*n));
+			if (!n) {
+				ret = -ENOMEM;
+				break;
+			}
+			*bad = n;
+			snprintf(n[*n_bad].path, sizeof(n[*n_bad].path), "%s", path);
+			snprintf(n[*n_bad].why, sizeof(n[*n_bad].why), "%s", why);
+			(*n_bad)++;
+		}
+	}
+	closedir(d);
+	return ret;
+}

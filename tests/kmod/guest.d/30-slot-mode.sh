@@ -1,0 +1,18 @@
+# slot_addr=: every die's VRAM BAR is moved to one address while active.
+. /tests/lib.sh
+n=0 slot=0 size=0
+for b in $(ivshmem_devs); do
+	set -- $(bar_of "$b" 2)
+	[ "$2" -gt "$size" ] && slot=$1 size=$2
+	n=$((n + 1))
+done
+echo "slot: the largest BAR2, at $slot ($size bytes)"
+before=""
+for b in $(ivshmem_devs); do before="$before $(od -A n -t x4 -j 24 -N 8 /sys/bus/pci/devices/$b/config)"; done
+check "insmod bar_swap ids=$IVSHMEM_ID slot_addr=$slot" bs_load ids=$IVSHMEM_ID slot_addr=$slot
+t bs_test query "$n"
+t bs_test slotmode "$slot"
+check "rmmod" bs_unload
+after=""
+for b in $(ivshmem_devs); do after="$after $(od -A n -t x4 -j 24 -N 8 /sys/bus/pci/devices/$b/config)"; done
+check "unbinding restored every BAR ($before)" test "$before" = "$after"

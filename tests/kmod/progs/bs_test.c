@@ -1,0 +1,946 @@
+// SPDX-License-Identifier: MIT
+/*
+ * bs_test: exercises /dev/bar_swap inside the QEMU guest.
+ *
+ *   bs_test query N            num_dies == N and every die present
+ *   bs_test parked             every PCI die bound to bar_swap, decode off
+ *   bs_test all N [SIZE]       the whole battery on N dies (3+; SIZE: each die's VRAM)
+ *   bs_test unbind             unbind/rebind/rmmod with a holder (PCI dies)
+ *   bs_test slotmode ADDR      every die decodes at ADDR while active
+ *   bs_test enabled DIE 0|1    DIE_INFO says the die is (not) enabled
+ *
+ * Prints one "PASS: name" or "FAIL: name (why)" line per check and exits 1
+ * if any failed.  Linked statically: the guest has no libc.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bar_swap_uapi.h"
+
+#define PAGE 4096UL
+
+static int failures;
+
+__attribute__((format(printf, 2, 3)))
+static void check(bool ok, const char *fmt, ...)
+{
+	char name[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(name, sizeof(name), fmt, ap);
+	va_end(ap);
+	printf("%s: %s\n", ok ? "PASS" : "FAIL", name);
+	fflush(stdout);
+	if (!ok)
+		failures++;
+}
+
+/* Checks that an int result is as expected, naming both on failure. */
+#define CHECK_EQ(got, want, ...) do {					\
+	long long g_ = (got), w_ = (want);				\
+	char n_[200];							\
+	snprintf(n_, sizeof(n_), __VA_ARGS__);				\
+	if (g_ == w_)							\
+		check(true, "%s", n_);					\
+	else								\
+		check(false, "%s (got %lld, want %lld)", n_, g_, w_);	\
+} while (0)
+
+static void die_hard(const char *what)
+{
+	printf("FAIL: %s: %s\n", what, strerror(errno));
+	exit(2);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void msleep(int ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/* ---- ioctl wrappers: 0 or -errno ---- */
+static int bs_open(int flags)
+{
+	int fd = open(BAR_SWAP_DEVICE, O_RDWR | O_CLOEXEC | flags);
+
+	if (fd < 0)
+		die_hard("open " BAR_SWAP_DEVICE);
+	return fd;
+}
+
+static int query(int fd, struct bar_swap_query *q)
+{
+	memset(q, 0, sizeof(*q));
+	q->size = sizeof(*q);
+	return ioctl(fd, BAR_SWAP_IOC_QUERY, q) ? -errno : 0;
+}
+
+static int die_info(int fd, unsigned int die, struct bar_swap_die_info *di)
+{
+	memset(di, 0, sizeof(*di));
+	di->size = sizeof(*di);
+	di->die = die;
+	return ioctl(fd, BAR_SWAP_IOC_DIE_INFO, di) ? -errno : 0;
+}
+
+static int acquire_full(int fd, unsigned int die, unsigned int flags, unsigned int timeout_ms,
+			struct bar_swap_acquire *out)
+{
+	struct bar_swap_acquire a = { .size = sizeof(a), .die = die, .flags = flags,
+				      .timeout_ms = timeout_ms };
+	int r = ioctl(fd, BAR_SWAP_IOC_ACQUIRE, &a) ? -errno : 0;
+
+	if (out)
+		*out = a;
+	return r;
+}
+
+static int acquire(int fd, unsigned int die)
+{
+	return acquire_full(fd, die, 0, 0, NULL);
+}
+
+static int release(int fd)
+{
+	return ioctl(fd, BAR_SWAP_IOC_RELEASE) ? -errno : 0;
+}
+
+static int set_enabled(int fd, unsigned int die, unsigned int en)
+{
+	struct bar_swap_set_enabled s = { .size = sizeof(s), .die = die, .enabled = en };
+
+	return ioctl(fd, BAR_SWAP_IOC_SET_ENABLED, &s) ? -errno : 0;
+}
+
+static struct bar_swap_query Q(int fd)
+{
+	struct bar_swap_query q;
+
+	if (query(fd, &q))
+		die_hard("QUERY");
+	return q;
+}
+
+/* Poll until `waiters` queued ACQUIREs are seen (children racing to queue). */
+static bool wait_waiters(int fd, unsigned int n)
+{
+	for (int i = 0; i < 1000; i++) {
+		if (Q(fd).waiters == n)
+			return true;
+		msleep(5);
+	}
+	return false;
+}
+
+static int wait_child(pid_t pid)
+{
+	int st;
+
+	if (waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* ---- touching a mapping, surviving SIGBUS ---- */
+static sigjmp_buf bus_jmp;
+
+static void on_sigbus(int sig)
+{
+	(void)sig;
+	siglongjmp(bus_jmp, 1);
+}
+
+static void catch_sigbus(void)
+{
+	struct sigaction sa = { .sa_handler = on_sigbus };
+
+	sigaction(SIGBUS, &sa, NULL);
+}
+
+/* 0 and the value, or -1 if the access raised SIGBUS. */
+static int peek(volatile uint32_t *p, uint32_t *val)
+{
+	if (sigsetjmp(bus_jmp, 1))
+		return -1;
+	*val = *p;
+	return 0;
+}
+
+static int poke(volatile uint32_t *p, uint32_t val)
+{
+	if (sigsetjmp(bus_jmp, 1))
+		return -1;
+	*p = val;
+	return 0;
+}
+
+static volatile uint32_t *at(void *map, uint64_t off)
+{
+	return (volatile uint32_t *)((char *)map + off);
+}
+
+static void *map_slot(int fd, uint64_t len)
+{
+	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	if (m == MAP_FAILED)
+		die_hard("mmap slot");
+	return m;
+}
+
+/* ---- sysfs view of a PCI die ---- */
+static bool is_sim(int fd, unsigned int die)
+{
+	struct bar_swap_die_info di;
+
+	return die_info(fd, die, &di) || (di.flags & BAR_SWAP_DIE_SIM);
+}
+
+static int pci_config(const char *bus_id, unsigned int off, void *buf, size_t len)
+{
+	char path[128];
+	int fd, n;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/config", bus_id);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	n = pread(fd, buf, len, off);
+	close(fd);
+	return n == (int)len ? 0 : -1;
+}
+
+/* 1 if the die decodes memory, 0 if not, -1 if unknown. */
+static int decoding(int fd, unsigned int die)
+{
+	struct bar_swap_die_info di;
+	uint16_t cmd;
+
+	if (die_info(fd, die, &di) || pci_config(di.bus_id, 4, &cmd, 2))
+		return -1;
+	return !!(cmd & 2);
+}
+
+/* Among PCI dies, exactly `active` (or none, -1) decodes. */
+static bool only_decoding(int fd, int active)
+{
+	unsigned int n = Q(fd).num_dies;
+
+	for (unsigned int i = 0; i < n; i++)
+		if (!is_sim(fd, i) && decoding(fd, i) != ((int)i == active))
+			return false;
+	return true;
+}
+
+/* Length of the device's largest memory BAR, from sysfs. */
+static long long sysfs_bar_len(const char *bus_id)
+{
+	unsigned long long start, end, flags, best = 0;
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/resource", bus_id);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	for (int i = 0; i < 6 && fscanf(f, "%llx %llx %llx", &start, &end, &flags) == 3; i++)
+		if ((flags & 0x200) && end > start && end - start + 1 > best)	/* IORESOURCE_MEM */
+			best = end - start + 1;
+	fclose(f);
+	return best;
+}
+
+static int write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY), r;
+
+	if (fd < 0)
+		return -errno;
+	r = write(fd, s, strlen(s)) < 0 ? -errno : 0;
+	close(fd);
+	return r;
+}
+
+/* ---- the battery ---- */
+static unsigned int nd;		/* dies */
+static uint64_t vram[BAR_SWAP_MAX_DIES];
+static uint64_t slot_size;
+
+static void t_basics(unsigned int want_dies, uint64_t want_size)
+{
+	int fd = bs_open(0), other = bs_open(0);
+	struct bar_swap_query q = Q(fd);
+	struct bar_swap_die_info di;
+	uint64_t maxsz = 0;
+	struct { struct bar_swap_query q; uint8_t tail[16]; } big;
+
+	CHECK_EQ(q.version, BAR_SWAP_UAPI_VERSION, "query: version");
+	CHECK_EQ(q.size, sizeof(q), "query: size echoed");
+	CHECK_EQ(q.num_dies, want_dies, "query: number of dies");
+	CHECK_EQ(q.num_slots, 1, "query: one slot");
+	CHECK_EQ(q.active_die, -1, "query: slot starts empty");
+	CHECK_EQ(q.owner_pid, 0, "query: no owner");
+	CHECK_EQ(q.waiters, 0, "query: no waiters");
+	CHECK_EQ(q.open_files, 2, "query: counts open files");
+	nd = q.num_dies;
+	for (unsigned int i = 0; i < nd; i++) {
+		int r = die_info(fd, i, &di);
+
+		CHECK_EQ(r, 0, "die_info %u", i);
+		check((di.flags & (BAR_SWAP_DIE_PRESENT | BAR_SWAP_DIE_ENABLED | BAR_SWAP_DIE_ACTIVE))
+		      == (BAR_SWAP_DIE_PRESENT | BAR_SWAP_DIE_ENABLED),
+		      "die_info %u: present, enabled, not active (flags %#x)", i, di.flags);
+		check(di.vram_size >= PAGE && (!want_size || di.vram_size == want_size),
+		      "die_info %u: vram size %llu", i, (unsigned long long)di.vram_size);
+		check(di.bus_id[0] != 0, "die_info %u: bus id \"%s\"", i, di.bus_id);
+		vram[i] = di.vram_size;
+		if (di.vram_size > maxsz)
+			maxsz = di.vram_size;
+	}
+	slot_size = q.slot_size;
+	CHECK_EQ(q.slot_size, maxsz, "query: slot size is the largest die");
+	CHECK_EQ(die_info(fd, nd, &di), -EINVAL, "die_info past the last die: EINVAL");
+
+	/* The extensible-struct rules. */
+	memset(&big, 0, sizeof(big));
+	big.q.size = 8;
+	CHECK_EQ(ioctl(fd, BAR_SWAP_IOC_QUERY, &big) ? -errno : 0, -EINVAL, "query: size too small: EINVAL");
+	big.q.size = sizeof(big);
+	CHECK_EQ(ioctl(fd, BAR_SWAP_IOC_QUERY, &big) ? -errno : 0, 0, "query: larger struct, zero tail: ok");
+	CHECK_EQ(big.q.size, sizeof(q), "query: reports the bytes it filled");
+	big.q.size = sizeof(big);
+	big.tail[15] = 1;
+	CHECK_EQ(ioctl(fd, BAR_SWAP_IOC_QUERY, &big) ? -errno : 0, -E2BIG, "query: nonzero tail: E2BIG");
+	CHECK_EQ(ioctl(fd, _IO(BAR_SWAP_IOC_MAGIC, 0x7f)) ? -errno : 0, -ENOTTY, "unknown ioctl: ENOTTY");
+	CHECK_EQ(acquire_full(fd, 0, 0x80, 0, NULL), -EINVAL, "acquire: unknown flag: EINVAL");
+	CHECK_EQ(acquire(fd, nd), -EINVAL, "acquire: die past the last: EINVAL");
+	CHECK_EQ(acquire(fd, 999), -EINVAL, "acquire: die 999: EINVAL");
+
+	/* mmap rules. */
+	check(mmap(NULL, PAGE, PROT_READ, MAP_PRIVATE, fd, 0) == MAP_FAILED && errno == EINVAL,
+	      "mmap MAP_PRIVATE: EINVAL");
+	check(mmap(NULL, slot_size + PAGE, PROT_READ, MAP_SHARED, fd, 0) == MAP_FAILED && errno == EINVAL,
+	      "mmap past the slot size: EINVAL");
+	close(fd);
+	close(other);
+}
+
+static void t_acquire_release(void)
+{
+	int fd = bs_open(0), other = bs_open(0);
+	struct bar_swap_acquire a;
+	struct bar_swap_query q;
+	uint64_t swaps = Q(fd).swaps;
+
+	CHECK_EQ(acquire_full(fd, 0, 0, 0, &a), 0, "acquire die 0 on a free slot");
+	CHECK_EQ(a.vram_size, vram[0], "acquire: reports the die's vram size");
+	q = Q(fd);
+	CHECK_EQ(q.active_die, 0, "acquire: die 0 is active");
+	CHECK_EQ(q.owner_pid, getpid(), "acquire: owner pid is ours");
+	check(q.flags & BAR_SWAP_QUERY_OWNER, "acquire: query says this file owns the slot");
+	check(!(Q(other).flags & BAR_SWAP_QUERY_OWNER), "acquire: another file does not own it");
+	CHECK_EQ(q.swaps, swaps + 1, "acquire: swap counted");
+	check(only_decoding(fd, 0), "acquire: only die 0 decodes memory");
+	CHECK_EQ(acquire(fd, 0), 0, "acquire the same die again: no-op");
+	CHECK_EQ(Q(fd).swaps, swaps + 1, "acquire the same die again: no swap");
+	CHECK_EQ(acquire(fd, 1), 0, "owner switches to die 1 without queueing");
+	CHECK_EQ(Q(fd).active_die, 1, "switch: die 1 is active");
+	check(only_decoding(fd, 1), "switch: die 0 parked, die 1 decodes");
+	CHECK_EQ(release(other), -EPERM, "release by a non-owner: EPERM");
+	CHECK_EQ(release(fd), 0, "release");
+	q = Q(fd);
+	CHECK_EQ(q.active_die, -1, "release: slot empty");
+	CHECK_EQ(q.owner_pid, 0, "release: no owner");
+	check(only_decoding(fd, -1), "release: every die parked");
+	CHECK_EQ(release(fd), -EPERM, "release twice: EPERM");
+	close(fd);
+	close(other);
+}
+
+static void t_nonblock(void)
+{
+	int fd = bs_open(0), nb = bs_open(O_NONBLOCK), other = bs_open(0);
+	double t;
+
+	CHECK_EQ(acquire(fd, 0), 0, "nonblock: holder acquires die 0");
+	t = now();
+	CHECK_EQ(acquire(nb, 1), -EAGAIN, "O_NONBLOCK acquire on a busy slot: EAGAIN");
+	check(now() - t < 0.1, "O_NONBLOCK: fails at once (%.3f s)", now() - t);
+	CHECK_EQ(acquire(nb, 0), -EAGAIN, "O_NONBLOCK acquire of the held die: EAGAIN");
+	CHECK_EQ(acquire_full(other, 1, BAR_SWAP_ACQUIRE_NONBLOCK, 0, NULL), -EAGAIN,
+		 "ACQUIRE_NONBLOCK flag on a busy slot: EAGAIN");
+	t = now();
+	CHECK_EQ(acquire_full(other, 1, 0, 300, NULL), -ETIMEDOUT, "timeout_ms=300: ETIMEDOUT");
+	check(now() - t >= 0.29 && now() - t < 5, "timeout: waited %.3f s", now() - t);
+	CHECK_EQ(Q(fd).waiters, 0, "timeout: left the queue");
+	CHECK_EQ(release(fd), 0, "nonblock: holder releases");
+	CHECK_EQ(acquire(nb, 2), 0, "O_NONBLOCK acquire on a free slot: ok");
+	CHECK_EQ(release(nb), 0, "nonblock: release");
+	close(fd);
+	close(nb);
+	close(other);
+}
+
+/* Three children queue in a known order; they must be served in it. */
+static void t_fifo(void)
+{
+	int fd = bs_open(0), pfd[2];
+	static const unsigned int want_die[3] = { 1, 2, 0 };
+	pid_t kids[3];
+	char order[4] = "";
+
+	if (pipe(pfd))
+		die_hard("pipe");
+	CHECK_EQ(acquire(fd, 0), 0, "fifo: parent holds the slot");
+	for (int k = 0; k < 3; k++) {
+		kids[k] = fork();
+		if (kids[k] == 0) {
+			int cfd = bs_open(0), ok;
+			struct bar_swap_acquire a;
+			struct bar_swap_query q;
+			char c = '1' + k;
+
+			close(pfd[0]);
+			if (acquire_full(cfd, want_die[k], 0, 0, &a))
+				_exit(10);
+			q = Q(cfd);
+			ok = q.active_die == (int)want_die[k] && q.owner_pid == getpid() &&
+			     a.wait_ns > 0;
+			if (write(pfd[1], &c, 1) != 1)
+				_exit(11);
+			msleep(30);	/* hold it a little: the next must still wait */
+			_exit(ok && !release(cfd) ? 0 : 12);
+		}
+		check(wait_waiters(fd, k + 1), "fifo: waiter %d queued (waiters=%u)", k + 1, Q(fd).waiters);
+	}
+	close(pfd[1]);
+	CHECK_EQ(release(fd), 0, "fifo: parent releases");
+	for (int k = 0; k < 3; k++)
+		if (read(pfd[0], &order[k], 1) != 1)
+			break;
+	check(!strcmp(order, "123"), "fifo: served in arrival order (got \"%s\")", order);
+	for (int k = 0; k < 3; k++)
+		CHECK_EQ(wait_child(kids[k]), 0, "fifo: waiter %d saw its die, itself as owner, and released", k + 1);
+	CHECK_EQ(Q(fd).active_die, -1, "fifo: slot empty at the end");
+	CHECK_EQ(Q(fd).waiters, 0, "fifo: queue empty at the end");
+	close(pfd[0]);
+	close(fd);
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+}
+
+static void t_signal(void)
+{
+	int fd = bs_open(0);
+	pid_t kid;
+
+	CHECK_EQ(acquire(fd, 0), 0, "signal: parent holds the slot");
+	kid = fork();
+	if (kid == 0) {
+		/* SA_RESTART on purpose: the wait must still end with EINTR. */
+		struct sigaction sa = { .sa_handler = on_usr1, .sa_flags = SA_RESTART };
+		int cfd = bs_open(0);
+
+		sigaction(SIGUSR1, &sa, NULL);
+		_exit(acquire(cfd, 1) == -EINTR && !(Q(cfd).flags & BAR_SWAP_QUERY_OWNER) ? 0 : 1);
+	}
+	check(wait_waiters(fd, 1), "signal: child queued");
+	kill(kid, SIGUSR1);
+	CHECK_EQ(wait_child(kid), 0, "signal: queued acquire ends with EINTR (even with SA_RESTART)");
+	CHECK_EQ(Q(fd).waiters, 0, "signal: interrupted waiter left the queue");
+
+	kid = fork();
+	if (kid == 0) {
+		int cfd = bs_open(0);
+
+		acquire(cfd, 1);
+		_exit(0);
+	}
+	check(wait_waiters(fd, 1), "signal: second child queued");
+	kill(kid, SIGKILL);
+	CHECK_EQ(wait_child(kid), 128 + SIGKILL, "signal: SIGKILL ends a queued waiter");
+	CHECK_EQ(Q(fd).waiters, 0, "signal: killed waiter left the queue");
+	CHECK_EQ(release(fd), 0, "signal: parent releases");
+	CHECK_EQ(Q(fd).active_die, -1, "signal: nobody was handed the slot");
+	close(fd);
+}
+
+/* One mapping, reused for every die: data must stay with its die. */
+static uint32_t tag(unsigned int die, uint64_t off)
+{
+	return 0xd1e00000u ^ (die << 16) ^ (uint32_t)(off >> 12) ^ (uint32_t)(off >> 32);
+}
+
+static void offsets(unsigned int die, uint64_t off[3])
+{
+	off[0] = 0x10000 + 4 * die;	/* past the 64 KiB block t_data fills */
+	off[1] = vram[die] / 2 + 4 * die;
+	off[2] = vram[die] - 4;
+}
+
+static void t_data(void)
+{
+	int fd = bs_open(0);
+	void *m = map_slot(fd, slot_size);
+	uint64_t off[3];
+	uint32_t v;
+	bool ok;
+
+	for (unsigned int d = 0; d < nd; d++) {
+		CHECK_EQ(acquire(fd, d), 0, "data: acquire die %u", d);
+		offsets(d, off);
+		ok = true;
+		for (int i = 0; i < 3; i++)
+			ok &= !poke(at(m, off[i]), tag(d, off[i]));
+		memset(m, 0x40 + d, 64 * 1024);
+		check(ok, "data: write die %u through the mapping (offsets 0, mid, last word)", d);
+	}
+	CHECK_EQ(release(fd), 0, "data: release");
+	for (int d = nd - 1; d >= 0; d--) {
+		char want[64 * 1024];
+
+		CHECK_EQ(acquire(fd, d), 0, "data: re-acquire die %d", d);
+		offsets(d, off);
+		ok = true;
+		for (int i = 0; i < 3; i++)
+			ok &= !peek(at(m, off[i]), &v) && v == tag(d, off[i]);
+		memset(want, 0x40 + d, sizeof(want));
+		ok &= !memcmp(m, want, sizeof(want));
+		check(ok, "data: die %d kept its data while other dies held the slot", d);
+	}
+	/* The active die is the smallest-indexed one now: past its end is SIGBUS. */
+	if (vram[0] < slot_size) {
+		CHECK_EQ(acquire(fd, 0), 0, "data: acquire die 0");
+		CHECK_EQ(peek(at(m, vram[0]), &v), -1, "data: past the active die's size: SIGBUS");
+	}
+	release(fd);
+	munmap(m, slot_size);
+	close(fd);
+}
+
+static void t_stale(void)
+{
+	int fd = bs_open(0), other = bs_open(0), pfd[2], gfd[2];
+	void *m = map_slot(fd, slot_size), *mo = map_slot(other, slot_size);
+	uint32_t v;
+	pid_t kid;
+	char c;
+
+	CHECK_EQ(acquire(fd, 0), 0, "stale: acquire die 0");
+	CHECK_EQ(poke(at(m, 0), 0x5a5a0000), 0, "stale: owner writes die 0");
+	CHECK_EQ(peek(at(mo, 0), &v), -1, "stale: a non-owner's mapping gets SIGBUS");
+
+	kid = fork();	/* a forked child shares the file, hence the ownership */
+	if (kid == 0)
+		_exit(!peek(at(m, 0), &v) && v == 0x5a5a0000 ? 0 : 1);
+	CHECK_EQ(wait_child(kid), 0, "stale: forked child reads through the owner's mapping");
+
+	CHECK_EQ(release(fd), 0, "stale: release");
+	CHECK_EQ(peek(at(m, 0), &v), -1, "stale: read after release: SIGBUS");
+	CHECK_EQ(poke(at(m, 0), 1), -1, "stale: write after release: SIGBUS");
+
+	/* Another process holds die 1: the stale mapping must not reach it. */
+	if (pipe(pfd) || pipe(gfd))
+		die_hard("pipe");
+	kid = fork();
+	if (kid == 0) {
+		int cfd = bs_open(0);
+		void *cm = map_slot(cfd, slot_size);
+		int ok = !acquire(cfd, 1) && !poke(at(cm, 0), 0x11111111);
+
+		c = ok ? 'y' : 'n';
+		if (write(pfd[1], &c, 1) != 1 || read(gfd[0], &c, 1) != 1)
+			_exit(3);
+		ok &= !peek(at(cm, 0), &v) && v == 0x11111111;
+		_exit(ok ? 0 : 1);
+	}
+	CHECK_EQ(read(pfd[0], &c, 1) == 1 && c == 'y', 1, "stale: another process holds die 1");
+	CHECK_EQ(peek(at(m, 0), &v), -1, "stale: read while another die is active: SIGBUS");
+	CHECK_EQ(poke(at(m, 0), 0x22222222), -1, "stale: write while another die is active: SIGBUS");
+	CHECK_EQ(peek(at(mo, 0), &v), -1, "stale: other file's old mapping: SIGBUS");
+	if (write(gfd[1], "g", 1) != 1)
+		die_hard("pipe");
+	CHECK_EQ(wait_child(kid), 0, "stale: die 1 unchanged by the stale writes");
+	close(pfd[0]); close(pfd[1]); close(gfd[0]); close(gfd[1]);
+
+	CHECK_EQ(acquire(fd, 0), 0, "stale: re-acquire die 0");
+	check(!peek(at(m, 0), &v) && v == 0x5a5a0000, "stale: the old mapping faults back in onto die 0");
+	release(fd);
+	munmap(m, slot_size);
+	munmap(mo, slot_size);
+	close(fd);
+	close(other);
+}
+
+static void t_close_death(void)
+{
+	int fd = bs_open(0), pfd[2];
+	pid_t holder, waiter;
+	char c;
+
+	int tmp = bs_open(0);
+	CHECK_EQ(acquire(tmp, 1), 0, "close: acquire");
+	close(tmp);
+	CHECK_EQ(Q(fd).active_die, -1, "close: closing the file released the slot");
+
+	holder = fork();
+	if (holder == 0) {
+		int cfd = bs_open(0);
+
+		_exit(acquire(cfd, 2) ? 1 : 0);	/* exit without RELEASE */
+	}
+	CHECK_EQ(wait_child(holder), 0, "death: child acquired and exited");
+	CHECK_EQ(Q(fd).active_die, -1, "death: exit released the slot");
+
+	if (pipe(pfd))
+		die_hard("pipe");
+	holder = fork();
+	if (holder == 0) {
+		int cfd = bs_open(0);
+		void *cm = map_slot(cfd, slot_size);
+
+		c = !acquire(cfd, 2) && !poke(at(cm, 0), 7) ? 'y' : 'n';
+		if (write(pfd[1], &c, 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	CHECK_EQ(read(pfd[0], &c, 1) == 1 && c == 'y', 1, "death: holder has die 2 mapped");
+	waiter = fork();
+	if (waiter == 0) {
+		int cfd = bs_open(0);
+
+		_exit(!acquire_full(cfd, 0, 0, 10000, NULL) && Q(cfd).active_die == 0 ? 0 : 1);
+	}
+	check(wait_waiters(fd, 1), "death: a waiter queued behind the holder");
+	kill(holder, SIGKILL);
+	CHECK_EQ(wait_child(holder), 128 + SIGKILL, "death: holder killed with SIGKILL");
+	CHECK_EQ(wait_child(waiter), 0, "death: the waiter got the slot");
+	CHECK_EQ(Q(fd).active_die, -1, "death: slot empty at the end");
+	close(pfd[0]);
+	close(pfd[1]);
+	close(fd);
+}
+
+/* Two processes swap the slot back and forth; each die keeps its own words. */
+#define STRESS_BASE 0x20000UL	/* clear of what t_data wrote */
+
+static void t_stress(void)
+{
+	int fd = bs_open(0);
+	pid_t kids[2];
+	const int rounds = 150;
+
+	for (int k = 0; k < 2; k++) {
+		kids[k] = fork();
+		if (kids[k] == 0) {
+			int cfd = bs_open(0), bad = 0;
+			void *cm = map_slot(cfd, slot_size);
+			uint64_t mine = STRESS_BASE + PAGE * k, theirs = STRESS_BASE + PAGE * (1 - k);
+			uint32_t v;
+
+			for (int r = 0; r < rounds; r++) {
+				unsigned int d = (r + k) % 2;
+				uint64_t off = mine + 4 * (r % 64);
+
+				if (acquire(cfd, d))
+					bad++;
+				if (poke(at(cm, off), tag(d, off) + r) ||
+				    peek(at(cm, off), &v) || v != tag(d, off) + r)
+					bad++;
+				/* the other child's first word on this die, once written,
+				 * was written for this die */
+				if (peek(at(cm, theirs), &v) ||
+				    (v && (v & 0xffff0000u) != (tag(d, theirs) & 0xffff0000u)))
+					bad++;
+				if (release(cfd))
+					bad++;
+			}
+			_exit(bad ? 1 : 0);
+		}
+	}
+	for (int k = 0; k < 2; k++)
+		CHECK_EQ(wait_child(kids[k]), 0, "stress: child %d: %d swaps with no cross-talk", k, rounds);
+	CHECK_EQ(Q(fd).active_die, -1, "stress: slot empty at the end");
+	close(fd);
+}
+
+static void t_enabled(void)
+{
+	int fd = bs_open(0), pfd[2], gfd[2];
+	struct bar_swap_die_info di;
+	struct bar_swap_set_enabled inval = { .size = sizeof(inval), .die = 1, .enabled = 2 };
+	pid_t kid, waiter;
+	char c;
+
+	CHECK_EQ(set_enabled(fd, 1, 0), 0, "quarantine die 1");
+	die_info(fd, 1, &di);
+	check(!(di.flags & BAR_SWAP_DIE_ENABLED) && (di.flags & BAR_SWAP_DIE_PRESENT),
+	      "quarantine: die 1 present but not enabled");
+	CHECK_EQ(acquire(fd, 1), -ENODEV, "quarantine: acquire die 1: ENODEV");
+	CHECK_EQ(ioctl(fd, BAR_SWAP_IOC_SET_ENABLED, &inval) ? -errno : 0, -EINVAL, "set_enabled 2: EINVAL");
+	inval.enabled = 1;
+	inval.__reserved = 1;
+	CHECK_EQ(ioctl(fd, BAR_SWAP_IOC_SET_ENABLED, &inval) ? -errno : 0, -EINVAL,
+		 "set_enabled reserved field: EINVAL");
+	CHECK_EQ(set_enabled(fd, nd, 0), -EINVAL, "set_enabled past the last die: EINVAL");
+
+	kid = fork();
+	if (kid == 0) {
+		int cfd = bs_open(0);
+
+		if (setuid(65534))
+			_exit(2);
+		_exit(set_enabled(cfd, 0, 0) == -EPERM ? 0 : 1);
+	}
+	CHECK_EQ(wait_child(kid), 0, "set_enabled without CAP_SYS_ADMIN: EPERM");
+
+	/* Quarantining the active die revokes it; its waiters get ENODEV. */
+	if (pipe(pfd) || pipe(gfd))
+		die_hard("pipe");
+	kid = fork();
+	if (kid == 0) {
+		int cfd = bs_open(0), bad;
+		void *cm = map_slot(cfd, slot_size);
+		uint32_t v;
+
+		c = !acquire(cfd, 2) && !poke(at(cm, 0), 9) ? 'y' : 'n';
+		if (write(pfd[1], &c, 1) != 1 || read(gfd[0], &c, 1) != 1)
+			_exit(3);
+		bad = peek(at(cm, 0), &v) == -1 ? 0 : 1;
+		bad |= Q(cfd).flags & BAR_SWAP_QUERY_REVOKED ? 0 : 2;
+		bad |= release(cfd) == -ENODEV ? 0 : 4;
+		bad |= release(cfd) == -EPERM ? 0 : 8;
+		_exit(bad ? 10 + bad : 0);
+	}
+	CHECK_EQ(read(pfd[0], &c, 1) == 1 && c == 'y', 1, "quarantine: child holds die 2");
+	waiter = fork();
+	if (waiter == 0) {
+		int cfd = bs_open(0);
+
+		_exit(acquire(cfd, 2) == -ENODEV ? 0 : 1);
+	}
+	check(wait_waiters(fd, 1), "quarantine: a waiter queued for die 2");
+	CHECK_EQ(set_enabled(fd, 2, 0), 0, "quarantine the active die 2");
+	CHECK_EQ(wait_child(waiter), 0, "quarantine: the waiter for die 2 got ENODEV");
+	CHECK_EQ(Q(fd).active_die, -1, "quarantine: die 2 left the slot");
+	check(only_decoding(fd, -1), "quarantine: die 2 parked");
+	if (write(gfd[1], "g", 1) != 1)
+		die_hard("pipe");
+	CHECK_EQ(wait_child(kid), 0, "quarantine: holder's mapping SIGBUS, REVOKED flag, RELEASE ENODEV then EPERM");
+	close(pfd[0]); close(pfd[1]); close(gfd[0]); close(gfd[1]);
+
+	CHECK_EQ(set_enabled(fd, 1, 1), 0, "re-enable die 1");
+	CHECK_EQ(set_enabled(fd, 2, 1), 0, "re-enable die 2");
+	CHECK_EQ(acquire(fd, 2), 0, "re-enabled die 2 can be acquired");
+	release(fd);
+	close(fd);
+}
+
+static void t_all(unsigned int want_dies, uint64_t want_size)
+{
+	catch_sigbus();
+	t_basics(want_dies, want_size);
+	if (nd < 3) {
+		check(false, "the battery needs at least 3 dies, found %u", nd);
+		return;
+	}
+	t_acquire_release();
+	t_nonblock();
+	t_fifo();
+	t_signal();
+	t_data();
+	t_stale();
+	t_close_death();
+	t_stress();
+	t_enabled();
+}
+
+/* ---- PCI-only ---- */
+static void t_parked(void)
+{
+	int fd = bs_open(0);
+	unsigned int n = Q(fd).num_dies;
+
+	for (unsigned int i = 0; i < n; i++) {
+		struct bar_swap_die_info di;
+		char path[160], link[160] = "";
+		ssize_t l;
+
+		die_info(fd, i, &di);
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/driver", di.bus_id);
+		l = readlink(path, link, sizeof(link) - 1);
+		check(l > 0 && strstr(link, "/bar_swap"), "parked: die %u (%s) bound to bar_swap", i, di.bus_id);
+		CHECK_EQ(decoding(fd, i), 0, "parked: die %u memory decode off", i);
+		CHECK_EQ(di.vram_size, sysfs_bar_len(di.bus_id), "parked: die %u vram size is its largest BAR", i);
+	}
+	close(fd);
+}
+
+static void t_unbind(void)
+{
+	int fd = bs_open(0), pfd[2], gfd[2];
+	struct bar_swap_die_info di;
+	char bus[BAR_SWAP_BUS_ID_LEN], path[160];
+	pid_t kid, waiter;
+	uint32_t v;
+	void *m;
+	char c;
+
+	catch_sigbus();
+	slot_size = Q(fd).slot_size;
+	die_info(fd, 0, &di);
+	snprintf(bus, sizeof(bus), "%s", di.bus_id);
+	if (pipe(pfd) || pipe(gfd))
+		die_hard("pipe");
+	kid = fork();
+	if (kid == 0) {
+		int cfd = bs_open(0), ok;
+		void *cm = map_slot(cfd, slot_size);
+
+		c = !acquire(cfd, 0) && !poke(at(cm, 8), 0xabcd1234) ? 'y' : 'n';
+		if (write(pfd[1], &c, 1) != 1 || read(gfd[0], &c, 1) != 1)
+			_exit(3);
+		ok = peek(at(cm, 8), &v) == -1 && (Q(cfd).flags & BAR_SWAP_QUERY_REVOKED) &&
+		     release(cfd) == -ENODEV;
+		_exit(ok ? 0 : 1);
+	}
+	CHECK_EQ(read(pfd[0], &c, 1) == 1 && c == 'y', 1, "unbind: child holds die 0 (%s)", bus);
+	waiter = fork();
+	if (waiter == 0) {
+		int cfd = bs_open(0);
+
+		_exit(acquire(cfd, 0) == -ENODEV ? 0 : 1);
+	}
+	check(wait_waiters(fd, 1), "unbind: a waiter queued for die 0");
+	CHECK_EQ(syscall(SYS_delete_module, "bar_swap", O_NONBLOCK) ? -errno : 0, -EWOULDBLOCK,
+		 "rmmod with open files: EWOULDBLOCK");
+	CHECK_EQ(write_str("/sys/bus/pci/drivers/bar_swap/unbind", bus), 0, "unbind die 0 with a holder");
+	CHECK_EQ(wait_child(waiter), 0, "unbind: waiter for die 0 got ENODEV");
+	if (write(gfd[1], "g", 1) != 1)
+		die_hard("pipe");
+	CHECK_EQ(wait_child(kid), 0, "unbind: holder's mapping SIGBUS, REVOKED, RELEASE ENODEV");
+	close(pfd[0]); close(pfd[1]); close(gfd[0]); close(gfd[1]);
+
+	die_info(fd, 0, &di);
+	check(!(di.flags & BAR_SWAP_DIE_PRESENT) && !strcmp(di.bus_id, bus),
+	      "unbind: die 0 keeps its index, not present (flags %#x)", di.flags);
+	CHECK_EQ(acquire(fd, 0), -ENODEV, "unbind: acquire removed die: ENODEV");
+	CHECK_EQ(set_enabled(fd, 0, 1), -ENODEV, "unbind: set_enabled removed die: ENODEV");
+	CHECK_EQ(decoding(fd, 0), 0, "unbind: die 0 left parked");
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/driver", bus);
+	check(access(path, F_OK) != 0, "unbind: die 0 has no driver");
+
+	CHECK_EQ(write_str("/sys/bus/pci/drivers/bar_swap/bind", bus), 0, "rebind die 0");
+	die_info(fd, 0, &di);
+	check((di.flags & BAR_SWAP_DIE_PRESENT) && !strcmp(di.bus_id, bus), "rebind: same index 0");
+	CHECK_EQ(decoding(fd, 0), 0, "rebind: parked");
+	m = map_slot(fd, slot_size);
+	CHECK_EQ(acquire(fd, 0), 0, "rebind: acquire die 0");
+	check(!peek(at(m, 8), &v) && v == 0xabcd1234, "rebind: die 0 data intact");
+	release(fd);
+	munmap(m, slot_size);
+	close(fd);
+}
+
+static void t_slotmode(unsigned long long addr)
+{
+	int fd = bs_open(0);
+	unsigned int n = Q(fd).num_dies;
+	void *m;
+
+	catch_sigbus();
+	slot_size = Q(fd).slot_size;
+	m = map_slot(fd, slot_size);
+	for (unsigned int i = 0; i < n; i++) {
+		struct bar_swap_die_info di;
+		uint32_t lo = 0, hi = 0;
+
+		die_info(fd, i, &di);
+		CHECK_EQ(di.bar_phys, addr, "slot mode: die %u decodes at the slot", i);
+		CHECK_EQ(acquire(fd, i), 0, "slot mode: acquire die %u", i);
+		pci_config(di.bus_id, 0x18, &lo, 4);	/* ivshmem: BAR2, 64-bit */
+		pci_config(di.bus_id, 0x1c, &hi, 4);
+		CHECK_EQ(((unsigned long long)hi << 32 | (lo & ~0xfu)), addr,
+			 "slot mode: die %u's BAR moved to the slot", i);
+		check(only_decoding(fd, i), "slot mode: only die %u decodes", i);
+		check(!poke(at(m, 64), 0x7e570000 + i), "slot mode: write die %u", i);
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		uint32_t v = 0;
+
+		CHECK_EQ(acquire(fd, i), 0, "slot mode: re-acquire die %u", i);
+		check(!peek(at(m, 64), &v) && v == 0x7e570000 + i,
+		      "slot mode: die %u has its own data at the shared address (%#x)", i, v);
+	}
+	release(fd);
+	munmap(m, slot_size);
+	close(fd);
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc >= 3 && !strcmp(argv[1], "query")) {
+		int fd = bs_open(0);
+		unsigned int n = Q(fd).num_dies, want = strtoul(argv[2], NULL, 0), present = 0;
+		struct bar_swap_die_info di;
+
+		for (unsigned int i = 0; i < n; i++)
+			present += !die_info(fd, i, &di) && (di.flags & BAR_SWAP_DIE_PRESENT);
+		CHECK_EQ(n, want, "query: %u dies", want);
+		CHECK_EQ(present, want, "query: all %u present", want);
+		if (!want) {
+			check(mmap(NULL, PAGE, PROT_READ, MAP_SHARED, fd, 0) == MAP_FAILED && errno == ENODEV,
+			      "query: no dies: mmap ENODEV");
+			CHECK_EQ(acquire(fd, 0), -EINVAL, "query: no dies: acquire EINVAL");
+		}
+	} else if (argc >= 3 && !strcmp(argv[1], "all")) {
+		t_all(strtoul(argv[2], NULL, 0), argc > 3 ? strtoull(argv[3], NULL, 0) : 0);
+	} else if (argc >= 2 && !strcmp(argv[1], "parked")) {
+		t_parked();
+	} else if (argc >= 2 && !strcmp(argv[1], "unbind")) {
+		t_unbind();
+	} else if (argc >= 3 && !strcmp(argv[1], "slotmode")) {
+		t_slotmode(strtoull(argv[2], NULL, 0));
+	} else if (argc >= 4 && !strcmp(argv[1], "enabled")) {
+		int fd = bs_open(0);
+		struct bar_swap_die_info di;
+		unsigned int die = strtoul(argv[2], NULL, 0), want = strtoul(argv[3], NULL, 0);
+
+		CHECK_EQ(die_info(fd, die, &di), 0, "die_info %u", die);
+		CHECK_EQ(!!(di.flags & BAR_SWAP_DIE_ENABLED), want, "die %u enabled == %u", die, want);
+	} else {
+		fprintf(stderr, "usage: see the comment at the top of bs_test.c\n");
+		return 2;
+	}
+	return failures ? 1 : 0;
+}

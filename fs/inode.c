@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: MIT */
+#include "fs/inode.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <fuse_lowlevel.h>
+
+#define BUCKETS 1024
+
+struct fs_inodes {
+	pthread_mutex_t lock;
+	uint64_t next_ino;
+	struct fs_inode *by_ino[BUCKETS];
+	struct fs_inode *by_path[BUCKETS];
+	struct fs_inode root;
+};
+
+static size_t hash_str(const char *s)
+{
+	size_t h = 5381;
+
+	while (*s)
+		h = h * 33 + (unsigned char)*s++;
+	return h % BUCKETS;
+}
+
+static size_t hash_ino(uint64_t ino)
+{
+	return (size_t)(ino * 0x9E3779B97F4A7C15ULL >> 40) % BUCKETS;
+}
+
+struct fs_inodes *fs_inodes_new(void)
+{
+	struct fs_inodes *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	pthread_mutex_init(&t->lock, NULL);
+	t->next_ino = FUSE_ROOT_ID + 1;
+	t->root.ino = FUSE_ROOT_ID;
+	t->root.path = strdup("");
+	t->root.name = t->root.path;
+	t->root.nlookup = 1; /* the root is never forgotten */
+	if (!t->root.path) {
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+void fs_inodes_free(struct fs_inodes *t)
+{
+	if (!t)
+		return;
+	for (size_t b = 0; b < BUCKETS; b++) {
+		struct fs_inode *in = t->by_ino[b];
+		while (in) {
+			struct fs_inode *next = in->next_by_ino;
+			free(in->path);
+			free(in);
+			in = next;
+		}
+	}
+	free(t->root.path);
+	pthread_mutex_destroy(&t->lock);
+	free(t);
+}
+
+/* Called with the lock held. */
+static struct fs_inode *find_ino(struct fs_inodes *t, uint64_t ino)
+{
+	if (ino == FUSE_ROOT_ID)
+		return &t->root;
+	for (struct fs_inode *in = t->by_ino[hash_ino(ino)]; in; in = in->next_by_ino)
+		if (in->ino == ino)
+			return in;
+	return NULL;
+}
+
+static struct fs_inode *find_path(struct fs_inodes *t, const char *path)
+{
+	if (!*path)
+		return &t->root;
+	for (struct fs_inode *in = t->by_path[hash_str(path)]; in; in = in->next_by_path)
+		if (!strcmp(in->path, path))
+			return in;
+	return NULL;
+}
+
+uint64_t fs_inodes_lookup(struct fs_inodes *t, uint64_t parent, const char *name)
+{
+	struct fs_inode *p, *in;
+	uint64_t ino = 0;
+	char *path;
+
+	pthread_mutex_lock(&t->lock);
+	p = find_ino(t, parent);
+	if (!p)
+		goto out;
+	if (asprintf(&path, "%s%s%s", p->path, *p->path ? "/" : "", name) < 0)
+		goto out;
+	in = find_path(t, path);
+	if (in) {
+		free(path);
+	} else {
+		size_t hp, hi;
+
+		in = calloc(1, sizeof(*in));
+		if (!in) {
+			free(path);
+			goto out;
+		}
+		in->ino = t->next_ino++;
+		in->parent = parent;
+		in->path = path;
+		in->name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+		hp = hash_str(path);
+		hi = hash_ino(in->ino);
+		in->next_by_path = t->by_path[hp];
+		t->by_path[hp] = in;
+		in->next_by_ino = t->by_ino[hi];
+		t->by_ino[hi] = in;
+	}
+	in->nlookup++;
+	ino = in->ino;
+out:
+	pthread_mutex_unlock(&t->lock);
+	return ino;
+}
+
+void fs_inodes_forget(struct fs_inodes *t, uint64_t ino, uint64_t n)
+{
+	struct fs_inode *in, **pp;
+
+	if (ino == FUSE_ROOT_ID)
+		return;
+	pthread_mutex_lock(&t->lock);
+	in = find_ino(t, ino);
+	if (!in)
+		goto out;
+	in->nlookup = in->nlookup > n ? in->nlookup - n : 0;
+	if (in->nlookup)
+		goto out;
+	for (pp = &t->by_ino[hash_ino(ino)]; *pp; pp = &(*pp)->next_by_ino)
+		if (*pp == in) {
+			*pp = in->next_by_ino;
+			break;
+		}
+	for (pp = &t->by_path[hash_str(in->path)]; *pp; pp = &(*pp)->next_by_path)
+		if (*pp == in) {
+			*pp = in->next_by_path;
+			break;
+		}
+	free(in->path);
+	free(in);
+out:
+	pthread_mutex_unlock(&t->lock);
+}
+
+bool fs_inodes_path(struct fs_inodes *t, uint64_t ino, char *buf, size_t len)
+{
+	struct fs_inode *in;
+	bool ok = false;
+
+	pthread_mutex_lock(&t->lock);
+	in = find_ino(t, ino);
+	if (in && strlen(in->path) < len) {
+		memcpy(buf, in->path, strlen(in->path) + 1);
+		ok = true;
+	}
+	pthread_mutex_unlock(&t->lock);
+	return ok;
+}
+
+void fs_inodes_each(struct fs_inodes *t, void (*fn)(void *ctx, const struct fs_inode *in), void *ctx)
+{
+	pthread_mutex_lock(&t->lock);
+	for (size_t b = 0; b < BUCKETS; b++)
+		for (struct fs_inode *in = t->by_ino[b]; in; in = in->next_by_ino)
+			fn(ctx, in);
+	pthread_mutex_unlock(&t->lock);
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The inode table: which tree paths the kernel currently knows, by inode
+ * number, with the kernel's lookup counts (as libfuse's passthrough_ll
+ * keeps them).  An inode lives from its first lookup until the kernel
+ * forgets it; numbers are never reused within a mount, so a stale handle
+ * can never reach a different file.
+ *
+ * Paths are relative to the mount root, without leading slash ("" is the
+ * root, "ppu3/mig/4g.48gb/job1/status" a file).
+ */
+#ifndef ACCELFS_INODE_H
+#define ACCELFS_INODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct fs_inode {
+	uint64_t ino;
+	uint64_t parent;
+	uint64_t nlookup;
+	char *path;
+	const char *name; /* last component, inside path */
+	struct fs_inode *next_by_ino;
+	struct fs_inode *next_by_path;
+};
+
+struct fs_inodes;
+
+struct fs_inodes *fs_inodes_new(void);
+void fs_inodes_free(struct fs_inodes *t);
+
+/*
+ * Find or create the inode of parent/name and add one lookup reference.
+ * Returns its number, or 0 when out of memory.
+ */
+uint64_t fs_inodes_lookup(struct fs_inodes *t, uint64_t parent, const char *name);
+/* Drop n lookup references; the inode is freed when none remain. */
+void fs_inodes_forget(struct fs_inodes *t, uint64_t ino, uint64_t n);
+/* Copy the path of an inode into buf; false if the kernel has forgotten it. */
+bool fs_inodes_path(struct fs_inodes *t, uint64_t ino, char *buf, size_t len);
+
+/* Visit every inode (under the table's lock: the visitor must not call back in). */
+void fs_inodes_each(struct fs_inodes *t, void (*fn)(void *ctx, const struct fs_inode *in), void *ctx);
+
+#endif

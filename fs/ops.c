@@ -1,0 +1,541 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The FUSE low-level operation table: thin.  Each handler turns an inode
+ * into a path, resolves it in the current snapshot (fs/tree.c), and either
+ * renders (fs/render.c) or hands a decision to core (mkdir, rmdir).
+ * Anything the tree does not support answers EPERM, as a kernel
+ * pseudo-filesystem would.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "fs/accelfs.h"
+#include "fs/render.h"
+#include "fs/tree.h"
+
+#define PATH_BUF 1024
+
+static struct accelfs *fs_of(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
+
+/* Generated text is served from a per-open snapshot, regenerated at offset 0 (as lxcfs does). */
+struct open_file {
+	char path[PATH_BUF];
+	char *buf;
+	size_t len;
+	bool generated;
+};
+
+static mode_t kind_mode(const struct fs_node *n)
+{
+	switch (n->kind) {
+	case FS_PROFILE:
+		return S_IFDIR | 0755; /* mkdir here carves (root's by default) */
+	case FS_JOB:
+		return S_IFDIR | 0755;
+	case FS_JOB_DEV_NODE:
+		return S_IFCHR | 0660;
+	default:
+		return fs_kind_is_dir(n->kind) ? (S_IFDIR | 0555) : (S_IFREG | 0444);
+	}
+}
+
+static void fill_attr(const struct fs_node *n, uint64_t ino, struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_ino = ino;
+	st->st_mode = kind_mode(n);
+	st->st_nlink = fs_kind_is_dir(n->kind) ? 2 : 1;
+	/* Generated files: the size is a hint; reads run until EOF (direct_io). */
+	st->st_size = fs_kind_is_dir(n->kind) ? 0 : (n->kind == FS_JOB_DEV_NODE ? 0 : 4096);
+	st->st_blksize = 4096;
+	if (n->job) {
+		/* A job and everything in it belong to whoever made it. */
+		st->st_uid = n->job->uid;
+		st->st_gid = n->job->gid;
+		st->st_mtime = st->st_ctime = st->st_atime = (time_t)n->job->created;
+	}
+	if (n->kind == FS_JOB_DEV_NODE)
+		st->st_rdev = makedev(n->devnode->major, n->devnode->minor);
+}
+
+/* Resolve an inode in the current snapshot; the caller unrefs *snap. */
+static int resolve_ino(struct accelfs *fs, fuse_ino_t ino, struct accel_snapshot **snap, struct fs_node *n,
+		       char *path, size_t len)
+{
+	if (!fs_inodes_path(fs->inodes, ino, path, len))
+		return -ESTALE;
+	*snap = accel_node_snapshot(fs->node);
+	if (fs_tree_resolve(*snap, path, n)) {
+		accel_snapshot_unref(*snap);
+		*snap = NULL;
+		return -ENOENT;
+	}
+	return 0;
+}
+
+static void reply_entry(fuse_req_t req, struct accelfs *fs, fuse_ino_t parent, const char *name,
+			const struct fs_node *n)
+{
+	struct fuse_entry_param e;
+
+	memset(&e, 0, sizeof(e));
+	e.ino = fs_inodes_lookup(fs->inodes, parent, name);
+	if (!e.ino) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	e.attr_timeout = fs->attr_timeout;
+	e.entry_timeout = fs->entry_timeout;
+	fill_attr(n, e.ino, &e.attr);
+	if (fuse_reply_entry(req, &e) == -ENOENT)
+		fs_inodes_forget(fs->inodes, e.ino, 1); /* the request was interrupted */
+}
+
+static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct accelfs *fs = fs_of(req);
+	char path[PATH_BUF];
+	struct accel_snapshot *snap;
+	struct fs_node n;
+	size_t plen;
+
+	if (!fs_inodes_path(fs->inodes, parent, path, sizeof(path))) {
+		fuse_reply_err(req, ESTALE);
+		return;
+	}
+	plen = strlen(path);
+	if (strlen(name) > 255) {
+		fuse_reply_err(req, ENAMETOOLONG);
+		return;
+	}
+	if (plen + strlen(name) + 2 > sizeof(path)) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	snprintf(path + plen, sizeof(path) - plen, "%s%s", plen ? "/" : "", name);
+	snap = accel_node_snapshot(fs->node);
+	if (fs_tree_resolve(snap, path, &n)) {
+		accel_snapshot_unref(snap);
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	reply_entry(req, fs, parent, name, &n);
+	accel_snapshot_unref(snap);
+}
+
+static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	fs_inodes_forget(fs_of(req)->inodes, ino, nlookup);
+	fuse_reply_none(req);
+}
+
+static void op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
+{
+	for (size_t i = 0; i < count; i++)
+		fs_inodes_forget(fs_of(req)->inodes, forgets[i].ino, forgets[i].nlookup);
+	fuse_reply_none(req);
+}
+
+static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct accelfs *fs = fs_of(req);
+	char path[PATH_BUF];
+	struct accel_snapshot *snap;
+	struct fs_node n;
+	struct stat st;
+	int ret = resolve_ino(fs, ino, &snap, &n, path, sizeof(path));
+
+	(void)fi;
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	fill_attr(&n, ino, &st);
+	accel_snapshot_unref(snap);
+	fuse_reply_attr(req, &st, fs->attr_timeout);
+}
+
+static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set, struct fuse_file_info *fi)
+{
+	(void)ino;
+	(void)attr;
+	(void)to_set;
+	(void)fi;
+	fuse_reply_err(req, EPERM);
+}
+
+/* ---- directories -------------------------------------------------------- */
+
+struct dir_entry {
+	char name[256];
+	mode_t mode;
+};
+
+struct dir_listing {
+	struct dir_entry *e;
+	size_t n, cap;
+	bool oom;
+};
+
+static void add_entry(struct dir_listing *d, const char *name, mode_t mode)
+{
+	if (d->n == d->cap) {
+		size_t cap = d->cap ? d->cap * 2 : 32;
+		struct dir_entry *grown = realloc(d->e, cap * sizeof(*grown));
+		if (!grown) {
+			d->oom = true;
+			return;
+		}
+		d->e = grown;
+		d->cap = cap;
+	}
+	snprintf(d->e[d->n].name, sizeof(d->e[d->n].name), "%s", name);
+	d->e[d->n++].mode = mode;
+}
+
+static void emit_entry(void *ctx, const char *name, enum fs_kind kind, const struct fs_node *child)
+{
+	(void)kind;
+	add_entry(ctx, name, kind_mode(child) & S_IFMT);
+}
+
+/* The listing is taken once, at opendir, so a reader paging through it sees one snapshot. */
+static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct accelfs *fs = fs_of(req);
+	char path[PATH_BUF];
+	struct accel_snapshot *snap;
+	struct fs_node n;
+	struct dir_listing *d;
+	int ret = resolve_ino(fs, ino, &snap, &n, path, sizeof(path));
+
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	if (!fs_kind_is_dir(n.kind)) {
+		accel_snapshot_unref(snap);
+		fuse_reply_err(req, ENOTDIR);
+		return;
+	}
+	d = calloc(1, sizeof(*d));
+	if (!d) {
+		accel_snapshot_unref(snap);
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	add_entry(d, ".", S_IFDIR);
+	add_entry(d, "..", S_IFDIR);
+	fs_tree_list(snap, &n, emit_entry, d);
+	accel_snapshot_unref(snap);
+	if (d->oom) {
+		free(d->e);
+		free(d);
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	fi->fh = (uint64_t)(uintptr_t)d;
+	fuse_reply_open(req, fi);
+}
+
+static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	struct dir_listing *d = (struct dir_listing *)(uintptr_t)fi->fh;
+	char *buf = malloc(size ? size : 1);
+	size_t used = 0;
+
+	(void)ino;
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	/* An entry's offset is the index of the one after it. */
+	for (size_t i = off < 0 ? 0 : (size_t)off; i < d->n; i++) {
+		struct stat st = { .st_mode = d->e[i].mode };
+		size_t need = fuse_add_direntry(req, buf + used, size - used, d->e[i].name, &st, (off_t)i + 1);
+		if (need > size - used)
+			break;
+		used += need;
+	}
+	fuse_reply_buf(req, buf, used);
+	free(buf);
+}
+
+static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct dir_listing *d = (struct dir_listing *)(uintptr_t)fi->fh;
+
+	(void)ino;
+	if (d) {
+		free(d->e);
+		free(d);
+	}
+	fuse_reply_err(req, 0);
+}
+
+static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+	struct accelfs *fs = fs_of(req);
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	char path[PATH_BUF], why[ACCEL_TEXT_MAX], device[32], profile[ACCEL_NAME_MAX];
+	struct accel_snapshot *snap;
+	struct fs_node n;
+	int ret = resolve_ino(fs, parent, &snap, &n, path, sizeof(path));
+
+	(void)mode;
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	if (n.kind != FS_PROFILE) {
+		accel_snapshot_unref(snap);
+		fuse_reply_err(req, EPERM);
+		return;
+	}
+	snprintf(device, sizeof(device), "%s", n.dev->name);
+	snprintf(profile, sizeof(profile), "%s", n.profile->name);
+	accel_snapshot_unref(snap);
+
+	ret = accel_node_mkdir(fs->node, device, profile, name, ctx->uid, ctx->gid, why, sizeof(why));
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	snap = accel_node_snapshot(fs->node);
+	snprintf(path + strlen(path), sizeof(path) - strlen(path), "/%s", name);
+	if (fs_tree_resolve(snap, path, &n)) {
+		/* Carved, then gone again before we could answer (a concurrent rmdir). */
+		accel_snapshot_unref(snap);
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	reply_entry(req, fs, parent, name, &n);
+	accel_snapshot_unref(snap);
+}
+
+static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct accelfs *fs = fs_of(req);
+	char path[PATH_BUF], why[ACCEL_TEXT_MAX], device[32], profile[ACCEL_NAME_MAX];
+	struct accel_snapshot *snap;
+	struct fs_node n;
+	int ret = resolve_ino(fs, parent, &snap, &n, path, sizeof(path));
+
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	snprintf(path + strlen(path), sizeof(path) - strlen(path), "/%s", name);
+	if (fs_tree_resolve(snap, path, &n)) {
+		accel_snapshot_unref(snap);
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	if (n.kind != FS_JOB) {
+		accel_snapshot_unref(snap);
+		fuse_reply_err(req, fs_kind_is_dir(n.kind) ? EPERM : ENOTDIR);
+		return;
+	}
+	snprintf(device, sizeof(device), "%s", n.dev->name);
+	snprintf(profile, sizeof(profile), "%s", n.profile->name);
+	accel_snapshot_unref(snap);
+	ret = accel_node_rmdir(fs->node, device, profile, name, why, sizeof(why));
+	fuse_reply_err(req, -ret);
+}
+
+/* ---- files ------------------------------------------------------------ */
+
+static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct accelfs *fs = fs_of(req);
+	struct accel_snapshot *snap;
+	struct fs_node n;
+	struct open_file *of;
+	char path[PATH_BUF];
+	int ret = resolve_ino(fs, ino, &snap, &n, path, sizeof(path));
+
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	accel_snapshot_unref(snap);
+	if (fs_kind_is_dir(n.kind)) {
+		fuse_reply_err(req, EISDIR);
+		return;
+	}
+	/* Read-only files refuse writers, root included (mode bits alone would not stop root). */
+	if ((fi->flags & O_ACCMODE) != O_RDONLY && !fs_kind_is_writable(n.kind)) {
+		fuse_reply_err(req, EACCES);
+		return;
+	}
+	of = calloc(1, sizeof(*of));
+	if (!of) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	snprintf(of->path, sizeof(of->path), "%s", path);
+	fi->fh = (uint64_t)(uintptr_t)of;
+	fi->direct_io = 1; /* the size is not known in advance; every read reaches us */
+	fuse_reply_open(req, fi);
+}
+
+static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	struct accelfs *fs = fs_of(req);
+	struct open_file *of = (struct open_file *)(uintptr_t)fi->fh;
+
+	(void)ino;
+	if (off == 0 || !of->generated) {
+		struct accel_snapshot *snap = accel_node_snapshot(fs->node);
+		struct fs_node n;
+		char *buf = NULL;
+		size_t len = 0;
+		int ret = fs_tree_resolve(snap, of->path, &n) ? -ENOENT : fs_render(fs->node, snap, &n, &buf, &len);
+
+		accel_snapshot_unref(snap);
+		if (ret) {
+			fuse_reply_err(req, -ret);
+			return;
+		}
+		free(of->buf);
+		of->buf = buf;
+		of->len = len;
+		of->generated = true;
+	}
+	if ((size_t)off >= of->len) {
+		fuse_reply_buf(req, NULL, 0);
+		return;
+	}
+	fuse_reply_buf(req, of->buf + off, of->len - (size_t)off < size ? of->len - (size_t)off : size);
+}
+
+static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
+		     struct fuse_file_info *fi)
+{
+	(void)ino;
+	(void)buf;
+	(void)size;
+	(void)off;
+	(void)fi;
+	fuse_reply_err(req, EACCES);
+}
+
+static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct open_file *of = (struct open_file *)(uintptr_t)fi->fh;
+
+	(void)ino;
+	if (of) {
+		free(of->buf);
+		free(of);
+	}
+	fuse_reply_err(req, 0);
+}
+
+/* ---- everything the tree does not do ------------------------------------ */
+
+static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
+{
+	(void)parent;
+	(void)name;
+	(void)mode;
+	(void)rdev;
+	fuse_reply_err(req, EPERM);
+}
+
+static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, struct fuse_file_info *fi)
+{
+	(void)parent;
+	(void)name;
+	(void)mode;
+	(void)fi;
+	fuse_reply_err(req, EPERM);
+}
+
+static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	(void)parent;
+	(void)name;
+	fuse_reply_err(req, EPERM);
+}
+
+static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+		      const char *newname, unsigned int flags)
+{
+	(void)parent;
+	(void)name;
+	(void)newparent;
+	(void)newname;
+	(void)flags;
+	fuse_reply_err(req, EPERM);
+}
+
+static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
+{
+	(void)link;
+	(void)parent;
+	(void)name;
+	fuse_reply_err(req, EPERM);
+}
+
+static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
+{
+	(void)ino;
+	(void)newparent;
+	(void)newname;
+	fuse_reply_err(req, EPERM);
+}
+
+static void op_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct statvfs st;
+
+	(void)ino;
+	memset(&st, 0, sizeof(st));
+	st.f_bsize = 4096;
+	st.f_frsize = 4096;
+	st.f_namemax = 255;
+	fuse_reply_statfs(req, &st);
+}
+
+static void op_init(void *userdata, struct fuse_conn_info *conn)
+{
+	(void)userdata;
+	/* Writes must fail synchronously with our errno: no writeback cache. */
+	conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
+}
+
+const struct fuse_lowlevel_ops accelfs_ops = {
+	.init = op_init,
+	.lookup = op_lookup,
+	.forget = op_forget,
+	.forget_multi = op_forget_multi,
+	.getattr = op_getattr,
+	.setattr = op_setattr,
+	.mknod = op_mknod,
+	.mkdir = op_mkdir,
+	.unlink = op_unlink,
+	.rmdir = op_rmdir,
+	.symlink = op_symlink,
+	.rename = op_rename,
+	.link = op_link,
+	.open = op_open,
+	.read = op_read,
+	.write = op_write,
+	.release = op_release,
+	.opendir = op_opendir,
+	.readdir = op_readdir,
+	.releasedir = op_releasedir,
+	.statfs = op_statfs,
+	.create = op_create,
+};

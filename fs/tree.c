@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: MIT */
+#include "fs/tree.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+struct static_entry {
+	const char *name;
+	enum fs_kind kind;
+};
+
+static const struct static_entry device_files[] = {
+	{ "info", FS_DEVICE_INFO },
+	{ "holders", FS_DEVICE_HOLDERS },
+	{ "mig", FS_MIG },
+	{ NULL, FS_NONE },
+};
+
+static const struct static_entry mig_files[] = {
+	{ "mode", FS_MIG_MODE },
+	{ "instances", FS_MIG_INSTANCES },
+	{ NULL, FS_NONE },
+};
+
+static const struct static_entry profile_files[] = {
+	{ "info", FS_PROFILE_INFO },
+	{ "available", FS_PROFILE_AVAILABLE },
+	{ "last_error", FS_PROFILE_LAST_ERROR },
+	{ NULL, FS_NONE },
+};
+
+static const struct static_entry job_files[] = {
+	{ "status", FS_JOB_STATUS },
+	{ "devices", FS_JOB_DEVICES },
+	{ "cdi.json", FS_JOB_CDI },
+	{ "dev", FS_JOB_DEV },
+	{ NULL, FS_NONE },
+};
+
+bool fs_kind_is_dir(enum fs_kind kind)
+{
+	return kind == FS_ROOT || kind == FS_DEVICE || kind == FS_MIG || kind == FS_PROFILE || kind == FS_JOB ||
+	       kind == FS_JOB_DEV;
+}
+
+bool fs_kind_is_writable(enum fs_kind kind)
+{
+	(void)kind;
+	return false;
+}
+
+static enum fs_kind static_kind(const struct static_entry *table, const char *name)
+{
+	for (size_t i = 0; table[i].name; i++)
+		if (!strcmp(table[i].name, name))
+			return table[i].kind;
+	return FS_NONE;
+}
+
+static const struct accel_job *profile_job(const struct accel_device *d, const struct accel_profile *p,
+					   const char *name)
+{
+	const struct accel_job *j = accel_device_job(d, name);
+
+	return j && !strcmp(j->profile, p->name) ? j : NULL;
+}
+
+/* A job's node path below dev/: "/dev/alixpu-caps/alixpu-cap7" -> "alixpu-caps/alixpu-cap7". */
+static const char *node_rel(const struct accel_devnode *n)
+{
+	return strncmp(n->path, "/dev/", 5) ? n->path : n->path + 5;
+}
+
+/*
+ * Within a job's dev/: is `sub` (a path inside dev/) a directory (some node
+ * lies below it), a node, or nothing?
+ */
+static enum fs_kind dev_entry(const struct accel_job *j, const char *sub, const struct accel_devnode **node)
+{
+	size_t len = strlen(sub);
+
+	for (size_t i = 0; i < j->n_nodes; i++) {
+		const char *rel = node_rel(&j->nodes[i]);
+		if (!strcmp(rel, sub)) {
+			*node = &j->nodes[i];
+			return FS_JOB_DEV_NODE;
+		}
+		if (!strncmp(rel, sub, len) && rel[len] == '/')
+			return FS_JOB_DEV;
+	}
+	return FS_NONE;
+}
+
+int fs_tree_resolve(const struct accel_snapshot *s, const char *path, struct fs_node *out)
+{
+	char buf[1024], *save = NULL, *comp;
+	struct fs_node n;
+
+	memset(&n, 0, sizeof(n));
+	n.kind = FS_ROOT;
+	if (strlen(path) >= sizeof(buf))
+		return -ENOENT;
+	strcpy(buf, path);
+	for (comp = strtok_r(buf, "/", &save); comp; comp = strtok_r(NULL, "/", &save)) {
+		enum fs_kind k = FS_NONE;
+
+		switch (n.kind) {
+		case FS_ROOT:
+			n.dev = accel_snapshot_device(s, comp);
+			k = n.dev ? FS_DEVICE : FS_NONE;
+			break;
+		case FS_DEVICE:
+			k = static_kind(device_files, comp);
+			break;
+		case FS_MIG:
+			k = static_kind(mig_files, comp);
+			if (k == FS_NONE && (n.profile = accel_device_profile(n.dev, comp)))
+				k = FS_PROFILE;
+			break;
+		case FS_PROFILE:
+			k = static_kind(profile_files, comp);
+			if (k == FS_NONE && (n.job = profile_job(n.dev, n.profile, comp)))
+				k = FS_JOB;
+			break;
+		case FS_JOB:
+			k = static_kind(job_files, comp);
+			break;
+		case FS_JOB_DEV: {
+			char sub[sizeof(n.dev_sub)];
+			snprintf(sub, sizeof(sub), "%s%s%s", n.dev_sub, n.dev_sub[0] ? "/" : "", comp);
+			k = dev_entry(n.job, sub, &n.devnode);
+			snprintf(n.dev_sub, sizeof(n.dev_sub), "%s", sub);
+			break;
+		}
+		default:
+			k = FS_NONE; /* files have no children */
+		}
+		if (k == FS_NONE)
+			return -ENOENT;
+		n.kind = k;
+	}
+	*out = n;
+	return 0;
+}
+
+static void emit_static(const struct static_entry *table, const struct fs_node *dir, fs_emit_fn emit, void *ctx)
+{
+	for (size_t i = 0; table[i].name; i++) {
+		struct fs_node child = *dir;
+		child.kind = table[i].kind;
+		emit(ctx, table[i].name, table[i].kind, &child);
+	}
+}
+
+void fs_tree_list(const struct accel_snapshot *s, const struct fs_node *dir, fs_emit_fn emit, void *ctx)
+{
+	switch (dir->kind) {
+	case FS_ROOT:
+		for (size_t i = 0; i < s->n_devices; i++) {
+			struct fs_node child = { .kind = FS_DEVICE, .dev = &s->devices[i] };
+			emit(ctx, s->devices[i].name, FS_DEVICE, &child);
+		}
+		break;
+	case FS_DEVICE:
+		emit_static(device_files, dir, emit, ctx);
+		break;
+	case FS_MIG:
+		emit_static(mig_files, dir, emit, ctx);
+		for (size_t i = 0; dir->dev->mig_enabled && i < dir->dev->n_profiles; i++) {
+			struct fs_node child = *dir;
+			child.kind = FS_PROFILE;
+			child.profile = &dir->dev->profiles[i];
+			emit(ctx, child.profile->name, FS_PROFILE, &child);
+		}
+		break;
+	case FS_PROFILE:
+		emit_static(profile_files, dir, emit, ctx);
+		for (size_t i = 0; i < dir->dev->n_jobs; i++) {
+			struct fs_node child = *dir;
+			if (strcmp(dir->dev->jobs[i].profile, dir->profile->name))
+				continue;
+			child.kind = FS_JOB;
+			child.job = &dir->dev->jobs[i];
+			emit(ctx, child.job->name, FS_JOB, &child);
+		}
+		break;
+	case FS_JOB:
+		emit_static(job_files, dir, emit, ctx);
+		break;
+	case FS_JOB_DEV: {
+		/* The first component below dev_sub of every node, each once. */
+		size_t len = strlen(dir->dev_sub);
+		for (size_t i = 0; i < dir->job->n_nodes; i++) {
+			const char *rel = node_rel(&dir->job->nodes[i]);
+			char name[128];
+			const char *rest, *slash;
+			bool dup = false;
+
+			if (len && (strncmp(rel, dir->dev_sub, len) || rel[len] != '/'))
+				continue;
+			rest = len ? rel + len + 1 : rel;
+			slash = strchr(rest, '/');
+			snprintf(name, sizeof(name), "%.*s", slash ? (int)(slash - rest) : (int)strlen(rest), rest);
+			for (size_t k = 0; k < i && !dup; k++) {
+				const char *r2 = node_rel(&dir->job->nodes[k]);
+				const char *rest2 = len ? r2 + len + 1 : r2;
+				if ((!len || (!strncmp(r2, dir->dev_sub, len) && r2[len] == '/')) &&
+				    !strncmp(rest2, name, strlen(name)) &&
+				    (rest2[strlen(name)] == '/' || rest2[strlen(name)] == '\0'))
+					dup = true;
+			}
+			if (dup)
+				continue;
+			struct fs_node child = *dir;
+			child.kind = slash ? FS_JOB_DEV : FS_JOB_DEV_NODE;
+			child.devnode = slash ? NULL : &dir->job->nodes[i];
+			snprintf(child.dev_sub, sizeof(child.dev_sub), "%s%s%s", dir->dev_sub, len ? "/" : "", name);
+			emit(ctx, name, child.kind, &child);
+		}
+		break;
+	}
+	default:
+		break;
+	}
+}

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The shape of the tree: which paths exist in a snapshot and what each one
+ * is.  No FUSE calls and no decisions here; ops.c asks, render.c fills
+ * files in, core decides.
+ */
+#ifndef ACCELFS_TREE_H
+#define ACCELFS_TREE_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "core/model.h"
+
+enum fs_kind {
+	FS_NONE = 0,
+	FS_ROOT,
+	FS_DEVICE,         /* ppu3/ */
+	FS_DEVICE_INFO,    /* ppu3/info */
+	FS_DEVICE_HOLDERS, /* ppu3/holders */
+	FS_MIG,            /* ppu3/mig/ */
+	FS_MIG_MODE,       /* ppu3/mig/mode */
+	FS_MIG_INSTANCES,  /* ppu3/mig/instances */
+	FS_PROFILE,        /* ppu3/mig/4g.48gb/ */
+	FS_PROFILE_INFO,
+	FS_PROFILE_AVAILABLE,
+	FS_PROFILE_LAST_ERROR,
+	FS_JOB, /* ppu3/mig/4g.48gb/job1/ */
+	FS_JOB_STATUS,
+	FS_JOB_DEVICES,
+	FS_JOB_CDI,
+	FS_JOB_DEV,      /* job1/dev/ and directories inside it */
+	FS_JOB_DEV_NODE, /* a character device inside job1/dev/ */
+};
+
+struct fs_node {
+	enum fs_kind kind;
+	const struct accel_device *dev;
+	const struct accel_profile *profile;
+	const struct accel_job *job;
+	const struct accel_devnode *devnode; /* FS_JOB_DEV_NODE */
+	char dev_sub[128];                   /* FS_JOB_DEV: path inside dev/ ("" or "alixpu-caps") */
+};
+
+/* Resolve a path ("" = root) in a snapshot: 0, or -ENOENT. */
+int fs_tree_resolve(const struct accel_snapshot *s, const char *path, struct fs_node *out);
+
+/* List a directory's entries (without "." and ".."). */
+typedef void (*fs_emit_fn)(void *ctx, const char *name, enum fs_kind kind, const struct fs_node *child);
+void fs_tree_list(const struct accel_snapshot *s, const struct fs_node *dir, fs_emit_fn emit, void *ctx);
+
+bool fs_kind_is_dir(enum fs_kind kind);
+/* Files a user may write (none in the MIG tree: every file there is read-only). */
+bool fs_kind_is_writable(enum fs_kind kind);
+
+#endif

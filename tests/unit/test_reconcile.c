@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: MIT */
+/* Reconciliation rules: ready, lost, reused ids, orphans and their grace, subdivided cards, removals. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/reconcile.h"
+
+static struct accel_record rec(const char *job, unsigned gi, unsigned start, const char *uuid)
+{
+	struct accel_record r;
+
+	memset(&r, 0, sizeof(r));
+	snprintf(r.job, sizeof(r.job), "%s", job);
+	r.profile_id = 5;
+	r.gi = gi;
+	r.placement = (struct accel_span){ start, 4 };
+	snprintf(r.uuid, sizeof(r.uuid), "%s", uuid);
+	return r;
+}
+
+static struct accel_live_gi live(unsigned gi, unsigned start, unsigned n_ci, const char *uuid)
+{
+	struct accel_live_gi g;
+
+	memset(&g, 0, sizeof(g));
+	g.id = gi;
+	g.profile_id = 5;
+	g.placement = (struct accel_span){ start, 4 };
+	g.n_ci = n_ci;
+	for (unsigned i = 0; i < n_ci; i++) {
+		g.ci[i].id = i;
+		snprintf(g.ci[i].uuid, sizeof(g.ci[i].uuid), "%s%s", uuid, i ? "-x" : "");
+	}
+	return g;
+}
+
+static void ready_and_lost(void **state)
+{
+	struct accel_record records[] = { rec("a", 1, 0, "MIG-a"), rec("b", 2, 4, "MIG-b") };
+	struct accel_live_gi gis[] = { live(1, 0, 1, "MIG-a") };
+	struct accel_inventory inv = { gis, 1 };
+	struct accel_reconcile_in in = { .records = records, .n_records = 2, .inv = &inv, .card_idle = true };
+	struct accel_reconcile_out out;
+
+	(void)state;
+	assert_int_equal(accel_reconcile(&in, &out), 0);
+	assert_int_equal(out.state[0], ACCEL_JOB_READY);
+	assert_int_equal(out.state[1], ACCEL_JOB_LOST);
+	assert_non_null(strstr(out.reason[1], "no longer exists"));
+	assert_int_equal(out.owner[0], 0);
+	assert_int_equal(out.n_actions, 0);
+	assert_false(out.refused);
+	accel_reconcile_clear(&out);
+}
+
+static void reused_gi_id_is_not_ours(void **state)
+{
+	struct accel_record records[] = { rec("a", 1, 0, "MIG-a") };
+	struct accel_live_gi gis[] = { live(1, 0, 1, "MIG-other") };
+	struct accel_inventory inv = { gis, 1 };
+	struct accel_reconcile_in in = { .records = records, .n_records = 1, .inv = &inv, .card_idle = true,
+					 .grace_ms = 1000, .now_ms = 5000 };
+	struct accel_reconcile_out out;
+
+	(void)state;
+	assert_int_equal(accel_reconcile(&in, &out), 0);
+	assert_int_equal(out.state[0], ACCEL_JOB_LOST);
+	assert_non_null(strstr(out.reason[0], "reused"));
+	/* the stranger is an orphan, first seen now: not reclaimed yet */
+	assert_int_equal(out.owner[0], -1);
+	assert_int_equal(out.n_actions, 0);
+	assert_int_equal(out.n_seen, 1);
+	assert_int_equal(out.seen[0].first_seen_ms, 5000);
+	accel_reconcile_clear(&out);
+}
+
+static void orphan_waits_for_grace_and_idle(void **state)
+{
+	struct accel_live_gi gis[] = { live(3, 4, 1, "MIG-h") };
+	struct accel_inventory inv = { gis, 1 };
+	struct accel_orphan_seen seen = { 3, 5, { 4, 4 }, 1000 };
+	struct accel_reconcile_in in = { .inv = &inv, .seen = &seen, .n_seen = 1, .grace_ms = 3000 };
+	struct accel_reconcile_out out;
+
+	(void)state;
+	/* within the grace period */
+	in.now_ms = 2000;
+	in.card_idle = true;
+	assert_int_equal(accel_reconcile(&in, &out), 0);
+	assert_int_equal(out.n_actions, 0);
+	assert_non_null(strstr(out.note[0], "reclaimed in"));
+	accel_reconcile_clear(&out);
+	/* grace over, but the card is held */
+	in.now_ms = 5000;
+	in.card_idle = false;
+	assert_int_equal(accel_reconcile(&in, &out), 0);
+	assert_int_equal(out.n_actions, 0);
+	assert_non_null(strstr(out.note[0], "held"));
+	accel_reconcile_clear(&out);
+	/* grace over and idle: reclaim it, keeping when it was first seen */
+	in.card_idle = true;
+	assert_int_equal(accel_reconcile(&in, &out), 0);
+	assert_int_equal(out.n_actions, 1);
+	assert_int_equal(out.actions[0].kind, ACCEL_ACTION_RECLAIM_ORPHAN);
+	assert_int_equal(out.actions[0].gi, 3);
+	assert_int_equal(out.seen[0].first_seen_ms, 1000);
+	accel_reconcile_clear(&out);
+	/* an unreadable record makes ownership unknowable: keep it */
+	in.records_unreadable = true;
+	assert_int_equal(accel_reconcile(&in, &out), 0);
+	assert_int_equal(out.n_actions, 0);
+	accel_reconcile_clear(&out);
+}
+
+static void subdivided_refuses_card_and_blocks_reclaim(void **state)
+{
+	struct accel_record records[] = { rec("a", 1, 0, "MIG-a") };
+	struct accel_live_gi gis[] = { live(1, 0, 1, "MIG-a"), live(2, 4, 2, "MIG-s") };
+	struct accel_live_gi orphan = live(3, 8, 1, "MIG-o");
+	struct accel_live_gi all[] = { gis[0], gis[1], orphan };
+	struct accel_inventory inv = { all, 3 };
+	struct accel_orphan_seen seen = { 3, 5, { 8, 4 }, 0 };
+	struct accel_reconcile_in in = { .records = records, .n_records = 1, .inv = &inv, .seen = &seen, .n_seen = 1,
+					 .now_ms = 100000, .grace_ms = 10, .card_idle = true };
+	struct accel_reconcile_out out;
+
+	(void)state;
+	assert_int_equal(accel_reconcile(&in, &out), 0);
+	assert_true(out.refused);
+	assert_non_null(strstr(out.refusal, "GPU instance 2 has 2 compute instances"));
+	assert_int_equal(out.state[0], ACCEL_JOB_READY);
+	assert_int_equal(out.n_actions, 0); /* the due orphan waits while the card is refused */
+	accel_reconcile_clear(&out);
+}
+
+static void interrupted_removal_is_finished(void **state)
+{
+	struct accel_record records[] = { rec("a", 1, 0, "MIG-a"), rec("b", 2, 4, "MIG-b") };
+	struct accel_live_gi gis[] = { live(1, 0, 1, "MIG-a") };
+	struct accel_inventory inv = { gis, 1 };
+	struct accel_reconcile_in in = { .records = records, .n_records = 2, .inv = &inv, .card_idle = true };
+	struct accel_reconcile_out out;
+
+	(void)state;
+	records[0].phase = ACCEL_RECORD_REMOVING;
+	records[1].phase = ACCEL_RECORD_REMOVING;
+	assert_int_equal(accel_reconcile(&in, &out), 0);
+	assert_int_equal(out.n_actions, 2);
+	assert_int_equal(out.actions[0].kind, ACCEL_ACTION_FINISH_REMOVAL);
+	assert_int_equal(out.actions[0].record, 0);
+	assert_int_equal(out.actions[1].kind, ACCEL_ACTION_DELETE_RECORD);
+	assert_int_equal(out.actions[1].record, 1);
+	/* the instance being removed is owned, not an orphan */
+	assert_int_equal(out.owner[0], 0);
+	accel_reconcile_clear(&out);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(ready_and_lost),
+		cmocka_unit_test(reused_gi_id_is_not_ours),
+		cmocka_unit_test(orphan_waits_for_grace_and_idle),
+		cmocka_unit_test(subdivided_refuses_card_and_blocks_reclaim),
+		cmocka_unit_test(interrupted_removal_is_finished),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

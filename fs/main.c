@@ -161,6 +161,25 @@ static int go_background(void)
 	return 0;
 }
 
+/* <state-dir>/accelfs.pid names the serving process, for scripts and for a kill -9 test. */
+static void write_pid_file(const char *state_dir)
+{
+	char path[PATH_MAX], text[32];
+	int n = snprintf(text, sizeof(text), "%d\n", (int)getpid());
+
+	snprintf(path, sizeof(path), "%s/accelfs.pid", state_dir);
+	if (accel_durable_write(path, text, (size_t)n, 0644))
+		log_warn("cannot write %s", path);
+}
+
+static void remove_pid_file(const char *state_dir)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/accelfs.pid", state_dir);
+	unlink(path);
+}
+
 static void detach_stdio(void)
 {
 	int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -283,6 +302,7 @@ int main(int argc, char *argv[])
 	if (!fs.notifier)
 		goto out_unmount;
 	log_info("serving %s%s (state in %s)", o.mountpoint, o.sim ? " as a simulated node" : "", state_dir);
+	write_pid_file(state_dir);
 	if (!o.foreground) {
 		if (chdir("/"))
 			log_warn("cannot leave the current directory: %s", strerror(errno));
@@ -299,6 +319,7 @@ int main(int argc, char *argv[])
 		fuse_loop_cfg_destroy(cfg);
 	}
 	log_info("unmounted %s", o.mountpoint);
+	remove_pid_file(state_dir);
 
 out_unmount:
 	fs_notifier_stop(fs.notifier);

@@ -1,0 +1,196 @@
+# SPDX-License-Identifier: MIT
+"""Mount the real accelfs daemon over the simulated drivers and drive it the
+way a user does: mkdir, rmdir, cat, and the control tool for the hardware.
+
+Paths to the binaries come from the environment meson sets for the tests:
+ACCELFS (the daemon), ACCEL_SMI (the control tool), ACCELFS_SIM_LIBDIR.
+"""
+import errno
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import unittest
+
+ACCELFS = os.environ.get("ACCELFS", "accelfs")
+ACCEL_SMI = os.environ.get("ACCEL_SMI", "accel-smi")
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# The two MIG families, described by what a test needs to know of them.  The
+# contract rows are written once against these and run for both.
+THEAD = {
+    "family": "ppu",
+    "device": "ppu3",
+    "index": 3,
+    "profile": "4g.48gb",         # two instances of four slices: {0,4}:4
+    "profile_id": 5,
+    "driver_name": "4g48gb",
+    "capacity": 2,
+    "wide": "8g.96gb",            # one instance spanning everything: {0}:8
+    "wide_id": 3,
+    "placements": "{0,4}:4",
+    "nodes": ["/dev/alixpu", "/dev/alixpu_ctl", "/dev/alixpu_ppu3"],
+    "cap_prefix": "/dev/alixpu-caps/alixpu-cap",
+    "other_device": "ppu4",
+}
+NVIDIA = {
+    "family": "gpu",
+    "device": "gpu0",
+    "index": 0,
+    "profile": "3g.71gb",         # two instances of four memory slices: {0,4}:4
+    "profile_id": 9,
+    "driver_name": "3g.71gb",
+    "capacity": 2,
+    "wide": "7g.141gb",
+    "wide_id": 0,
+    "placements": "{0,4}:4",
+    "nodes": ["/dev/nvidiactl", "/dev/nvidia0"],
+    "cap_prefix": "/dev/nvidia-caps/nvidia-cap",
+    "other_device": None,
+}
+
+
+def wait_until(pred, timeout=10.0, step=0.05, what="condition"):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = pred()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(step)
+
+
+class Node:
+    """One mounted simulated node with its own state directory."""
+
+    def __init__(self, topology=None, poll=0.2, grace=1.0, extra=()):
+        self.state = tempfile.mkdtemp(prefix="accelfs-state-")
+        self.mnt = tempfile.mkdtemp(prefix="accelfs-mnt-")
+        self.topology = topology
+        self.poll = poll
+        self.grace = grace
+        self.extra = list(extra)
+        self.mounted = False
+
+    # -- the daemon ---------------------------------------------------------
+    def start(self):
+        sim = "--sim" if not self.topology else f"--sim={self.topology}"
+        cmd = [ACCELFS, sim, f"--state-dir={self.state}", f"--poll-interval={self.poll}",
+               f"--orphan-grace={self.grace}", "--busy-retries=2", *self.extra, self.mnt]
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        if res.returncode != 0:
+            raise AssertionError(f"accelfs failed ({res.returncode}): {res.stderr}\n{self.log()}")
+        self.mounted = True
+        return self
+
+    def pid(self):
+        with open(os.path.join(self.state, "accelfs.pid")) as f:
+            return int(f.read())
+
+    def stop(self):
+        if self.mounted:
+            pid = self.pid()
+            subprocess.run(["fusermount3", "-u", self.mnt], check=True)
+            self.mounted = False
+            wait_until(lambda: not os.path.exists(f"/proc/{pid}"), what="accelfs to exit")
+
+    def kill9(self):
+        pid = self.pid()
+        os.kill(pid, signal.SIGKILL)
+        wait_until(lambda: not os.path.exists(f"/proc/{pid}"), what="accelfs to die")
+        subprocess.run(["fusermount3", "-u", "-z", self.mnt], check=False)
+        self.mounted = False
+
+    def restart(self):
+        self.stop()
+        return self.start()
+
+    def cleanup(self):
+        try:
+            self.stop()
+        except Exception:
+            subprocess.run(["fusermount3", "-u", "-z", self.mnt], check=False)
+        shutil.rmtree(self.state, ignore_errors=True)
+        try:
+            os.rmdir(self.mnt)
+        except OSError:
+            pass
+
+    def log(self):
+        try:
+            with open(os.path.join(self.state, "accelfs.log")) as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    # -- the control tool (the simulated hardware's ppu-smi / nvidia-smi) ------
+    def smi_cmd(self, family):
+        return [ACCEL_SMI, f"--sim={self.state}", "-f", family]
+
+    def smi(self, family, *args, check=True):
+        cmd = [*self.smi_cmd(family), *[str(a) for a in args]]
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        if check and res.returncode != 0:
+            raise AssertionError(f"{' '.join(cmd)} failed ({res.returncode}): {res.stdout}{res.stderr}")
+        return res
+
+    # -- the tree -------------------------------------------------------------
+    def path(self, *parts):
+        return os.path.join(self.mnt, *parts)
+
+    def read(self, *parts):
+        with open(self.path(*parts)) as f:
+            return f.read()
+
+    def keyvals(self, *parts):
+        out = {}
+        for line in self.read(*parts).splitlines():
+            key, _, value = line.partition(":")
+            out[key.strip()] = value.strip()
+        return out
+
+    def available(self, device, profile):
+        return int(self.read(device, "mig", profile, "available"))
+
+    def mkdir(self, *parts):
+        os.mkdir(self.path(*parts))
+
+    def errno_of(self, fn, *args):
+        try:
+            fn(*args)
+        except OSError as e:
+            return e.errno
+        return 0
+
+
+class NodeTestCase(unittest.TestCase):
+    """A test case with a fresh node per test (slower, but no test sees another's state)."""
+
+    topology = None
+    poll = 0.2
+    grace = 1.0
+
+    def setUp(self):
+        self.node = Node(self.topology, self.poll, self.grace).start()
+
+    def tearDown(self):
+        if os.environ.get("ACCELFS_TEST_LOG"):
+            print(self.node.log())
+        self.node.cleanup()
+
+    def assertErrno(self, expected, fn, *args):
+        got = self.node.errno_of(fn, *args)
+        self.assertEqual(got, expected, f"expected {errno.errorcode.get(expected)}, got "
+                         f"{errno.errorcode.get(got, got)}")
+
+
+def topology_path(name):
+    return os.path.join(HERE, "topologies", name)
+
+
+def load_json(text):
+    return json.loads(text)

@@ -1,0 +1,193 @@
+# SPDX-License-Identifier: MIT
+"""Restart and recovery, live state and holders: what survives a crash, what
+the daemon notices without a restart, and what it cleans up on its own."""
+import errno
+import os
+import subprocess
+import time
+import unittest
+
+from harness import NVIDIA, THEAD, NodeTestCase, wait_until
+
+
+def status(node, device, profile, job):
+    return node.keyvals(device, "mig", profile, job, "status")
+
+
+class Recovery(NodeTestCase):
+    def test_kill9_and_restart_keep_ids_and_uuids(self):
+        n = self.node
+        os.mkdir(n.path("ppu3", "mig", "4g.48gb", "a"))
+        os.mkdir(n.path("ppu3", "mig", "4g.48gb", "b"))
+        os.mkdir(n.path("gpu0", "mig", "1g.18gb", "g"))
+        before = {j: status(n, d, p, j) for d, p, j in
+                  (("ppu3", "4g.48gb", "a"), ("ppu3", "4g.48gb", "b"), ("gpu0", "1g.18gb", "g"))}
+        devices_before = n.read("ppu3", "mig", "4g.48gb", "a", "devices")
+        n.kill9()
+        n.start()
+        for (d, p, j) in (("ppu3", "4g.48gb", "a"), ("ppu3", "4g.48gb", "b"), ("gpu0", "1g.18gb", "g")):
+            after = status(n, d, p, j)
+            for key in ("state", "gi", "ci", "uuid", "placement", "profile_id"):
+                self.assertEqual(after[key], before[j][key], f"{d}/{j} {key}")
+        self.assertEqual(n.read("ppu3", "mig", "4g.48gb", "a", "devices"), devices_before)
+        self.assertEqual(n.available("ppu3", "4g.48gb"), 0)
+        # and a clean restart too
+        n.restart()
+        self.assertEqual(status(n, "ppu3", "4g.48gb", "a")["uuid"], before["a"]["uuid"])
+        os.rmdir(n.path("ppu3", "mig", "4g.48gb", "a"))
+        self.assertEqual(n.available("ppu3", "4g.48gb"), 1)
+
+    def test_record_without_instance_is_lost_and_fails_closed(self):
+        n = self.node
+        os.mkdir(n.path("ppu3", "mig", "4g.48gb", "job1"))
+        st = status(n, "ppu3", "4g.48gb", "job1")
+        n.stop()
+        n.smi("ppu", "mig", "-i", 3, "-gi", st["gi"], "-ci", st["ci"], "-dci")
+        n.smi("ppu", "mig", "-i", 3, "-gi", st["gi"], "-dgi")
+        n.start()
+        st2 = status(n, "ppu3", "4g.48gb", "job1")
+        self.assertEqual(st2["state"], "lost")
+        self.assertIn("no longer exists", st2["reason"])
+        self.assertErrno(errno.ENODEV, n.read, "ppu3", "mig", "4g.48gb", "job1", "devices")
+        self.assertErrno(errno.ENODEV, n.read, "ppu3", "mig", "4g.48gb", "job1", "cdi.json")
+        # the capacity is free: the lost job holds nothing
+        self.assertEqual(n.available("ppu3", "4g.48gb"), 2)
+        os.rmdir(n.path("ppu3", "mig", "4g.48gb", "job1"))
+        self.assertFalse(os.path.exists(n.path("ppu3", "mig", "4g.48gb", "job1")))
+        n.restart()
+        self.assertFalse(os.path.exists(n.path("ppu3", "mig", "4g.48gb", "job1")))
+
+    def test_instance_lost_while_running_is_seen_live(self):
+        n = self.node
+        os.mkdir(n.path("ppu3", "mig", "4g.48gb", "job1"))
+        st = status(n, "ppu3", "4g.48gb", "job1")
+        n.smi("ppu", "mig", "-i", 3, "-gi", st["gi"], "-ci", st["ci"], "-dci")
+        n.smi("ppu", "mig", "-i", 3, "-gi", st["gi"], "-dgi")
+        wait_until(lambda: status(n, "ppu3", "4g.48gb", "job1")["state"] == "lost", what="job to be lost")
+
+    def test_orphan_is_reclaimed_once_idle(self):
+        n = self.node
+        n.smi("ppu", "mig", "-i", 3, "-cgi", 5, "-C")
+        # seen live, without a restart: the capacity is taken and the instance listed as unmanaged
+        wait_until(lambda: n.available("ppu3", "4g.48gb") == 1, what="hand-carved instance to show")
+        self.assertIn("job=-", n.read("ppu3", "mig", "instances"))
+        # then reclaimed after the grace period
+        wait_until(lambda: n.available("ppu3", "4g.48gb") == 2, timeout=15, what="orphan reclaim")
+        self.assertEqual(n.read("ppu3", "mig", "instances"), "")
+        self.assertIn("reclaimed orphan", n.log())
+
+    def test_busy_orphan_is_left_alone_and_rechecked(self):
+        n = self.node
+        n.smi("ppu", "mig", "-i", 4, "-cgi", 5, "-C")
+        wait_until(lambda: "job=-" in n.read("ppu4", "mig", "instances"), what="orphan to show")
+        line = n.read("ppu4", "mig", "instances").splitlines()[0]
+        fields = dict(f.split("=", 1) for f in line.split() if "=" in f)
+        n.smi("ppu", "sim", "busy", "-i", 4, "-gi", fields["gi"], "-ci", fields["ci"], 1)
+        time.sleep(3 * self.grace + 1)
+        self.assertIn("job=-", n.read("ppu4", "mig", "instances"), "a busy orphan was destroyed")
+        n.smi("ppu", "sim", "busy", "-i", 4, "-gi", fields["gi"], "-ci", fields["ci"], 0)
+        wait_until(lambda: n.read("ppu4", "mig", "instances") == "", timeout=15, what="orphan reclaim")
+
+    def test_orphan_on_a_held_card_is_kept(self):
+        n = self.node
+        holder = subprocess.Popen([*n.smi_cmd("ppu"), "sim", "hold", "-i", "5"])
+        try:
+            wait_until(lambda: str(holder.pid) in n.read("ppu5", "holders"), what="holder to show")
+            n.smi("ppu", "mig", "-i", 5, "-cgi", 5, "-C")
+            time.sleep(3 * self.grace + 1)
+            self.assertIn("job=-", n.read("ppu5", "mig", "instances"))
+            self.assertIn("held", n.read("ppu5", "mig", "instances"))
+        finally:
+            holder.kill()
+            holder.wait()
+        wait_until(lambda: n.read("ppu5", "mig", "instances") == "", timeout=15, what="orphan reclaim")
+
+    def test_subdivided_gi_refuses_its_card_only(self):
+        n = self.node
+        os.mkdir(n.path("ppu3", "mig", "4g.48gb", "mine"))
+        n.smi("ppu", "mig", "-i", 3, "-cgi", 5)
+        lines = wait_until(lambda: [l for l in n.read("ppu3", "mig", "instances").splitlines() if "job=-" in l],
+                           what="hand-made GI to show")
+        gi = dict(f.split("=", 1) for f in lines[0].split() if "=" in f)["gi"]
+        n.smi("ppu", "mig", "-i", 3, "-gi", gi, "-cci", self.whole_ci_profile(n, 3, gi))
+        n.smi("ppu", "mig", "-i", 3, "-gi", gi, "-cci", self.small_ci_profile(n, 3, gi))
+        wait_until(lambda: "refused" in n.keyvals("ppu3", "info")["state"], what="ppu3 to be refused")
+        # ppu3 refuses carving, says why; other PPUs keep working, orphans there still go
+        self.assertErrno(errno.EBUSY, os.mkdir, n.path("ppu3", "mig", "8g.96gb", "x"))
+        self.assertIn("subdivided", n.read("ppu3", "mig", "8g.96gb", "last_error"))
+        os.mkdir(n.path("ppu4", "mig", "4g.48gb", "other"))
+        n.smi("ppu", "mig", "-i", 6, "-cgi", 5, "-C")
+        wait_until(lambda: n.available("ppu6", "4g.48gb") == 1, what="orphan on ppu6 to show")
+        wait_until(lambda: n.available("ppu6", "4g.48gb") == 2, timeout=15, what="orphan on ppu6 reclaimed")
+        # the subdivided GI itself is never reclaimed
+        self.assertIn(f"gi={gi}", n.read("ppu3", "mig", "instances"))
+        # back to one compute instance: the card is managed again
+        cis = dict(f.split("=", 1) for f in [l for l in n.read("ppu3", "mig", "instances").splitlines()
+                                            if f"gi={gi} " in l][0].split() if "=" in f)["ci"].split(",")
+        n.smi("ppu", "mig", "-i", 3, "-gi", gi, "-ci", cis[-1], "-dci")
+        wait_until(lambda: n.keyvals("ppu3", "info")["state"] == "ok", what="ppu3 to be managed again")
+        os.rmdir(n.path("ppu3", "mig", "4g.48gb", "mine"))
+
+    @staticmethod
+    def ci_profiles(n, index, gi):
+        out = n.smi("ppu", "mig", "-i", index, "-gi", gi, "-lcip").stdout
+        return out
+
+    def whole_ci_profile(self, n, index, gi):
+        return self.pick_ci_profile(n, index, gi, whole=True)
+
+    def small_ci_profile(self, n, index, gi):
+        return self.pick_ci_profile(n, index, gi, whole=False)
+
+    def pick_ci_profile(self, n, index, gi, whole):
+        """Read -lcip: rows carry the CI profile id and its slice count."""
+        rows = []
+        for line in self.ci_profiles(n, index, gi).splitlines():
+            cells = line.replace("|", " ").split()
+            if len(cells) >= 5 and cells[0].isdigit() and cells[1].isdigit():
+                pass
+            rows.append(line)
+        ids = n.smi("ppu", "mig", "-i", index, "-gi", gi, "-lcip", "--ids").stdout.split()
+        pairs = [tuple(int(x) for x in p.split(":")) for p in ids]  # id:slices
+        biggest = max(s for _, s in pairs)
+        for pid, slices in pairs:
+            if (slices == biggest) == whole:
+                return pid
+        raise AssertionError(f"no CI profile to pick from {pairs}")
+
+
+class LiveState(NodeTestCase):
+    def test_mode_flip_is_seen_without_restart(self):
+        n = self.node
+        self.assertEqual(n.read("ppu5", "mig", "mode").strip(), "enabled")
+        n.smi("ppu", "-i", 5, "-mig", 0)
+        wait_until(lambda: n.read("ppu5", "mig", "mode").strip() == "disabled", what="mode off to show")
+        self.assertEqual(sorted(os.listdir(n.path("ppu5", "mig"))), ["instances", "mode"])
+        self.assertErrno(errno.ENOENT, os.mkdir, n.path("ppu5", "mig", "4g.48gb", "x"))
+        n.smi("ppu", "-i", 5, "-mig", 1)
+        wait_until(lambda: os.path.isdir(n.path("ppu5", "mig", "4g.48gb")), what="profiles to come back")
+        os.mkdir(n.path("ppu5", "mig", "4g.48gb", "x"))
+
+    def test_holders_name_the_processes_and_block_a_mode_change(self):
+        n = self.node
+        holder = subprocess.Popen([*n.smi_cmd("ppu"), "sim", "hold", "-i", "7", "--control"])
+        try:
+            wait_until(lambda: str(holder.pid) in n.read("ppu7", "holders"), what="holder to show")
+            line = [l for l in n.read("ppu7", "holders").splitlines() if f"pid={holder.pid} " in l][0]
+            self.assertIn("fds=", line)
+            self.assertIn("command=", line)
+            # a holder of the shared control nodes holds every PPU
+            self.assertIn(f"pid={holder.pid} ", n.read("ppu2", "holders"))
+            res = n.smi("ppu", "-i", 2, "-mig", 0, check=False)
+            self.assertNotEqual(res.returncode, 0)
+            self.assertEqual(n.read("ppu2", "mig", "mode").strip(), "enabled")
+        finally:
+            holder.kill()
+            holder.wait()
+        wait_until(lambda: n.read("ppu7", "holders") == "", what="holders to clear")
+        n.smi("ppu", "-i", 2, "-mig", 0)
+        wait_until(lambda: n.read("ppu2", "mig", "mode").strip() == "disabled", what="mode change")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

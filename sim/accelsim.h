@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The control extension of the simulated MIG drivers.
+ *
+ * Each simulated library (sim/thead/lib64/libhgml.so, sim/nvidia/libnvidia-ml.so.1)
+ * exports, besides the driver ABI of core/mig_abi.h, these sim-only functions
+ * under its own prefix: hgmlSimSetBusy, nvmlSimSetBusy, ...  They change what
+ * the simulated hardware does (busy instances, injected faults, a card that
+ * falls off the bus) so that tests and `accel-smi sim ...` can stage the
+ * situations a real node produces.
+ *
+ * The product never calls them.  A tool finds them with dlsym() on the handle
+ * the driver seam already opened (struct mig_lib.handle); when the first one
+ * is missing the library is a real driver and the tool says so.
+ *
+ * Every function returns a mig_return_t and, like the ABI, answers
+ * UNINITIALIZED before <prefix>Init_v2.
+ */
+#ifndef ACCEL_SIM_ACCELSIM_H
+#define ACCEL_SIM_ACCELSIM_H
+
+#include "core/mig_abi.h"
+
+/* One armed fault: the next calls of <prefix><function> return ret. */
+typedef struct {
+	char function[64];   /* an ABI suffix, e.g. "GpuInstanceCreateComputeInstance" */
+	mig_return_t ret;    /* what the call answers when the fault fires */
+	unsigned int skip;   /* calls still to let through before firing */
+	unsigned int times;  /* firings left; the fault is dropped when it reaches 0 */
+	unsigned int fired;  /* firings so far */
+} accelsim_fault_t;
+
+#define ACCELSIM_MAX_FAULTS 32
+
+/* What SimGetPath reports. */
+enum accelsim_path {
+	ACCELSIM_PATH_ROOT = 0,  /* $ACCELFS_SIM_ROOT/<vendor>: everything below lives here */
+	ACCELSIM_PATH_DEV = 1,   /* the simulated /dev */
+	ACCELSIM_PATH_PROC = 2,  /* the simulated /proc */
+	ACCELSIM_PATH_KMSG = 3,  /* the simulated kernel log (a text file) */
+	ACCELSIM_PATH_STATE = 4, /* the hardware state (JSON) */
+};
+
+/*
+ * X(suffix, (parameters), (arguments)), as MIG_ABI_FUNCTIONS.
+ *
+ * SimSetBusy       mark a compute instance as running `processes` processes;
+ *                  while non-zero, ComputeInstanceDestroy answers IN_USE.
+ * SimGetBusy       read that count back.
+ * SimArmFault      arm a fault on an ABI function (see accelsim_fault_t); the
+ *                  armed call returns `ret` without any side effect.  times 0
+ *                  is refused (INVALID_ARGUMENT), as is an unknown function.
+ * SimGetFaults     the armed faults; *count in: room in faults, out: how many
+ *                  (INSUFFICIENT_SIZE when they do not fit; faults NULL asks
+ *                  for the count alone).
+ * SimClearFaults   disarm every fault.
+ * SimSetDevicePresent  0 makes card `index` fall off the bus: every call on
+ *                  it answers GPU_IS_LOST until it is set present again.  The
+ *                  card keeps its index, its instances and its state.
+ * SimGetPath       one of enum accelsim_path, NUL-terminated
+ *                  (INSUFFICIENT_SIZE when it does not fit).
+ */
+#define ACCELSIM_FUNCTIONS(X)                                                                                \
+	X(SimSetBusy,                                                                                        \
+	  (mig_device_t device, unsigned int gpuInstanceId, unsigned int computeInstanceId,                 \
+	   unsigned int processes),                                                                          \
+	  (device, gpuInstanceId, computeInstanceId, processes))                                            \
+	X(SimGetBusy,                                                                                        \
+	  (mig_device_t device, unsigned int gpuInstanceId, unsigned int computeInstanceId,                 \
+	   unsigned int *processes),                                                                         \
+	  (device, gpuInstanceId, computeInstanceId, processes))                                            \
+	X(SimArmFault, (const char *function, mig_return_t ret, unsigned int skip, unsigned int times),     \
+	  (function, ret, skip, times))                                                                      \
+	X(SimGetFaults, (accelsim_fault_t *faults, unsigned int *count), (faults, count))                    \
+	X(SimClearFaults, (void), ())                                                                        \
+	X(SimSetDevicePresent, (unsigned int index, unsigned int present), (index, present))                \
+	X(SimGetPath, (unsigned int which, char *path, unsigned int length), (which, path, length))
+
+/* Function pointer types: accelsim_fn_<suffix>_t, for dlsym() users. */
+#define ACCELSIM_DECLARE_TYPE(suffix, params, args) typedef mig_return_t(*accelsim_fn_##suffix##_t) params;
+ACCELSIM_FUNCTIONS(ACCELSIM_DECLARE_TYPE)
+#undef ACCELSIM_DECLARE_TYPE
+
+#endif /* ACCEL_SIM_ACCELSIM_H */

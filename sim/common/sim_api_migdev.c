@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * MIG devices: one per compute instance, enumerated densely in (GI id, CI
+ * id) order under the card, as the identity walk of the runbook reads them
+ * (GetMaxMigDeviceCount, GetMigDeviceHandleByIndex, GetGpuInstanceId,
+ * GetComputeInstanceId, GetUUID).
+ */
+#include "sim/common/sim_api.h"
+#include "sim/common/sim_handles.h"
+
+mig_return_t sim_DeviceGetMaxMigDeviceCount(struct sim_ctx *ctx, mig_device_t device, unsigned int *count)
+{
+	mig_return_t r = sim_enter(ctx, "DeviceGetMaxMigDeviceCount");
+	struct sim_device *d;
+
+	if (r)
+		return r;
+	r = sim_resolve_device(ctx, device, &d);
+	if (!r && !count)
+		r = MIG_ERROR_INVALID_ARGUMENT;
+	if (!r)
+		*count = d->mig_current == MIG_DEVICE_MIG_ENABLE ? d->compute_slices : 0;
+	return sim_leave(ctx, r);
+}
+
+/* The index-th compute instance of the card in (GI id, CI id) order. */
+static bool nth_ci(struct sim_device *d, unsigned index, struct sim_gi **gi_out, struct sim_ci **ci_out)
+{
+	unsigned seen = 0;
+
+	for (unsigned g = 0; g < SIM_MAX_GI; g++) {
+		struct sim_gi *gi = sim_gi_by_id(d, g);
+
+		for (unsigned c = 0; gi && c < SIM_MAX_CI; c++) {
+			struct sim_ci *ci = sim_ci_by_id(gi, c);
+
+			if (!ci)
+				continue;
+			if (seen++ == index) {
+				*gi_out = gi;
+				*ci_out = ci;
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+mig_return_t sim_DeviceGetMigDeviceHandleByIndex(struct sim_ctx *ctx, mig_device_t device, unsigned int index,
+						 mig_device_t *migDevice)
+{
+	mig_return_t r = sim_enter(ctx, "DeviceGetMigDeviceHandleByIndex");
+	struct sim_device *d;
+	struct sim_gi *gi;
+	struct sim_ci *ci;
+
+	if (r)
+		return r;
+	r = sim_resolve_device(ctx, device, &d);
+	if (!r && !migDevice)
+		r = MIG_ERROR_INVALID_ARGUMENT;
+	if (!r && (d->mig_current != MIG_DEVICE_MIG_ENABLE || index >= d->compute_slices))
+		r = MIG_ERROR_INVALID_ARGUMENT;
+	if (r)
+		return sim_leave(ctx, r);
+	if (!nth_ci(d, index, &gi, &ci))
+		return sim_leave(ctx, MIG_ERROR_NOT_FOUND);
+	*migDevice = sim_mig_device_handle(ctx, d, gi, ci);
+	return sim_leave(ctx, *migDevice ? MIG_SUCCESS : MIG_ERROR_MEMORY);
+}
+
+/* The live parts of a MIG-device handle; a whole card answers NOT_SUPPORTED. */
+static mig_return_t mig_parts(struct sim_ctx *ctx, mig_device_t device, void *out, struct sim_gi **gi,
+			      struct sim_ci **ci)
+{
+	const struct sim_handle *hh;
+	struct sim_device *d;
+	mig_return_t r = sim_resolve_any_device(ctx, device, &hh, &d);
+
+	if (!r && !out)
+		r = MIG_ERROR_INVALID_ARGUMENT;
+	if (!r && hh->kind != SIM_HANDLE_MIG_DEVICE)
+		r = MIG_ERROR_NOT_SUPPORTED;
+	if (!r)
+		r = sim_resolve_mig_parts(ctx, hh, d, gi, ci);
+	return r;
+}
+
+mig_return_t sim_DeviceGetGpuInstanceId(struct sim_ctx *ctx, mig_device_t device, unsigned int *id)
+{
+	mig_return_t r = sim_enter(ctx, "DeviceGetGpuInstanceId");
+	struct sim_gi *gi;
+	struct sim_ci *ci;
+
+	if (r)
+		return r;
+	r = mig_parts(ctx, device, id, &gi, &ci);
+	if (!r)
+		*id = gi->id;
+	return sim_leave(ctx, r);
+}
+
+mig_return_t sim_DeviceGetComputeInstanceId(struct sim_ctx *ctx, mig_device_t device, unsigned int *id)
+{
+	mig_return_t r = sim_enter(ctx, "DeviceGetComputeInstanceId");
+	struct sim_gi *gi;
+	struct sim_ci *ci;
+
+	if (r)
+		return r;
+	r = mig_parts(ctx, device, id, &gi, &ci);
+	if (!r)
+		*id = ci->id;
+	return sim_leave(ctx, r);
+}

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The simulated hardware as JSON: the state file, and the profile entries
+ * that the topology files share with it.  Readers are strict (unknown keys
+ * and wrong types are errors with the key named) because a typo in a test
+ * topology should fail loudly, not quietly fall back to a default.
+ */
+#ifndef ACCEL_SIM_JSON_H
+#define ACCEL_SIM_JSON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "sim/common/sim_model.h"
+
+/* Key checking: every key of o must be listed (keys starting with '_' are comments). */
+int sim_json_check_keys(json_t *o, const char *const *allowed, const char *what, char *err, size_t errlen);
+
+/* Optional fields; absent leaves *out untouched.  Numbers may be given as "0x..." strings. */
+int sim_json_uint(json_t *o, const char *key, unsigned *out, const char *what, char *err, size_t errlen);
+int sim_json_ull(json_t *o, const char *key, unsigned long long *out, const char *what, char *err, size_t errlen);
+int sim_json_bool(json_t *o, const char *key, bool *out, const char *what, char *err, size_t errlen);
+int sim_json_str(json_t *o, const char *key, char *out, size_t len, const char *what, char *err, size_t errlen);
+
+/* One profile entry; what names it in errors. */
+int sim_json_read_gi_profile(json_t *o, struct sim_gi_profile *p, const char *what, char *err, size_t errlen);
+int sim_json_read_ci_profile(json_t *o, struct sim_ci_profile *c, const char *what, char *err, size_t errlen);
+json_t *sim_json_gi_profile(const struct sim_gi_profile *p);
+json_t *sim_json_ci_profile(const struct sim_ci_profile *c);
+
+/* The whole state file. */
+json_t *sim_state_to_json(const struct sim_state *s, const char *vendor);
+int sim_state_from_json(json_t *root, const char *vendor, struct sim_state *s, char *err, size_t errlen);
+
+#endif

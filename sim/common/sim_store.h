@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The hardware state on disk: one JSON file per vendor, guarded by flock on
+ * a lock file beside it, replaced atomically (tmp + fsync + rename) on every
+ * change.  A process keeps a cached copy and rereads the file only when its
+ * identity (inode, size, mtime) differs from the one it last saw.
+ */
+#ifndef ACCEL_SIM_STORE_H
+#define ACCEL_SIM_STORE_H
+
+#include <stddef.h>
+
+#include "sim/common/sim_ctx.h"
+
+/* flock the state's lock file (opening it on first use).  0 or -errno. */
+int sim_store_lock(struct sim_ctx *ctx);
+void sim_store_unlock(struct sim_ctx *ctx);
+
+/* Make ctx->state the file's content, reading it only if it changed.  0, -ENOENT, or -errno. */
+int sim_store_refresh(struct sim_ctx *ctx, char *err, size_t errlen);
+
+/*
+ * Write ctx->state (generation + 1).  On failure the cache is marked stale
+ * (the next refresh rereads the file) but stays allocated for the caller.
+ */
+int sim_store_save(struct sim_ctx *ctx, char *err, size_t errlen);
+
+/* Drop the cached state (the next refresh reads the file). */
+void sim_store_forget(struct sim_ctx *ctx);
+
+#endif

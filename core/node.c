@@ -17,6 +17,7 @@
 #include "core/log.h"
 #include "core/reconcile.h"
 #include "core/record.h"
+#include "core/udev_watch.h"
 
 struct node_family;
 
@@ -64,6 +65,10 @@ struct accel_node {
 	char state_dir[PATH_MAX];
 	struct node_family fams[ACCEL_MAX_FAMILIES];
 	size_t n_fams;
+	/* The card lists: read-held by every operation, write-held to re-enumerate. */
+	pthread_rwlock_t topo;
+	struct accel_udev *udev;
+	bool rescan; /* a udev event: look for added or removed devices */
 
 	pthread_mutex_t view_lock;
 	pthread_mutex_t snap_lock;
@@ -556,6 +561,11 @@ static void card_refresh(struct accel_node *node, struct node_card *nc, bool act
 	v.n_profiles = v.n_jobs = v.n_instances = v.n_card_nodes = 0;
 	v.refused = false;
 	v.refusal[0] = '\0';
+	if (accel_udev_pci(node->udev, v.bus_id, v.pci_driver, sizeof(v.pci_driver), v.udev_syspath,
+			   sizeof(v.udev_syspath))) {
+		v.pci_driver[0] = '\0';
+		v.udev_syspath[0] = '\0';
+	}
 
 	ret = read_mode(nc, &mode, &pending, err, sizeof(err));
 	if (ret)
@@ -906,14 +916,17 @@ int accel_node_mkdir(struct accel_node *node, const char *device, const char *pr
 			ret = -EEXIST;
 			goto out_noname;
 		}
+	pthread_rwlock_rdlock(&node->topo);
 	nc = find_card(node, device);
 	if (!nc) {
+		pthread_rwlock_unlock(&node->topo);
 		snprintf(why, whylen, "no device %s", device);
 		ret = -ENOENT;
 		goto out_noname;
 	}
 	ret = reserve_name(node, job);
 	if (ret) {
+		pthread_rwlock_unlock(&node->topo);
 		snprintf(why, whylen, ret == -EEXIST ? "a job named '%s' already exists on this node" : "cannot reserve '%s'",
 			 job);
 		goto out_noname;
@@ -960,6 +973,7 @@ int accel_node_mkdir(struct accel_node *node, const char *device, const char *pr
 	card_refresh(node, nc, false);
 out:
 	pthread_mutex_unlock(&nc->lock);
+	pthread_rwlock_unlock(&node->topo);
 	release_name(node, job);
 	free(used);
 	publish(node);
@@ -997,8 +1011,10 @@ int accel_node_rmdir(struct accel_node *node, const char *device, const char *pr
 
 	why[0] = '\0';
 	snprintf(key, sizeof(key), "%s/%s", device, profile);
+	pthread_rwlock_rdlock(&node->topo);
 	nc = find_card(node, device);
 	if (!nc) {
+		pthread_rwlock_unlock(&node->topo);
 		snprintf(why, whylen, "no device %s", device);
 		return -ENOENT;
 	}
@@ -1031,6 +1047,7 @@ int accel_node_rmdir(struct accel_node *node, const char *device, const char *pr
 	card_refresh(node, nc, false);
 out:
 	pthread_mutex_unlock(&nc->lock);
+	pthread_rwlock_unlock(&node->topo);
 	publish(node);
 	if (ret) {
 		log_error("%s/%s: rmdir %s: %s", device, profile, job, why);
@@ -1073,8 +1090,75 @@ int accel_node_holders(struct accel_node *node, const char *device, struct accel
 
 /* ---- poller ----------------------------------------------------------- */
 
+/*
+ * Look for cards that appeared or went away (a udev event, a driver loaded
+ * late): re-count each family's devices and reopen the ones whose identity
+ * changed.  Cards that are still there keep their state.
+ */
+static void rescan(struct accel_node *node)
+{
+	pthread_rwlock_wrlock(&node->topo);
+	for (size_t f = 0; f < node->n_fams; f++) {
+		struct node_family *fam = &node->fams[f];
+		unsigned count = 0;
+		bool same = true;
+
+		if (!fam->loaded) {
+			if (!node->opt.families[f].disabled && family_open(node, fam))
+				log_error("%s: out of memory", fam->family->tree_prefix);
+			continue;
+		}
+		if (fam->lib.DeviceGetCount_v2(&count) != MIG_SUCCESS)
+			continue;
+		same = count == fam->n_cards;
+		for (size_t c = 0; same && c < fam->n_cards; c++) {
+			char uuid[MIG_DEVICE_UUID_V2_BUFFER_SIZE];
+			mig_device_t h;
+			same = fam->lib.DeviceGetHandleByIndex_v2((unsigned)c, &h) == MIG_SUCCESS &&
+			       fam->lib.DeviceGetUUID(h, uuid, sizeof(uuid)) == MIG_SUCCESS &&
+			       !strncmp(uuid, fam->cards[c]->view.uuid, sizeof(uuid));
+		}
+		if (same)
+			continue;
+		log_info("%s: the set of %s devices changed (%zu -> %u); re-reading them", fam->family->tree_prefix,
+			 fam->family->vendor, fam->n_cards, count);
+		pthread_mutex_lock(&node->view_lock);
+		for (size_t c = 0; c < fam->n_cards; c++)
+			card_free(fam->cards[c]);
+		fam->n_cards = 0;
+		struct node_card **cards = realloc(fam->cards, (count + 1) * sizeof(*cards));
+		if (cards)
+			fam->cards = cards;
+		pthread_mutex_unlock(&node->view_lock);
+		if (!cards)
+			continue;
+		for (unsigned i = 0; i < count; i++) {
+			char err[512];
+			struct node_card *nc = card_open(node, fam, i, err, sizeof(err));
+			if (!nc) {
+				log_error("%s", err);
+				continue;
+			}
+			pthread_mutex_lock(&node->view_lock);
+			fam->cards[fam->n_cards++] = nc;
+			pthread_mutex_unlock(&node->view_lock);
+		}
+	}
+	pthread_rwlock_unlock(&node->topo);
+}
+
 void accel_node_refresh_all(struct accel_node *node)
 {
+	bool want_rescan;
+
+	pthread_mutex_lock(&node->poll_lock);
+	want_rescan = node->rescan;
+	node->rescan = false;
+	pthread_mutex_unlock(&node->poll_lock);
+	if (want_rescan)
+		rescan(node);
+
+	pthread_rwlock_rdlock(&node->topo);
 	for (size_t f = 0; f < node->n_fams; f++)
 		for (size_t c = 0; c < node->fams[f].n_cards; c++) {
 			struct node_card *nc = node->fams[f].cards[c];
@@ -1082,7 +1166,22 @@ void accel_node_refresh_all(struct accel_node *node)
 			card_refresh(node, nc, true);
 			pthread_mutex_unlock(&nc->lock);
 		}
+	pthread_rwlock_unlock(&node->topo);
 	publish(node);
+}
+
+static void on_udev_event(void *ctx, const char *action, const char *syspath)
+{
+	struct accel_node *node = ctx;
+
+	(void)syspath;
+	pthread_mutex_lock(&node->poll_lock);
+	if (!strcmp(action, "add") || !strcmp(action, "remove") || !strcmp(action, "bind") ||
+	    !strcmp(action, "unbind"))
+		node->rescan = true;
+	node->kicked = true;
+	pthread_cond_signal(&node->poll_cond);
+	pthread_mutex_unlock(&node->poll_lock);
 }
 
 void accel_node_kick(struct accel_node *node)
@@ -1148,6 +1247,7 @@ struct accel_node *accel_node_start(const struct accel_node_options *opt, char *
 	pthread_mutex_init(&node->names_lock, NULL);
 	pthread_mutex_init(&node->err_lock, NULL);
 	pthread_mutex_init(&node->poll_lock, NULL);
+	pthread_rwlock_init(&node->topo, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&node->poll_cond, &ca);
@@ -1174,6 +1274,7 @@ struct accel_node *accel_node_start(const struct accel_node_options *opt, char *
 			return NULL;
 		}
 	}
+	node->udev = accel_udev_start(on_udev_event, node);
 	accel_node_refresh_all(node);
 	if (pthread_create(&node->poller, NULL, poll_main, node)) {
 		snprintf(err, errlen, "cannot start the poller thread");
@@ -1195,6 +1296,7 @@ void accel_node_stop(struct accel_node *node)
 		pthread_mutex_unlock(&node->poll_lock);
 		pthread_join(node->poller, NULL);
 	}
+	accel_udev_stop(node->udev);
 	for (size_t f = 0; f < node->n_fams; f++)
 		family_close(&node->fams[f]);
 	accel_snapshot_unref(node->snap);
@@ -1205,6 +1307,7 @@ void accel_node_stop(struct accel_node *node)
 	pthread_mutex_destroy(&node->names_lock);
 	pthread_mutex_destroy(&node->err_lock);
 	pthread_mutex_destroy(&node->poll_lock);
+	pthread_rwlock_destroy(&node->topo);
 	pthread_cond_destroy(&node->poll_cond);
 	free(node);
 }

@@ -1092,8 +1092,9 @@ int accel_node_holders(struct accel_node *node, const char *device, struct accel
 
 /*
  * Look for cards that appeared or went away (a udev event, a driver loaded
- * late): re-count each family's devices and reopen the ones whose identity
- * changed.  Cards that are still there keep their state.
+ * late): re-count each family's devices and compare their UUIDs.  A family
+ * whose set changed is reopened whole; its jobs come back from the records
+ * on disk, exactly as after a restart.
  */
 static void rescan(struct accel_node *node)
 {

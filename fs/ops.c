@@ -261,7 +261,8 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, s
 	}
 	/* An entry's offset is the index of the one after it. */
 	for (size_t i = off < 0 ? 0 : (size_t)off; i < d->n; i++) {
-		struct stat st = { .st_mode = d->e[i].mode };
+		/* Not the inode number (that comes from lookup): any non-zero value, or readdir() skips it. */
+		struct stat st = { .st_ino = 0xffffffff, .st_mode = d->e[i].mode };
 		size_t need = fuse_add_direntry(req, buf + used, size - used, d->e[i].name, &st, (off_t)i + 1);
 		if (need > size - used)
 			break;

@@ -621,7 +621,7 @@ static void card_refresh(struct accel_node *node, struct node_card *nc, bool act
 		nc->n_seen = rec.n_seen;
 		rec.seen = NULL;
 		rec.n_seen = 0;
-		if (!act || pass == 1 || rec.n_actions == 0 || run_actions(node, nc, &rec) == 0)
+		if (!act || node->opt.read_only || pass == 1 || rec.n_actions == 0 || run_actions(node, nc, &rec) == 0)
 			break;
 		/* Something was destroyed or dropped: read the card again. */
 		accel_reconcile_clear(&rec);
@@ -903,6 +903,11 @@ int accel_node_mkdir(struct accel_node *node, const char *device, const char *pr
 
 	why[0] = '\0';
 	snprintf(key, sizeof(key), "%s/%s", device, profile);
+	if (node->opt.read_only) {
+		snprintf(why, whylen, "accelfs runs --read-only: nothing is carved");
+		ret = -EROFS;
+		goto out_noname;
+	}
 	ret = accel_job_name_check(job);
 	if (ret) {
 		snprintf(why, whylen, ret == -ENAMETOOLONG ? "job name '%.64s...' is longer than %d bytes"
@@ -1011,6 +1016,10 @@ int accel_node_rmdir(struct accel_node *node, const char *device, const char *pr
 
 	why[0] = '\0';
 	snprintf(key, sizeof(key), "%s/%s", device, profile);
+	if (node->opt.read_only) {
+		snprintf(why, whylen, "accelfs runs --read-only: nothing is destroyed");
+		return -EROFS;
+	}
 	pthread_rwlock_rdlock(&node->topo);
 	nc = find_card(node, device);
 	if (!nc) {

@@ -32,6 +32,7 @@ struct options {
 	int show_help;
 	int show_version;
 	int sim;
+	int read_only;
 	char *sim_topology;
 	char *state_dir;
 	char *cdi_dir;
@@ -53,6 +54,7 @@ static const struct fuse_opt option_spec[] = {
 	OPT("-V", show_version),
 	OPT("--version", show_version),
 	OPT("--sim", sim),
+	OPT("--read-only", read_only),
 	{ "--sim=%s", offsetof(struct options, sim_topology), 0 },
 	{ "--state-dir=%s", offsetof(struct options, state_dir), 0 },
 	{ "--cdi-dir=%s", offsetof(struct options, cdi_dir), 0 },
@@ -81,6 +83,7 @@ static void usage(const char *prog)
 	       "  --orphan-grace=SEC      how long an unmanaged instance is left before it is reclaimed;\n"
 	       "                          default 10\n"
 	       "  --busy-retries=N        retries of a destroy the driver calls busy; default 4\n"
+	       "  --read-only             observe only: never carve, destroy or reclaim (mkdir: EROFS)\n"
 	       "  -o OPT[,OPT...]         FUSE mount options (allow_other, ...)\n"
 	       "  -d, --debug             log every FUSE request (implies -f)\n"
 	       "  -h, --help, -V, --version\n",
@@ -232,6 +235,7 @@ int main(int argc, char *argv[])
 		}
 	}
 	nopt.state_dir = state_dir;
+	nopt.read_only = o.read_only;
 	if (o.poll_interval && parse_seconds_ms(o.poll_interval, "--poll-interval", &nopt.poll_ms))
 		return 2;
 	if (o.orphan_grace && parse_seconds_ms(o.orphan_grace, "--orphan-grace", &nopt.orphan_grace_ms))

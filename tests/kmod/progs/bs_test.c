@@ -166,6 +166,18 @@ static int wait_child(pid_t pid)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+/* Children that wait must not wait forever if the module misbehaves. */
+static pid_t fork_child(void)
+{
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0)
+		alarm(20);
+	return pid;
+}
+
 /* ---- touching a mapping, surviving SIGBUS ---- */
 static sigjmp_buf bus_jmp;
 
@@ -418,7 +430,7 @@ static void t_fifo(void)
 		die_hard("pipe");
 	CHECK_EQ(acquire(fd, 0), 0, "fifo: parent holds the slot");
 	for (int k = 0; k < 3; k++) {
-		kids[k] = fork();
+		kids[k] = fork_child();
 		if (kids[k] == 0) {
 			int cfd = bs_open(0), ok;
 			struct bar_swap_acquire a;
@@ -463,7 +475,7 @@ static void t_signal(void)
 	pid_t kid;
 
 	CHECK_EQ(acquire(fd, 0), 0, "signal: parent holds the slot");
-	kid = fork();
+	kid = fork_child();
 	if (kid == 0) {
 		/* SA_RESTART on purpose: the wait must still end with EINTR. */
 		struct sigaction sa = { .sa_handler = on_usr1, .sa_flags = SA_RESTART };
@@ -477,7 +489,7 @@ static void t_signal(void)
 	CHECK_EQ(wait_child(kid), 0, "signal: queued acquire ends with EINTR (even with SA_RESTART)");
 	CHECK_EQ(Q(fd).waiters, 0, "signal: interrupted waiter left the queue");
 
-	kid = fork();
+	kid = fork_child();
 	if (kid == 0) {
 		int cfd = bs_open(0);
 
@@ -558,7 +570,7 @@ static void t_stale(void)
 	CHECK_EQ(poke(at(m, 0), 0x5a5a0000), 0, "stale: owner writes die 0");
 	CHECK_EQ(peek(at(mo, 0), &v), -1, "stale: a non-owner's mapping gets SIGBUS");
 
-	kid = fork();	/* a forked child shares the file, hence the ownership */
+	kid = fork_child();	/* a forked child shares the file, hence the ownership */
 	if (kid == 0)
 		_exit(!peek(at(m, 0), &v) && v == 0x5a5a0000 ? 0 : 1);
 	CHECK_EQ(wait_child(kid), 0, "stale: forked child reads through the owner's mapping");
@@ -570,7 +582,7 @@ static void t_stale(void)
 	/* Another process holds die 1: the stale mapping must not reach it. */
 	if (pipe(pfd) || pipe(gfd))
 		die_hard("pipe");
-	kid = fork();
+	kid = fork_child();
 	if (kid == 0) {
 		int cfd = bs_open(0);
 		void *cm = map_slot(cfd, slot_size);
@@ -611,7 +623,7 @@ static void t_close_death(void)
 	close(tmp);
 	CHECK_EQ(Q(fd).active_die, -1, "close: closing the file released the slot");
 
-	holder = fork();
+	holder = fork_child();
 	if (holder == 0) {
 		int cfd = bs_open(0);
 
@@ -622,7 +634,7 @@ static void t_close_death(void)
 
 	if (pipe(pfd))
 		die_hard("pipe");
-	holder = fork();
+	holder = fork_child();
 	if (holder == 0) {
 		int cfd = bs_open(0);
 		void *cm = map_slot(cfd, slot_size);
@@ -634,7 +646,7 @@ static void t_close_death(void)
 			pause();
 	}
 	CHECK_EQ(read(pfd[0], &c, 1) == 1 && c == 'y', 1, "death: holder has die 2 mapped");
-	waiter = fork();
+	waiter = fork_child();
 	if (waiter == 0) {
 		int cfd = bs_open(0);
 
@@ -660,7 +672,7 @@ static void t_stress(void)
 	const int rounds = 150;
 
 	for (int k = 0; k < 2; k++) {
-		kids[k] = fork();
+		kids[k] = fork_child();
 		if (kids[k] == 0) {
 			int cfd = bs_open(0), bad = 0;
 			void *cm = map_slot(cfd, slot_size);
@@ -713,7 +725,7 @@ static void t_enabled(void)
 		 "set_enabled reserved field: EINVAL");
 	CHECK_EQ(set_enabled(fd, nd, 0), -EINVAL, "set_enabled past the last die: EINVAL");
 
-	kid = fork();
+	kid = fork_child();
 	if (kid == 0) {
 		int cfd = bs_open(0);
 
@@ -726,7 +738,7 @@ static void t_enabled(void)
 	/* Quarantining the active die revokes it; its waiters get ENODEV. */
 	if (pipe(pfd) || pipe(gfd))
 		die_hard("pipe");
-	kid = fork();
+	kid = fork_child();
 	if (kid == 0) {
 		int cfd = bs_open(0), bad;
 		void *cm = map_slot(cfd, slot_size);
@@ -742,7 +754,7 @@ static void t_enabled(void)
 		_exit(bad ? 10 + bad : 0);
 	}
 	CHECK_EQ(read(pfd[0], &c, 1) == 1 && c == 'y', 1, "quarantine: child holds die 2");
-	waiter = fork();
+	waiter = fork_child();
 	if (waiter == 0) {
 		int cfd = bs_open(0);
 
@@ -821,7 +833,7 @@ static void t_unbind(void)
 	snprintf(bus, sizeof(bus), "%s", di.bus_id);
 	if (pipe(pfd) || pipe(gfd))
 		die_hard("pipe");
-	kid = fork();
+	kid = fork_child();
 	if (kid == 0) {
 		int cfd = bs_open(0), ok;
 		void *cm = map_slot(cfd, slot_size);
@@ -834,7 +846,7 @@ static void t_unbind(void)
 		_exit(ok ? 0 : 1);
 	}
 	CHECK_EQ(read(pfd[0], &c, 1) == 1 && c == 'y', 1, "unbind: child holds die 0 (%s)", bus);
-	waiter = fork();
+	waiter = fork_child();
 	if (waiter == 0) {
 		int cfd = bs_open(0);
 
@@ -909,6 +921,7 @@ static void t_slotmode(unsigned long long addr)
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	alarm(240);	/* a hung check ends the program (and counts as a failure) */
 	if (argc >= 3 && !strcmp(argv[1], "query")) {
 		int fd = bs_open(0);
 		unsigned int n = Q(fd).num_dies, want = strtoul(argv[2], NULL, 0), present = 0;

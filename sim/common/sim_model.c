@@ -170,7 +170,7 @@ mig_return_t sim_ci_next_placement(const struct sim_device *d, const struct sim_
 				   const struct sim_ci_profile *c, struct sim_placement *pl)
 {
 	const struct sim_gi_profile *gp = sim_gi_profile_by_id(d, gi->profile_id);
-	unsigned same = 0, align = round_up_pow2(c->slices);
+	unsigned same = 0, span = gi->placement.size, size;
 
 	if (!gp)
 		return MIG_ERROR_INSUFFICIENT_RESOURCES;
@@ -178,8 +178,14 @@ mig_return_t sim_ci_next_placement(const struct sim_device *d, const struct sim_
 		same += gi->cis[i].profile_id == c->id;
 	if (same >= sim_ci_instance_count(d, gi, c) || gi->n_cis >= SIM_MAX_CI)
 		return MIG_ERROR_INSUFFICIENT_RESOURCES;
-	for (unsigned start = 0; start + c->slices <= gp->slices; start += align) {
-		struct sim_placement cand = { start, c->slices };
+	/*
+	 * CI placements live in a space as wide as the GI's memory span (an
+	 * H100 reports a 3g GI's whole CI at 0:4 and a 1g.24gb's at 0:2); a
+	 * share takes its slice count rounded up to a power of two, aligned.
+	 */
+	size = c->slices == gp->slices ? span : round_up_pow2(c->slices);
+	for (unsigned start = 0; size && start + size <= span; start += size) {
+		struct sim_placement cand = { start, size };
 		bool clash = false;
 
 		for (unsigned i = 0; i < gi->n_cis && !clash; i++)

@@ -137,9 +137,10 @@ bool sim_ci_profile_id_known(const struct sim_device *d, unsigned id);
 /* Instances of c one GI can hold: its slices divided by c's. */
 unsigned sim_ci_instance_count(const struct sim_device *d, const struct sim_gi *gi, const struct sim_ci_profile *c);
 /*
- * Where the next CI of c would go inside gi: first fit, aligned to the
- * profile's size rounded up to a power of two (NVIDIA's 3-slice CIs start at
- * 0 or 4).  SUCCESS with *pl, or INSUFFICIENT_RESOURCES.
+ * Where the next CI of c would go inside gi: first fit in a space as wide as
+ * the GI's memory span; the whole-GI profile takes all of it, a share its
+ * slice count rounded up to a power of two, aligned (NVIDIA's 3-slice CIs
+ * start at 0 or 4).  SUCCESS with *pl, or INSUFFICIENT_RESOURCES.
  */
 mig_return_t sim_ci_next_placement(const struct sim_device *d, const struct sim_gi *gi,
 				   const struct sim_ci_profile *c, struct sim_placement *pl);

@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * accel-smi: the command line, the choice of driver library, and dispatch.
+ *
+ *   accel-smi [-f ppu|gpu] [--sim[=STATE_DIR]] [--topology=FILE] COMMAND
+ *
+ * Without --sim the driver is found exactly as the product finds it
+ * ($PPU_HOME/lib64/libhgml.so, the loader path); with --sim the simulator is
+ * pointed at STATE_DIR/sim and loaded from the build or install location
+ * (tools/sim_locate.c).  Nothing else ever selects a simulator.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/accel-smi.h"
+#include "tools/sim_locate.h"
+
+static void usage(FILE *f)
+{
+	fputs("usage: accel-smi [-f ppu|gpu] [--sim[=STATE_DIR]] [--topology=FILE] COMMAND\n"
+	      "\n"
+	      "  -f ppu|gpu                 the family: T-Head PPUs (default) or NVIDIA GPUs\n"
+	      "  --sim[=STATE_DIR]          drive the simulated node kept under STATE_DIR/sim\n"
+	      "                             (default " ACCEL_SIM_DEFAULT_STATE_DIR ")\n"
+	      "  --topology=FILE            with --sim: the hardware a fresh state directory starts with\n"
+	      "\n"
+	      "commands (as ppu-smi / nvidia-smi):\n"
+	      "  -L                         list the cards and their MIG devices\n"
+	      "  -q [-i N]                  details, MIG Mode Current/Pending included\n"
+	      "  -i N -mig 0|1              disable or enable MIG mode on one card\n"
+	      "  mig [-i N] -lgip           GPU-instance profiles (Instances Free/Total)\n"
+	      "  mig [-i N] -lgipp          legal placements per profile, {Start,...}:Size\n"
+	      "  mig [-i N] -lgi            GPU instances\n"
+	      "  mig -i N -cgi P[:S][,...] [-C]  create GPU instances (profile id or name, optional start),\n"
+	      "                             -C: each with a compute instance covering it\n"
+	      "  mig -i N [-gi G] -dgi      destroy a GPU instance (without -gi: every one!)\n"
+	      "  mig -i N [-gi G] -lcip [--ids]  compute-instance profiles (--ids: id:slices lines)\n"
+	      "  mig -i N -gi G -cci [P,...]  create compute instances (default: the whole-GI profile)\n"
+	      "  mig -i N [-gi G] -lci      compute instances\n"
+	      "  mig -i N -gi G [-ci C] -dci  destroy compute instances\n"
+	      "\n"
+	      "simulated drivers only:\n"
+	      "  sim busy -i N -gi G -ci C COUNT   processes running on a compute instance (blocks destroy)\n"
+	      "  sim fault FUNCTION [--ret NAME|NUM] [--skip N] [--times K]   arm a driver fault\n"
+	      "  sim faults | sim clear-faults\n"
+	      "  sim hold -i N [--control]  hold the card's node (and the control nodes) until killed\n"
+	      "  sim remove -i N | sim add -i N    the card falls off / comes back on the bus\n"
+	      "  sim kmsg                   the simulated kernel log\n"
+	      "  sim paths                  where the simulated node keeps its files\n",
+	      f);
+}
+
+struct cli {
+	const char *family;
+	bool sim;
+	const char *state_dir;
+	const char *topology;
+	enum { CMD_NONE, CMD_LIST, CMD_QUERY, CMD_SET_MIG, CMD_MIG, CMD_SIM } cmd;
+	int mig_mode;
+	int rest_argc;
+	char **rest_argv;
+};
+
+static int set_cmd(struct cli *c, int cmd)
+{
+	if (c->cmd != CMD_NONE) {
+		fprintf(stderr, "accel-smi: one command at a time\n");
+		return -1;
+	}
+	c->cmd = cmd;
+	return 0;
+}
+
+static int parse(int argc, char **argv, struct cli *c, struct smi *s)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if ((!strcmp(a, "-f") || !strcmp(a, "--family")) && next) {
+			c->family = argv[++i];
+		} else if (!strncmp(a, "--family=", 9)) {
+			c->family = a + 9;
+		} else if (!strcmp(a, "--sim")) {
+			c->sim = true;
+		} else if (!strncmp(a, "--sim=", 6)) {
+			c->sim = true;
+			c->state_dir = a + 6;
+		} else if (!strncmp(a, "--topology=", 11)) {
+			c->topology = a + 11;
+		} else if (!strcmp(a, "--topology") && next) {
+			c->topology = argv[++i];
+		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			exit(SMI_OK);
+		} else if (!strcmp(a, "-L") || !strcmp(a, "--list-gpus")) {
+			if (set_cmd(c, CMD_LIST))
+				return -1;
+		} else if (!strcmp(a, "-q") || !strcmp(a, "--query")) {
+			if (set_cmd(c, CMD_QUERY))
+				return -1;
+		} else if ((!strcmp(a, "-i") || !strcmp(a, "--id")) && next) {
+			char *end;
+			long v = strtol(next, &end, 10);
+
+			/* One card per call: a list reads like missing hardware, as in ppu-smi. */
+			if (!*next || *end || v < 0) {
+				fprintf(stderr, "No devices were found\n");
+				exit(SMI_FAILED);
+			}
+			s->device = (int)v;
+			i++;
+		} else if (!strcmp(a, "-mig") || !strcmp(a, "--multi-instance-gpu") ||
+			   !strncmp(a, "--multi-instance-gpu=", 21)) {
+			const char *v = a[1] == '-' && a[20] == '=' ? a + 21 : next;
+
+			if (v == next)
+				i++;
+			if (set_cmd(c, CMD_SET_MIG))
+				return -1;
+			if (v && (!strcmp(v, "1") || !strcasecmp(v, "ENABLED")))
+				c->mig_mode = 1;
+			else if (v && (!strcmp(v, "0") || !strcasecmp(v, "DISABLED")))
+				c->mig_mode = 0;
+			else {
+				fprintf(stderr, "accel-smi: -mig takes 0 or 1\n");
+				return -1;
+			}
+		} else if (!strcmp(a, "mig") || !strcmp(a, "sim")) {
+			if (set_cmd(c, a[0] == 'm' ? CMD_MIG : CMD_SIM))
+				return -1;
+			c->rest_argc = argc - i - 1;
+			c->rest_argv = argv + i + 1;
+			return 0;
+		} else {
+			fprintf(stderr, "accel-smi: unknown option \"%s\"\n", a);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int open_driver(struct smi *s, const struct cli *c)
+{
+	char path[PATH_MAX], err[1024];
+	const char *topology = c->topology;
+	int ret;
+
+	if (c->sim) {
+		const char *state = c->state_dir && *c->state_dir ? c->state_dir : ACCEL_SIM_DEFAULT_STATE_DIR;
+
+		/* A topology from the environment still applies to a fresh state directory. */
+		if (!topology && getenv("ACCELFS_SIM_TOPOLOGY") && *getenv("ACCELFS_SIM_TOPOLOGY"))
+			topology = getenv("ACCELFS_SIM_TOPOLOGY");
+		ret = accel_sim_setup_env(state, topology, err, sizeof(err));
+		if (!ret)
+			ret = accel_sim_locate_lib(s->family, path, sizeof(path), err, sizeof(err));
+		if (ret) {
+			fprintf(stderr, "accel-smi: %s\n", err);
+			return SMI_FAILED;
+		}
+	} else if (topology) {
+		fprintf(stderr, "accel-smi: --topology only goes with --sim\n");
+		return SMI_USAGE;
+	}
+	ret = accel_family_open_lib(s->family, c->sim ? path : NULL, &s->lib, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "accel-smi: %s %s driver: %s\n", s->family->vendor, s->family->sym_prefix, err);
+		return SMI_FAILED;
+	}
+	return SMI_OK;
+}
+
+int main(int argc, char **argv)
+{
+	struct smi s = { .device = SMI_ALL, .gi = SMI_ALL, .ci = SMI_ALL };
+	struct cli c = { .family = "ppu" };
+	int rc;
+
+	if (parse(argc, argv, &c, &s)) {
+		usage(stderr);
+		return SMI_USAGE;
+	}
+	s.family = accel_family_by_prefix(c.family);
+	if (!s.family) {
+		fprintf(stderr, "accel-smi: -f takes ppu or gpu, not \"%s\"\n", c.family);
+		return SMI_USAGE;
+	}
+	s.thead = !strcmp(s.family->tree_prefix, "ppu");
+	s.word = s.thead ? "PPU" : "GPU";
+	if (c.cmd == CMD_NONE) {
+		usage(stderr);
+		return SMI_USAGE;
+	}
+	if (c.cmd == CMD_SET_MIG && s.device == SMI_ALL) {
+		fprintf(stderr, "accel-smi: -mig changes one card: give it with -i\n");
+		return SMI_USAGE;
+	}
+	rc = open_driver(&s, &c);
+	if (rc != SMI_OK)
+		return rc;
+	switch (c.cmd) {
+	case CMD_LIST:
+		rc = smi_cmd_list(&s);
+		break;
+	case CMD_QUERY:
+		rc = smi_cmd_query(&s);
+		break;
+	case CMD_SET_MIG:
+		rc = smi_cmd_set_mig(&s, c.mig_mode);
+		break;
+	case CMD_MIG:
+		rc = smi_cmd_mig(&s, c.rest_argc, c.rest_argv);
+		break;
+	case CMD_SIM:
+		rc = smi_cmd_sim(&s, c.rest_argc, c.rest_argv);
+		break;
+	case CMD_NONE:
+		break;
+	}
+	mig_lib_close(&s.lib);
+	fflush(stdout);
+	return rc;
+}

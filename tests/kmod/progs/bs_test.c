@@ -402,7 +402,7 @@ static void t_nonblock(void)
 	CHECK_EQ(acquire(fd, 0), 0, "nonblock: holder acquires die 0");
 	t = now();
 	CHECK_EQ(acquire(nb, 1), -EAGAIN, "O_NONBLOCK acquire on a busy slot: EAGAIN");
-	check(now() - t < 0.1, "O_NONBLOCK: fails at once (%.3f s)", now() - t);
+	check(now() - t < 1.0, "O_NONBLOCK: fails at once (%.3f s)", now() - t);
 	CHECK_EQ(acquire(nb, 0), -EAGAIN, "O_NONBLOCK acquire of the held die: EAGAIN");
 	CHECK_EQ(acquire_full(other, 1, BAR_SWAP_ACQUIRE_NONBLOCK, 0, NULL), -EAGAIN,
 		 "ACQUIRE_NONBLOCK flag on a busy slot: EAGAIN");

@@ -86,7 +86,7 @@ static void rollback(const struct accel_card *card, mig_gpu_instance_t gi, mig_c
 	}
 }
 
-int accel_carve(const struct accel_card *card, const struct accel_profile *p, const struct accel_span *used,
+int accel_carve(const struct accel_card *card, const struct accel_profile *p, int want, const struct accel_span *used,
 		size_t n_used, accel_commit_fn commit, void *ctx, struct accel_carve_result *out, char *why,
 		size_t whylen)
 {
@@ -100,7 +100,15 @@ int accel_carve(const struct accel_card *card, const struct accel_profile *p, co
 
 	memset(out, 0, sizeof(*out));
 	why[0] = '\0';
-	pick = accel_ledger_pick(p->placements, p->n_placements, used, n_used);
+	if (want >= 0) {
+		pick = (size_t)want < p->n_placements && accel_ledger_is_free(p->placements[want], used, n_used) ? want : -1;
+		if (pick < 0) {
+			snprintf(why, whylen, "the chosen placement is no longer free");
+			return -EAGAIN;
+		}
+	} else {
+		pick = accel_ledger_pick(p->placements, p->n_placements, used, n_used);
+	}
 	if (pick < 0) {
 		char legal[128];
 		accel_ledger_format(p->placements, p->n_placements, legal, sizeof(legal));

@@ -31,13 +31,14 @@ struct accel_carve_result {
 typedef int (*accel_commit_fn)(void *ctx, const struct accel_carve_result *res, char *why, size_t whylen);
 
 /*
- * Carve one instance of profile p at the lowest free legal placement given
- * the spans in use.  Returns 0, or -errno with why set:
+ * Carve one instance of profile p given the spans in use: at legal
+ * placement `want` (an index into p->placements) when want >= 0, else at
+ * the lowest free one.  Returns 0, or -errno with why set:
  *   -ENOSPC  no legal placement is free, or the driver lacks resources
  *   -EIO     the driver misbehaved (wrong profile, ambiguous CI profile, ...)
  *   other    the driver's result mapped by mig_return_errno, or a node check
  */
-int accel_carve(const struct accel_card *card, const struct accel_profile *p, const struct accel_span *used,
+int accel_carve(const struct accel_card *card, const struct accel_profile *p, int want, const struct accel_span *used,
 		size_t n_used, accel_commit_fn commit, void *ctx, struct accel_carve_result *out, char *why,
 		size_t whylen);
 

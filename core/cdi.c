@@ -1,37 +1,72 @@
 /* SPDX-License-Identifier: MIT */
 #include "core/cdi.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/family.h"
+#include "core/record.h"
 
-void accel_cdi_kind(const struct accel_family *f, char *buf, size_t len)
+/* What the spec needs of the CDI versions: hostPath and digit-first names came in 0.5.0. */
+struct needs {
+	bool host_path;
+	bool digit_name;
+};
+
+static const char *version_for(const struct needs *n)
 {
-	snprintf(buf, len, "%s/%s", f->cdi_vendor, f->tree_prefix);
+	return n->host_path || n->digit_name ? "0.5.0" : "0.3.0";
 }
 
 static bool is_control(const struct accel_family *f, const struct accel_devnode *n)
 {
+	const char *rel = strncmp(n->path, "/dev/", 5) ? n->path : n->path + 5;
+
 	for (size_t i = 0; f->control_nodes[i]; i++)
-		if (!strcmp(n->path + 5, f->control_nodes[i]))
+		if (!strcmp(rel, f->control_nodes[i]))
 			return true;
 	for (size_t i = 0; f->optional_nodes[i]; i++)
-		if (!strcmp(n->path + 5, f->optional_nodes[i]))
+		if (!strcmp(rel, f->optional_nodes[i]))
 			return true;
 	return false;
 }
 
-static json_t *node_json(const struct accel_devnode *n)
+static json_t *node_json(const struct accel_devnode *n, struct needs *needs)
 {
-	return json_pack("{s:s, s:s, s:s, s:I, s:I, s:s}", "path", n->path, "hostPath", n->host_path, "type", "c",
-			 "major", (json_int_t)n->major, "minor", (json_int_t)n->minor, "permissions", "rw");
+	json_t *o = json_pack("{s:s}", "path", n->path);
+
+	if (!o)
+		return NULL;
+	if (strcmp(n->host_path, n->path)) {
+		json_object_set_new(o, "hostPath", json_string(n->host_path));
+		needs->host_path = true;
+	}
+	json_object_set_new(o, "type", json_string("c"));
+	json_object_set_new(o, "major", json_integer(n->major));
+	json_object_set_new(o, "minor", json_integer(n->minor));
+	json_object_set_new(o, "permissions", json_string("rw"));
+	return o;
 }
 
-/* Append a job's device entry; its shared nodes go to common (deduplicated). */
-static int add_job(json_t *devices, json_t *common, const struct accel_device *d, const struct accel_job *j)
+static bool listed(json_t *nodes, const char *path)
+{
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(nodes, i, v)
+		if (!strcmp(json_string_value(json_object_get(v, "path")), path))
+			return true;
+	return false;
+}
+
+/* One job as a CDI device; shared nodes go to common when common is given. */
+static int add_job(json_t *devices, json_t *common, const struct accel_device *d, const struct accel_job *j,
+		   struct needs *needs)
 {
 	json_t *nodes = json_array(), *dev;
 
@@ -39,35 +74,31 @@ static int add_job(json_t *devices, json_t *common, const struct accel_device *d
 		return -1;
 	for (size_t i = 0; i < j->n_nodes; i++) {
 		const struct accel_devnode *n = &j->nodes[i];
-		if (!is_control(d->family, n)) {
-			json_array_append_new(nodes, node_json(n));
+		json_t *target = common && is_control(d->family, n) ? common : nodes;
+		if (target == common && listed(common, n->path))
 			continue;
-		}
-		bool seen = false;
-		size_t k;
-		json_t *v;
-		json_array_foreach(common, k, v)
-			seen = seen || !strcmp(json_string_value(json_object_get(v, "path")), n->path);
-		if (!seen)
-			json_array_append_new(common, node_json(n));
+		json_array_append_new(target, node_json(n, needs));
 	}
+	if (j->name[0] >= '0' && j->name[0] <= '9')
+		needs->digit_name = true;
 	dev = json_pack("{s:s, s:{s:o}}", "name", j->name, "containerEdits", "deviceNodes", nodes);
-	if (!dev)
-		return -1;
-	return json_array_append_new(devices, dev);
+	return dev ? json_array_append_new(devices, dev) : -1;
 }
 
-static char *finish(const struct accel_family *f, json_t *devices, json_t *common)
+static char *finish(json_t *devices, json_t *common, const struct needs *needs)
 {
-	char kind[128];
-	json_t *spec;
+	json_t *spec = json_pack("{s:s, s:s, s:o}", "cdiVersion", version_for(needs), "kind", ACCEL_CDI_KIND,
+				 "devices", devices);
 	char *text;
 
-	accel_cdi_kind(f, kind, sizeof(kind));
-	spec = json_pack("{s:s, s:s, s:o, s:{s:o}}", "cdiVersion", ACCEL_CDI_VERSION, "kind", kind, "devices", devices,
-			 "containerEdits", "deviceNodes", common);
-	if (!spec)
+	if (!spec) {
+		json_decref(common);
 		return NULL;
+	}
+	if (common && json_array_size(common))
+		json_object_set_new(spec, "containerEdits", json_pack("{s:o}", "deviceNodes", common));
+	else
+		json_decref(common);
 	text = json_dumps(spec, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	json_decref(spec);
 	return text;
@@ -76,36 +107,57 @@ static char *finish(const struct accel_family *f, json_t *devices, json_t *commo
 char *accel_cdi_job_spec(const struct accel_device *d, const struct accel_job *j)
 {
 	json_t *devices = json_array(), *common = json_array();
+	struct needs needs = { 0 };
 
-	if (!devices || !common || add_job(devices, common, d, j)) {
+	if (!devices || !common || add_job(devices, common, d, j, &needs)) {
 		json_decref(devices);
 		json_decref(common);
 		return NULL;
 	}
-	return finish(d->family, devices, common);
+	return finish(devices, common, &needs);
 }
 
-char *accel_cdi_node_spec(const struct accel_snapshot *s, const struct accel_family *f)
+char *accel_cdi_node_spec(const struct accel_snapshot *s, bool *empty)
 {
-	json_t *devices = json_array(), *common = json_array();
-	bool any = false;
+	json_t *devices = json_array();
+	struct needs needs = { 0 };
 
-	for (size_t i = 0; devices && common && i < s->n_devices; i++) {
-		const struct accel_device *d = &s->devices[i];
-		if (d->family != f)
-			continue;
-		any = true;
-		for (size_t k = 0; k < d->n_jobs; k++)
-			if (d->jobs[k].state == ACCEL_JOB_READY && add_job(devices, common, d, &d->jobs[k])) {
+	*empty = false;
+	if (!devices)
+		return NULL;
+	for (size_t i = 0; i < s->n_devices; i++)
+		for (size_t k = 0; k < s->devices[i].n_jobs; k++)
+			if (s->devices[i].jobs[k].state == ACCEL_JOB_READY &&
+			    add_job(devices, NULL, &s->devices[i], &s->devices[i].jobs[k], &needs)) {
 				json_decref(devices);
-				json_decref(common);
 				return NULL;
 			}
-	}
-	if (!any || !devices || !common) {
+	if (!json_array_size(devices)) {
 		json_decref(devices);
-		json_decref(common);
+		*empty = true;
 		return NULL;
 	}
-	return finish(f, devices, common);
+	return finish(devices, NULL, &needs);
+}
+
+int accel_cdi_write_node(const char *dir, const struct accel_snapshot *s)
+{
+	char path[PATH_MAX];
+	bool empty;
+	char *text;
+	int ret;
+
+	if (snprintf(path, sizeof(path), "%s/%s", dir, ACCEL_CDI_FILE) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	text = accel_cdi_node_spec(s, &empty);
+	if (!text) {
+		if (!empty)
+			return -ENOMEM;
+		return unlink(path) && errno != ENOENT ? -errno : 0;
+	}
+	ret = accel_mkdirs(dir, 0755);
+	if (!ret)
+		ret = accel_durable_write(path, text, strlen(text), 0644);
+	free(text);
+	return ret;
 }

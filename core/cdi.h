@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Container Device Interface specs for jobs.  A job's spec names the job as
- * the device; the control nodes every job of a family shares go to the
- * spec-level edits, the card and capability nodes to the device.  The
- * version written is the lowest one whose fields the spec uses (hostPath
- * and names starting with a digit need 0.5.0).
+ * Container Device Interface specs for jobs.  Every job is a CDI device of
+ * the kind accelfs.io/mig named after the job (job names are unique on the
+ * node), so `podman run --device accelfs.io/mig=job1` works the same from a
+ * job's own cdi.json and from the node-level spec.  The version written is
+ * the lowest whose fields the spec uses: 0.5.0 when a node's host path
+ * differs from its container path or a name starts with a digit, else 0.3.0.
  */
 #ifndef ACCEL_CDI_H
 #define ACCEL_CDI_H
@@ -13,19 +14,28 @@
 
 #include "core/model.h"
 
-#define ACCEL_CDI_VERSION "0.5.0"
+#define ACCEL_CDI_KIND "accelfs.io/mig"
+#define ACCEL_CDI_FILE "accelfs.json"
 
-/* "accelfs.io/ppu" */
-void accel_cdi_kind(const struct accel_family *f, char *buf, size_t len);
-
-/* A spec for one job alone; malloc'd JSON text, or NULL. */
+/*
+ * A spec for one job alone: its card and capability nodes in the device,
+ * the family's shared control nodes in the spec-level edits.  Malloc'd
+ * JSON text, or NULL when out of memory.
+ */
 char *accel_cdi_job_spec(const struct accel_device *d, const struct accel_job *j);
 
 /*
- * The node-level spec for one family: every ready job of every device of
- * that family, as devices named after the jobs.  Returns NULL when the
- * family has no device in the snapshot.
+ * The node-level spec: every ready job of every device, each carrying all
+ * its nodes (the families' control nodes differ, so none is shared at spec
+ * level).  NULL with *empty set when there is no ready job (a spec must
+ * list at least one device).
  */
-char *accel_cdi_node_spec(const struct accel_snapshot *s, const struct accel_family *f);
+char *accel_cdi_node_spec(const struct accel_snapshot *s, bool *empty);
+
+/*
+ * Keep <dir>/accelfs.json equal to the node-level spec: written atomically
+ * (temporary file, fsync, rename), removed when there is no job.
+ */
+int accel_cdi_write_node(const char *dir, const struct accel_snapshot *s);
 
 #endif

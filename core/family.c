@@ -43,7 +43,6 @@ const struct accel_family accel_family_thead = {
 	.tree_prefix = "ppu",
 	.vendor = "T-Head",
 	.sym_prefix = "hgml",
-	.cdi_vendor = "accelfs.io",
 	/* HGML API 13: GPU_INSTANCE_PROFILE_COUNT 85, COMPUTE_INSTANCE_PROFILE_COUNT 27. */
 	.gi_profile_count = 85,
 	.ci_profile_count = 27,
@@ -62,7 +61,6 @@ const struct accel_family accel_family_nvidia = {
 	.tree_prefix = "gpu",
 	.vendor = "NVIDIA",
 	.sym_prefix = "nvml",
-	.cdi_vendor = "accelfs.io",
 	/*
 	 * NVML_GPU_INSTANCE_PROFILE_COUNT is 0x11 in current headers (indices
 	 * 17 and above answer INVALID_ARGUMENT on an H200);

@@ -20,7 +20,6 @@ struct accel_family {
 	const char *tree_prefix; /* "ppu" | "gpu": the directory is <prefix><ordinal> */
 	const char *vendor;      /* "T-Head" | "NVIDIA", for humans */
 	const char *sym_prefix;  /* "hgml" | "nvml" */
-	const char *cdi_vendor;  /* CDI kind is <cdi_vendor>/<tree_prefix> */
 
 	/* Every profile index below these counts is probed (the API's COUNT). */
 	unsigned gi_profile_count;

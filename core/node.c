@@ -11,6 +11,7 @@
 
 #include "core/card.h"
 #include "core/carve.h"
+#include "core/cdi.h"
 #include "core/catalog.h"
 #include "core/devnodes.h"
 #include "core/inventory.h"
@@ -258,6 +259,16 @@ static void publish(struct accel_node *node)
 	s->generation = ++node->generation;
 	node->snap = s;
 	accel_snapshot_ref(s);
+	/*
+	 * The CDI spec follows every change before the operation that caused
+	 * it returns: a runtime reading it after mkdir sees the job.  Still
+	 * under snap_lock, so two publishes cannot write out of order.
+	 */
+	if (node->opt.cdi_dir) {
+		int cdi = accel_cdi_write_node(node->opt.cdi_dir, s);
+		if (cdi)
+			log_error("cannot update the CDI spec in %s: %s", node->opt.cdi_dir, strerror(-cdi));
+	}
 	pthread_mutex_unlock(&node->snap_lock);
 
 	if (node->opt.on_change)
@@ -891,51 +902,38 @@ static int commit_record(void *ctx, const struct accel_carve_result *res, char *
 
 static const char *const profile_files[] = { "info", "available", "last_error", NULL };
 
-int accel_node_mkdir(struct accel_node *node, const char *device, const char *profile, const char *job, uid_t uid,
-		     gid_t gid, char *why, size_t whylen)
+static int check_job_name(const char *job, char *why, size_t whylen)
 {
-	char key[160];
-	struct node_card *nc;
-	const struct accel_profile *p = NULL;
-	struct accel_carve_result res;
-	struct accel_span *used = NULL;
-	int ret;
+	int ret = accel_job_name_check(job);
 
-	why[0] = '\0';
-	snprintf(key, sizeof(key), "%s/%s", device, profile);
-	if (node->opt.read_only) {
-		snprintf(why, whylen, "accelfs runs --read-only: nothing is carved");
-		ret = -EROFS;
-		goto out_noname;
-	}
-	ret = accel_job_name_check(job);
 	if (ret) {
 		snprintf(why, whylen, ret == -ENAMETOOLONG ? "job name '%.64s...' is longer than %d bytes"
 							   : "job name '%s' is not [A-Za-z0-9][A-Za-z0-9_.-]*",
 			 job, ACCEL_JOB_NAME_MAX);
-		goto out_noname;
+		return ret;
 	}
 	for (size_t i = 0; profile_files[i]; i++)
 		if (!strcmp(job, profile_files[i])) {
 			snprintf(why, whylen, "'%s' is a file of the profile directory", job);
-			ret = -EEXIST;
-			goto out_noname;
+			return -EEXIST;
 		}
-	pthread_rwlock_rdlock(&node->topo);
-	nc = find_card(node, device);
-	if (!nc) {
-		pthread_rwlock_unlock(&node->topo);
-		snprintf(why, whylen, "no device %s", device);
-		ret = -ENOENT;
-		goto out_noname;
-	}
-	ret = reserve_name(node, job);
-	if (ret) {
-		pthread_rwlock_unlock(&node->topo);
-		snprintf(why, whylen, ret == -EEXIST ? "a job named '%s' already exists on this node" : "cannot reserve '%s'",
-			 job);
-		goto out_noname;
-	}
+	return 0;
+}
+
+/*
+ * Carve on one card: the node's topology read-held, the job's name reserved.
+ * want_start < 0 takes the lowest free placement; otherwise exactly the
+ * placement starting there (-EAGAIN when it is no longer free).
+ */
+static int carve_on(struct accel_node *node, struct node_card *nc, const char *profile, const char *job, uid_t uid,
+		    gid_t gid, long want_start, char *why, size_t whylen)
+{
+	const struct accel_profile *p = NULL;
+	struct accel_carve_result res;
+	struct accel_span *used = NULL;
+	char refusal[ACCEL_TEXT_MAX];
+	bool refused;
+	int want = -1, ret;
 
 	pthread_mutex_lock(&nc->lock);
 	/* Decide on what the driver says now, not on the last poll. */
@@ -945,19 +943,26 @@ int accel_node_mkdir(struct accel_node *node, const char *device, const char *pr
 		for (size_t i = 0; i < nc->catalog.n_profiles && !p; i++)
 			if (!strcmp(nc->catalog.profiles[i].name, profile))
 				p = &nc->catalog.profiles[i];
-	bool refused = nc->view.refused;
-	char refusal[ACCEL_TEXT_MAX];
+	refused = nc->view.refused;
 	snprintf(refusal, sizeof(refusal), "%s", nc->view.refusal);
 	pthread_mutex_unlock(&node->view_lock);
 
 	if (!p) {
-		snprintf(why, whylen, "%s does not offer %s (MIG mode off, or no such profile)", device, profile);
+		snprintf(why, whylen, "%s does not offer %s (MIG mode off, or no such profile)", nc->card.name, profile);
 		ret = -ENOENT;
 		goto out;
 	}
 	if (refused) {
-		snprintf(why, whylen, "%s is refused: %s", device, refusal);
+		snprintf(why, whylen, "%s is refused: %s", nc->card.name, refusal);
 		ret = -EBUSY;
+		goto out;
+	}
+	for (size_t i = 0; want_start >= 0 && i < p->n_placements; i++)
+		if (p->placements[i].start == (unsigned long)want_start)
+			want = (int)i;
+	if (want_start >= 0 && want < 0) {
+		snprintf(why, whylen, "%s has no legal placement of %s at %ld", nc->card.name, profile, want_start);
+		ret = -EAGAIN;
 		goto out;
 	}
 	/* The refresh above just read the card's live instances: carve against those. */
@@ -968,27 +973,181 @@ int accel_node_mkdir(struct accel_node *node, const char *device, const char *pr
 		goto out;
 	}
 	struct commit_ctx ctx = { node, nc, p, job, uid, gid };
-	ret = accel_carve(&nc->card, p, used, accel_inventory_spans(&nc->inv, used, nc->inv.n_gis), commit_record,
-			  &ctx, &res, why, whylen);
+	ret = accel_carve(&nc->card, p, want, used, accel_inventory_spans(&nc->inv, used, nc->inv.n_gis),
+			  commit_record, &ctx, &res, why, whylen);
 	if (ret == 0) {
 		free(res.nodes);
-		log_info("%s/%s: carved job %s: GPU instance %u, compute instance %u, placement %u:%u, %s", device,
-			 profile, job, res.gi, res.ci, res.placement.start, res.placement.size, res.uuid);
+		log_info("%s/%s: carved job %s: GPU instance %u, compute instance %u, placement %u:%u, %s",
+			 nc->card.name, profile, job, res.gi, res.ci, res.placement.start, res.placement.size, res.uuid);
 	}
 	card_refresh(node, nc, false);
 out:
 	pthread_mutex_unlock(&nc->lock);
-	pthread_rwlock_unlock(&node->topo);
-	release_name(node, job);
 	free(used);
-	publish(node);
-out_noname:
+	return ret;
+}
+
+static void finish_op(struct accel_node *node, const char *key, const char *what, const char *job, int ret,
+		      const char *why)
+{
 	if (ret) {
-		log_error("%s/%s: mkdir %.64s: %s", device, profile, job, why);
+		log_error("%s: %s %.64s: %s", key, what, job, why);
 		accel_node_set_last_error(node, key, why);
 	} else {
 		accel_node_set_last_error(node, key, "");
 	}
+}
+
+int accel_node_mkdir(struct accel_node *node, const char *device, const char *profile, const char *job, uid_t uid,
+		     gid_t gid, char *why, size_t whylen)
+{
+	char key[160];
+	struct node_card *nc;
+	int ret;
+
+	why[0] = '\0';
+	snprintf(key, sizeof(key), "%s/%s", device, profile);
+	if (node->opt.read_only) {
+		snprintf(why, whylen, "accelfs runs --read-only: nothing is carved");
+		ret = -EROFS;
+		goto out;
+	}
+	ret = check_job_name(job, why, whylen);
+	if (ret)
+		goto out;
+	pthread_rwlock_rdlock(&node->topo);
+	nc = find_card(node, device);
+	ret = nc ? reserve_name(node, job) : -ENOENT;
+	if (ret) {
+		pthread_rwlock_unlock(&node->topo);
+		if (ret == -ENOENT)
+			snprintf(why, whylen, "no device %s", device);
+		else
+			snprintf(why, whylen, ret == -EEXIST ? "a job named '%s' already exists on this node"
+							     : "cannot reserve '%s'", job);
+		goto out;
+	}
+	ret = carve_on(node, nc, profile, job, uid, gid, -1, why, whylen);
+	pthread_rwlock_unlock(&node->topo);
+	release_name(node, job);
+	publish(node);
+out:
+	finish_op(node, key, "mkdir", job, ret, why);
+	return ret;
+}
+
+/* What a device can still carve, weighted by span: Σ available(q) × span(q) over its profiles. */
+static unsigned long device_room(const struct accel_device *d, const struct accel_span *used, size_t n_used)
+{
+	unsigned long room = 0;
+
+	for (size_t q = 0; q < d->n_profiles; q++)
+		room += (unsigned long)accel_ledger_available(d->profiles[q].placements, d->profiles[q].n_placements,
+							       used, n_used) *
+			d->profiles[q].span;
+	return room;
+}
+
+/*
+ * The device and placement for a node-level request: the one that costs the
+ * least room (device_room before minus after), so the most capacity stays
+ * free for later requests.  Ties go to the earlier device (family order,
+ * then ordinal) and the lower start.
+ */
+static int choose(const struct accel_snapshot *s, const char *profile, char *device, size_t len, long *start)
+{
+	unsigned long best_loss = 0;
+	bool found = false;
+
+	for (size_t i = 0; i < s->n_devices; i++) {
+		const struct accel_device *d = &s->devices[i];
+		const struct accel_profile *p = accel_device_profile(d, profile);
+		struct accel_span *used;
+		unsigned long before;
+
+		if (!p || d->refused || !p->available)
+			continue;
+		used = calloc(d->n_instances + 2, sizeof(*used));
+		if (!used)
+			return -ENOMEM;
+		for (size_t k = 0; k < d->n_instances; k++)
+			used[k] = d->instances[k].placement;
+		before = device_room(d, used, d->n_instances);
+		for (size_t k = 0; k < p->n_placements; k++) {
+			unsigned long after, loss;
+
+			if (!accel_ledger_is_free(p->placements[k], used, d->n_instances))
+				continue;
+			used[d->n_instances] = p->placements[k];
+			after = device_room(d, used, d->n_instances + 1);
+			loss = before > after ? before - after : 0;
+			if (!found || loss < best_loss || (loss == best_loss && !strcmp(device, d->name) &&
+							   p->placements[k].start < (unsigned long)*start)) {
+				found = true;
+				best_loss = loss;
+				snprintf(device, len, "%s", d->name);
+				*start = p->placements[k].start;
+			}
+		}
+		free(used);
+	}
+	return found ? 0 : -ENOSPC;
+}
+
+int accel_node_mkdir_any(struct accel_node *node, const char *profile, const char *job, uid_t uid, gid_t gid,
+			 char *device, size_t len, char *why, size_t whylen)
+{
+	char key[160];
+	int ret;
+
+	why[0] = '\0';
+	device[0] = '\0';
+	snprintf(key, sizeof(key), "mig/%s", profile);
+	if (node->opt.read_only) {
+		snprintf(why, whylen, "accelfs runs --read-only: nothing is carved");
+		ret = -EROFS;
+		goto out;
+	}
+	ret = check_job_name(job, why, whylen);
+	if (ret)
+		goto out;
+	pthread_rwlock_rdlock(&node->topo);
+	ret = reserve_name(node, job);
+	if (ret) {
+		pthread_rwlock_unlock(&node->topo);
+		snprintf(why, whylen, ret == -EEXIST ? "a job named '%s' already exists on this node" : "cannot reserve '%s'",
+			 job);
+		goto out;
+	}
+	/* Choose from the last snapshot; the carve re-checks under the card's lock and says if it lost a race. */
+	for (int attempt = 0; attempt < 4; attempt++) {
+		struct accel_snapshot *s = accel_node_snapshot(node);
+		struct node_card *nc;
+		long start = -1;
+
+		ret = choose(s, profile, device, len, &start);
+		accel_snapshot_unref(s);
+		if (ret) {
+			snprintf(why, whylen, "no device has a free placement for %s", profile);
+			break;
+		}
+		nc = find_card(node, device);
+		if (!nc) {
+			ret = -EAGAIN;
+			continue;
+		}
+		ret = carve_on(node, nc, profile, job, uid, gid, start, why, whylen);
+		if (ret != -EAGAIN && ret != -ENOSPC)
+			break;
+		publish(node); /* what we learned under the lock, for the next choice */
+	}
+	if (ret == -EAGAIN)
+		ret = -ENOSPC;
+	pthread_rwlock_unlock(&node->topo);
+	release_name(node, job);
+	publish(node);
+out:
+	finish_op(node, key, "mkdir", job, ret, why);
 	return ret;
 }
 
@@ -1058,12 +1217,7 @@ out:
 	pthread_mutex_unlock(&nc->lock);
 	pthread_rwlock_unlock(&node->topo);
 	publish(node);
-	if (ret) {
-		log_error("%s/%s: rmdir %s: %s", device, profile, job, why);
-		accel_node_set_last_error(node, key, why);
-	} else {
-		accel_node_set_last_error(node, key, "");
-	}
+	finish_op(node, key, "rmdir", job, ret, why);
 	return ret;
 }
 

@@ -43,6 +43,8 @@ typedef void (*accel_change_fn)(void *ctx, struct accel_snapshot *old_snap, stru
 
 struct accel_node_options {
 	const char *state_dir;
+	/* Where the node-level CDI spec (accelfs.json) is kept current; NULL: none. */
+	const char *cdi_dir;
 	/* Indexed like accel_families[]. */
 	struct accel_family_config families[ACCEL_MAX_FAMILIES];
 	unsigned poll_ms;         /* 0: 2000 */
@@ -67,6 +69,12 @@ struct accel_snapshot *accel_node_snapshot(struct accel_node *node);
 /* Carve a job.  Returns 0 or -errno; why explains, and last_error keeps it. */
 int accel_node_mkdir(struct accel_node *node, const char *device, const char *profile, const char *job, uid_t uid,
 		     gid_t gid, char *why, size_t whylen);
+/*
+ * Carve a job of a profile on whichever device keeps the most capacity free
+ * for later requests (see choose() in node.c).  device receives the choice.
+ */
+int accel_node_mkdir_any(struct accel_node *node, const char *profile, const char *job, uid_t uid, gid_t gid,
+			 char *device, size_t len, char *why, size_t whylen);
 /* Reclaim a job (compute instance, then GPU instance). */
 int accel_node_rmdir(struct accel_node *node, const char *device, const char *profile, const char *job, char *why,
 		     size_t whylen);

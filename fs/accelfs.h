@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <time.h>
 
 #include <fuse_lowlevel.h>
 
@@ -12,12 +13,15 @@
 #include "fs/inode.h"
 
 struct fs_notifier;
+struct accel_delegation;
 
 struct accelfs {
 	struct accel_node *node;
+	struct accel_delegation *deleg;
 	struct fs_inodes *inodes;
 	struct fuse_session *se;
 	struct fs_notifier *notifier;
+	time_t started; /* the timestamps of everything that is not a job */
 	double entry_timeout;
 	double attr_timeout;
 	bool mounted_with_dev; /* character devices in jobs' dev/ work only on a "dev" mount */

@@ -15,10 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <fuse_lowlevel.h>
 
+#include "core/delegation.h"
 #include "core/log.h"
 #include "core/node.h"
 #include "core/record.h"
@@ -203,7 +205,7 @@ int main(int argc, char *argv[])
 	struct accel_node_options nopt;
 	struct sim_setup sim;
 	struct accelfs fs;
-	char err[1024], state_dir[PATH_MAX];
+	char err[1024], state_dir[PATH_MAX], sim_cdi_dir[PATH_MAX];
 	int ret = 1;
 
 	memset(&fs, 0, sizeof(fs));
@@ -236,6 +238,9 @@ int main(int argc, char *argv[])
 	}
 	nopt.state_dir = state_dir;
 	nopt.read_only = o.read_only;
+	/* A simulated node's nodes cannot be opened: keep its CDI spec out of the system's unless asked. */
+	snprintf(sim_cdi_dir, sizeof(sim_cdi_dir), "%s/cdi", state_dir);
+	nopt.cdi_dir = o.cdi_dir ? o.cdi_dir : o.sim ? sim_cdi_dir : "/var/run/cdi";
 	if (o.poll_interval && parse_seconds_ms(o.poll_interval, "--poll-interval", &nopt.poll_ms))
 		return 2;
 	if (o.orphan_grace && parse_seconds_ms(o.orphan_grace, "--orphan-grace", &nopt.orphan_grace_ms))
@@ -281,11 +286,17 @@ int main(int argc, char *argv[])
 			fprintf(stderr, "accelfs: cannot open the log file %s\n", path);
 	}
 
+	fs.started = time(NULL);
 	fs.entry_timeout = 1.0;
 	fs.attr_timeout = 1.0;
 	fs.inodes = fs_inodes_new();
 	if (!fs.inodes)
 		goto out;
+	fs.deleg = accel_delegation_load(state_dir, err, sizeof(err));
+	if (!fs.deleg) {
+		log_error("%s", err);
+		goto out;
+	}
 	nopt.on_change = fs_notify_changed;
 	nopt.ctx = &fs;
 	fs.node = accel_node_start(&nopt, err, sizeof(err));
@@ -336,6 +347,7 @@ out:
 	if (fs.se)
 		fuse_session_destroy(fs.se);
 	accel_node_stop(fs.node);
+	accel_delegation_free(fs.deleg);
 	fs_inodes_free(fs.inodes);
 	fuse_opt_free_args(&args);
 	free(o.sim_topology);

@@ -22,6 +22,7 @@ struct fs_notifier {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool pending;
+	bool attrs; /* also invalidate the attributes of every known inode */
 	bool stopping;
 };
 
@@ -29,6 +30,9 @@ struct collect {
 	const struct accel_snapshot *snap;
 	struct stale *list;
 	size_t n, cap;
+	uint64_t *live; /* inodes whose attributes to drop */
+	size_t n_live, cap_live;
+	bool attrs;
 };
 
 static void collect_stale(void *ctx, const struct fs_inode *in)
@@ -36,8 +40,20 @@ static void collect_stale(void *ctx, const struct fs_inode *in)
 	struct collect *c = ctx;
 	struct fs_node node;
 
-	if (fs_tree_resolve(c->snap, in->path, &node) == 0)
+	if (fs_tree_resolve(c->snap, in->path, &node) == 0) {
+		if (c->attrs && c->n_live < c->cap_live)
+			c->live[c->n_live++] = in->ino;
+		else if (c->attrs) {
+			size_t cap = c->cap_live ? c->cap_live * 2 : 64;
+			uint64_t *grown = realloc(c->live, cap * sizeof(*grown));
+			if (grown) {
+				c->live = grown;
+				c->cap_live = cap;
+				c->live[c->n_live++] = in->ino;
+			}
+		}
 		return;
+	}
 	if (c->n == c->cap) {
 		size_t cap = c->cap ? c->cap * 2 : 16;
 		struct stale *grown = realloc(c->list, cap * sizeof(*grown));
@@ -52,10 +68,11 @@ static void collect_stale(void *ctx, const struct fs_inode *in)
 	c->n++;
 }
 
-static void pass(struct accelfs *fs)
+static void pass(struct accelfs *fs, bool attrs)
 {
 	struct collect c = { 0 };
 
+	c.attrs = attrs;
 	c.snap = accel_node_snapshot(fs->node);
 	if (!c.snap)
 		return;
@@ -69,7 +86,10 @@ static void pass(struct accelfs *fs)
 			fuse_lowlevel_notify_inval_entry(fs->se, c.list[i].parent, c.list[i].name,
 							 strlen(c.list[i].name));
 	}
+	for (size_t i = 0; i < c.n_live; i++)
+		fuse_lowlevel_notify_inval_inode(fs->se, c.live[i], -1, 0);
 	free(c.list);
+	free(c.live);
 }
 
 static void *notifier_main(void *arg)
@@ -82,9 +102,11 @@ static void *notifier_main(void *arg)
 			pthread_cond_wait(&n->cond, &n->lock);
 		if (n->stopping)
 			break;
+		bool attrs = n->attrs;
 		n->pending = false;
+		n->attrs = false;
 		pthread_mutex_unlock(&n->lock);
-		pass(n->fs);
+		pass(n->fs, attrs);
 		pthread_mutex_lock(&n->lock);
 	}
 	pthread_mutex_unlock(&n->lock);
@@ -119,6 +141,19 @@ void fs_notifier_stop(struct fs_notifier *n)
 	pthread_mutex_destroy(&n->lock);
 	pthread_cond_destroy(&n->cond);
 	free(n);
+}
+
+void fs_notify_attrs_changed(struct accelfs *fs)
+{
+	struct fs_notifier *n = fs->notifier;
+
+	if (!n)
+		return;
+	pthread_mutex_lock(&n->lock);
+	n->pending = true;
+	n->attrs = true;
+	pthread_cond_signal(&n->cond);
+	pthread_mutex_unlock(&n->lock);
 }
 
 void fs_notify_changed(void *ctx, struct accel_snapshot *old_snap, struct accel_snapshot *new_snap)

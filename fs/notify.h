@@ -16,6 +16,11 @@ struct fs_notifier;
 
 struct fs_notifier *fs_notifier_start(struct accelfs *fs);
 void fs_notifier_stop(struct fs_notifier *n);
+/*
+ * Queue a pass that also drops every known inode's cached attributes
+ * (ownership changed by delegation, a job that appeared in another view).
+ */
+void fs_notify_attrs_changed(struct accelfs *fs);
 /* An accel_change_fn: queue a pass over the inode table. */
 void fs_notify_changed(void *ctx, struct accel_snapshot *old_snap, struct accel_snapshot *new_snap);
 

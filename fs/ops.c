@@ -15,8 +15,10 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "core/delegation.h"
 #include "core/log.h"
 #include "fs/accelfs.h"
+#include "fs/notify.h"
 #include "fs/render.h"
 #include "fs/tree.h"
 
@@ -39,24 +41,65 @@ static mode_t kind_mode(const struct fs_node *n)
 {
 	switch (n->kind) {
 	case FS_PROFILE:
-		return S_IFDIR | 0755; /* mkdir here carves (root's by default) */
+	case FS_NODE_PROFILE:
+		/* mkdir here carves (root's unless delegated); sticky: only a job's owner removes it */
+		return S_IFDIR | S_ISVTX | 0755;
 	case FS_JOB:
+	case FS_NODE_JOB:
 		return S_IFDIR | 0755;
 	case FS_JOB_DEV_NODE:
 		return S_IFCHR | 0660;
+	case FS_JOB_LINK:
+		return S_IFLNK | 0777;
 	default:
 		return fs_kind_is_dir(n->kind) ? (S_IFDIR | 0555) : (S_IFREG | 0444);
 	}
 }
 
-static void fill_attr(const struct fs_node *n, uint64_t ino, struct stat *st)
+/*
+ * A delegatable directory's owner and mode: its own setting, else the
+ * nearest ancestor's (so chown of ppu3/ delegates every profile of ppu3,
+ * chown of /accel the whole node).  Profile directories stay sticky.
+ */
+static void delegated_attr(struct accelfs *fs, const char *path, const struct fs_node *n, struct stat *st)
+{
+	char p[PATH_BUF];
+	struct accel_perm perm;
+
+	snprintf(p, sizeof(p), "%s", path);
+	for (;;) {
+		if (accel_delegation_get(fs->deleg, p, &perm)) {
+			st->st_uid = perm.uid;
+			st->st_gid = perm.gid;
+			st->st_mode = (st->st_mode & S_IFMT) | (perm.mode & 07777);
+			if (n->kind == FS_PROFILE || n->kind == FS_NODE_PROFILE)
+				st->st_mode |= S_ISVTX;
+			return;
+		}
+		if (!p[0])
+			return;
+		char *slash = strrchr(p, '/');
+		if (slash)
+			*slash = '\0';
+		else
+			p[0] = '\0';
+	}
+}
+
+/* Where mig/<profile>/<job>/device points: up to the root, then down to the device's job. */
+static int link_target(const struct fs_node *n, char *buf, size_t len)
+{
+	return snprintf(buf, len, "../../../%s/mig/%s/%s", n->dev->name, n->job->profile, n->job->name);
+}
+
+static void fill_attr(struct accelfs *fs, const char *path, const struct fs_node *n, uint64_t ino, struct stat *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->st_ino = ino;
 	st->st_mode = kind_mode(n);
 	st->st_nlink = fs_kind_is_dir(n->kind) ? 2 : 1;
 	/* Generated files: the size is a hint; reads run until EOF (direct_io). */
-	st->st_size = fs_kind_is_dir(n->kind) ? 0 : (n->kind == FS_JOB_DEV_NODE ? 0 : 4096);
+	st->st_size = S_ISREG(st->st_mode) ? 4096 : 0;
 	st->st_blksize = 4096;
 	if (n->job) {
 		/* A job and everything in it belong to whoever made it. */
@@ -66,6 +109,12 @@ static void fill_attr(const struct fs_node *n, uint64_t ino, struct stat *st)
 	}
 	if (n->kind == FS_JOB_DEV_NODE)
 		st->st_rdev = makedev(n->devnode->major, n->devnode->minor);
+	if (n->kind == FS_JOB_LINK)
+		st->st_size = (off_t)link_target(n, NULL, 0);
+	if (!n->job)
+		st->st_mtime = st->st_ctime = st->st_atime = fs->started;
+	if (fs_kind_is_delegatable(n->kind))
+		delegated_attr(fs, path, n, st);
 }
 
 /* Resolve an inode in the current snapshot; the caller unrefs *snap. */
@@ -83,7 +132,7 @@ static int resolve_ino(struct accelfs *fs, fuse_ino_t ino, struct accel_snapshot
 	return 0;
 }
 
-static void reply_entry(fuse_req_t req, struct accelfs *fs, fuse_ino_t parent, const char *name,
+static void reply_entry(fuse_req_t req, struct accelfs *fs, fuse_ino_t parent, const char *name, const char *path,
 			const struct fs_node *n)
 {
 	struct fuse_entry_param e;
@@ -96,7 +145,7 @@ static void reply_entry(fuse_req_t req, struct accelfs *fs, fuse_ino_t parent, c
 	}
 	e.attr_timeout = fs->attr_timeout;
 	e.entry_timeout = fs->entry_timeout;
-	fill_attr(n, e.ino, &e.attr);
+	fill_attr(fs, path, n, e.ino, &e.attr);
 	if (fuse_reply_entry(req, &e) == -ENOENT)
 		fs_inodes_forget(fs->inodes, e.ino, 1); /* the request was interrupted */
 }
@@ -129,7 +178,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
-	reply_entry(req, fs, parent, name, &n);
+	reply_entry(req, fs, parent, name, path, &n);
 	accel_snapshot_unref(snap);
 }
 
@@ -160,18 +209,76 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		fuse_reply_err(req, -ret);
 		return;
 	}
-	fill_attr(&n, ino, &st);
+	fill_attr(fs, path, &n, ino, &st);
 	accel_snapshot_unref(snap);
 	fuse_reply_attr(req, &st, fs->attr_timeout);
 }
 
+/*
+ * Only chown and chmod of a delegatable directory change anything; the
+ * kernel has already checked that the caller may (default_permissions).
+ */
 static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set, struct fuse_file_info *fi)
 {
-	(void)ino;
-	(void)attr;
-	(void)to_set;
+	struct accelfs *fs = fs_of(req);
+	const int allowed = FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID | FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_CTIME;
+	char path[PATH_BUF];
+	struct accel_snapshot *snap;
+	struct fs_node n;
+	struct accel_perm perm;
+	struct stat st;
+	int ret = resolve_ino(fs, ino, &snap, &n, path, sizeof(path));
+
 	(void)fi;
-	fuse_reply_err(req, EPERM);
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	if (!fs_kind_is_delegatable(n.kind) || (to_set & ~allowed)) {
+		accel_snapshot_unref(snap);
+		fuse_reply_err(req, EPERM);
+		return;
+	}
+	fill_attr(fs, path, &n, ino, &st);
+	perm.uid = (to_set & FUSE_SET_ATTR_UID) ? attr->st_uid : st.st_uid;
+	perm.gid = (to_set & FUSE_SET_ATTR_GID) ? attr->st_gid : st.st_gid;
+	perm.mode = (to_set & FUSE_SET_ATTR_MODE) ? (attr->st_mode & 07777) : (st.st_mode & 07777);
+	ret = accel_delegation_set(fs->deleg, path, &perm);
+	if (ret) {
+		log_error("cannot record the delegation of /%s: %s", path, strerror(-ret));
+		accel_snapshot_unref(snap);
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	log_info("/%s delegated: owner %u:%u mode %04o", path, (unsigned)perm.uid, (unsigned)perm.gid,
+		 (unsigned)perm.mode);
+	fill_attr(fs, path, &n, ino, &st);
+	accel_snapshot_unref(snap);
+	/* Children inherit: let the kernel re-ask for their attributes. */
+	fs_notify_attrs_changed(fs);
+	fuse_reply_attr(req, &st, fs->attr_timeout);
+}
+
+static void op_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+	struct accelfs *fs = fs_of(req);
+	char path[PATH_BUF], target[PATH_BUF];
+	struct accel_snapshot *snap;
+	struct fs_node n;
+	int ret = resolve_ino(fs, ino, &snap, &n, path, sizeof(path));
+
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	if (n.kind != FS_JOB_LINK) {
+		accel_snapshot_unref(snap);
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	link_target(&n, target, sizeof(target));
+	accel_snapshot_unref(snap);
+	fuse_reply_readlink(req, target);
 }
 
 /* ---- directories -------------------------------------------------------- */
@@ -298,16 +405,21 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 		fuse_reply_err(req, -ret);
 		return;
 	}
-	if (n.kind != FS_PROFILE) {
+	if (n.kind != FS_PROFILE && n.kind != FS_NODE_PROFILE) {
 		accel_snapshot_unref(snap);
 		fuse_reply_err(req, EPERM);
 		return;
 	}
-	snprintf(device, sizeof(device), "%s", n.dev->name);
-	snprintf(profile, sizeof(profile), "%s", n.profile->name);
+	bool node_level = n.kind == FS_NODE_PROFILE;
+	snprintf(device, sizeof(device), "%s", node_level ? "" : n.dev->name);
+	snprintf(profile, sizeof(profile), "%s", node_level ? n.node_profile : n.profile->name);
 	accel_snapshot_unref(snap);
 
-	ret = accel_node_mkdir(fs->node, device, profile, name, ctx->uid, ctx->gid, why, sizeof(why));
+	if (node_level)
+		ret = accel_node_mkdir_any(fs->node, profile, name, ctx->uid, ctx->gid, device, sizeof(device), why,
+					   sizeof(why));
+	else
+		ret = accel_node_mkdir(fs->node, device, profile, name, ctx->uid, ctx->gid, why, sizeof(why));
 	if (ret) {
 		fuse_reply_err(req, -ret);
 		return;
@@ -320,14 +432,14 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
-	reply_entry(req, fs, parent, name, &n);
+	reply_entry(req, fs, parent, name, path, &n);
 	accel_snapshot_unref(snap);
 }
 
 static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct accelfs *fs = fs_of(req);
-	char path[PATH_BUF], why[ACCEL_TEXT_MAX], device[32], profile[ACCEL_NAME_MAX];
+	char path[PATH_BUF], why[ACCEL_TEXT_MAX], device[32], profile[ACCEL_NAME_MAX], key[160];
 	struct accel_snapshot *snap;
 	struct fs_node n;
 	int ret = resolve_ino(fs, parent, &snap, &n, path, sizeof(path));
@@ -342,7 +454,7 @@ static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
-	if (n.kind != FS_JOB) {
+	if (n.kind != FS_JOB && n.kind != FS_NODE_JOB) {
 		accel_snapshot_unref(snap);
 		fuse_reply_err(req, fs_kind_is_dir(n.kind) ? EPERM : ENOTDIR);
 		return;
@@ -351,6 +463,11 @@ static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	snprintf(profile, sizeof(profile), "%s", n.profile->name);
 	accel_snapshot_unref(snap);
 	ret = accel_node_rmdir(fs->node, device, profile, name, why, sizeof(why));
+	if (n.via_node) {
+		/* The failure belongs to the directory the user worked in too. */
+		snprintf(key, sizeof(key), "mig/%s", profile);
+		accel_node_set_last_error(fs->node, key, ret ? why : "");
+	}
 	fuse_reply_err(req, -ret);
 }
 
@@ -528,6 +645,7 @@ const struct fuse_lowlevel_ops accelfs_ops = {
 	.unlink = op_unlink,
 	.rmdir = op_rmdir,
 	.symlink = op_symlink,
+	.readlink = op_readlink,
 	.rename = op_rename,
 	.link = op_link,
 	.open = op_open,

@@ -172,7 +172,6 @@ int fs_render(struct accel_node *node, const struct accel_snapshot *s, const str
 	char buf[ACCEL_TEXT_MAX + 160];
 	char *cdi;
 
-	(void)s;
 	switch (n->kind) {
 	case FS_DEVICE_INFO:
 		render_device_info(&t, n->dev);
@@ -195,6 +194,32 @@ int fs_render(struct accel_node *node, const struct accel_snapshot *s, const str
 	case FS_PROFILE_LAST_ERROR: {
 		char key[160];
 		snprintf(key, sizeof(key), "%s/%s", n->dev->name, n->profile->name);
+		accel_node_last_error(node, key, buf, sizeof(buf));
+		if (buf[0])
+			put(&t, "%s\n", buf);
+		break;
+	}
+	case FS_NODE_PROFILE_INFO: {
+		unsigned avail;
+		put(&t, "name: %s\n", n->node_profile);
+		put(&t, "devices:");
+		fs_node_profile_devices(s, n->node_profile, &avail);
+		for (size_t i = 0; i < s->n_devices; i++)
+			if (accel_device_profile(&s->devices[i], n->node_profile))
+				put(&t, " %s", s->devices[i].name);
+		put(&t, "\n");
+		put(&t, "selection: least capacity lost, then family order and ordinal, then lowest start\n");
+		break;
+	}
+	case FS_NODE_PROFILE_AVAILABLE: {
+		unsigned avail;
+		fs_node_profile_devices(s, n->node_profile, &avail);
+		put(&t, "%u\n", avail);
+		break;
+	}
+	case FS_NODE_PROFILE_LAST_ERROR: {
+		char key[160];
+		snprintf(key, sizeof(key), "mig/%s", n->node_profile);
 		accel_node_last_error(node, key, buf, sizeof(buf));
 		if (buf[0])
 			put(&t, "%s\n", buf);

@@ -38,10 +38,54 @@ static const struct static_entry job_files[] = {
 	{ NULL, FS_NONE },
 };
 
+static const struct static_entry node_profile_files[] = {
+	{ "info", FS_NODE_PROFILE_INFO },
+	{ "available", FS_NODE_PROFILE_AVAILABLE },
+	{ "last_error", FS_NODE_PROFILE_LAST_ERROR },
+	{ NULL, FS_NONE },
+};
+
 bool fs_kind_is_dir(enum fs_kind kind)
 {
 	return kind == FS_ROOT || kind == FS_DEVICE || kind == FS_MIG || kind == FS_PROFILE || kind == FS_JOB ||
-	       kind == FS_JOB_DEV;
+	       kind == FS_JOB_DEV || kind == FS_NODE_MIG || kind == FS_NODE_PROFILE || kind == FS_NODE_JOB;
+}
+
+bool fs_kind_is_delegatable(enum fs_kind kind)
+{
+	return kind == FS_ROOT || kind == FS_DEVICE || kind == FS_MIG || kind == FS_PROFILE || kind == FS_NODE_MIG ||
+	       kind == FS_NODE_PROFILE;
+}
+
+size_t fs_node_profile_devices(const struct accel_snapshot *s, const char *profile, unsigned *available)
+{
+	size_t n = 0;
+
+	if (available)
+		*available = 0;
+	for (size_t i = 0; i < s->n_devices; i++) {
+		const struct accel_profile *p = accel_device_profile(&s->devices[i], profile);
+		if (!p)
+			continue;
+		n++;
+		if (available)
+			*available += p->available;
+	}
+	return n;
+}
+
+/* The job of that name and profile on any device, for the node-level view. */
+static const struct accel_job *node_job(const struct accel_snapshot *s, const char *profile, const char *name,
+					const struct accel_device **dev)
+{
+	for (size_t i = 0; i < s->n_devices; i++) {
+		const struct accel_job *j = accel_device_job(&s->devices[i], name);
+		if (j && !strcmp(j->profile, profile) && accel_device_profile(&s->devices[i], profile)) {
+			*dev = &s->devices[i];
+			return j;
+		}
+	}
+	return NULL;
 }
 
 bool fs_kind_is_writable(enum fs_kind kind)
@@ -107,8 +151,29 @@ int fs_tree_resolve(const struct accel_snapshot *s, const char *path, struct fs_
 
 		switch (n.kind) {
 		case FS_ROOT:
+			if (!strcmp(comp, "mig")) {
+				k = FS_NODE_MIG;
+				break;
+			}
 			n.dev = accel_snapshot_device(s, comp);
 			k = n.dev ? FS_DEVICE : FS_NONE;
+			break;
+		case FS_NODE_MIG:
+			if (fs_node_profile_devices(s, comp, NULL)) {
+				snprintf(n.node_profile, sizeof(n.node_profile), "%s", comp);
+				k = FS_NODE_PROFILE;
+			}
+			break;
+		case FS_NODE_PROFILE:
+			k = static_kind(node_profile_files, comp);
+			if (k == FS_NONE && (n.job = node_job(s, n.node_profile, comp, &n.dev))) {
+				n.profile = accel_device_profile(n.dev, n.node_profile);
+				n.via_node = true;
+				k = FS_NODE_JOB;
+			}
+			break;
+		case FS_NODE_JOB:
+			k = !strcmp(comp, "device") ? FS_JOB_LINK : static_kind(job_files, comp);
 			break;
 		case FS_DEVICE:
 			k = static_kind(device_files, comp);
@@ -160,6 +225,52 @@ void fs_tree_list(const struct accel_snapshot *s, const struct fs_node *dir, fs_
 		for (size_t i = 0; i < s->n_devices; i++) {
 			struct fs_node child = { .kind = FS_DEVICE, .dev = &s->devices[i] };
 			emit(ctx, s->devices[i].name, FS_DEVICE, &child);
+		}
+		{
+			struct fs_node child = { .kind = FS_NODE_MIG };
+			emit(ctx, "mig", FS_NODE_MIG, &child);
+		}
+		break;
+	case FS_NODE_MIG:
+		/* Every published name once, in device order. */
+		for (size_t i = 0; i < s->n_devices; i++)
+			for (size_t k = 0; s->devices[i].mig_enabled && k < s->devices[i].n_profiles; k++) {
+				const char *name = s->devices[i].profiles[k].name;
+				bool seen = false;
+				for (size_t e = 0; e < i && !seen; e++)
+					seen = accel_device_profile(&s->devices[e], name) != NULL;
+				if (seen)
+					continue;
+				struct fs_node child = { .kind = FS_NODE_PROFILE };
+				snprintf(child.node_profile, sizeof(child.node_profile), "%s", name);
+				emit(ctx, name, FS_NODE_PROFILE, &child);
+			}
+		break;
+	case FS_NODE_PROFILE:
+		emit_static(node_profile_files, dir, emit, ctx);
+		for (size_t i = 0; i < s->n_devices; i++) {
+			const struct accel_device *d = &s->devices[i];
+			if (!accel_device_profile(d, dir->node_profile))
+				continue;
+			for (size_t k = 0; k < d->n_jobs; k++) {
+				struct fs_node child = *dir;
+				if (strcmp(d->jobs[k].profile, dir->node_profile))
+					continue;
+				child.kind = FS_NODE_JOB;
+				child.dev = d;
+				child.job = &d->jobs[k];
+				child.profile = accel_device_profile(d, dir->node_profile);
+				child.via_node = true;
+				emit(ctx, d->jobs[k].name, FS_NODE_JOB, &child);
+			}
+		}
+		break;
+	case FS_NODE_JOB:
+		emit_static(job_files, dir, emit, ctx);
+		{
+			struct fs_node child = *dir;
+			child.kind = FS_JOB_LINK;
+			emit(ctx, "device", FS_JOB_LINK, &child);
 		}
 		break;
 	case FS_DEVICE:

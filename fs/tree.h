@@ -31,6 +31,13 @@ enum fs_kind {
 	FS_JOB_CDI,
 	FS_JOB_DEV,      /* job1/dev/ and directories inside it */
 	FS_JOB_DEV_NODE, /* a character device inside job1/dev/ */
+	FS_NODE_MIG,     /* mig/: every profile of every device */
+	FS_NODE_PROFILE, /* mig/4g.48gb/ */
+	FS_NODE_PROFILE_INFO,
+	FS_NODE_PROFILE_AVAILABLE,
+	FS_NODE_PROFILE_LAST_ERROR,
+	FS_NODE_JOB,  /* mig/4g.48gb/job1/: the device's job, seen from the node */
+	FS_JOB_LINK,  /* mig/4g.48gb/job1/device -> ../../../ppu3/mig/4g.48gb/job1 */
 };
 
 struct fs_node {
@@ -40,6 +47,8 @@ struct fs_node {
 	const struct accel_job *job;
 	const struct accel_devnode *devnode; /* FS_JOB_DEV_NODE */
 	char dev_sub[128];                   /* FS_JOB_DEV: path inside dev/ ("" or "alixpu-caps") */
+	char node_profile[ACCEL_NAME_MAX];   /* node-level mig/<profile>: the published name */
+	bool via_node;                       /* reached through the node-level mig/ */
 };
 
 /* Resolve a path ("" = root) in a snapshot: 0, or -ENOENT. */
@@ -50,6 +59,11 @@ typedef void (*fs_emit_fn)(void *ctx, const char *name, enum fs_kind kind, const
 void fs_tree_list(const struct accel_snapshot *s, const struct fs_node *dir, fs_emit_fn emit, void *ctx);
 
 bool fs_kind_is_dir(enum fs_kind kind);
+/* Directories whose owner and mode an operator may set (delegation). */
+bool fs_kind_is_delegatable(enum fs_kind kind);
+
+/* The node-level profile's numbers: devices offering it and the sum of their available. */
+size_t fs_node_profile_devices(const struct accel_snapshot *s, const char *profile, unsigned *available);
 /* Files a user may write (none in the MIG tree: every file there is read-only). */
 bool fs_kind_is_writable(enum fs_kind kind);
 

@@ -304,7 +304,8 @@ static vm_fault_t bs_fault_sim(struct vm_fault *vmf, struct bs_die *d)
 static vm_fault_t bs_fault_pci(struct vm_fault *vmf, struct bs_die *d)
 {
 	struct vm_area_struct *vma = vmf->vma;
-	pgprot_t prot = pgprot_writecombine(vma->vm_page_prot);
+	pgprot_t prot = d->wc ? pgprot_writecombine(vma->vm_page_prot) :
+				pgprot_noncached(vma->vm_page_prot);
 	unsigned long pfn0 = PHYS_PFN(d->phys), npages = d->size >> PAGE_SHIFT;
 	unsigned long start, end, addr, pgoff;
 	vm_fault_t ret;
@@ -803,11 +804,17 @@ static int bs_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	/* Claim the BAR so nothing else maps it behind our back (per-die mode). */
 	if (!slot_addr)
 		d->region = !pci_request_region(pdev, bar, KBUILD_MODNAME);
-	/* VRAM wants write-combining; without a WC memtype PAT forces UC-. */
-	d->wc = !arch_io_reserve_memtype_wc(d->phys, d->size);
-	pci_info(pdev, "die %u: BAR%d %llu MiB at %pa%s, parked%s\n", d->index, bar,
+	/*
+	 * VRAM wants write-combining, and without a WC memtype PAT forces every
+	 * insert to UC-.  Only a window that is the die's own BAR resource can
+	 * be reserved cleanly; a slot may straddle other resources (the PAT
+	 * sanity check WARNs), so slot mode maps uncached.
+	 */
+	if (!slot_addr)
+		d->wc = !arch_io_reserve_memtype_wc(d->phys, d->size);
+	pci_info(pdev, "die %u: BAR%d %llu MiB at %pa%s, %s, parked%s\n", d->index, bar,
 		 d->size >> 20, &d->phys, slot_addr ? " (slot)" : "",
-		 d->enabled ? "" : ", quarantined");
+		 d->wc ? "write-combining" : "uncached", d->enabled ? "" : ", quarantined");
 	return 0;
 }
 

@@ -16,3 +16,16 @@ check "rmmod" bs_unload
 after=""
 for b in $(ivshmem_devs); do after="$after $(od -A n -t x4 -j 24 -N 8 /sys/bus/pci/devices/$b/config)"; done
 check "unbinding restored every BAR ($before)" test "$before" = "$after"
+
+# A slot the largest die cannot be aligned to: it binds but stays unusable.
+i=0 big_index=-1 odd=""
+for b in $(ivshmem_devs); do
+	set -- $(bar_of "$b" 2)
+	[ "$2" -eq "$size" ] && [ $big_index -lt 0 ] && big_index=$i
+	[ "$2" -lt "$size" ] && [ $(($1 % size)) -ne 0 ] && [ -z "$odd" ] && odd=$1
+	i=$((i + 1))
+done
+check "a small die's BAR is misaligned for the largest ($odd)" test -n "$odd"
+check "insmod slot_addr=$odd" bs_load ids=$IVSHMEM_ID slot_addr=$odd
+t bs_test unusable "$big_index"
+check "rmmod" bs_unload

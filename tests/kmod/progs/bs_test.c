@@ -8,6 +8,7 @@
  *   bs_test unbind             unbind/rebind/rmmod with a holder (PCI dies)
  *   bs_test slotmode ADDR      every die decodes at ADDR while active
  *   bs_test enabled DIE 0|1    DIE_INFO says the die is (not) enabled
+ *   bs_test unusable DIE       the die is bound but has no VRAM window (ENODEV)
  *
  * Prints one "PASS: name" or "FAIL: name (why)" line per check and exits 1
  * if any failed.  Linked statically: the guest has no libc.
@@ -418,6 +419,28 @@ static void t_nonblock(void)
 	close(other);
 }
 
+/* Ownership belongs to the file: threads/processes sharing it share it. */
+static void t_samefile(void)
+{
+	int holder = bs_open(0), shared = bs_open(0);
+	pid_t kid;
+
+	CHECK_EQ(acquire(holder, 0), 0, "samefile: holder acquires die 0");
+	kid = fork_child();
+	if (kid == 0)		/* queues on the inherited file, then leaves it owned */
+		_exit(acquire(shared, 1) == 0 ? 0 : 1);
+	check(wait_waiters(holder, 1), "samefile: child queued on the shared file");
+	CHECK_EQ(acquire(shared, 2), -EBUSY, "samefile: second wait on the same file: EBUSY");
+	CHECK_EQ(release(holder), 0, "samefile: holder releases");
+	CHECK_EQ(wait_child(kid), 0, "samefile: child got the slot");
+	check(Q(shared).flags & BAR_SWAP_QUERY_OWNER,
+	      "samefile: the file still owns it after the child exits");
+	CHECK_EQ(Q(shared).active_die, 1, "samefile: die 1 active");
+	CHECK_EQ(release(shared), 0, "samefile: parent releases through the shared file");
+	close(holder);
+	close(shared);
+}
+
 /* Three children queue in a known order; they must be served in it. */
 static void t_fifo(void)
 {
@@ -787,6 +810,7 @@ static void t_all(unsigned int want_dies, uint64_t want_size)
 	}
 	t_acquire_release();
 	t_nonblock();
+	t_samefile();
 	t_fifo();
 	t_signal();
 	t_data();
@@ -944,6 +968,17 @@ int main(int argc, char **argv)
 		t_unbind();
 	} else if (argc >= 3 && !strcmp(argv[1], "slotmode")) {
 		t_slotmode(strtoull(argv[2], NULL, 0));
+	} else if (argc >= 3 && !strcmp(argv[1], "unusable")) {
+		int fd = bs_open(0);
+		struct bar_swap_die_info di;
+		unsigned int die = strtoul(argv[2], NULL, 0);
+
+		CHECK_EQ(die_info(fd, die, &di), 0, "die_info %u", die);
+		check((di.flags & BAR_SWAP_DIE_PRESENT) && !(di.flags & BAR_SWAP_DIE_ENABLED) &&
+		      di.vram_size == 0, "unusable die %u: bound, not enabled, no vram (flags %#x)",
+		      die, di.flags);
+		CHECK_EQ(acquire(fd, die), -ENODEV, "unusable die %u: acquire ENODEV", die);
+		CHECK_EQ(set_enabled(fd, die, 1), -ENODEV, "unusable die %u: enable ENODEV", die);
 	} else if (argc >= 4 && !strcmp(argv[1], "enabled")) {
 		int fd = bs_open(0);
 		struct bar_swap_die_info di;

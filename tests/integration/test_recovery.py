@@ -109,8 +109,10 @@ class Recovery(NodeTestCase):
         lines = wait_until(lambda: [l for l in n.read("ppu3", "mig", "instances").splitlines() if "job=-" in l],
                            what="hand-made GI to show")
         gi = dict(f.split("=", 1) for f in lines[0].split() if "=" in f)["gi"]
-        n.smi("ppu", "mig", "-i", 3, "-gi", gi, "-cci", self.whole_ci_profile(n, 3, gi))
-        n.smi("ppu", "mig", "-i", 3, "-gi", gi, "-cci", self.small_ci_profile(n, 3, gi))
+        # two compute instances of a smaller profile share the GPU instance
+        small = self.small_ci_profile(n, 3, gi)
+        n.smi("ppu", "mig", "-i", 3, "-gi", gi, "-cci", small)
+        n.smi("ppu", "mig", "-i", 3, "-gi", gi, "-cci", small)
         wait_until(lambda: "refused" in n.keyvals("ppu3", "info")["state"], what="ppu3 to be refused")
         # ppu3 refuses carving, says why; other PPUs keep working, orphans there still go
         self.assertErrno(errno.EBUSY, os.mkdir, n.path("ppu3", "mig", "8g.96gb", "x"))
@@ -129,31 +131,11 @@ class Recovery(NodeTestCase):
         os.rmdir(n.path("ppu3", "mig", "4g.48gb", "mine"))
 
     @staticmethod
-    def ci_profiles(n, index, gi):
-        out = n.smi("ppu", "mig", "-i", index, "-gi", gi, "-lcip").stdout
-        return out
-
-    def whole_ci_profile(self, n, index, gi):
-        return self.pick_ci_profile(n, index, gi, whole=True)
-
-    def small_ci_profile(self, n, index, gi):
-        return self.pick_ci_profile(n, index, gi, whole=False)
-
-    def pick_ci_profile(self, n, index, gi, whole):
-        """Read -lcip: rows carry the CI profile id and its slice count."""
-        rows = []
-        for line in self.ci_profiles(n, index, gi).splitlines():
-            cells = line.replace("|", " ").split()
-            if len(cells) >= 5 and cells[0].isdigit() and cells[1].isdigit():
-                pass
-            rows.append(line)
+    def small_ci_profile(n, index, gi):
+        """The smallest compute-instance profile of the GI, from `-lcip --ids` (id:slices lines)."""
         ids = n.smi("ppu", "mig", "-i", index, "-gi", gi, "-lcip", "--ids").stdout.split()
-        pairs = [tuple(int(x) for x in p.split(":")) for p in ids]  # id:slices
-        biggest = max(s for _, s in pairs)
-        for pid, slices in pairs:
-            if (slices == biggest) == whole:
-                return pid
-        raise AssertionError(f"no CI profile to pick from {pairs}")
+        pairs = sorted((int(s), int(i)) for i, s in (p.split(":") for p in ids))
+        return pairs[0][1]
 
 
 class LiveState(NodeTestCase):

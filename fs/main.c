@@ -25,6 +25,7 @@
 #include "core/node.h"
 #include "core/record.h"
 #include "fs/accelfs.h"
+#include "fs/dies_setup.h"
 #include "fs/notify.h"
 #include "fs/sim_setup.h"
 
@@ -205,6 +206,7 @@ int main(int argc, char *argv[])
 	struct accel_node_options nopt;
 	struct sim_setup sim;
 	struct accelfs fs;
+	struct fs_dies *dies = NULL;
 	char err[1024], state_dir[PATH_MAX], sim_cdi_dir[PATH_MAX];
 	int ret = 1;
 
@@ -274,6 +276,8 @@ int main(int argc, char *argv[])
 	}
 	if (o.debug)
 		fuse_opt_add_arg(&args, "-d");
+	/* dies/<n>/vram moves bulk data: 1 MiB per request (see fs_dies_tune). */
+	fuse_opt_add_arg(&args, "-omax_read=1048576");
 
 	if (!o.foreground && go_background())
 		return 1;
@@ -304,6 +308,11 @@ int main(int argc, char *argv[])
 		log_error("%s", err);
 		goto out;
 	}
+	/* After the fork: the dies' arbiter runs a thread of its own. */
+	if (fs_dies_setup(o.sim, o.sim_topology, state_dir, o.read_only, &dies, err, sizeof(err))) {
+		log_error("%s", err);
+		goto out;
+	}
 	fs.se = fuse_session_new(&args, &accelfs_ops, sizeof(accelfs_ops), &fs);
 	if (!fs.se)
 		goto out;
@@ -313,6 +322,7 @@ int main(int argc, char *argv[])
 		log_error("cannot mount on %s", o.mountpoint);
 		goto out_signals;
 	}
+	fs_dies_mounted(dies, o.mountpoint);
 	fs.notifier = fs_notifier_start(&fs);
 	if (!fs.notifier)
 		goto out_unmount;
@@ -344,6 +354,7 @@ out_signals:
 	fuse_remove_signal_handlers(fs.se);
 out:
 	report_ready(1);
+	fs_dies_free(dies); /* before the session: parked opens are answered */
 	if (fs.se)
 		fuse_session_destroy(fs.se);
 	accel_node_stop(fs.node);

@@ -18,6 +18,7 @@
 #include "core/delegation.h"
 #include "core/log.h"
 #include "fs/accelfs.h"
+#include "fs/dies.h"
 #include "fs/notify.h"
 #include "fs/render.h"
 #include "fs/tree.h"
@@ -51,6 +52,10 @@ static mode_t kind_mode(const struct fs_node *n)
 		return S_IFCHR | 0660;
 	case FS_JOB_LINK:
 		return S_IFLNK | 0777;
+	case FS_DIE_VRAM:
+		return S_IFREG | 0600;
+	case FS_DIE_ENABLED:
+		return S_IFREG | 0644;
 	default:
 		return fs_kind_is_dir(n->kind) ? (S_IFDIR | 0555) : (S_IFREG | 0444);
 	}
@@ -111,6 +116,8 @@ static void fill_attr(struct accelfs *fs, const char *path, const struct fs_node
 		st->st_rdev = makedev(n->devnode->major, n->devnode->minor);
 	if (n->kind == FS_JOB_LINK)
 		st->st_size = (off_t)link_target(n, NULL, 0);
+	if (n->kind == FS_DIE_VRAM)
+		st->st_size = (off_t)fs_dies_vram_size(n->die);
 	if (!n->job)
 		st->st_mtime = st->st_ctime = st->st_atime = fs->started;
 	if (fs_kind_is_delegatable(n->kind))
@@ -491,6 +498,10 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, EISDIR);
 		return;
 	}
+	if (n.kind == FS_DIE_VRAM) {
+		fs_dies_open(req, ino, n.die, fi); /* answered now, or once the slot is ours */
+		return;
+	}
 	/* Read-only files refuse writers, root included (mode bits alone would not stop root). */
 	if ((fi->flags & O_ACCMODE) != O_RDONLY && !fs_kind_is_writable(n.kind)) {
 		fuse_reply_err(req, EACCES);
@@ -513,6 +524,10 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 	struct open_file *of = (struct open_file *)(uintptr_t)fi->fh;
 
 	(void)ino;
+	if (fs_dies_is_vram(fi)) {
+		fs_dies_read(req, size, off, fi);
+		return;
+	}
 	if (off == 0 || !of->generated) {
 		struct accel_snapshot *snap = accel_node_snapshot(fs->node);
 		struct fs_node n;
@@ -540,12 +555,36 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
 		     struct fuse_file_info *fi)
 {
+	struct accelfs *fs = fs_of(req);
+	struct open_file *of = (struct open_file *)(uintptr_t)fi->fh;
+	struct accel_snapshot *snap;
+	struct fs_node n;
+	int ret;
+
 	(void)ino;
-	(void)buf;
-	(void)size;
-	(void)off;
-	(void)fi;
-	fuse_reply_err(req, EACCES);
+	if (fs_dies_is_vram(fi)) {
+		fs_dies_write(req, buf, size, off, fi);
+		return;
+	}
+	/* Besides vram, dies/<n>/enabled is the one writable file: the whole value in one write. */
+	snap = accel_node_snapshot(fs->node);
+	ret = fs_tree_resolve(snap, of->path, &n) ? -ENOENT : n.kind != FS_DIE_ENABLED ? -EACCES : off ? -EINVAL : 0;
+	accel_snapshot_unref(snap);
+	if (!ret)
+		ret = fs_dies_write_enabled(n.die, buf, size);
+	if (ret < 0)
+		fuse_reply_err(req, -ret);
+	else
+		fuse_reply_write(req, (size_t)ret);
+}
+
+static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	if (fs_dies_is_vram(fi)) {
+		fs_dies_flush(req, ino, fi); /* close(2) of a vram handle gives the slot back now */
+		return;
+	}
+	fuse_reply_err(req, 0);
 }
 
 static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -553,6 +592,10 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	struct open_file *of = (struct open_file *)(uintptr_t)fi->fh;
 
 	(void)ino;
+	if (fs_dies_is_vram(fi)) {
+		fs_dies_release(req, fi);
+		return;
+	}
 	if (of) {
 		free(of->buf);
 		free(of);
@@ -631,6 +674,7 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	(void)userdata;
 	/* Writes must fail synchronously with our errno: no writeback cache. */
 	conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
+	fs_dies_tune(conn);
 }
 
 const struct fuse_lowlevel_ops accelfs_ops = {
@@ -651,6 +695,7 @@ const struct fuse_lowlevel_ops accelfs_ops = {
 	.open = op_open,
 	.read = op_read,
 	.write = op_write,
+	.flush = op_flush,
 	.release = op_release,
 	.opendir = op_opendir,
 	.readdir = op_readdir,

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fs/dies_tree.h"
+
 struct static_entry {
 	const char *name;
 	enum fs_kind kind;
@@ -48,7 +50,8 @@ static const struct static_entry node_profile_files[] = {
 bool fs_kind_is_dir(enum fs_kind kind)
 {
 	return kind == FS_ROOT || kind == FS_DEVICE || kind == FS_MIG || kind == FS_PROFILE || kind == FS_JOB ||
-	       kind == FS_JOB_DEV || kind == FS_NODE_MIG || kind == FS_NODE_PROFILE || kind == FS_NODE_JOB;
+	       kind == FS_JOB_DEV || kind == FS_NODE_MIG || kind == FS_NODE_PROFILE || kind == FS_NODE_JOB ||
+	       kind == FS_DIES || kind == FS_DIE;
 }
 
 bool fs_kind_is_delegatable(enum fs_kind kind)
@@ -90,8 +93,7 @@ static const struct accel_job *node_job(const struct accel_snapshot *s, const ch
 
 bool fs_kind_is_writable(enum fs_kind kind)
 {
-	(void)kind;
-	return false;
+	return kind == FS_DIE_ENABLED || kind == FS_DIE_VRAM;
 }
 
 static enum fs_kind static_kind(const struct static_entry *table, const char *name)
@@ -155,6 +157,10 @@ int fs_tree_resolve(const struct accel_snapshot *s, const char *path, struct fs_
 				k = FS_NODE_MIG;
 				break;
 			}
+			if (!strcmp(comp, "dies")) {
+				k = fs_dies_tree_root();
+				break;
+			}
 			n.dev = accel_snapshot_device(s, comp);
 			k = n.dev ? FS_DEVICE : FS_NONE;
 			break;
@@ -198,6 +204,10 @@ int fs_tree_resolve(const struct accel_snapshot *s, const char *path, struct fs_
 			snprintf(n.dev_sub, sizeof(n.dev_sub), "%s", sub);
 			break;
 		}
+		case FS_DIES:
+		case FS_DIE:
+			k = fs_dies_tree_step(&n, comp);
+			break;
 		default:
 			k = FS_NONE; /* files have no children */
 		}
@@ -230,6 +240,14 @@ void fs_tree_list(const struct accel_snapshot *s, const struct fs_node *dir, fs_
 			struct fs_node child = { .kind = FS_NODE_MIG };
 			emit(ctx, "mig", FS_NODE_MIG, &child);
 		}
+		if (fs_dies_tree_root() == FS_DIES) {
+			struct fs_node child = { .kind = FS_DIES };
+			emit(ctx, "dies", FS_DIES, &child);
+		}
+		break;
+	case FS_DIES:
+	case FS_DIE:
+		fs_dies_tree_list(dir, emit, ctx);
 		break;
 	case FS_NODE_MIG:
 		/* Every published name once, in device order. */

@@ -8,6 +8,7 @@
 #define ACCELFS_TREE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "core/model.h"
@@ -38,6 +39,12 @@ enum fs_kind {
 	FS_NODE_PROFILE_LAST_ERROR,
 	FS_NODE_JOB,  /* mig/4g.48gb/job1/: the device's job, seen from the node */
 	FS_JOB_LINK,  /* mig/4g.48gb/job1/device -> ../../../ppu3/mig/4g.48gb/job1 */
+	FS_DIES,        /* dies/ (fs/dies_tree.c) */
+	FS_DIES_SLOT,   /* dies/slot */
+	FS_DIE,         /* dies/3/ */
+	FS_DIE_INFO,    /* dies/3/info */
+	FS_DIE_ENABLED, /* dies/3/enabled */
+	FS_DIE_VRAM,    /* dies/3/vram */
 };
 
 struct fs_node {
@@ -49,6 +56,7 @@ struct fs_node {
 	char dev_sub[128];                   /* FS_JOB_DEV: path inside dev/ ("" or "alixpu-caps") */
 	char node_profile[ACCEL_NAME_MAX];   /* node-level mig/<profile>: the published name */
 	bool via_node;                       /* reached through the node-level mig/ */
+	uint32_t die;                        /* FS_DIE and its files */
 };
 
 /* Resolve a path ("" = root) in a snapshot: 0, or -ENOENT. */
@@ -64,7 +72,7 @@ bool fs_kind_is_delegatable(enum fs_kind kind);
 
 /* The node-level profile's numbers: devices offering it and the sum of their available. */
 size_t fs_node_profile_devices(const struct accel_snapshot *s, const char *profile, unsigned *available);
-/* Files a user may write (none in the MIG tree: every file there is read-only). */
+/* Files a user may write (none in the MIG tree; dies/<n>/enabled and dies/<n>/vram). */
 bool fs_kind_is_writable(enum fs_kind kind);
 
 #endif

@@ -1,0 +1,506 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dies/<n>/vram requests, held against the arbiter.
+ *
+ * An open is a hold on the die.  One that can be answered at once is; one
+ * that must wait is parked: its request is kept with a bs_waiter, an
+ * interrupt callback is registered (a signal answers EINTR and leaves the
+ * queue), and the answer comes from whichever thread gives the slot to it.
+ *
+ * When does a handle stop holding?  RELEASE is the last word, but the
+ * kernel sends it asynchronously, after close(2) has returned: a process
+ * that closes die 0 and opens die 1 at once would find die 0 still held.
+ * FLUSH, on the other hand, is synchronous with close(2), but it comes for
+ * every close of every descriptor (a dup, a forked child's copy).  So a
+ * FLUSH drops the hold when the process that opened the handle has no
+ * descriptor left on this file (read from /proc/<pid>/fd, see
+ * core/fd_probe.c), and RELEASE drops whatever is left.  A handle whose
+ * hold was dropped while another process still uses a copy of it (the
+ * opener closed, a child did not) takes the slot back on its next read or
+ * write if it can without waiting, and fails with EAGAIN otherwise.
+ */
+#include "fs/dies.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/bs_guard.h"
+#include "core/fd_probe.h"
+#include "core/log.h"
+
+struct fs_vram {
+	struct fs_dies *d;
+	uint32_t die;
+	fuse_ino_t ino;
+	uint64_t size;
+	pid_t opener; /* the thread that opened it */
+	bool held;    /* under d->lock, with epoch */
+	uint64_t epoch;
+	struct fs_vram *next, *prev; /* every open handle, under d->lock */
+};
+
+/* An open waiting for the slot. */
+struct park {
+	struct bs_waiter w;
+	fuse_req_t req;
+	struct fuse_file_info fi;
+	struct fs_vram *h;
+	bool interruptible; /* an interrupt callback is registered */
+};
+
+struct fs_dies {
+	struct bs_arbiter *arb;
+	const char *backend;
+	bool read_only;
+	pthread_mutex_t lock; /* handles, and each handle's held/epoch */
+	struct fs_vram handles;
+	dev_t dev; /* the mount's device number */
+	bool dev_known;
+};
+
+static struct fs_dies *the_dies;
+
+/* File handles of vram files are tagged in bit 0 (malloc'd pointers are aligned) to tell them apart. */
+static uint64_t vram_fh(struct fs_vram *h)
+{
+	return (uint64_t)(uintptr_t)h | 1;
+}
+
+static struct fs_vram *vram_of(const struct fuse_file_info *fi)
+{
+	return (struct fs_vram *)(uintptr_t)(fi->fh & ~(uint64_t)1);
+}
+
+bool fs_dies_is_vram(const struct fuse_file_info *fi)
+{
+	return the_dies && (fi->fh & 1);
+}
+
+/* ---- handles ------------------------------------------------------------------ */
+
+static void link_handle(struct fs_dies *d, struct fs_vram *h)
+{
+	pthread_mutex_lock(&d->lock);
+	h->prev = &d->handles;
+	h->next = d->handles.next;
+	d->handles.next->prev = h;
+	d->handles.next = h;
+	pthread_mutex_unlock(&d->lock);
+}
+
+/* Unlink h; if it still held, give the hold back. */
+static void unlink_handle(struct fs_dies *d, struct fs_vram *h)
+{
+	bool held;
+	uint64_t epoch;
+
+	pthread_mutex_lock(&d->lock);
+	h->prev->next = h->next;
+	h->next->prev = h->prev;
+	held = h->held;
+	epoch = h->epoch;
+	h->held = false;
+	pthread_mutex_unlock(&d->lock);
+	if (held)
+		bs_arb_drop(d->arb, h->die, epoch);
+}
+
+/* ---- open ------------------------------------------------------------------------ */
+
+static void park_free(struct park *p)
+{
+	free(p);
+}
+
+/* Answer a (parked or not) open.  The interrupt callback, if any, is unregistered first. */
+static void finish_open(struct park *p, int err)
+{
+	struct fs_vram *h = p->h;
+	struct fs_dies *d = h->d;
+
+	/* Waits for a callback in flight on another thread, which will find the waiter answered. */
+	if (p->interruptible)
+		fuse_req_interrupt_func(p->req, NULL, NULL);
+	if (err) {
+		fuse_reply_err(p->req, -err);
+		free(h);
+		park_free(p);
+		return;
+	}
+	h->held = true;
+	h->epoch = p->w.epoch;
+	link_handle(d, h);
+	if (fuse_reply_open(p->req, &p->fi)) {
+		/* The opener is gone (the request was aborted): no RELEASE will come for it. */
+		unlink_handle(d, h);
+		free(h);
+	}
+	park_free(p);
+}
+
+static void on_answer(void *ctx, struct bs_waiter *w, int err)
+{
+	(void)ctx;
+	finish_open((struct park *)((char *)w - offsetof(struct park, w)), err);
+}
+
+/*
+ * A signal reached the parked opener.  Runs on the thread that read the
+ * INTERRUPT, inside libfuse's lock for this request: answer here, never
+ * unregister here.
+ */
+static void on_interrupt(fuse_req_t req, void *data)
+{
+	struct park *p = data;
+
+	if (!bs_arb_cancel(p->h->d->arb, &p->w))
+		return; /* answered already, or not parked yet (then the hold fails with EINTR) */
+	fuse_reply_err(req, EINTR);
+	free(p->h);
+	park_free(p);
+}
+
+void fs_dies_open(fuse_req_t req, fuse_ino_t ino, uint32_t die, struct fuse_file_info *fi)
+{
+	struct fs_dies *d = the_dies;
+	bool nonblock = fi->flags & O_NONBLOCK;
+	struct fs_vram *h;
+	struct park *p;
+	int ret;
+
+	if (!d) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	if (d->read_only) {
+		fuse_reply_err(req, EROFS);
+		return;
+	}
+	h = calloc(1, sizeof(*h));
+	p = calloc(1, sizeof(*p));
+	if (!h || !p) {
+		free(h);
+		free(p);
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	h->d = d;
+	h->die = die;
+	h->ino = ino;
+	h->size = fs_dies_vram_size(die);
+	h->opener = fuse_req_ctx(req)->pid;
+	p->req = req;
+	p->h = h;
+	p->fi = *fi;
+	p->fi.fh = vram_fh(h);
+	p->fi.direct_io = 1; /* every read and write reaches the die; no page cache in between */
+	p->fi.keep_cache = 0;
+	bs_waiter_init(&p->w);
+	if (!nonblock) {
+		/* Before the hold: an interrupt that came first cancels it (the callback runs now). */
+		p->interruptible = true;
+		fuse_req_interrupt_func(req, on_interrupt, p);
+	}
+	ret = bs_arb_hold(d->arb, &p->w, die, nonblock);
+	if (ret == 1)
+		return; /* parked: p belongs to on_answer or on_interrupt now */
+	finish_open(p, ret);
+}
+
+/* ---- close ------------------------------------------------------------------------ */
+
+struct drop {
+	uint32_t die;
+	uint64_t epoch;
+};
+
+void fs_dies_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct fs_dies *d = the_dies;
+	struct fs_vram *h = vram_of(fi);
+	pid_t closer = fuse_req_ctx(req)->pid;
+	bool closer_has, opener_has, same;
+	struct drop drops[16];
+	size_t n = 0;
+
+	if (!d->dev_known) { /* no way to recognize our file: RELEASE alone decides */
+		fuse_reply_err(req, 0);
+		return;
+	}
+	/* Outside the lock: these read /proc. */
+	closer_has = accel_proc_has_file(closer, d->dev, ino);
+	same = accel_proc_same_process(h->opener, closer);
+	opener_has = same ? closer_has : accel_proc_has_file(h->opener, d->dev, ino);
+
+	pthread_mutex_lock(&d->lock);
+	for (struct fs_vram *c = d->handles.next; c != &d->handles && n < 16; c = c->next) {
+		bool release;
+		if (!c->held || c->ino != ino)
+			continue;
+		if (c == h)
+			/* The handle being closed: its opener has let go of the file. */
+			release = !closer_has && !opener_has;
+		else
+			/* Another handle on the file opened by the closing process, which has no descriptor left. */
+			release = !closer_has && (c->opener == h->opener ? same : accel_proc_same_process(c->opener, closer));
+		if (!release)
+			continue;
+		c->held = false;
+		drops[n++] = (struct drop){ c->die, c->epoch };
+	}
+	pthread_mutex_unlock(&d->lock);
+	for (size_t i = 0; i < n; i++)
+		bs_arb_drop(d->arb, drops[i].die, drops[i].epoch);
+	/* close(2) returns only now: the slot is already free for the next open. */
+	fuse_reply_err(req, 0);
+}
+
+void fs_dies_release(fuse_req_t req, struct fuse_file_info *fi)
+{
+	struct fs_vram *h = vram_of(fi);
+
+	unlink_handle(h->d, h);
+	free(h);
+	fuse_reply_err(req, 0);
+}
+
+/* ---- read and write ------------------------------------------------------------------ */
+
+/*
+ * The handle's hold, taken back without waiting if its opener closed it
+ * while a copy lives on elsewhere (see the top of this file).
+ */
+static int hold_for_io(struct fs_vram *h, uint64_t *epoch)
+{
+	struct fs_dies *d = h->d;
+	struct bs_waiter w;
+	bool extra = false;
+	int ret;
+
+	pthread_mutex_lock(&d->lock);
+	*epoch = h->epoch;
+	if (h->held) {
+		pthread_mutex_unlock(&d->lock);
+		return 0;
+	}
+	pthread_mutex_unlock(&d->lock);
+	/* Not under d->lock: the arbiter may answer parked opens, which take it. */
+	bs_waiter_init(&w);
+	ret = bs_arb_hold(d->arb, &w, h->die, true);
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&d->lock);
+	if (h->held) {
+		extra = true; /* a concurrent read took it back first: one hold per handle */
+	} else {
+		h->held = true;
+		h->epoch = w.epoch;
+	}
+	*epoch = h->epoch;
+	pthread_mutex_unlock(&d->lock);
+	if (extra)
+		bs_arb_drop(d->arb, h->die, w.epoch);
+	return 0;
+}
+
+void fs_dies_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	struct fs_vram *h = vram_of(fi);
+	uint64_t epoch;
+	void *vram;
+	int ret = hold_for_io(h, &epoch);
+
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	if (off < 0 || (uint64_t)off >= h->size) {
+		fuse_reply_buf(req, NULL, 0); /* at or past the end: end of file */
+		return;
+	}
+	if (size > h->size - (uint64_t)off)
+		size = h->size - (uint64_t)off;
+	ret = bs_arb_io_begin(h->d->arb, h->die, epoch, &vram);
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	/*
+	 * Straight from the mapping: the kernel copies it into the reader's
+	 * buffer.  A revoked mapping makes that copy fail (EFAULT here, EIO
+	 * for the reader), never a signal in the daemon.
+	 */
+	ret = fuse_reply_buf(req, (const char *)vram + off, size);
+	bs_arb_io_end(h->d->arb);
+	if (ret == -EFAULT)
+		bs_arb_io_fault(h->d->arb, h->die, epoch);
+}
+
+void fs_dies_write(fuse_req_t req, const char *buf, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	struct fs_vram *h = vram_of(fi);
+	uint64_t epoch;
+	void *vram;
+	int ret = hold_for_io(h, &epoch);
+
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	if (off < 0 || (uint64_t)off >= h->size) {
+		fuse_reply_err(req, ENOSPC); /* VRAM does not grow */
+		return;
+	}
+	if (size > h->size - (uint64_t)off)
+		size = h->size - (uint64_t)off; /* a short write up to the end; the next one gets ENOSPC */
+	ret = bs_arb_io_begin(h->d->arb, h->die, epoch, &vram);
+	if (!ret) {
+		ret = bs_guarded_copy((char *)vram + off, buf, size);
+		bs_arb_io_end(h->d->arb);
+		if (ret)
+			ret = bs_arb_io_fault(h->d->arb, h->die, epoch);
+	}
+	if (ret)
+		fuse_reply_err(req, -ret);
+	else
+		fuse_reply_write(req, size);
+}
+
+/* ---- enabled ------------------------------------------------------------------------- */
+
+int fs_dies_write_enabled(uint32_t die, const char *buf, size_t size)
+{
+	struct fs_dies *d = the_dies;
+	char text[8];
+	size_t n = size;
+	int ret;
+
+	if (!d)
+		return -ENOENT;
+	if (d->read_only)
+		return -EROFS;
+	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		n--;
+	if (n != 1 || (buf[0] != '0' && buf[0] != '1'))
+		return -EINVAL;
+	memcpy(text, buf, n);
+	ret = bs_arb_set_enabled(d->arb, die, text[0] == '1');
+	if (ret)
+		return ret;
+	log_info("die %u %s through dies/%u/enabled", die, text[0] == '1' ? "enabled" : "quarantined", die);
+	return (int)size;
+}
+
+/* ---- what the tree shows -------------------------------------------------------------- */
+
+bool fs_dies_present(void)
+{
+	return the_dies != NULL;
+}
+
+unsigned fs_dies_count(void)
+{
+	bs_status st;
+
+	if (!the_dies || bs_slot_query(bs_arb_slot(the_dies->arb), &st))
+		return 0;
+	return st.num_dies;
+}
+
+bool fs_dies_has(uint32_t die)
+{
+	bs_die_info info;
+
+	return fs_dies_die_info(die, &info) == 0;
+}
+
+int fs_dies_die_info(uint32_t die, bs_die_info *out)
+{
+	if (!the_dies)
+		return -ENOENT;
+	return bs_slot_die_info(bs_arb_slot(the_dies->arb), die, out);
+}
+
+uint64_t fs_dies_vram_size(uint32_t die)
+{
+	bs_die_info info;
+
+	return fs_dies_die_info(die, &info) ? 0 : info.vram_size;
+}
+
+int fs_dies_status(struct fs_dies_status *out)
+{
+	if (!the_dies)
+		return -ENOENT;
+	out->backend = the_dies->backend;
+	bs_arb_stats(the_dies->arb, &out->fs);
+	return bs_slot_query(bs_arb_slot(the_dies->arb), &out->slot);
+}
+
+/* ---- set-up -------------------------------------------------------------------------- */
+
+void fs_dies_tune(struct fuse_conn_info *conn)
+{
+	/* Large requests: a 1 MiB read or write is one round trip, not 256. */
+	if (conn->max_write < FS_DIES_MAX_IO)
+		conn->max_write = FS_DIES_MAX_IO;
+	conn->max_read = FS_DIES_MAX_IO;
+}
+
+struct fs_dies *fs_dies_new(struct bs_slot *slot, bool read_only, int *err)
+{
+	struct fs_dies *d = calloc(1, sizeof(*d));
+
+	if (!d) {
+		bs_slot_close(slot);
+		*err = -ENOMEM;
+		return NULL;
+	}
+	d->backend = slot->ops->backend;
+	d->read_only = read_only;
+	d->handles.next = d->handles.prev = &d->handles;
+	pthread_mutex_init(&d->lock, NULL);
+	d->arb = bs_arb_new(slot, on_answer, d, err);
+	if (!d->arb) {
+		bs_slot_close(slot);
+		pthread_mutex_destroy(&d->lock);
+		free(d);
+		return NULL;
+	}
+	the_dies = d;
+	return d;
+}
+
+void fs_dies_mounted(struct fs_dies *d, const char *mountpoint)
+{
+	int ret;
+
+	if (!d)
+		return;
+	ret = accel_path_dev(mountpoint, &d->dev);
+	d->dev_known = ret == 0;
+	if (ret)
+		log_warn("dies: cannot stat the mountpoint %s (%s): a closed vram handle holds the slot until "
+			 "the kernel releases it", mountpoint, strerror(-ret));
+}
+
+void fs_dies_free(struct fs_dies *d)
+{
+	if (!d)
+		return;
+	bs_arb_free(d->arb); /* parked opens are answered ESHUTDOWN */
+	while (d->handles.next != &d->handles) {
+		struct fs_vram *h = d->handles.next;
+		h->prev->next = h->next;
+		h->next->prev = h->prev;
+		free(h);
+	}
+	pthread_mutex_destroy(&d->lock);
+	if (the_dies == d)
+		the_dies = NULL;
+	free(d);
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dies/: the barswap dies in the tree (docs/dies.md).
+ *
+ *   dies/slot          the slot: active die, holders, waiters, swaps
+ *   dies/<n>/info      bus id, VRAM bytes, enabled, ...
+ *   dies/<n>/enabled   1 or 0; writing 0 quarantines the die
+ *   dies/<n>/vram      the die's VRAM: opening it holds the slot
+ *
+ * This file is the FUSE side only: requests on vram files are turned into
+ * holds on the arbiter (core/bs_arbiter.c), which shares the daemon's one
+ * slot handle among every opener.  An open that has to wait is parked (its
+ * request kept) and answered from whichever thread moves the slot; no
+ * worker thread ever blocks on the slot.
+ *
+ * There is one dies/ per process, reached by tree.c and render.c through
+ * the functions below; without a slot (no /dev/bar_swap and no --sim)
+ * there is no dies/ at all.
+ */
+#ifndef ACCELFS_DIES_H
+#define ACCELFS_DIES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <fuse_lowlevel.h>
+
+#include "core/bs_arbiter.h"
+
+struct fs_dies;
+
+/* Serve dies/ over slot (taken over).  NULL with *err on failure. */
+struct fs_dies *fs_dies_new(struct bs_slot *slot, bool read_only, int *err);
+void fs_dies_free(struct fs_dies *d);
+/* The mountpoint, once mounted: FLUSH recognizes our files in other processes' fd tables by it. */
+void fs_dies_mounted(struct fs_dies *d, const char *mountpoint);
+
+/* ---- for tree.c and render.c ----------------------------------------------- */
+
+bool fs_dies_present(void);
+unsigned fs_dies_count(void);
+bool fs_dies_has(uint32_t die);
+int fs_dies_die_info(uint32_t die, bs_die_info *out);
+uint64_t fs_dies_vram_size(uint32_t die);
+
+struct fs_dies_status {
+	const char *backend;    /* "bar_swap", "simulated" */
+	bs_status slot;         /* the slot itself, every process's view */
+	struct bs_arb_stats fs; /* this mount's holders and waiters */
+};
+int fs_dies_status(struct fs_dies_status *out);
+
+/* ---- for ops.c -------------------------------------------------------------- */
+
+/* Is this file handle one of dies/<n>/vram's? */
+bool fs_dies_is_vram(const struct fuse_file_info *fi);
+void fs_dies_open(fuse_req_t req, fuse_ino_t ino, uint32_t die, struct fuse_file_info *fi);
+void fs_dies_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info *fi);
+void fs_dies_write(fuse_req_t req, const char *buf, size_t size, off_t off, struct fuse_file_info *fi);
+void fs_dies_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void fs_dies_release(fuse_req_t req, struct fuse_file_info *fi);
+/* A write to dies/<n>/enabled: bytes taken, or -errno. */
+int fs_dies_write_enabled(uint32_t die, const char *buf, size_t size);
+/* The connection's limits for bulk transfers (called from init). */
+void fs_dies_tune(struct fuse_conn_info *conn);
+
+/* Largest read and write request: what max_read/max_write are set to. */
+#define FS_DIES_MAX_IO (1024 * 1024)
+
+#endif

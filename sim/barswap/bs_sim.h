@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The simulated barswap slot: the slot seam (core/bs_slot.h) without the
+ * kernel module, for --sim and for CI machines that cannot load it.
+ *
+ * It keeps everything under one directory (<state-dir>/sim/barswap/ for the
+ * daemon), so the daemon, the barswap CLI and a restarted daemon all see
+ * the same slot:
+ *   slot.state        the slot in shared memory: owner, active die, the FIFO,
+ *                     per-die enabled flags and counters, a robust mutex
+ *   die<N>.vram       die N's VRAM: a sparse file of the die's size
+ *   handles/<id>      one per open handle, flock()ed for the handle's life:
+ *                     a handle whose lock can be taken is dead (closed, or
+ *                     its process killed, even by SIGKILL), and the slot or
+ *                     its place in the queue is taken back from it
+ *   init.lock         serializes creating and attaching
+ *
+ * Semantics and errnos are the module's (docs/kmod.md); docs/dies.md lists
+ * the two differences that follow from being in user space.
+ */
+#ifndef ACCEL_SIM_BS_SIM_H
+#define ACCEL_SIM_BS_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/bs_slot.h"
+
+#define BS_SIM_MAX_DIES 64
+#define BS_SIM_DEFAULT_DIES 16
+#define BS_SIM_DEFAULT_VRAM (64ull << 20)
+
+struct bs_sim_geometry {
+	uint32_t num_dies;
+	uint64_t vram_size; /* every die's, bytes: a whole number of pages */
+};
+
+/*
+ * A handle on the simulated slot under dir.  With g, the slot is created
+ * with that geometry, or re-shaped to it when nobody has it open (a daemon
+ * started with another topology); -EBUSY if others hold it in another shape.
+ * Without g, whatever is there is used, or the default (16 x 64 MiB) is
+ * created.  NULL with *ret = -errno and err set.
+ */
+struct bs_slot *bs_slot_sim_open(const char *dir, const struct bs_sim_geometry *g, int *ret, char *err,
+				 size_t errlen);
+
+/*
+ * The "barswap" section of a topology file ({"dies": 16, "vram_mib": 64}),
+ * or the defaults when path is NULL or the file has no such section.
+ */
+int bs_sim_geometry_load(const char *path, struct bs_sim_geometry *g, char *err, size_t errlen);
+
+/* The backing file of a die: a benchmark's baseline maps it directly. */
+void bs_sim_die_path(const char *dir, uint32_t die, char *buf, size_t len);
+
+#endif

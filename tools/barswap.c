@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * barswap: the seed's "barswap CLI", over the seed's API (core/barswap.h).
+ *
+ *   barswap [--sim=STATE_DIR | --device=PATH] COMMAND ...
+ *
+ * It talks to /dev/bar_swap by default; --sim=STATE_DIR talks to the
+ * simulated slot of an `accelfs --sim --state-dir=STATE_DIR` node instead
+ * (the same slot the daemon serves dies/ over).  Ownership belongs to the
+ * process: `acquire` holds the slot until it is told to let go, and
+ * releases it on the way out.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/barswap.h"
+#include "core/bs_slot.h"
+#include "sim/barswap/bs_sim.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: barswap [--sim=STATE_DIR | --device=PATH] COMMAND ...\n"
+		"\n"
+		"  query                       the slot and every die\n"
+		"  info DIE                    one die\n"
+		"  acquire DIE [SECONDS]       acquire DIE (waiting its turn in FIFO order) and hold it for\n"
+		"                              SECONDS, or until SIGINT/SIGTERM, or (SECONDS '-') until stdin\n"
+		"                              closes; then release it.  Prints 'acquired DIE' once it holds it\n"
+		"      --nonblock              fail at once (EAGAIN) if the slot is busy\n"
+		"      --timeout=MS            give up after MS milliseconds (ETIMEDOUT)\n"
+		"  read DIE OFFSET LENGTH      acquire, copy LENGTH bytes at OFFSET to stdout, release\n"
+		"  write DIE OFFSET            acquire, copy stdin to OFFSET (ENOSPC past the end), release\n"
+		"  disable DIE | enable DIE    quarantine a flaky die (its acquires fail: ENODEV), or re-enable it\n"
+		"\n"
+		"  --sim=STATE_DIR   the simulated slot of `accelfs --sim --state-dir=STATE_DIR`\n"
+		"  --device=PATH     another node of the module (default " BS_DEVICE ")\n"
+		"Offsets and lengths take K, M, G suffixes (powers of 1024).\n");
+}
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop(int sig)
+{
+	stop_signal = sig;
+}
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	if (!*s || *s == '-')
+		return -1;
+	v = strtoull(s, &end, 0);
+	if (errno)
+		return -1;
+	switch (*end) {
+	case 'K': case 'k': v <<= 10; end++; break;
+	case 'M': case 'm': v <<= 20; end++; break;
+	case 'G': case 'g': v <<= 30; end++; break;
+	default: break;
+	}
+	if (*end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_die(const char *s, int *die)
+{
+	uint64_t v;
+
+	if (parse_u64(s, &v) || v > INT_MAX) {
+		fprintf(stderr, "barswap: not a die number: %s\n", s);
+		return -1;
+	}
+	*die = (int)v;
+	return 0;
+}
+
+static int fail(const char *what)
+{
+	fprintf(stderr, "barswap: %s: %s\n", what, strerror(errno));
+	return 1;
+}
+
+static int cmd_query(bs_context *ctx)
+{
+	bs_status st;
+
+	if (bs_query(ctx, &st))
+		return fail("query");
+	printf("backend: %s\n", bs_backend(ctx));
+	printf("dies: %" PRIu32 "\n", st.num_dies);
+	printf("slots: %" PRIu32 "\n", st.num_slots);
+	if (st.active_die >= 0)
+		printf("active: %" PRId32 "\n", st.active_die);
+	else
+		printf("active: none\n");
+	printf("owner_pid: %" PRId32 "\n", st.owner_pid);
+	printf("waiters: %" PRIu32 "\n", st.waiters);
+	printf("open_files: %" PRIu32 "\n", st.open_files);
+	printf("swaps: %" PRIu64 "\n", st.swaps);
+	printf("slot_size: %" PRIu64 "\n", st.slot_size);
+	printf("%-4s %-14s %-12s %-7s %-6s %s\n", "die", "bus_id", "vram_bytes", "enabled", "active", "acquires");
+	for (uint32_t i = 0; i < st.num_dies; i++) {
+		bs_die_info d;
+		if (bs_die_info_get(ctx, (int)i, &d))
+			return fail("die info");
+		printf("%-4" PRIu32 " %-14s %-12" PRIu64 " %-7d %-6d %" PRIu64 "%s\n", i, d.bus_id, d.vram_size,
+		       !!(d.flags & BS_DIE_ENABLED), !!(d.flags & BS_DIE_ACTIVE), d.acquires,
+		       d.flags & BS_DIE_PRESENT ? "" : " (removed)");
+	}
+	return 0;
+}
+
+static int cmd_info(bs_context *ctx, int die)
+{
+	bs_die_info d;
+
+	if (bs_die_info_get(ctx, die, &d))
+		return fail("die info");
+	printf("die: %" PRIu32 "\n", d.die);
+	printf("bus_id: %s\n", d.bus_id);
+	printf("vram_bytes: %" PRIu64 "\n", d.vram_size);
+	printf("enabled: %d\n", !!(d.flags & BS_DIE_ENABLED));
+	printf("present: %d\n", !!(d.flags & BS_DIE_PRESENT));
+	printf("active: %d\n", !!(d.flags & BS_DIE_ACTIVE));
+	printf("acquires: %" PRIu64 "\n", d.acquires);
+	printf("simulated: %d\n", !!(d.flags & BS_DIE_SIM));
+	if (!(d.flags & BS_DIE_SIM))
+		printf("pci_id: %04x:%04x\nbar_phys: 0x%" PRIx64 "\n", d.vendor, d.device, d.bar_phys);
+	return 0;
+}
+
+static int cmd_acquire(bs_context *ctx, int die, const char *hold, unsigned flags, uint32_t timeout_ms)
+{
+	struct sigaction sa;
+	struct timespec t0, t1;
+	uint64_t seconds = 0;
+	bs_gpu *g;
+
+	if (hold && strcmp(hold, "-") && parse_u64(hold, &seconds)) {
+		fprintf(stderr, "barswap: not a number of seconds: %s\n", hold);
+		return 2;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop; /* no SA_RESTART: a signal ends the wait (EINTR) or the hold */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	g = bs_acquire_ex(ctx, die, flags, timeout_ms);
+	if (!g)
+		return fail("acquire");
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	printf("acquired %d (%" PRIu64 " bytes) after %.3f s\n", die, g->vram_size,
+	       (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+	fflush(stdout);
+	if (hold && !strcmp(hold, "-")) {
+		char buf[256];
+		while (!stop_signal && read(STDIN_FILENO, buf, sizeof(buf)) > 0)
+			;
+	} else if (hold) {
+		struct timespec ts = { (time_t)seconds, 0 };
+		while (!stop_signal && nanosleep(&ts, &ts) && errno == EINTR)
+			;
+	} else {
+		while (!stop_signal)
+			pause();
+	}
+	if (bs_release_ex(ctx, g))
+		return fail("release");
+	printf("released %d\n", die);
+	return 0;
+}
+
+/* Both copies go through the kernel (write from, read into the mapping): a revoked mapping is EFAULT, not SIGBUS. */
+static int cmd_read(bs_context *ctx, int die, uint64_t off, uint64_t len)
+{
+	bs_gpu *g = bs_acquire(ctx, die);
+	int ret = 0;
+
+	if (!g)
+		return fail("acquire");
+	if (off >= g->vram_size)
+		len = 0;
+	else if (len > g->vram_size - off)
+		len = g->vram_size - off; /* short at the end, as read(2) is */
+	while (len) {
+		ssize_t n = write(STDOUT_FILENO, (char *)g->vram + off, len > (1 << 20) ? (1 << 20) : len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			ret = fail("write to stdout");
+			break;
+		}
+		off += (uint64_t)n;
+		len -= (uint64_t)n;
+	}
+	bs_release(ctx, g);
+	return ret;
+}
+
+static int cmd_write(bs_context *ctx, int die, uint64_t off)
+{
+	bs_gpu *g = bs_acquire(ctx, die);
+	int ret = 0;
+
+	if (!g)
+		return fail("acquire");
+	for (;;) {
+		ssize_t n;
+		if (off >= g->vram_size) {
+			char probe;
+			n = read(STDIN_FILENO, &probe, 1);
+			if (n > 0) {
+				errno = ENOSPC;
+				ret = fail("write past the end of the die");
+			}
+			break;
+		}
+		n = read(STDIN_FILENO, (char *)g->vram + off, g->vram_size - off > (1 << 20) ? (1 << 20) : g->vram_size - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = fail("read from stdin");
+			break;
+		}
+		if (!n)
+			break;
+		off += (uint64_t)n;
+	}
+	bs_release(ctx, g);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "sim", required_argument, NULL, 's' },
+		{ "device", required_argument, NULL, 'd' },
+		{ "nonblock", no_argument, NULL, 'n' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *sim = NULL, *device = NULL, *cmd;
+	unsigned flags = 0;
+	uint32_t timeout_ms = 0;
+	bs_context *ctx;
+	int c, die = 0, ret;
+
+	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		uint64_t v;
+		switch (c) {
+		case 's': sim = optarg; break;
+		case 'd': device = optarg; break;
+		case 'n': flags |= BS_NONBLOCK; break;
+		case 't':
+			if (parse_u64(optarg, &v) || v > UINT32_MAX) {
+				fprintf(stderr, "barswap: --timeout=%s: milliseconds expected\n", optarg);
+				return 2;
+			}
+			timeout_ms = (uint32_t)v;
+			break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return 2;
+	}
+	cmd = argv[optind++];
+	if (strcmp(cmd, "query") && (optind >= argc || parse_die(argv[optind++], &die))) {
+		usage(stderr);
+		return 2;
+	}
+
+	if (sim) {
+		char dir[PATH_MAX], err[512];
+		struct bs_slot *s;
+		snprintf(dir, sizeof(dir), "%s/sim/barswap", sim);
+		s = bs_slot_sim_open(dir, NULL, &ret, err, sizeof(err));
+		if (!s) {
+			fprintf(stderr, "barswap: %s\n", err);
+			return 1;
+		}
+		ctx = bs_init_slot(s);
+	} else {
+		ctx = device ? bs_init_path(device) : bs_init();
+	}
+	if (!ctx)
+		return fail(sim ? "the simulated slot" : device ? device : BS_DEVICE);
+
+	if (!strcmp(cmd, "query")) {
+		ret = cmd_query(ctx);
+	} else if (!strcmp(cmd, "info")) {
+		ret = cmd_info(ctx, die);
+	} else if (!strcmp(cmd, "acquire") || !strcmp(cmd, "hold")) {
+		ret = cmd_acquire(ctx, die, optind < argc ? argv[optind] : NULL, flags, timeout_ms);
+	} else if (!strcmp(cmd, "read") || !strcmp(cmd, "write")) {
+		uint64_t off = 0, len = 0;
+		bool is_read = !strcmp(cmd, "read");
+		if (optind >= argc || parse_u64(argv[optind], &off) ||
+		    (is_read && (optind + 1 >= argc || parse_u64(argv[optind + 1], &len)))) {
+			usage(stderr);
+			ret = 2;
+		} else {
+			ret = is_read ? cmd_read(ctx, die, off, len) : cmd_write(ctx, die, off);
+		}
+	} else if (!strcmp(cmd, "disable") || !strcmp(cmd, "enable")) {
+		ret = bs_set_enabled(ctx, die, !strcmp(cmd, "enable")) ? fail(cmd) : 0;
+	} else {
+		fprintf(stderr, "barswap: unknown command %s\n", cmd);
+		usage(stderr);
+		ret = 2;
+	}
+	bs_free(ctx);
+	return ret;
+}

@@ -307,11 +307,40 @@ static int hold_for_io(struct fs_vram *h, uint64_t *epoch)
 	return 0;
 }
 
+/*
+ * A read is copied out of the mapping into this thread's buffer, then
+ * replied from there.  Not straight from the mapping: the kernel takes the
+ * reply's pages with get_user_pages, which a VM_PFNMAP mapping (the
+ * module's) refuses, and the reader would get EIO.
+ */
+static pthread_key_t bounce_key;
+static pthread_once_t bounce_once = PTHREAD_ONCE_INIT;
+
+static void bounce_key_make(void)
+{
+	pthread_key_create(&bounce_key, free);
+}
+
+static char *bounce_buffer(void)
+{
+	char *buf;
+
+	pthread_once(&bounce_once, bounce_key_make);
+	buf = pthread_getspecific(bounce_key);
+	if (!buf) {
+		buf = malloc(FS_DIES_MAX_IO);
+		if (buf)
+			pthread_setspecific(bounce_key, buf);
+	}
+	return buf;
+}
+
 void fs_dies_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct fs_vram *h = vram_of(fi);
 	uint64_t epoch;
 	void *vram;
+	char *buf;
 	int ret = hold_for_io(h, &epoch);
 
 	if (ret) {
@@ -324,20 +353,24 @@ void fs_dies_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info 
 	}
 	if (size > h->size - (uint64_t)off)
 		size = h->size - (uint64_t)off;
-	ret = bs_arb_io_begin(h->d->arb, h->die, epoch, &vram);
-	if (ret) {
-		fuse_reply_err(req, -ret);
+	if (size > FS_DIES_MAX_IO)
+		size = FS_DIES_MAX_IO; /* max_read: the kernel never asks for more */
+	buf = bounce_buffer();
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	/*
-	 * Straight from the mapping: the kernel copies it into the reader's
-	 * buffer.  A revoked mapping makes that copy fail (EFAULT here, EIO
-	 * for the reader), never a signal in the daemon.
-	 */
-	ret = fuse_reply_buf(req, (const char *)vram + off, size);
-	bs_arb_io_end(h->d->arb);
-	if (ret == -EFAULT)
-		bs_arb_io_fault(h->d->arb, h->die, epoch);
+	ret = bs_arb_io_begin(h->d->arb, h->die, epoch, &vram);
+	if (!ret) {
+		ret = bs_guarded_copy(buf, (const char *)vram + off, size);
+		bs_arb_io_end(h->d->arb);
+		if (ret)
+			ret = bs_arb_io_fault(h->d->arb, h->die, epoch);
+	}
+	if (ret)
+		fuse_reply_err(req, -ret);
+	else
+		fuse_reply_buf(req, buf, size);
 }
 
 void fs_dies_write(fuse_req_t req, const char *buf, size_t size, off_t off, struct fuse_file_info *fi)

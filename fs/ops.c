@@ -7,6 +7,7 @@
  * pseudo-filesystem would.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +34,7 @@ static struct accelfs *fs_of(fuse_req_t req)
 /* Generated text is served from a per-open snapshot, regenerated at offset 0 (as lxcfs does). */
 struct open_file {
 	char path[PATH_BUF];
+	pthread_mutex_t lock; /* buf: two reads of one descriptor may run at once */
 	char *buf;
 	size_t len;
 	bool generated;
@@ -513,6 +515,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	}
 	snprintf(of->path, sizeof(of->path), "%s", path);
+	pthread_mutex_init(&of->lock, NULL);
 	fi->fh = (uint64_t)(uintptr_t)of;
 	fi->direct_io = 1; /* the size is not known in advance; every read reaches us */
 	fuse_reply_open(req, fi);
@@ -522,12 +525,15 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 {
 	struct accelfs *fs = fs_of(req);
 	struct open_file *of = (struct open_file *)(uintptr_t)fi->fh;
+	char *reply = NULL;
+	size_t reply_len = 0;
 
 	(void)ino;
 	if (fs_dies_is_vram(fi)) {
 		fs_dies_read(req, size, off, fi);
 		return;
 	}
+	pthread_mutex_lock(&of->lock);
 	if (off == 0 || !of->generated) {
 		struct accel_snapshot *snap = accel_node_snapshot(fs->node);
 		struct fs_node n;
@@ -537,6 +543,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 
 		accel_snapshot_unref(snap);
 		if (ret) {
+			pthread_mutex_unlock(&of->lock);
 			fuse_reply_err(req, -ret);
 			return;
 		}
@@ -545,11 +552,23 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 		of->len = len;
 		of->generated = true;
 	}
-	if ((size_t)off >= of->len) {
-		fuse_reply_buf(req, NULL, 0);
-		return;
+	/*
+	 * Reply from a copy of our own: once the kernel has the reply, the
+	 * reader may close at once, and RELEASE frees of while this thread is
+	 * still returning from writev.
+	 */
+	if ((size_t)off < of->len) {
+		reply_len = of->len - (size_t)off < size ? of->len - (size_t)off : size;
+		reply = malloc(reply_len);
+		if (reply)
+			memcpy(reply, of->buf + off, reply_len);
 	}
-	fuse_reply_buf(req, of->buf + off, of->len - (size_t)off < size ? of->len - (size_t)off : size);
+	pthread_mutex_unlock(&of->lock);
+	if (reply_len && !reply)
+		fuse_reply_err(req, ENOMEM);
+	else
+		fuse_reply_buf(req, reply, reply_len);
+	free(reply);
 }
 
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
@@ -597,6 +616,7 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		return;
 	}
 	if (of) {
+		pthread_mutex_destroy(&of->lock);
 		free(of->buf);
 		free(of);
 	}

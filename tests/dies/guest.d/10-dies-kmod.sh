@@ -9,6 +9,7 @@ check "dies/ exists" test -d /accel/dies
 check "die 0 is a PCI die (bus id 0000:...)" grep -q "^bus_id: 0000:" /accel/dies/0/info
 check "die 3 is the 16 GiB one" grep -qx "vram_bytes: 17179869184" /accel/dies/3/info
 dies_shell_checks 4
+dies_bench_run "ivshmem dies"
 check "umount; accelfs exits" accelfs_down
 check "rmmod bar_swap (no file left open)" bs_unload
 mkdir -p /tmp/empty-state /tmp/cdi

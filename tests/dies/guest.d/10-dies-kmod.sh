@@ -4,6 +4,7 @@
 . /tests/dies-guest.inc
 check "load fuse from the kernel image" image_module fuse
 check "insmod bar_swap ids=$IVSHMEM_ID" bs_load ids=$IVSHMEM_ID
+t seed-api
 check "accelfs mounts /accel without --sim" accelfs_up
 check "dies/ exists" test -d /accel/dies
 check "die 0 is a PCI die (bus id 0000:...)" grep -q "^bus_id: 0000:" /accel/dies/0/info

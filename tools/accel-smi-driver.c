@@ -50,6 +50,45 @@ unsigned smi_select_devices(struct smi *s, mig_device_t *devices, unsigned *indi
 	return n;
 }
 
+/*
+ * A real H200 (NVML 580, MIG mode off) returns profile records without a
+ * name, and nvidia-smi prints one anyway: <slices>g.<GB>gb from the
+ * geometry (memory in eighths of the card, times its size in GiB, rounded),
+ * plus the variant its NVML index stands for.  Checked against nvidia-smi's
+ * own output for every H200 profile (tests/sim/data).
+ */
+static void nvml_profile_name(struct smi *s, mig_device_t dev, const struct smi_gi_profile *p, char *buf,
+			      size_t len)
+{
+	unsigned long long mib = p->info.memorySizeMB, total_mib = 0, gib, eighths;
+	const char *suffix = "";
+	mig_memory_t mem;
+
+	if (s->lib.DeviceGetMemoryInfo && s->lib.DeviceGetMemoryInfo(dev, &mem) == MIG_SUCCESS)
+		total_mib = mem.total >> 20;
+	if (total_mib) {
+		eighths = (mib * 8 + total_mib - 1) / total_mib;
+		gib = (eighths * ((total_mib + 1023) / 1024) + 4) / 8;
+	} else {
+		gib = (mib + 512) / 1024;
+	}
+	switch (p->index) {
+	case 0x7: /* 1_SLICE_REV1 */
+		suffix = "+me";
+		break;
+	case 0xA: case 0xB: case 0xC: /* *_GFX */
+		suffix = "+gfx";
+		break;
+	case 0xD: case 0xE: /* *_NO_ME */
+		suffix = "-me";
+		break;
+	case 0xF: case 0x10: /* *_ALL_ME */
+		suffix = "+me.all";
+		break;
+	}
+	snprintf(buf, len, "MIG %ug.%llugb%s", p->info.sliceCount, gib, suffix);
+}
+
 unsigned smi_gi_profiles(struct smi *s, mig_device_t dev, struct smi_gi_profile *out, unsigned max)
 {
 	unsigned n = 0;
@@ -63,6 +102,10 @@ unsigned smi_gi_profiles(struct smi *s, mig_device_t dev, struct smi_gi_profile 
 			continue;
 		out[n].index = idx;
 		out[n].info = info;
+		if (info.name[0] || s->thead)
+			snprintf(out[n].name, sizeof(out[n].name), "%s", info.name);
+		else
+			nvml_profile_name(s, dev, &out[n], out[n].name, sizeof(out[n].name));
 		n++;
 	}
 	return n;
@@ -135,12 +178,17 @@ unsigned smi_ci_profiles(struct smi *s, mig_gpu_instance_t gi, struct smi_ci_pro
 	return n;
 }
 
-void smi_ci_profile_name(const struct smi_ci_profile *c, const char *gi_profile_name, char *buf, size_t len)
+void smi_ci_profile_name(const struct smi *s, const struct smi_ci_profile *c, const char *gi_profile_name, char *buf,
+			 size_t len)
 {
 	if (c->info.name[0])
 		snprintf(buf, len, "%s", c->info.name);
-	else
+	else if (s->thead)
 		snprintf(buf, len, "MIG %uu.%s", c->info.multiprocessorCount, smi_short_name(gi_profile_name));
+	else if (c->whole)
+		snprintf(buf, len, "%s", gi_profile_name);
+	else
+		snprintf(buf, len, "MIG %uc.%s", c->info.sliceCount, smi_short_name(gi_profile_name));
 }
 
 static int by_gi_id(const void *a, const void *b)

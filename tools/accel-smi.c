@@ -106,7 +106,7 @@ static int parse(int argc, char **argv, struct cli *c, struct smi *s)
 			/* One card per call: a list reads like missing hardware, as in ppu-smi. */
 			if (!*next || *end || v < 0) {
 				fprintf(stderr, "No devices were found\n");
-				exit(SMI_FAILED);
+				exit(SMI_NO_DEVICE);
 			}
 			s->device = (int)v;
 			i++;

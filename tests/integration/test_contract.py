@@ -6,7 +6,7 @@ import os
 import threading
 import unittest
 
-from harness import NVIDIA, THEAD, NodeTestCase, wait_until
+from harness import NVIDIA, THEAD, NodeTestCase, topology_path, wait_until
 
 
 class ContractRows:
@@ -267,6 +267,20 @@ class NvidiaSpecific(NodeTestCase):
         self.assertEqual(caps[1], caps[0] + 1 + int(st["ci"]))
         major = {v.split(":")[0] for k, v in devices.items() if k.startswith("/dev/nvidia-caps/")}
         self.assertEqual(major, {"241"})
+
+
+class NvidiaUnnamedProfiles(NodeTestCase):
+    """NVML may return profile records without names: they are named from their geometry."""
+    topology = topology_path("nvidia-unnamed.json")
+
+    def test_profiles_named_from_geometry(self):
+        names = sorted(p for p in os.listdir(self.node.path("gpu0", "mig")) if p not in ("mode", "instances"))
+        self.assertEqual(names, ["1g.18gb", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb"])
+        info = self.node.keyvals("gpu0", "mig", "1g.35gb", "info")
+        self.assertEqual(info["profile_id"], "15")
+        self.assertEqual(info["driver_display_name"], "MIG 1g.35gb")
+        os.mkdir(self.node.path("gpu0", "mig", "3g.71gb", "j"))
+        self.assertNotIn("reported no name", self.node.log())
 
 
 class TheadContract(ContractRows, NodeTestCase):

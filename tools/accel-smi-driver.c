@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/names.h"
 #include "tools/accel-smi.h"
 
 int smi_fail(struct smi *s, mig_return_t r, const char *fmt, ...)
@@ -52,41 +53,18 @@ unsigned smi_select_devices(struct smi *s, mig_device_t *devices, unsigned *indi
 
 /*
  * A real H200 (NVML 580, MIG mode off) returns profile records without a
- * name, and nvidia-smi prints one anyway: <slices>g.<GB>gb from the
- * geometry (memory in eighths of the card, times its size in GiB, rounded),
- * plus the variant its NVML index stands for.  Checked against nvidia-smi's
- * own output for every H200 profile (tests/sim/data).
+ * name, and nvidia-smi prints one anyway, from the geometry: the product's
+ * own rule (core/names.c) names them the same way.
  */
 static void nvml_profile_name(struct smi *s, mig_device_t dev, const struct smi_gi_profile *p, char *buf,
 			      size_t len)
 {
-	unsigned long long mib = p->info.memorySizeMB, total_mib = 0, gib, eighths;
-	const char *suffix = "";
+	unsigned long long total_mib = 0;
 	mig_memory_t mem;
 
 	if (s->lib.DeviceGetMemoryInfo && s->lib.DeviceGetMemoryInfo(dev, &mem) == MIG_SUCCESS)
 		total_mib = mem.total >> 20;
-	if (total_mib) {
-		eighths = (mib * 8 + total_mib - 1) / total_mib;
-		gib = (eighths * ((total_mib + 1023) / 1024) + 4) / 8;
-	} else {
-		gib = (mib + 512) / 1024;
-	}
-	switch (p->index) {
-	case 0x7: /* 1_SLICE_REV1 */
-		suffix = "+me";
-		break;
-	case 0xA: case 0xB: case 0xC: /* *_GFX */
-		suffix = "+gfx";
-		break;
-	case 0xD: case 0xE: /* *_NO_ME */
-		suffix = "-me";
-		break;
-	case 0xF: case 0x10: /* *_ALL_ME */
-		suffix = "+me.all";
-		break;
-	}
-	snprintf(buf, len, "MIG %ug.%llugb%s", p->info.sliceCount, gib, suffix);
+	accel_name_nvml_geometry(p->index, p->info.sliceCount, p->info.memorySizeMB, total_mib, buf, len);
 }
 
 unsigned smi_gi_profiles(struct smi *s, mig_device_t dev, struct smi_gi_profile *out, unsigned max)

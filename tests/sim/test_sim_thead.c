@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "tests/sim/sim_fixture.h"
-#include "tools/sim_locate.h"
+#include "sim/locate.h"
 
 #define ID_4G48GB 5
 #define ID_8G96GB 3

@@ -277,6 +277,8 @@ int main(int argc, char *argv[])
 
 	if (!o.foreground && go_background())
 		return 1;
+	if (!o.foreground)
+		accel_log_set_stderr_level(ACCEL_LOG_WARN); /* the rest goes to the log file */
 	if (o.log_file || !o.foreground) {
 		char path[PATH_MAX];
 		snprintf(path, sizeof(path), "%s", o.log_file ? o.log_file : state_dir);

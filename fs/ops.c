@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,8 +30,14 @@ static struct accelfs *fs_of(fuse_req_t req)
 	return fuse_req_userdata(req);
 }
 
-/* Generated text is served from a per-open snapshot, regenerated at offset 0 (as lxcfs does). */
+/*
+ * Generated text is served from a per-open snapshot, regenerated at offset 0
+ * (as lxcfs does).  The lock is held across the reply: once the kernel has
+ * the data, the reader may close and RELEASE may run on another thread while
+ * this one is still returning from fuse_reply_buf().
+ */
 struct open_file {
+	pthread_mutex_t lock;
 	char path[PATH_BUF];
 	char *buf;
 	size_t len;
@@ -501,6 +508,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
+	pthread_mutex_init(&of->lock, NULL);
 	snprintf(of->path, sizeof(of->path), "%s", path);
 	fi->fh = (uint64_t)(uintptr_t)of;
 	fi->direct_io = 1; /* the size is not known in advance; every read reaches us */
@@ -513,6 +521,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 	struct open_file *of = (struct open_file *)(uintptr_t)fi->fh;
 
 	(void)ino;
+	pthread_mutex_lock(&of->lock);
 	if (off == 0 || !of->generated) {
 		struct accel_snapshot *snap = accel_node_snapshot(fs->node);
 		struct fs_node n;
@@ -523,6 +532,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 		accel_snapshot_unref(snap);
 		if (ret) {
 			fuse_reply_err(req, -ret);
+			pthread_mutex_unlock(&of->lock);
 			return;
 		}
 		free(of->buf);
@@ -530,11 +540,11 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 		of->len = len;
 		of->generated = true;
 	}
-	if ((size_t)off >= of->len) {
+	if ((size_t)off >= of->len)
 		fuse_reply_buf(req, NULL, 0);
-		return;
-	}
-	fuse_reply_buf(req, of->buf + off, of->len - (size_t)off < size ? of->len - (size_t)off : size);
+	else
+		fuse_reply_buf(req, of->buf + off, of->len - (size_t)off < size ? of->len - (size_t)off : size);
+	pthread_mutex_unlock(&of->lock);
 }
 
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
@@ -554,6 +564,10 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 
 	(void)ino;
 	if (of) {
+		/* Wait out a read still returning from its reply. */
+		pthread_mutex_lock(&of->lock);
+		pthread_mutex_unlock(&of->lock);
+		pthread_mutex_destroy(&of->lock);
 		free(of->buf);
 		free(of);
 	}

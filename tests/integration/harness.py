@@ -186,6 +186,7 @@ class NodeTestCase(unittest.TestCase):
     topology = None
     poll = 0.2
     grace = 1.0
+    maxDiff = None  # a sanitizer report is long, and all of it matters
 
     def setUp(self):
         self.node = Node(self.topology, self.poll, self.grace).start()

@@ -212,7 +212,9 @@ class NodeLevel(NodeTestCase):
         self.assertEqual(n.read("mig", "4g.48gb", "c", "status"), n.read("ppu1", "mig", "4g.48gb", "c", "status"))
         self.assertEqual(sorted(os.listdir(os.path.join(mig, "c"))),
                          ["cdi.json", "dev", "device", "devices", "status"])
-        # rmdir works from either place
+        # rmdir works from either place, and the other place forgets the job at once
+        self.assertTrue(os.path.isdir(n.path("ppu0", "mig", "4g.48gb", "a")))  # now cached by the kernel
+        self.assertTrue(os.path.isdir(os.path.join(mig, "c")))
         os.rmdir(os.path.join(mig, "a"))
         self.assertFalse(os.path.exists(n.path("ppu0", "mig", "4g.48gb", "a")))
         os.rmdir(n.path("ppu1", "mig", "4g.48gb", "c"))

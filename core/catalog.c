@@ -152,6 +152,15 @@ static int resolve_collisions(struct accel_catalog *c)
 	return ret;
 }
 
+static unsigned long long card_memory_mib(const struct accel_card *card)
+{
+	mig_memory_t mem;
+
+	if (card->lib->DeviceGetMemoryInfo && card->lib->DeviceGetMemoryInfo(card->handle, &mem) == MIG_SUCCESS)
+		return mem.total >> 20;
+	return 0;
+}
+
 int accel_catalog_probe(const struct accel_card *card, struct accel_catalog *out, char *err, size_t errlen)
 {
 	const struct accel_family *f = card->family;
@@ -201,6 +210,11 @@ int accel_catalog_probe(const struct accel_card *card, struct accel_catalog *out
 			if (ret)
 				goto fail;
 			continue;
+		}
+		if (!info.name[0] && f->name_unnamed_from_geometry) {
+			accel_name_nvml_geometry(index, info.sliceCount, info.memorySizeMB, card_memory_mib(card),
+						 info.name, sizeof(info.name));
+			snprintf(p.driver_name, sizeof(p.driver_name), "%s", info.name);
 		}
 		v = accel_name_from_driver(info.name, f->publish_geometry, p.name, sizeof(p.name), p.vendor_name,
 					   sizeof(p.vendor_name));

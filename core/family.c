@@ -70,6 +70,7 @@ const struct accel_family accel_family_nvidia = {
 	.ci_profile_count = 0x8,
 	.library_candidates = nvidia_library_candidates,
 	.publish_geometry = false,
+	.name_unnamed_from_geometry = true,
 	.control_nodes = nvidia_control_nodes,
 	.optional_nodes = nvidia_optional_nodes,
 	.card_node_prefix = "nvidia",

@@ -36,6 +36,12 @@ struct accel_family {
 	 * NVIDIA's "1g.18gb" is published as is.
 	 */
 	bool publish_geometry;
+	/*
+	 * A profile record without a name: NVIDIA's is named from its geometry
+	 * as nvidia-smi does (the driver leaves names empty with MIG off);
+	 * T-Head's is dropped with a warning, never renamed (the runbook).
+	 */
+	bool name_unnamed_from_geometry;
 
 	/* Device nodes, relative to the dev root ("/dev" on a real node). */
 	const char *const *control_nodes;  /* required, shared by every card */

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 static enum accel_log_level max_level = ACCEL_LOG_INFO;
+static enum accel_log_level stderr_level = ACCEL_LOG_DEBUG;
 static bool to_syslog;
 static bool to_stderr = true;
 static int log_fd = -1;
@@ -41,6 +42,11 @@ enum accel_log_level accel_log_get_level(void)
 {
 	pthread_once(&env_once, read_env_level);
 	return max_level;
+}
+
+void accel_log_set_stderr_level(enum accel_log_level level)
+{
+	stderr_level = level;
 }
 
 void accel_log_use_syslog(bool on, bool also_stderr)
@@ -90,7 +96,7 @@ void accel_log(enum accel_log_level level, const char *fmt, ...)
 			     ts.tv_nsec / 1000000, (int)getpid(), level_names[level], msg);
 		if (n > (int)sizeof(line) - 1)
 			n = (int)sizeof(line) - 1;
-		if (to_stderr && write(STDERR_FILENO, line, (size_t)n) < 0)
+		if (to_stderr && level <= stderr_level && write(STDERR_FILENO, line, (size_t)n) < 0)
 			errno = 0; /* nowhere left to report it */
 		if (log_fd >= 0 && write(log_fd, line, (size_t)n) < 0)
 			errno = 0;

@@ -20,6 +20,8 @@ enum accel_log_level {
 /* Messages above this level are dropped (default INFO; ACCELFS_LOG=debug raises it). */
 void accel_log_set_level(enum accel_log_level level);
 enum accel_log_level accel_log_get_level(void);
+/* Messages above this level are kept off stderr (a daemon about to detach shows only problems). */
+void accel_log_set_stderr_level(enum accel_log_level level);
 /* Send messages to syslog as well as (or, when detached, instead of) stderr. */
 void accel_log_use_syslog(bool on, bool also_stderr);
 /* An optional file that receives every message too (the daemon's --log). */

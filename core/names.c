@@ -135,3 +135,37 @@ enum accel_name_verdict accel_name_from_driver(const char *raw, bool geometry, c
 		snprintf(vendor_out, vendor_len, "%s", vendor);
 	return ACCEL_NAME_OK;
 }
+
+void accel_name_nvml_geometry(unsigned index, unsigned slices, unsigned long long memory_mib,
+			      unsigned long long total_mib, char *out, size_t outlen)
+{
+	unsigned long long gib;
+	const char *variant = "";
+
+	if (total_mib) {
+		unsigned long long eighths = (memory_mib * 8 + total_mib - 1) / total_mib;
+		gib = (eighths * ((total_mib + 1023) / 1024) + 4) / 8;
+	} else {
+		gib = (memory_mib + 512) / 1024;
+	}
+	/* NVML_GPU_INSTANCE_PROFILE_* indices that stand for a variant of a geometry. */
+	switch (index) {
+	case 0x7: /* 1_SLICE_REV1 */
+		variant = "+me";
+		break;
+	case 0xA: /* 1_SLICE_GFX */
+	case 0xB: /* 2_SLICE_GFX */
+	case 0xC: /* 4_SLICE_GFX */
+		variant = "+gfx";
+		break;
+	case 0xD: /* 1_SLICE_NO_ME */
+	case 0xE: /* 2_SLICE_NO_ME */
+		variant = "-me";
+		break;
+	case 0xF: /* 1_SLICE_ALL_ME */
+	case 0x10: /* 2_SLICE_ALL_ME */
+		variant = "+me.all";
+		break;
+	}
+	snprintf(out, outlen, "MIG %ug.%llugb%s", slices, gib, variant);
+}

@@ -51,6 +51,17 @@ void accel_name_vendor(const char *published, bool geometry, char *out, size_t o
 enum accel_name_verdict accel_name_from_driver(const char *raw, bool geometry, char *out, size_t outlen,
 					       char *vendor_out, size_t vendor_len);
 
+/*
+ * NVML's name for a GPU-instance profile whose record came back unnamed (a
+ * real H200 with MIG off does that), spelled as nvidia-smi prints it:
+ * "MIG <slices>g.<GB>gb" plus the variant its NVML profile index stands for
+ * (+me, +gfx, -me, +me.all).  GB is the profile's share of the card in
+ * eighths, times the card's size in GiB rounded up, rounded: 16384 MiB of a
+ * 143771 MiB H200 is 1g.18gb.  total_mib 0: plain rounding of memory_mib.
+ */
+void accel_name_nvml_geometry(unsigned index, unsigned slices, unsigned long long memory_mib,
+			      unsigned long long total_mib, char *out, size_t outlen);
+
 /* A resource-name segment: [A-Za-z0-9]([A-Za-z0-9_.-]*[A-Za-z0-9])?, at most 63 bytes. */
 bool accel_name_is_segment(const char *s);
 

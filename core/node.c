@@ -998,6 +998,38 @@ static void finish_op(struct accel_node *node, const char *key, const char *what
 	}
 }
 
+/*
+ * What every mkdir starts with: the read-only and name checks, then the
+ * topology read-held and the name reserved (on success only).
+ */
+static int begin_mkdir(struct accel_node *node, const char *job, char *why, size_t whylen)
+{
+	int ret;
+
+	if (node->opt.read_only) {
+		snprintf(why, whylen, "accelfs runs --read-only: nothing is carved");
+		return -EROFS;
+	}
+	ret = check_job_name(job, why, whylen);
+	if (ret)
+		return ret;
+	pthread_rwlock_rdlock(&node->topo);
+	ret = reserve_name(node, job);
+	if (ret) {
+		pthread_rwlock_unlock(&node->topo);
+		snprintf(why, whylen, ret == -EEXIST ? "a job named '%s' already exists on this node" : "cannot reserve '%s'",
+			 job);
+	}
+	return ret;
+}
+
+static void end_mkdir(struct accel_node *node, const char *job)
+{
+	pthread_rwlock_unlock(&node->topo);
+	release_name(node, job);
+	publish(node);
+}
+
 int accel_node_mkdir(struct accel_node *node, const char *device, const char *profile, const char *job, uid_t uid,
 		     gid_t gid, char *why, size_t whylen)
 {
@@ -1007,31 +1039,17 @@ int accel_node_mkdir(struct accel_node *node, const char *device, const char *pr
 
 	why[0] = '\0';
 	snprintf(key, sizeof(key), "%s/%s", device, profile);
-	if (node->opt.read_only) {
-		snprintf(why, whylen, "accelfs runs --read-only: nothing is carved");
-		ret = -EROFS;
-		goto out;
-	}
-	ret = check_job_name(job, why, whylen);
-	if (ret)
-		goto out;
-	pthread_rwlock_rdlock(&node->topo);
-	nc = find_card(node, device);
-	ret = nc ? reserve_name(node, job) : -ENOENT;
-	if (ret) {
-		pthread_rwlock_unlock(&node->topo);
-		if (ret == -ENOENT)
+	ret = begin_mkdir(node, job, why, whylen);
+	if (!ret) {
+		nc = find_card(node, device);
+		if (nc) {
+			ret = carve_on(node, nc, profile, job, uid, gid, -1, why, whylen);
+		} else {
 			snprintf(why, whylen, "no device %s", device);
-		else
-			snprintf(why, whylen, ret == -EEXIST ? "a job named '%s' already exists on this node"
-							     : "cannot reserve '%s'", job);
-		goto out;
+			ret = -ENOENT;
+		}
+		end_mkdir(node, job);
 	}
-	ret = carve_on(node, nc, profile, job, uid, gid, -1, why, whylen);
-	pthread_rwlock_unlock(&node->topo);
-	release_name(node, job);
-	publish(node);
-out:
 	finish_op(node, key, "mkdir", job, ret, why);
 	return ret;
 }
@@ -1103,22 +1121,9 @@ int accel_node_mkdir_any(struct accel_node *node, const char *profile, const cha
 	why[0] = '\0';
 	device[0] = '\0';
 	snprintf(key, sizeof(key), "mig/%s", profile);
-	if (node->opt.read_only) {
-		snprintf(why, whylen, "accelfs runs --read-only: nothing is carved");
-		ret = -EROFS;
-		goto out;
-	}
-	ret = check_job_name(job, why, whylen);
+	ret = begin_mkdir(node, job, why, whylen);
 	if (ret)
 		goto out;
-	pthread_rwlock_rdlock(&node->topo);
-	ret = reserve_name(node, job);
-	if (ret) {
-		pthread_rwlock_unlock(&node->topo);
-		snprintf(why, whylen, ret == -EEXIST ? "a job named '%s' already exists on this node" : "cannot reserve '%s'",
-			 job);
-		goto out;
-	}
 	/* Choose from the last snapshot; the carve re-checks under the card's lock and says if it lost a race. */
 	for (int attempt = 0; attempt < 4; attempt++) {
 		struct accel_snapshot *s = accel_node_snapshot(node);
@@ -1143,9 +1148,7 @@ int accel_node_mkdir_any(struct accel_node *node, const char *profile, const cha
 	}
 	if (ret == -EAGAIN)
 		ret = -ENOSPC;
-	pthread_rwlock_unlock(&node->topo);
-	release_name(node, job);
-	publish(node);
+	end_mkdir(node, job);
 out:
 	finish_op(node, key, "mkdir", job, ret, why);
 	return ret;

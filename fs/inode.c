@@ -175,6 +175,18 @@ bool fs_inodes_path(struct fs_inodes *t, uint64_t ino, char *buf, size_t len)
 	return ok;
 }
 
+bool fs_inodes_find(struct fs_inodes *t, const char *path, uint64_t *parent)
+{
+	struct fs_inode *in;
+
+	pthread_mutex_lock(&t->lock);
+	in = *path ? find_path(t, path) : NULL;
+	if (in)
+		*parent = in->parent;
+	pthread_mutex_unlock(&t->lock);
+	return in != NULL;
+}
+
 void fs_inodes_each(struct fs_inodes *t, void (*fn)(void *ctx, const struct fs_inode *in), void *ctx)
 {
 	pthread_mutex_lock(&t->lock);

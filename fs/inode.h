@@ -41,6 +41,9 @@ void fs_inodes_forget(struct fs_inodes *t, uint64_t ino, uint64_t n);
 /* Copy the path of an inode into buf; false if the kernel has forgotten it. */
 bool fs_inodes_path(struct fs_inodes *t, uint64_t ino, char *buf, size_t len);
 
+/* Is a path known to the kernel?  Its parent's inode number in *parent. */
+bool fs_inodes_find(struct fs_inodes *t, const char *path, uint64_t *parent);
+
 /* Visit every inode (under the table's lock: the visitor must not call back in). */
 void fs_inodes_each(struct fs_inodes *t, void (*fn)(void *ctx, const struct fs_inode *in), void *ctx);
 

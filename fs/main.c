@@ -271,8 +271,6 @@ int main(int argc, char *argv[])
 		fs.mounted_with_dev = true;
 	} else {
 		fuse_opt_add_arg(&args, "-odefault_permissions,fsname=accelfs,subtype=accelfs");
-		fprintf(stderr, "accelfs: not running as root: the mount is nodev (device nodes in jobs' dev/ "
-				"cannot be opened) and only this user can enter it\n");
 	}
 	if (o.debug)
 		fuse_opt_add_arg(&args, "-d");
@@ -281,6 +279,8 @@ int main(int argc, char *argv[])
 
 	if (!o.foreground && go_background())
 		return 1;
+	if (!o.foreground)
+		accel_log_set_stderr_level(ACCEL_LOG_WARN); /* the rest goes to the log file */
 	if (o.log_file || !o.foreground) {
 		char path[PATH_MAX];
 		snprintf(path, sizeof(path), "%s", o.log_file ? o.log_file : state_dir);
@@ -290,6 +290,9 @@ int main(int argc, char *argv[])
 			fprintf(stderr, "accelfs: cannot open the log file %s\n", path);
 	}
 
+	if (!fs.mounted_with_dev)
+		log_warn("not running as root: the mount is nodev (the device nodes in jobs' dev/ cannot be "
+			 "opened) and only this user can enter it; run as root for both");
 	fs.started = time(NULL);
 	fs.entry_timeout = 1.0;
 	fs.attr_timeout = 1.0;

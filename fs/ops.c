@@ -7,8 +7,8 @@
  * pseudo-filesystem would.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,10 +31,15 @@ static struct accelfs *fs_of(fuse_req_t req)
 	return fuse_req_userdata(req);
 }
 
-/* Generated text is served from a per-open snapshot, regenerated at offset 0 (as lxcfs does). */
+/*
+ * Generated text is served from a per-open snapshot, regenerated at offset 0
+ * (as lxcfs does).  The lock is held across the reply: once the kernel has
+ * the data, the reader may close and RELEASE may run on another thread while
+ * this one is still returning from fuse_reply_buf().
+ */
 struct open_file {
+	pthread_mutex_t lock;
 	char path[PATH_BUF];
-	pthread_mutex_t lock; /* buf: two reads of one descriptor may run at once */
 	char *buf;
 	size_t len;
 	bool generated;
@@ -477,6 +482,22 @@ static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 		snprintf(key, sizeof(key), "mig/%s", profile);
 		accel_node_set_last_error(fs->node, key, ret ? why : "");
 	}
+	if (!ret) {
+		/*
+		 * The job also had an entry in the other view (device or node
+		 * level), maybe cached: drop it before answering, so a script
+		 * never sees it after rmdir returns.  Its parent is not the
+		 * directory this rmdir holds, so the kernel can take its lock.
+		 */
+		char other[PATH_BUF];
+		uint64_t parent_ino;
+		if (n.via_node)
+			snprintf(other, sizeof(other), "%s/mig/%s/%s", device, profile, name);
+		else
+			snprintf(other, sizeof(other), "mig/%s/%s", profile, name);
+		if (fs_inodes_find(fs->inodes, other, &parent_ino))
+			fuse_lowlevel_notify_inval_entry(fs->se, parent_ino, name, strlen(name));
+	}
 	fuse_reply_err(req, -ret);
 }
 
@@ -514,8 +535,8 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	snprintf(of->path, sizeof(of->path), "%s", path);
 	pthread_mutex_init(&of->lock, NULL);
+	snprintf(of->path, sizeof(of->path), "%s", path);
 	fi->fh = (uint64_t)(uintptr_t)of;
 	fi->direct_io = 1; /* the size is not known in advance; every read reaches us */
 	fuse_reply_open(req, fi);
@@ -525,8 +546,6 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 {
 	struct accelfs *fs = fs_of(req);
 	struct open_file *of = (struct open_file *)(uintptr_t)fi->fh;
-	char *reply = NULL;
-	size_t reply_len = 0;
 
 	(void)ino;
 	if (fs_dies_is_vram(fi)) {
@@ -543,8 +562,8 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 
 		accel_snapshot_unref(snap);
 		if (ret) {
-			pthread_mutex_unlock(&of->lock);
 			fuse_reply_err(req, -ret);
+			pthread_mutex_unlock(&of->lock);
 			return;
 		}
 		free(of->buf);
@@ -552,23 +571,11 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 		of->len = len;
 		of->generated = true;
 	}
-	/*
-	 * Reply from a copy of our own: once the kernel has the reply, the
-	 * reader may close at once, and RELEASE frees of while this thread is
-	 * still returning from writev.
-	 */
-	if ((size_t)off < of->len) {
-		reply_len = of->len - (size_t)off < size ? of->len - (size_t)off : size;
-		reply = malloc(reply_len);
-		if (reply)
-			memcpy(reply, of->buf + off, reply_len);
-	}
-	pthread_mutex_unlock(&of->lock);
-	if (reply_len && !reply)
-		fuse_reply_err(req, ENOMEM);
+	if ((size_t)off >= of->len)
+		fuse_reply_buf(req, NULL, 0);
 	else
-		fuse_reply_buf(req, reply, reply_len);
-	free(reply);
+		fuse_reply_buf(req, of->buf + off, of->len - (size_t)off < size ? of->len - (size_t)off : size);
+	pthread_mutex_unlock(&of->lock);
 }
 
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
@@ -616,6 +623,9 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		return;
 	}
 	if (of) {
+		/* Wait out a read still returning from its reply. */
+		pthread_mutex_lock(&of->lock);
+		pthread_mutex_unlock(&of->lock);
 		pthread_mutex_destroy(&of->lock);
 		free(of->buf);
 		free(of);

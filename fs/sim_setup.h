@@ -21,18 +21,14 @@ struct sim_setup {
 	char library[ACCEL_MAX_FAMILIES][PATH_MAX];
 	char dev_root[ACCEL_MAX_FAMILIES][PATH_MAX];
 	char proc_root[ACCEL_MAX_FAMILIES][PATH_MAX];
-	char topology[PATH_MAX];
 };
 
 /*
- * Locate the simulator libraries, export what they read (ACCELFS_SIM_ROOT,
- * ACCELFS_SIM_TOPOLOGY, PPU_HOME) and fill the node's family configuration.
- * Returns 0 or -errno with err set.
+ * Locate the simulator libraries (sim/locate.c), export what they read
+ * (ACCELFS_SIM_ROOT, ACCELFS_SIM_TOPOLOGY, PPU_HOME) and fill the node's
+ * family configuration.  Returns 0 or -errno with err set.
  */
 int sim_setup(struct sim_setup *s, const char *state_dir, const char *topology, struct accel_node_options *opt,
 	      char *err, size_t errlen);
-
-/* The directory holding <vendor>/... simulator libraries, or -ENOENT. */
-int sim_libdir(char *buf, size_t len);
 
 #endif

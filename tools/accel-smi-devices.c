@@ -51,7 +51,7 @@ int smi_cmd_list(struct smi *s)
 		printf("%s %u: %s (UUID: %s)\n", s->word, indices[i], name, uuid);
 		print_mig_devices(s, devices[i]);
 	}
-	return n ? SMI_OK : SMI_FAILED;
+	return n ? SMI_OK : SMI_NO_DEVICE;
 }
 
 static const char *mode_word(unsigned mode)
@@ -135,7 +135,7 @@ int smi_cmd_query(struct smi *s)
 	struct tm tm;
 
 	if (n == 0)
-		return SMI_FAILED;
+		return SMI_NO_DEVICE;
 	s->lib.DeviceGetCount_v2(&count);
 	localtime_r(&now, &tm);
 	strftime(stamp, sizeof(stamp), "%a %b %e %H:%M:%S %Y", &tm);
@@ -193,5 +193,5 @@ int smi_cmd_set_mig(struct smi *s, int mode)
 	}
 	if (n && rc == SMI_OK)
 		printf("All done.\n");
-	return n ? rc : SMI_FAILED;
+	return n ? rc : SMI_NO_DEVICE;
 }

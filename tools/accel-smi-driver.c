@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/names.h"
 #include "tools/accel-smi.h"
 
 int smi_fail(struct smi *s, mig_return_t r, const char *fmt, ...)
@@ -50,6 +51,22 @@ unsigned smi_select_devices(struct smi *s, mig_device_t *devices, unsigned *indi
 	return n;
 }
 
+/*
+ * A real H200 (NVML 580, MIG mode off) returns profile records without a
+ * name, and nvidia-smi prints one anyway, from the geometry: the product's
+ * own rule (core/names.c) names them the same way.
+ */
+static void nvml_profile_name(struct smi *s, mig_device_t dev, const struct smi_gi_profile *p, char *buf,
+			      size_t len)
+{
+	unsigned long long total_mib = 0;
+	mig_memory_t mem;
+
+	if (s->lib.DeviceGetMemoryInfo && s->lib.DeviceGetMemoryInfo(dev, &mem) == MIG_SUCCESS)
+		total_mib = mem.total >> 20;
+	accel_name_nvml_geometry(p->index, p->info.sliceCount, p->info.memorySizeMB, total_mib, buf, len);
+}
+
 unsigned smi_gi_profiles(struct smi *s, mig_device_t dev, struct smi_gi_profile *out, unsigned max)
 {
 	unsigned n = 0;
@@ -63,6 +80,10 @@ unsigned smi_gi_profiles(struct smi *s, mig_device_t dev, struct smi_gi_profile 
 			continue;
 		out[n].index = idx;
 		out[n].info = info;
+		if (info.name[0] || s->thead)
+			snprintf(out[n].name, sizeof(out[n].name), "%s", info.name);
+		else
+			nvml_profile_name(s, dev, &out[n], out[n].name, sizeof(out[n].name));
 		n++;
 	}
 	return n;
@@ -135,12 +156,17 @@ unsigned smi_ci_profiles(struct smi *s, mig_gpu_instance_t gi, struct smi_ci_pro
 	return n;
 }
 
-void smi_ci_profile_name(const struct smi_ci_profile *c, const char *gi_profile_name, char *buf, size_t len)
+void smi_ci_profile_name(const struct smi *s, const struct smi_ci_profile *c, const char *gi_profile_name, char *buf,
+			 size_t len)
 {
 	if (c->info.name[0])
 		snprintf(buf, len, "%s", c->info.name);
-	else
+	else if (s->thead)
 		snprintf(buf, len, "MIG %uu.%s", c->info.multiprocessorCount, smi_short_name(gi_profile_name));
+	else if (c->whole)
+		snprintf(buf, len, "%s", gi_profile_name);
+	else
+		snprintf(buf, len, "MIG %uc.%s", c->info.sliceCount, smi_short_name(gi_profile_name));
 }
 
 static int by_gi_id(const void *a, const void *b)

@@ -56,11 +56,11 @@ void smi_print_lgip_row(const struct smi *s, unsigned dev, const struct smi_gi_p
 
 	memory_gib(i->memorySizeMB, mem, sizeof(mem));
 	if (s->thead) {
-		printf("| %-5u%-21s%4u%9u/%-7u%-8s%-5s%-8u%-6u%-6u|\n", dev, i->name, i->id, free_count,
+		printf("| %-5u%-21s%4u%9u/%-7u%-8s%-5s%-8u%-6u%-6u|\n", dev, p->name, i->id, free_count,
 		       i->instanceCount, mem, p2p, i->multiprocessorCount, i->decoderCount, i->encoderCount);
 		printf("|%61s%-8u%-6u%-6u|\n", "", i->copyEngineCount, i->jpegCount, i->ofaCount);
 	} else {
-		printf("|%4u  %-19s%3u%6u/%-9u%-11s%-7s%-7u%-6u%-4u|\n", dev, i->name, i->id, free_count,
+		printf("|%4u  %-19s%3u%6u/%-9u%-11s%-7s%-7u%-6u%-4u|\n", dev, p->name, i->id, free_count,
 		       i->instanceCount, mem, p2p, i->multiprocessorCount, i->decoderCount, i->encoderCount);
 		printf("|%63s%-6u%-6u%-4u|\n", "", i->copyEngineCount, i->jpegCount, i->ofaCount);
 	}

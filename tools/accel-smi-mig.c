@@ -166,7 +166,7 @@ static int cmd_lgi(struct smi *s, mig_device_t *devs, unsigned *idx, unsigned n)
 			if (!header)
 				smi_print_lgi_header(s);
 			header = true;
-			smi_print_lgi_row(s, idx[d], prof ? prof->info.name : "?", &gis[g].info);
+			smi_print_lgi_row(s, idx[d], prof ? prof->name : "?", &gis[g].info);
 		}
 	}
 	if (!enabled)
@@ -185,7 +185,7 @@ static const struct smi_gi_profile *find_gi_profile(const struct smi_gi_profile 
 	if (*what && !*end)
 		return smi_gi_profile_by_id(p, n, (unsigned)id);
 	for (unsigned i = 0; i < n; i++)
-		if (p[i].info.name[0] && (!strcmp(p[i].info.name, what) || !strcmp(smi_short_name(p[i].info.name), what)))
+		if (p[i].name[0] && (!strcmp(p[i].name, what) || !strcmp(smi_short_name(p[i].name), what)))
 			return &p[i];
 	return NULL;
 }
@@ -259,7 +259,7 @@ static int create_gi(struct smi *s, mig_device_t dev, unsigned dev_index, const 
 		return SMI_FAILED;
 	}
 	if (pick_placement(s, dev, prof, start, &pl) != 0) {
-		fprintf(stderr, "Profile %s (ID %u) has no legal placement on %s %u\n", prof->info.name, prof->info.id,
+		fprintf(stderr, "Profile %s (ID %u) has no legal placement on %s %u\n", prof->name, prof->info.id,
 			s->word, dev_index);
 		return SMI_FAILED;
 	}
@@ -272,10 +272,10 @@ static int create_gi(struct smi *s, mig_device_t dev, unsigned dev_index, const 
 		info.id = 0;
 	if (s->thead)
 		printf("Successfully created GPU instance ID %u on PPU %u using profile %s (Profile ID %u)\n", info.id,
-		       dev_index, prof->info.name, prof->info.id);
+		       dev_index, prof->name, prof->info.id);
 	else
 		printf("Successfully created GPU instance ID %2u on GPU %2u using profile %s (ID %2u)\n", info.id,
-		       dev_index, prof->info.name, prof->info.id);
+		       dev_index, prof->name, prof->info.id);
 	return with_ci ? create_ci(s, dev_index, gi, NULL) : SMI_OK;
 }
 
@@ -380,7 +380,7 @@ static void gi_profile_name(struct smi *s, mig_device_t dev, unsigned profile_id
 	unsigned np = smi_gi_profiles(s, dev, p, SMI_MAX_PROFILES);
 	const struct smi_gi_profile *prof = smi_gi_profile_by_id(p, np, profile_id);
 
-	snprintf(buf, len, "%s", prof ? prof->info.name : "");
+	snprintf(buf, len, "%s", prof ? prof->name : "");
 }
 
 /*
@@ -429,7 +429,7 @@ static int cmd_lcip(struct smi *s, mig_device_t *devs, unsigned *idx, unsigned n
 				if (!header)
 					smi_print_lcip_header(s);
 				header = true;
-				smi_ci_profile_name(&cp[i], gi_name, name, sizeof(name));
+				smi_ci_profile_name(s, &cp[i], gi_name, name, sizeof(name));
 				smi_print_lcip_row(s, idx[d], gis[g].info.id, name, &cp[i],
 						   ci_free(&cp[i], cis, nc, gi_slices));
 			}
@@ -441,7 +441,7 @@ static int cmd_lcip(struct smi *s, mig_device_t *devs, unsigned *idx, unsigned n
 }
 
 /* A CI profile named by id, name or short name; NULL what means the default (whole-GI) one. */
-static const struct smi_ci_profile *find_ci_profile(const struct smi_ci_profile *cp, unsigned np, const char *what,
+static const struct smi_ci_profile *find_ci_profile(const struct smi *s, const struct smi_ci_profile *cp, unsigned np, const char *what,
 						    const char *gi_name)
 {
 	char *end;
@@ -459,7 +459,7 @@ static const struct smi_ci_profile *find_ci_profile(const struct smi_ci_profile 
 
 		if (!*end && cp[i].info.id == id)
 			return &cp[i];
-		smi_ci_profile_name(&cp[i], gi_name, name, sizeof(name));
+		smi_ci_profile_name(s, &cp[i], gi_name, name, sizeof(name));
 		if (*end && (!strcmp(name, what) || !strcmp(smi_short_name(name), what)))
 			return &cp[i];
 	}
@@ -480,13 +480,13 @@ static int create_ci(struct smi *s, unsigned dev_index, mig_gpu_instance_t gi, c
 	if (s->lib.GpuInstanceGetInfo(gi, &gi_info) != MIG_SUCCESS)
 		return SMI_FAILED;
 	gi_profile_name(s, gi_info.device, gi_info.profileId, gi_name, sizeof(gi_name));
-	c = find_ci_profile(cp, np, what, gi_name);
+	c = find_ci_profile(s, cp, np, what, gi_name);
 	if (!c) {
 		fprintf(stderr, "Unable to find a compute instance profile \"%s\" for GPU instance ID %u on %s %u\n",
 			what ? what : "(default)", gi_info.id, s->word, dev_index);
 		return SMI_FAILED;
 	}
-	smi_ci_profile_name(c, gi_name, name, sizeof(name));
+	smi_ci_profile_name(s, c, gi_name, name, sizeof(name));
 	r = s->lib.GpuInstanceCreateComputeInstance(gi, c->info.id, &ci);
 	if (r)
 		return smi_fail(s, r, s->thead ? "Failed to create compute instance on PPU %u GPU instance ID %u using profile %s"
@@ -561,7 +561,7 @@ static int cmd_lci(struct smi *s, mig_device_t *devs, unsigned *idx, unsigned n)
 					if (cp[k].info.id == cis[c].info.profileId)
 						prof = &cp[k];
 				if (prof)
-					smi_ci_profile_name(prof, gi_name, name, sizeof(name));
+					smi_ci_profile_name(s, prof, gi_name, name, sizeof(name));
 				else
 					snprintf(name, sizeof(name), "?");
 				if (!header)
@@ -633,7 +633,7 @@ static int parse_id(const char *arg, const char *opt, int *out)
 	if (!*arg || *end || v < 0 || v > 100000) {
 		/* ppu-smi answers a list (or anything but one id) like a missing device. */
 		fprintf(stderr, "No devices were found\n");
-		return -1;
+		return -2;
 	}
 	*out = (int)v;
 	return 0;
@@ -668,24 +668,25 @@ int smi_cmd_mig(struct smi *s, int argc, char **argv)
 	mig_device_t devs[MAX_DEVICES];
 	unsigned idx[MAX_DEVICES], n;
 	struct mig_args a = { 0 };
+	int r;
 
 	for (int i = 0; i < argc; i++) {
 		const char *arg = argv[i];
 		bool matched = false;
 
 		if (!strcmp(arg, "-i") || !strcmp(arg, "--id")) {
-			if (parse_id(i + 1 < argc ? argv[++i] : NULL, arg, &s->device))
-				return SMI_USAGE;
+			if ((r = parse_id(i + 1 < argc ? argv[++i] : NULL, arg, &s->device)))
+				return r == -2 ? SMI_NO_DEVICE : SMI_USAGE;
 			continue;
 		}
 		if (!strcmp(arg, "-gi") || !strcmp(arg, "--gpu-instance-id")) {
-			if (parse_id(i + 1 < argc ? argv[++i] : NULL, arg, &s->gi))
-				return SMI_USAGE;
+			if ((r = parse_id(i + 1 < argc ? argv[++i] : NULL, arg, &s->gi)))
+				return r == -2 ? SMI_NO_DEVICE : SMI_USAGE;
 			continue;
 		}
 		if (!strcmp(arg, "-ci") || !strcmp(arg, "--compute-instance-id")) {
-			if (parse_id(i + 1 < argc ? argv[++i] : NULL, arg, &s->ci))
-				return SMI_USAGE;
+			if ((r = parse_id(i + 1 < argc ? argv[++i] : NULL, arg, &s->ci)))
+				return r == -2 ? SMI_NO_DEVICE : SMI_USAGE;
 			continue;
 		}
 		if (!strcmp(arg, "-C") || !strcmp(arg, "--default-compute-instance")) {
@@ -732,7 +733,7 @@ int smi_cmd_mig(struct smi *s, int argc, char **argv)
 	}
 	n = smi_select_devices(s, devs, idx, MAX_DEVICES);
 	if (n == 0)
-		return SMI_FAILED;
+		return SMI_NO_DEVICE;
 	switch (a.action) {
 	case ACT_LGIP:
 		return cmd_lgip(s, devs, idx, n);

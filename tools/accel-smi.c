@@ -7,13 +7,13 @@
  * Without --sim the driver is found exactly as the product finds it
  * ($PPU_HOME/lib64/libhgml.so, the loader path); with --sim the simulator is
  * pointed at STATE_DIR/sim and loaded from the build or install location
- * (tools/sim_locate.c).  Nothing else ever selects a simulator.
+ * (sim/locate.c).  Nothing else ever selects a simulator.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "tools/accel-smi.h"
-#include "tools/sim_locate.h"
+#include "sim/locate.h"
 
 static void usage(FILE *f)
 {
@@ -106,7 +106,7 @@ static int parse(int argc, char **argv, struct cli *c, struct smi *s)
 			/* One card per call: a list reads like missing hardware, as in ppu-smi. */
 			if (!*next || *end || v < 0) {
 				fprintf(stderr, "No devices were found\n");
-				exit(SMI_FAILED);
+				exit(SMI_NO_DEVICE);
 			}
 			s->device = (int)v;
 			i++;

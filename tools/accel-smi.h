@@ -17,8 +17,9 @@
 
 /* Exit statuses. */
 #define SMI_OK 0
-#define SMI_FAILED 1 /* the driver refused or failed; its message was printed */
-#define SMI_USAGE 2  /* bad command line */
+#define SMI_FAILED 1    /* the driver refused or failed; its message was printed */
+#define SMI_USAGE 2     /* bad command line */
+#define SMI_NO_DEVICE 6 /* "No devices were found" (nvidia-smi's status for it) */
 
 #define SMI_ALL (-1) /* no -i / -gi / -ci given */
 
@@ -32,10 +33,11 @@ struct smi {
 	int ci;     /* -ci */
 };
 
-/* One GPU-instance profile as probed: its index and the driver's record. */
+/* One GPU-instance profile as probed: its index, the driver's record, and the name shown. */
 struct smi_gi_profile {
 	unsigned index;
 	mig_gpu_instance_profile_info_v3_t info;
+	char name[MIG_DEVICE_NAME_V2_BUFFER_SIZE]; /* the record's, or made up as nvidia-smi does */
 };
 
 /* One distinct CI profile of a GI (aliased indices folded into one). */
@@ -61,8 +63,13 @@ const struct smi_gi_profile *smi_gi_profile_by_id(const struct smi_gi_profile *p
 
 /* The distinct CI profiles of a GI, by first index. */
 unsigned smi_ci_profiles(struct smi *s, mig_gpu_instance_t gi, struct smi_ci_profile *out, unsigned max);
-/* A CI profile's display name: the driver's, or (T-Head reports none) "MIG <cu>u.<gi name>". */
-void smi_ci_profile_name(const struct smi_ci_profile *c, const char *gi_profile_name, char *buf, size_t len);
+/*
+ * A CI profile's display name: the driver's, or when it gives none the GI's
+ * name for the whole-GI profile and "MIG <n>c.<gi>" (NVIDIA) or
+ * "MIG <cu>u.<gi>" (T-Head, as ppu-smi) for a share.
+ */
+void smi_ci_profile_name(const struct smi *s, const struct smi_ci_profile *c, const char *gi_profile_name, char *buf,
+			 size_t len);
 
 /* The GI instances of a card (every profile), sorted by id; returns how many. */
 struct smi_gi {

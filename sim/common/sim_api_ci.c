@@ -13,10 +13,10 @@
  * it, "MIG <n>c.<gi>" for a share.  T-Head: none (GPUStack saw CI profiles
  * without names before creation).
  */
-static void ci_profile_name(const struct sim_ctx *ctx, const struct sim_gi_profile *gp,
+static void ci_profile_name(const struct sim_ctx *ctx, const struct sim_device *d, const struct sim_gi_profile *gp,
 			    const struct sim_ci_profile *c, char *buf, size_t len)
 {
-	if (!ctx->vendor->names_ci_profiles)
+	if (!ctx->vendor->names_ci_profiles || !sim_device_names_profiles(d))
 		buf[0] = '\0';
 	else if (c->slices == gp->slices)
 		snprintf(buf, len, "%s", gp->name);
@@ -40,7 +40,7 @@ mig_return_t sim_GpuInstanceGetComputeInstanceProfileInfoV(struct sim_ctx *ctx, 
 	if (!r && !info)
 		r = MIG_ERROR_INVALID_ARGUMENT;
 	if (!r && info->version != MIG_COMPUTE_INSTANCE_PROFILE_INFO_V2)
-		r = MIG_ERROR_ARGUMENT_VERSION_MISMATCH;
+		r = info->version ? MIG_ERROR_ARGUMENT_VERSION_MISMATCH : MIG_ERROR_INVALID_ARGUMENT;
 	if (!r && (profile >= ctx->vendor->ci_profile_count || engProfile != MIG_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED))
 		r = MIG_ERROR_INVALID_ARGUMENT;
 	if (r)
@@ -61,7 +61,7 @@ mig_return_t sim_GpuInstanceGetComputeInstanceProfileInfoV(struct sim_ctx *ctx, 
 	info->sharedEncoderCount = gp->encoders;
 	info->sharedJpegCount = gp->jpegs;
 	info->sharedOfaCount = gp->ofas;
-	ci_profile_name(ctx, gp, c, info->name, sizeof(info->name));
+	ci_profile_name(ctx, d, gp, c, info->name, sizeof(info->name));
 	return sim_leave(ctx, MIG_SUCCESS);
 }
 

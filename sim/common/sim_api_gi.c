@@ -25,8 +25,9 @@ mig_return_t sim_DeviceGetGpuInstanceProfileInfoV(struct sim_ctx *ctx, mig_devic
 	r = sim_resolve_device(ctx, device, &d);
 	if (!r && !info)
 		r = MIG_ERROR_INVALID_ARGUMENT;
+	/* A real NVML 580 answers a zero version INVALID_ARGUMENT, another one a mismatch. */
 	if (!r && info->version != MIG_GPU_INSTANCE_PROFILE_INFO_V3)
-		r = MIG_ERROR_ARGUMENT_VERSION_MISMATCH;
+		r = info->version ? MIG_ERROR_ARGUMENT_VERSION_MISMATCH : MIG_ERROR_INVALID_ARGUMENT;
 	if (!r && profile >= ctx->vendor->gi_profile_count)
 		r = MIG_ERROR_INVALID_ARGUMENT;
 	if (r)
@@ -45,7 +46,7 @@ mig_return_t sim_DeviceGetGpuInstanceProfileInfoV(struct sim_ctx *ctx, mig_devic
 	info->jpegCount = p->jpegs;
 	info->ofaCount = p->ofas;
 	info->memorySizeMB = p->memory_mib;
-	snprintf(info->name, sizeof(info->name), "%s", p->name);
+	snprintf(info->name, sizeof(info->name), "%s", sim_device_names_profiles(d) ? p->name : "");
 	info->capabilities = p->capabilities;
 	return sim_leave(ctx, MIG_SUCCESS);
 }
@@ -178,10 +179,11 @@ mig_return_t sim_DeviceGetGpuInstances(struct sim_ctx *ctx, mig_device_t device,
 	r = sim_resolve_device(ctx, device, &d);
 	if (!r && (!gpuInstances || !count))
 		r = MIG_ERROR_INVALID_ARGUMENT;
-	if (!r && d->mig_current != MIG_DEVICE_MIG_ENABLE)
+	if (!r && profiles_hidden(ctx, d))
 		r = MIG_ERROR_NOT_SUPPORTED;
 	if (r)
 		return sim_leave(ctx, r);
+	/* NVIDIA with the mode off: SUCCESS and no instance (a real H200 answers so). */
 	p = sim_gi_profile_by_id(d, profileId);
 	if (!p)
 		return sim_leave(ctx, MIG_ERROR_INVALID_ARGUMENT);
@@ -212,10 +214,11 @@ mig_return_t sim_DeviceGetGpuInstanceById(struct sim_ctx *ctx, mig_device_t devi
 	r = sim_resolve_device(ctx, device, &d);
 	if (!r && !gpuInstance)
 		r = MIG_ERROR_INVALID_ARGUMENT;
-	if (!r && d->mig_current != MIG_DEVICE_MIG_ENABLE)
+	if (!r && profiles_hidden(ctx, d))
 		r = MIG_ERROR_NOT_SUPPORTED;
 	if (r)
 		return sim_leave(ctx, r);
+	/* NVIDIA with the mode off answers NOT_FOUND (a real H200 does). */
 	gi = sim_gi_by_id(d, id);
 	if (!gi)
 		return sim_leave(ctx, MIG_ERROR_NOT_FOUND);

@@ -59,7 +59,8 @@ mig_return_t sim_DeviceGetMigDeviceHandleByIndex(struct sim_ctx *ctx, mig_device
 	r = sim_resolve_device(ctx, device, &d);
 	if (!r && !migDevice)
 		r = MIG_ERROR_INVALID_ARGUMENT;
-	if (!r && (d->mig_current != MIG_DEVICE_MIG_ENABLE || index >= d->compute_slices))
+	/* Past the card's slots: invalid; a slot without a MIG device (mode off included): not found. */
+	if (!r && index >= d->compute_slices)
 		r = MIG_ERROR_INVALID_ARGUMENT;
 	if (r)
 		return sim_leave(ctx, r);
@@ -69,7 +70,7 @@ mig_return_t sim_DeviceGetMigDeviceHandleByIndex(struct sim_ctx *ctx, mig_device
 	return sim_leave(ctx, *migDevice ? MIG_SUCCESS : MIG_ERROR_MEMORY);
 }
 
-/* The live parts of a MIG-device handle; a whole card answers NOT_SUPPORTED. */
+/* The live parts of a MIG-device handle; a whole card answers INVALID_ARGUMENT (as a real NVML does). */
 static mig_return_t mig_parts(struct sim_ctx *ctx, mig_device_t device, void *out, struct sim_gi **gi,
 			      struct sim_ci **ci)
 {
@@ -80,7 +81,7 @@ static mig_return_t mig_parts(struct sim_ctx *ctx, mig_device_t device, void *ou
 	if (!r && !out)
 		r = MIG_ERROR_INVALID_ARGUMENT;
 	if (!r && hh->kind != SIM_HANDLE_MIG_DEVICE)
-		r = MIG_ERROR_NOT_SUPPORTED;
+		r = MIG_ERROR_INVALID_ARGUMENT;
 	if (!r)
 		r = sim_resolve_mig_parts(ctx, hh, d, gi, ci);
 	return r;

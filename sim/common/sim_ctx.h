@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 
 #include "sim/common/sim_fs.h"
 #include "sim/common/sim_model.h"
@@ -29,6 +30,7 @@ struct sim_ctx {
 	unsigned refcount; /* Init_v2 minus Shutdown */
 	struct sim_paths paths;
 	int lock_fd;
+	pid_t lock_pid; /* the process lock_fd was opened in: a fork must open its own */
 	struct sim_state state;
 	bool state_valid;
 	struct stat state_stat; /* of the state file the cache was read from or written to */

@@ -97,6 +97,19 @@ int sim_json_str(json_t *o, const char *key, char *out, size_t len, const char *
 	return 0;
 }
 
+int sim_json_name_policy(json_t *o, enum sim_name_policy *out, const char *what, char *err, size_t errlen)
+{
+	json_t *v = json_object_get(o, "profile_names");
+
+	if (!v)
+		return 0;
+	if (!json_is_string(v) || sim_name_policy_parse(json_string_value(v), out)) {
+		snprintf(err, errlen, "%s: \"profile_names\" must be \"always\", \"when_enabled\" or \"never\"", what);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int require(json_t *o, const char *const *keys, const char *what, char *err, size_t errlen)
 {
 	for (size_t i = 0; keys[i]; i++)
@@ -272,6 +285,7 @@ static json_t *device_json(const struct sim_device *d)
 		json_array_append_new(cips, sim_json_ci_profile(&d->ci_profiles[i]));
 	for (unsigned i = 0; i < d->n_gis; i++)
 		json_array_append_new(gis, gi_json(&d->gis[i]));
+	json_object_set_new(o, "profile_names", json_string(sim_name_policy_string(d->profile_names)));
 	json_object_set_new(o, "gi_profiles", gips);
 	json_object_set_new(o, "ci_profiles", cips);
 	json_object_set_new(o, "gpu_instances", gis);
@@ -375,8 +389,8 @@ static int read_device(json_t *o, struct sim_device *d, char *err, size_t errlen
 {
 	static const char *const keys[] = { "ordinal", "present", "name", "uuid", "bus_id", "pci_device_id",
 					    "pci_subsystem_id", "minor", "memory_mib", "mig_current", "mig_pending",
-					    "memory_slices", "compute_slices", "gi_profiles", "ci_profiles",
-					    "gpu_instances", NULL };
+					    "memory_slices", "compute_slices", "profile_names", "gi_profiles",
+					    "ci_profiles", "gpu_instances", NULL };
 	char what[64];
 	json_t *list, *v;
 	size_t i;
@@ -412,6 +426,8 @@ static int read_device(json_t *o, struct sim_device *d, char *err, size_t errlen
 		ret = sim_json_uint(o, "memory_slices", &d->memory_slices, what, err, errlen);
 	if (!ret)
 		ret = sim_json_uint(o, "compute_slices", &d->compute_slices, what, err, errlen);
+	if (!ret)
+		ret = sim_json_name_policy(o, &d->profile_names, what, err, errlen);
 	if (ret)
 		return ret;
 

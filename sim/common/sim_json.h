@@ -24,6 +24,9 @@ int sim_json_ull(json_t *o, const char *key, unsigned long long *out, const char
 int sim_json_bool(json_t *o, const char *key, bool *out, const char *what, char *err, size_t errlen);
 int sim_json_str(json_t *o, const char *key, char *out, size_t len, const char *what, char *err, size_t errlen);
 
+/* A "profile_names" policy; absent leaves *out untouched. */
+int sim_json_name_policy(json_t *o, enum sim_name_policy *out, const char *what, char *err, size_t errlen);
+
 /* One profile entry; what names it in errors. */
 int sim_json_read_gi_profile(json_t *o, struct sim_gi_profile *p, const char *what, char *err, size_t errlen);
 int sim_json_read_ci_profile(json_t *o, struct sim_ci_profile *c, const char *what, char *err, size_t errlen);

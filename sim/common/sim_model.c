@@ -211,6 +211,29 @@ int sim_ci_free_id(const struct sim_gi *gi)
 	return -1;
 }
 
+bool sim_device_names_profiles(const struct sim_device *d)
+{
+	return d->profile_names == SIM_NAMES_ALWAYS ||
+	       (d->profile_names == SIM_NAMES_WHEN_ENABLED && d->mig_current == MIG_DEVICE_MIG_ENABLE);
+}
+
+static const char *const name_policies[] = { "always", "when_enabled", "never" };
+
+int sim_name_policy_parse(const char *s, enum sim_name_policy *out)
+{
+	for (unsigned i = 0; i < sizeof(name_policies) / sizeof(name_policies[0]); i++)
+		if (!strcmp(s, name_policies[i])) {
+			*out = (enum sim_name_policy)i;
+			return 0;
+		}
+	return -1;
+}
+
+const char *sim_name_policy_string(enum sim_name_policy p)
+{
+	return (unsigned)p < sizeof(name_policies) / sizeof(name_policies[0]) ? name_policies[p] : "always";
+}
+
 const char *sim_profile_short_name(const char *name)
 {
 	return strncmp(name, "MIG ", 4) == 0 ? name + 4 : name;

@@ -72,6 +72,17 @@ struct sim_gi {
 	struct sim_ci cis[SIM_MAX_CI];
 };
 
+/*
+ * Whether profile records carry their names.  A real H200 (NVML 580) with
+ * MIG mode off returns every profile record with an empty name (nvidia-smi
+ * prints names it makes up itself); with the mode on, names are assumed.
+ */
+enum sim_name_policy {
+	SIM_NAMES_ALWAYS = 0,
+	SIM_NAMES_WHEN_ENABLED = 1,
+	SIM_NAMES_NEVER = 2,
+};
+
 struct sim_device {
 	unsigned ordinal;
 	bool present;
@@ -84,6 +95,7 @@ struct sim_device {
 	unsigned long long memory_mib;
 	unsigned mig_current;
 	unsigned mig_pending;
+	enum sim_name_policy profile_names;
 	unsigned memory_slices;
 	unsigned compute_slices;
 	unsigned n_gi_profiles;
@@ -146,6 +158,12 @@ mig_return_t sim_ci_next_placement(const struct sim_device *d, const struct sim_
 				   const struct sim_ci_profile *c, struct sim_placement *pl);
 /* The lowest CI id free in gi, or -1. */
 int sim_ci_free_id(const struct sim_gi *gi);
+
+/* Do this card's profile records carry names right now? */
+bool sim_device_names_profiles(const struct sim_device *d);
+/* "always" | "when_enabled" | "never" <-> the policy; parse returns -1 for anything else. */
+int sim_name_policy_parse(const char *s, enum sim_name_policy *out);
+const char *sim_name_policy_string(enum sim_name_policy p);
 
 /* "MIG 4g48gb" -> "4g48gb": the name without the "MIG " prefix. */
 const char *sim_profile_short_name(const char *name);

@@ -15,10 +15,20 @@
 
 int sim_store_lock(struct sim_ctx *ctx)
 {
+	/*
+	 * flock belongs to the open file description, which a forked child
+	 * shares with its parent: the child would take the lock its parent
+	 * holds.  Each process opens the lock file itself.
+	 */
+	if (ctx->lock_fd >= 0 && ctx->lock_pid != getpid()) {
+		close(ctx->lock_fd);
+		ctx->lock_fd = -1;
+	}
 	if (ctx->lock_fd < 0) {
 		ctx->lock_fd = open(ctx->paths.lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 		if (ctx->lock_fd < 0)
 			return -errno;
+		ctx->lock_pid = getpid();
 	}
 	while (flock(ctx->lock_fd, LOCK_EX) != 0)
 		if (errno != EINTR)

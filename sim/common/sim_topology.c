@@ -9,12 +9,12 @@
 #include "sim/common/sim_json.h"
 #include "sim/common/sim_uuid.h"
 
-static const char *const section_keys[] = { "count", "name", "memory_mib", "mig_mode", "memory_slices",
+static const char *const section_keys[] = { "count", "name", "memory_mib", "mig_mode", "profile_names", "memory_slices",
 					     "compute_slices", "pci_device_id", "pci_subsystem_id", "gi_profiles",
 					     "ci_profiles", "extra_gi_profiles", "extra_ci_profiles", "devices",
 					     NULL };
 
-static const char *const device_keys[] = { "name", "uuid", "bus_id", "minor", "memory_mib", "mig_mode",
+static const char *const device_keys[] = { "name", "uuid", "bus_id", "minor", "memory_mib", "mig_mode", "profile_names",
 					   "present", "pci_device_id", "pci_subsystem_id", "gi_profiles",
 					   "ci_profiles", "extra_gi_profiles", "extra_ci_profiles", NULL };
 
@@ -186,6 +186,8 @@ static int build_device(const struct sim_vendor *v, json_t *section, json_t *ove
 			ret = sim_json_ull(o, "memory_mib", &d->memory_mib, what, err, errlen);
 		if (!ret)
 			ret = sim_json_bool(o, "mig_mode", &mig_mode, what, err, errlen);
+		if (!ret)
+			ret = sim_json_name_policy(o, &d->profile_names, what, err, errlen);
 		if (!ret)
 			ret = sim_json_uint(o, "pci_device_id", &d->pci_device_id, what, err, errlen);
 		if (!ret)

@@ -20,6 +20,7 @@
 #define NV_MIG_MINORS_GIS 15
 #define NV_MIG_MINORS_CIS 8
 
+/* nvmlErrorString as a real NVML 580.159.04 answers it (read on an H200). */
 static const char *const nvidia_errors[] = {
 	[MIG_SUCCESS] = "Success",
 	[MIG_ERROR_UNINITIALIZED] = "Uninitialized",
@@ -32,23 +33,25 @@ static const char *const nvidia_errors[] = {
 	[MIG_ERROR_INSUFFICIENT_POWER] = "Insufficient External Power",
 	[MIG_ERROR_DRIVER_NOT_LOADED] = "Driver Not Loaded",
 	[MIG_ERROR_TIMEOUT] = "Timeout",
-	[MIG_ERROR_IRQ_ISSUE] = "Interrupt request issue",
+	[MIG_ERROR_IRQ_ISSUE] = "Interrupt Request Issue",
 	[MIG_ERROR_LIBRARY_NOT_FOUND] = "NVML Shared Library Not Found",
 	[MIG_ERROR_FUNCTION_NOT_FOUND] = "Function Not Found",
 	[MIG_ERROR_CORRUPTED_INFOROM] = "Corrupted infoROM",
 	[MIG_ERROR_GPU_IS_LOST] = "GPU is lost",
-	[MIG_ERROR_RESET_REQUIRED] = "GPU requires restart",
-	[MIG_ERROR_OPERATING_SYSTEM] = "The operating system has blocked the request.",
-	[MIG_ERROR_LIB_RM_VERSION_MISMATCH] = "RM has detected an NVML/RM version mismatch.",
+	[MIG_ERROR_RESET_REQUIRED] = "GPU requires reset",
+	[MIG_ERROR_OPERATING_SYSTEM] = "GPU access blocked by the operating system",
+	[MIG_ERROR_LIB_RM_VERSION_MISMATCH] = "Driver/library version mismatch",
 	[MIG_ERROR_IN_USE] = "In use by another client",
 	[MIG_ERROR_MEMORY] = "Insufficient Memory",
 	[MIG_ERROR_NO_DATA] = "No data",
+	[MIG_ERROR_VGPU_ECC_NOT_SUPPORTED] = "vGPU ECC not supported",
 	[MIG_ERROR_INSUFFICIENT_RESOURCES] = "Insufficient Resources",
+	[MIG_ERROR_FREQ_NOT_SUPPORTED] = "Invalid Frequency",
 	[MIG_ERROR_ARGUMENT_VERSION_MISMATCH] = "Argument version mismatch",
-	[MIG_ERROR_DEPRECATED] = "Deprecated",
-	[MIG_ERROR_NOT_READY] = "Not Ready",
-	[MIG_ERROR_GPU_NOT_FOUND] = "GPU not found",
-	[MIG_ERROR_INVALID_STATE] = "Invalid state",
+	[MIG_ERROR_DEPRECATED] = "Requested functionality has been deprecated",
+	[MIG_ERROR_NOT_READY] = "System is not in ready state",
+	[MIG_ERROR_GPU_NOT_FOUND] = "No supported GPUs were found",
+	[MIG_ERROR_INVALID_STATE] = "Resource not in correct state to perform requested operation",
 };
 
 static const char *const nvidia_control_nodes[] = { "nvidiactl", NULL };

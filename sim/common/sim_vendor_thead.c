@@ -17,6 +17,7 @@
 #define THEAD_MAJOR_CAPS 507   /* /dev/alixpu-caps/alixpu-cap<minor> */
 #define THEAD_UKI_VERSION 2    /* printed in the holder lines */
 
+/* NVML's strings with the PPU's words: HGML mirrors NVML (except IN_USE, from the runbook). */
 static const char *const thead_errors[] = {
 	[MIG_SUCCESS] = "Success",
 	[MIG_ERROR_UNINITIALIZED] = "Uninitialized",
@@ -29,24 +30,26 @@ static const char *const thead_errors[] = {
 	[MIG_ERROR_INSUFFICIENT_POWER] = "Insufficient External Power",
 	[MIG_ERROR_DRIVER_NOT_LOADED] = "Driver Not Loaded",
 	[MIG_ERROR_TIMEOUT] = "Timeout",
-	[MIG_ERROR_IRQ_ISSUE] = "Interrupt request issue",
+	[MIG_ERROR_IRQ_ISSUE] = "Interrupt Request Issue",
 	[MIG_ERROR_LIBRARY_NOT_FOUND] = "HGML Shared Library Not Found",
 	[MIG_ERROR_FUNCTION_NOT_FOUND] = "Function Not Found",
 	[MIG_ERROR_CORRUPTED_INFOROM] = "Corrupted infoROM",
 	[MIG_ERROR_GPU_IS_LOST] = "PPU is lost",
-	[MIG_ERROR_RESET_REQUIRED] = "PPU requires restart",
-	[MIG_ERROR_OPERATING_SYSTEM] = "The operating system has blocked the request.",
-	[MIG_ERROR_LIB_RM_VERSION_MISMATCH] = "RM has detected an HGML/RM version mismatch.",
+	[MIG_ERROR_RESET_REQUIRED] = "PPU requires reset",
+	[MIG_ERROR_OPERATING_SYSTEM] = "PPU access blocked by the operating system",
+	[MIG_ERROR_LIB_RM_VERSION_MISMATCH] = "Driver/library version mismatch",
 	/* ppu-smi prints this after "Failed to Enable MIG mode for PPU <bus-id>: " (runbook). */
 	[MIG_ERROR_IN_USE] = "An operation cannot be performed because the PPU is currently in use.",
 	[MIG_ERROR_MEMORY] = "Insufficient Memory",
 	[MIG_ERROR_NO_DATA] = "No data",
+	[MIG_ERROR_VGPU_ECC_NOT_SUPPORTED] = "vGPU ECC not supported",
 	[MIG_ERROR_INSUFFICIENT_RESOURCES] = "Insufficient Resources",
+	[MIG_ERROR_FREQ_NOT_SUPPORTED] = "Invalid Frequency",
 	[MIG_ERROR_ARGUMENT_VERSION_MISMATCH] = "Argument version mismatch",
-	[MIG_ERROR_DEPRECATED] = "Deprecated",
-	[MIG_ERROR_NOT_READY] = "Not Ready",
-	[MIG_ERROR_GPU_NOT_FOUND] = "PPU not found",
-	[MIG_ERROR_INVALID_STATE] = "Invalid state",
+	[MIG_ERROR_DEPRECATED] = "Requested functionality has been deprecated",
+	[MIG_ERROR_NOT_READY] = "System is not in ready state",
+	[MIG_ERROR_GPU_NOT_FOUND] = "No supported PPUs were found",
+	[MIG_ERROR_INVALID_STATE] = "Resource not in correct state to perform requested operation",
 };
 
 static const char *const thead_control_nodes[] = { "alixpu", "alixpu_ctl", NULL };

@@ -81,7 +81,11 @@ class Node:
         sim = "--sim" if not self.topology else f"--sim={self.topology}"
         cmd = [ACCELFS, sim, f"--state-dir={self.state}", f"--poll-interval={self.poll}",
                f"--orphan-grace={self.grace}", "--busy-retries=2", *self.extra, self.mnt]
-        res = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        # A daemon in the background has no stderr: sanitizer reports go to files the test checks.
+        env = dict(os.environ)
+        env["ASAN_OPTIONS"] = f"log_path={self.state}/sanitizer:" + env.get("ASAN_OPTIONS", "")
+        env["UBSAN_OPTIONS"] = f"log_path={self.state}/sanitizer:print_stacktrace=1:" + env.get("UBSAN_OPTIONS", "")
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env)
         if res.returncode != 0:
             raise AssertionError(f"accelfs failed ({res.returncode}): {res.stderr}\n{self.log()}")
         self.mounted = True
@@ -108,6 +112,15 @@ class Node:
     def restart(self):
         self.stop()
         return self.start()
+
+    def sanitizer_reports(self):
+        """What ASan/UBSan/LSan said about the daemon, if it was built with them."""
+        out = []
+        for name in sorted(os.listdir(self.state)):
+            if name.startswith("sanitizer"):
+                with open(os.path.join(self.state, name)) as f:
+                    out.append(f.read())
+        return "".join(out)
 
     def cleanup(self):
         try:
@@ -173,6 +186,7 @@ class NodeTestCase(unittest.TestCase):
     topology = None
     poll = 0.2
     grace = 1.0
+    maxDiff = None  # a sanitizer report is long, and all of it matters
 
     def setUp(self):
         self.node = Node(self.topology, self.poll, self.grace).start()
@@ -180,7 +194,12 @@ class NodeTestCase(unittest.TestCase):
     def tearDown(self):
         if os.environ.get("ACCELFS_TEST_LOG"):
             print(self.node.log())
-        self.node.cleanup()
+        try:
+            self.node.stop()  # a clean exit, so leak reports are written too
+        finally:
+            reports = self.node.sanitizer_reports()
+            self.node.cleanup()
+        self.assertEqual(reports, "", "the daemon's sanitizers reported errors")
 
     def assertErrno(self, expected, fn, *args):
         got = self.node.errno_of(fn, *args)

@@ -6,7 +6,7 @@ import os
 import threading
 import unittest
 
-from harness import NVIDIA, THEAD, NodeTestCase, wait_until
+from harness import NVIDIA, THEAD, NodeTestCase, topology_path, wait_until
 
 
 class ContractRows:
@@ -210,6 +210,77 @@ class ContractRows:
         self.assertTrue(all(e in (0, errno.ENOSPC) for e in results.values()), results)
         placements = {n.keyvals(F["device"], "mig", F["profile"], f"p{i}", "status")["placement"] for i in ok}
         self.assertEqual(len(placements), len(ok), "two jobs share a placement")
+
+
+class NvidiaSpecific(NodeTestCase):
+    """What only an H200 can show: its profile table as the driver reports it."""
+
+    def gi(self, *more):
+        return self.node.path("gpu0", "mig", *more)
+
+    def test_seven_small_instances_then_enospc(self):
+        for i in range(7):
+            os.mkdir(self.gi("1g.18gb", f"s{i}"))
+        self.assertErrno(errno.ENOSPC, os.mkdir, self.gi("1g.18gb", "s7"))
+        starts = sorted(int(self.node.keyvals("gpu0", "mig", "1g.18gb", f"s{i}", "status")["placement"].split(":")[0])
+                        for i in range(7))
+        self.assertEqual(starts, list(range(7)))
+        for other in ("1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb"):
+            self.assertEqual(self.node.available("gpu0", other), 0, other)
+
+    def test_4g_then_3g_fit_a_second_3g_does_not(self):
+        os.mkdir(self.gi("4g.71gb", "big"))
+        os.mkdir(self.gi("3g.71gb", "mid"))
+        self.assertEqual(self.node.keyvals("gpu0", "mig", "3g.71gb", "mid", "status")["placement"], "4:4")
+        self.assertErrno(errno.ENOSPC, os.mkdir, self.gi("3g.71gb", "mid2"))
+        self.assertIn("no free placement", self.node.read("gpu0", "mig", "3g.71gb", "last_error"))
+
+    def test_full_gpu_only_on_an_empty_gpu(self):
+        os.mkdir(self.gi("1g.18gb", "tiny"))
+        self.assertEqual(self.node.available("gpu0", "7g.141gb"), 0)
+        self.assertErrno(errno.ENOSPC, os.mkdir, self.gi("7g.141gb", "all"))
+        os.rmdir(self.gi("1g.18gb", "tiny"))
+        os.mkdir(self.gi("7g.141gb", "all"))
+        self.assertEqual(self.node.keyvals("gpu0", "mig", "7g.141gb", "all", "status")["placement"], "0:8")
+
+    def test_me_variant_never_offered(self):
+        self.assertEqual(sorted(p for p in os.listdir(self.gi()) if p not in ("mode", "instances")),
+                         ["1g.18gb", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb"])
+        self.assertNotIn("1g.18gb+me", os.listdir(self.node.path("mig")))
+
+    def test_identity_and_device_set(self):
+        info = self.node.keyvals("gpu0", "info")
+        self.assertTrue(info["index"].startswith("0 "), info["index"])
+        self.assertTrue(info["minor"].startswith("0 "), info["minor"])
+        self.assertEqual(info["bus_id"], "00000000:00:06.0")
+        os.mkdir(self.gi("2g.35gb", "j"))
+        st = self.node.keyvals("gpu0", "mig", "2g.35gb", "j", "status")
+        self.assertTrue(st["uuid"].startswith("MIG-"))
+        devices = dict((l.split()[0], l.split()[2]) for l in
+                       self.node.read("gpu0", "mig", "2g.35gb", "j", "devices").splitlines())
+        self.assertEqual(devices["/dev/nvidia0"], "195:0")
+        self.assertEqual(devices["/dev/nvidiactl"], "195:255")
+        self.assertIn("/dev/nvidia-uvm", devices)
+        caps = sorted(int(v.split(":")[1]) for k, v in devices.items() if k.startswith("/dev/nvidia-caps/"))
+        # the GI and CI capability minors, as the driver's procfs records say (gi, then ci = gi + 1 + ci id)
+        self.assertEqual(len(caps), 2)
+        self.assertEqual(caps[1], caps[0] + 1 + int(st["ci"]))
+        major = {v.split(":")[0] for k, v in devices.items() if k.startswith("/dev/nvidia-caps/")}
+        self.assertEqual(major, {"241"})
+
+
+class NvidiaUnnamedProfiles(NodeTestCase):
+    """NVML may return profile records without names: they are named from their geometry."""
+    topology = topology_path("nvidia-unnamed.json")
+
+    def test_profiles_named_from_geometry(self):
+        names = sorted(p for p in os.listdir(self.node.path("gpu0", "mig")) if p not in ("mode", "instances"))
+        self.assertEqual(names, ["1g.18gb", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb"])
+        info = self.node.keyvals("gpu0", "mig", "1g.35gb", "info")
+        self.assertEqual(info["profile_id"], "15")
+        self.assertEqual(info["driver_display_name"], "MIG 1g.35gb")
+        os.mkdir(self.node.path("gpu0", "mig", "3g.71gb", "j"))
+        self.assertNotIn("reported no name", self.node.log())
 
 
 class TheadContract(ContractRows, NodeTestCase):

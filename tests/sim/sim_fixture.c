@@ -21,7 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "tools/sim_locate.h"
+#include "sim/locate.h"
 
 const char *fx_topology_dir(void)
 {

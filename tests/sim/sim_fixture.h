@@ -2,7 +2,7 @@
 /*
  * A fresh simulated node per test: a temporary state directory, the
  * environment pointed at it exactly as accelfs --sim does
- * (tools/sim_locate.h), and the simulated library opened through the
+ * (sim/locate.h), and the simulated library opened through the
  * product's own seam (accel_family_open_lib -> core/mig_lib.c).
  */
 #ifndef ACCEL_TESTS_SIM_FIXTURE_H

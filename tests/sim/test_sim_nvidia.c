@@ -77,7 +77,8 @@ static void format_placements(struct sim_fixture *fx, mig_device_t dev, unsigned
 	snprintf(buf + off, len - off, "}:%u", pl[0].size);
 }
 
-static void check_h200_table(struct sim_fixture *fx, mig_device_t dev)
+/* names: whether the records carry them (a real H200 with the mode off returns them empty). */
+static void check_h200_table(struct sim_fixture *fx, mig_device_t dev, bool names)
 {
 	for (unsigned idx = 0; idx < 20; idx++) {
 		mig_gpu_instance_profile_info_v3_t info = { .version = MIG_GPU_INSTANCE_PROFILE_INFO_V3 };
@@ -95,7 +96,7 @@ static void check_h200_table(struct sim_fixture *fx, mig_device_t dev)
 		}
 		assert_int_equal(r, MIG_SUCCESS);
 		assert_int_equal(info.id, row->id);
-		assert_string_equal(info.name, row->name);
+		assert_string_equal(info.name, names ? row->name : "");
 		assert_int_equal(info.sliceCount, row->slices);
 		assert_int_equal(info.instanceCount, row->instances);
 		assert_int_equal(info.multiprocessorCount, row->sm);
@@ -133,24 +134,39 @@ static void test_h200_exact(void **state)
 	assert_int_equal(fx->lib.DeviceGetMigMode(dev, &cur, &pend), MIG_SUCCESS);
 	assert_int_equal(cur, MIG_DEVICE_MIG_ENABLE);
 	assert_int_equal(pend, MIG_DEVICE_MIG_ENABLE);
-	check_h200_table(fx, dev);
+	check_h200_table(fx, dev, true);
 }
 
-/* A real H200 answers the profile queries with the mode off. */
+/*
+ * With the mode off a real H200 (NVML 580) answers the profile queries, with
+ * empty names, and these return codes, all read on the hardware.
+ */
 static void test_profiles_with_mode_off(void **state)
 {
 	struct sim_fixture *fx = *state;
-	mig_device_t dev = fx_device(fx, 0);
+	mig_device_t dev = fx_device(fx, 0), mig;
 	mig_gpu_instance_placement_t pl = { 0, 8 };
-	mig_gpu_instance_t gi;
+	mig_gpu_instance_profile_info_v3_t info = { .version = 0 };
+	mig_gpu_instance_t gi, list[7];
 	mig_return_t status;
-	unsigned remaining = 0;
+	unsigned remaining = 0, n = 9, id;
 
 	assert_int_equal(fx->lib.DeviceSetMigMode(dev, MIG_DEVICE_MIG_DISABLE, &status), MIG_SUCCESS);
-	check_h200_table(fx, dev);
+	check_h200_table(fx, dev, false);
 	assert_int_equal(fx->lib.DeviceGetGpuInstanceRemainingCapacity(dev, 19, &remaining), MIG_SUCCESS);
 	assert_int_equal(remaining, 7);
+	assert_int_equal(fx->lib.DeviceGetGpuInstances(dev, 19, list, &n), MIG_SUCCESS);
+	assert_int_equal(n, 0);
+	assert_int_equal(fx->lib.DeviceGetGpuInstanceById(dev, 0, &gi), MIG_ERROR_NOT_FOUND);
+	assert_int_equal(fx->lib.DeviceGetMigDeviceHandleByIndex(dev, 0, &mig), MIG_ERROR_NOT_FOUND);
+	assert_int_equal(fx->lib.DeviceGetGpuInstanceId(dev, &id), MIG_ERROR_INVALID_ARGUMENT);
+	assert_int_equal(fx->lib.DeviceGetGpuInstanceProfileInfoV(dev, 0, &info), MIG_ERROR_INVALID_ARGUMENT);
+	assert_int_equal(fx->lib.DeviceGetGpuInstancePossiblePlacements_v2(dev, 1, NULL, &n),
+			 MIG_ERROR_INVALID_ARGUMENT);
 	assert_int_equal(fx->lib.DeviceCreateGpuInstanceWithPlacement(dev, 0, &pl, &gi), MIG_ERROR_NOT_SUPPORTED);
+	/* Names come back with the mode. */
+	assert_int_equal(fx->lib.DeviceSetMigMode(dev, MIG_DEVICE_MIG_ENABLE, &status), MIG_SUCCESS);
+	check_h200_table(fx, dev, true);
 }
 
 static void test_nodes_and_procfs(void **state)
@@ -316,7 +332,12 @@ static void test_mig_devices(void **state)
 	assert_int_equal(fx->lib.DeviceGetGpuInstanceId(mig, &id), MIG_SUCCESS);
 	assert_int_equal(id, 0);
 	assert_int_equal(fx->lib.DeviceGetMigDeviceHandleByIndex(dev, 1, &mig), MIG_ERROR_NOT_FOUND);
+	/* nvmlErrorString's words, as a real NVML 580 answers. */
 	assert_string_equal(fx->lib.ErrorString(MIG_ERROR_IN_USE), "In use by another client");
+	assert_string_equal(fx->lib.ErrorString(MIG_ERROR_INSUFFICIENT_RESOURCES), "Insufficient Resources");
+	assert_string_equal(fx->lib.ErrorString(MIG_ERROR_RESET_REQUIRED), "GPU requires reset");
+	assert_string_equal(fx->lib.ErrorString(MIG_ERROR_INVALID_STATE),
+			    "Resource not in correct state to perform requested operation");
 	assert_string_equal(fx->lib.ErrorString(MIG_ERROR_UNKNOWN), "Unknown Error");
 }
 

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "tests/sim/sim_fixture.h"
-#include "tools/sim_locate.h"
+#include "sim/locate.h"
 
 #define ID_4G48GB 5
 #define ID_8G96GB 3
@@ -287,9 +287,11 @@ static void test_ci_profiles_alias(void **state)
 	assert_int_equal(fx->lib.GpuInstanceGetComputeInstanceProfileInfoV(gi, accel_family_thead.ci_profile_count, 0,
 									   &info),
 			 MIG_ERROR_INVALID_ARGUMENT);
-	info.version = 0;
+	info.version = MIG_STRUCT_VERSION(mig_compute_instance_profile_info_v2_t, 3);
 	assert_int_equal(fx->lib.GpuInstanceGetComputeInstanceProfileInfoV(gi, 2, 0, &info),
 			 MIG_ERROR_ARGUMENT_VERSION_MISMATCH);
+	info.version = 0;
+	assert_int_equal(fx->lib.GpuInstanceGetComputeInstanceProfileInfoV(gi, 2, 0, &info), MIG_ERROR_INVALID_ARGUMENT);
 }
 
 static void test_records_and_nodes(void **state)
@@ -390,9 +392,9 @@ static void test_mig_handle_walk(void **state)
 	assert_string_not_equal(uuid, card_uuid);
 	assert_int_equal(fx->lib.DeviceGetName(mig, name, sizeof(name)), MIG_SUCCESS);
 	assert_string_equal(name, "PPU-ZW810E MIG 4g48gb");
-	/* A whole card is not a MIG device. */
-	assert_int_equal(fx->lib.DeviceGetGpuInstanceId(dev, &id), MIG_ERROR_NOT_SUPPORTED);
-	assert_int_equal(fx->lib.DeviceGetComputeInstanceId(dev, &id), MIG_ERROR_NOT_SUPPORTED);
+	/* A whole card is not a MIG device (a real NVML answers INVALID_ARGUMENT). */
+	assert_int_equal(fx->lib.DeviceGetGpuInstanceId(dev, &id), MIG_ERROR_INVALID_ARGUMENT);
+	assert_int_equal(fx->lib.DeviceGetComputeInstanceId(dev, &id), MIG_ERROR_INVALID_ARGUMENT);
 	/* The same MIG device, asked again, is the same pointer. */
 	assert_int_equal(fx->lib.DeviceGetMigDeviceHandleByIndex(dev, 0, &mig2), MIG_SUCCESS);
 	assert_ptr_equal(mig, mig2);

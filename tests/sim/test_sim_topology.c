@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "tests/sim/sim_fixture.h"
-#include "tools/sim_locate.h"
+#include "sim/locate.h"
 
 static int teardown(void **state)
 {

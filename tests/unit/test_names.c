@@ -97,6 +97,34 @@ static void from_driver_roundtrips(void **state)
 	assert_string_equal(out, "");
 }
 
+static void nvml_names_from_geometry(void **state)
+{
+	/* the real H200 table: index, slices, memory MiB -> nvidia-smi's name */
+	static const struct {
+		unsigned index, slices;
+		unsigned long long mib;
+		const char *name;
+	} h200[] = {
+		{ 0, 1, 16384, "MIG 1g.18gb" },	  { 1, 2, 33280, "MIG 2g.35gb" },  { 2, 3, 71424, "MIG 3g.71gb" },
+		{ 3, 4, 71424, "MIG 4g.71gb" },	  { 4, 7, 143360, "MIG 7g.141gb" }, { 7, 1, 16384, "MIG 1g.18gb+me" },
+		{ 9, 1, 33280, "MIG 1g.35gb" },	  { 0xA, 1, 16384, "MIG 1g.18gb+gfx" }, { 0xD, 1, 16384, "MIG 1g.18gb-me" },
+		{ 0xF, 1, 16384, "MIG 1g.18gb+me.all" },
+	};
+	char out[ACCEL_NAME_MAX];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(h200) / sizeof(h200[0]); i++) {
+		accel_name_nvml_geometry(h200[i].index, h200[i].slices, h200[i].mib, 143771, out, sizeof(out));
+		assert_string_equal(out, h200[i].name);
+	}
+	/* an H100 80GB: 10240 MiB of 81559 is 1g.10gb */
+	accel_name_nvml_geometry(0, 1, 9856, 81559, out, sizeof(out));
+	assert_string_equal(out, "MIG 1g.10gb");
+	/* without the card's size: plain rounding */
+	accel_name_nvml_geometry(0, 1, 16384, 0, out, sizeof(out));
+	assert_string_equal(out, "MIG 1g.16gb");
+}
+
 static void segments(void **state)
 {
 	(void)state;
@@ -121,6 +149,7 @@ int main(void)
 		cmocka_unit_test(normalize_refuses_nameless_variants_and_junk),
 		cmocka_unit_test(publish_and_back),
 		cmocka_unit_test(from_driver_roundtrips),
+		cmocka_unit_test(nvml_names_from_geometry),
 		cmocka_unit_test(segments),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

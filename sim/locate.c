@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "tools/sim_locate.h"
+#include "sim/locate.h"
 
 #include <errno.h>
 #include <limits.h>

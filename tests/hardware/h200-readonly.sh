@@ -1,0 +1,81 @@
+#!/bin/bash
+# Read-only validation of the NVML path on a real NVIDIA H200 whose MIG mode is
+# off and must stay off.  Nothing here enables MIG, creates or destroys an
+# instance, or resets the GPU: accelfs runs --read-only, accel-smi only lists.
+#
+#   BUNDLE=dir-with-accelfs-accel-smi-and-lib/  OUT=results/  tests/hardware/h200-readonly.sh
+#
+# It records nvidia-smi's view and ours side by side and prints MATCH or
+# MISMATCH for each comparison; the exit status is the number of mismatches.
+set -u
+BUNDLE=${BUNDLE:-.device-bundle}
+OUT=${OUT:-/tmp/h200-readonly}
+RAW=${RAW:-/tmp/h200-readonly-raw} # ours, beside nvidia-smi's, and the diffs
+MNT=/tmp/accelfs-h200
+STATE=/tmp/accelfs-h200-state
+mkdir -p "$OUT" "$RAW" "$MNT"
+export LD_LIBRARY_PATH="$BUNDLE/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+SMI=("$BUNDLE/accel-smi" -f gpu)
+fail=0
+
+check() { # name, expected, actual
+	if [ "$2" = "$3" ]; then echo "MATCH    $1: $2"; else echo "MISMATCH $1: nvidia-smi '$2', accelfs '$3'"; fail=$((fail + 1)); fi
+}
+
+mode() { nvidia-smi --query-gpu=mig.mode.current,mig.mode.pending --format=csv,noheader -i 0; }
+
+{
+	echo "== environment"
+	grep PRETTY_NAME /etc/os-release
+	ldd --version | head -1
+	nvidia-smi --version
+	ls -l /dev/fuse
+	echo "MIG mode before: $(mode)"
+} >"$OUT/env.txt" 2>&1
+before=$(mode)
+
+nvidia-smi mig -lgip >"$OUT/nvidia-smi-lgip.txt" 2>&1
+nvidia-smi mig -lgipp >"$OUT/nvidia-smi-lgipp.txt" 2>&1
+"${SMI[@]}" mig -lgip >"$RAW/accel-smi-lgip.txt" 2>&1
+"${SMI[@]}" mig -lgipp >"$RAW/accel-smi-lgipp.txt" 2>&1
+nvidia-smi -q -i 0 >"$OUT/nvidia-smi-q.txt" 2>&1
+"${SMI[@]}" -q -i 0 >"$RAW/accel-smi-q.txt" 2>&1
+
+{
+	echo "== profile listings, line for line"
+	if diff -u "$OUT/nvidia-smi-lgip.txt" "$RAW/accel-smi-lgip.txt" >"$RAW/diff-lgip.txt"; then
+		echo "MATCH    -lgip: $(wc -l <"$OUT/nvidia-smi-lgip.txt") lines"
+	else
+		echo "MISMATCH -lgip: $(cat "$RAW/diff-lgip.txt")"; fail=$((fail + 1))
+	fi
+	if diff -u "$OUT/nvidia-smi-lgipp.txt" "$RAW/accel-smi-lgipp.txt" >"$RAW/diff-lgipp.txt"; then
+		echo "MATCH    -lgipp: $(wc -l <"$OUT/nvidia-smi-lgipp.txt") lines"
+	else
+		echo "MISMATCH -lgipp: $(cat "$RAW/diff-lgipp.txt")"; fail=$((fail + 1))
+	fi
+
+	echo "== accelfs --read-only, without --sim"
+	rm -rf "$STATE"
+	if "$BUNDLE/accelfs" --read-only --state-dir="$STATE" --cdi-dir="$STATE/cdi" "$MNT"; then
+		find "$MNT" -maxdepth 3 | sort >"$OUT/tree.txt"
+		cat "$MNT/gpu0/info" >"$OUT/gpu0-info.txt"
+
+		q() { sed -n "s/^ *$1 *: //p" "$OUT/nvidia-smi-q.txt" | head -1; }
+		i() { sed -n "s/^$1: //p" "$OUT/gpu0-info.txt" | head -1; }
+		check "gpu0 present" "yes" "$([ -d "$MNT/gpu0" ] && echo yes || echo no)"
+		check "mig/mode" "disabled" "$(cat "$MNT/gpu0/mig/mode")"
+		check "no profile directory while MIG is off" "instances mode" "$(ls "$MNT/gpu0/mig" | tr '\n' ' ' | sed 's/ $//')"
+		check "product" "$(q 'Product Name')" "$(i product)"
+		check "uuid" "$(q 'GPU UUID')" "$(i uuid)"
+		check "bus id" "$(q 'Bus Id')" "$(i bus_id)"
+		check "minor" "$(q 'Minor Number')" "$(i minor | cut -d' ' -f1)"
+		check "mig mode (nvidia-smi -q)" "Disabled" "$(sed -n '/MIG Mode/,/Pending/s/^ *Current *: //p' "$OUT/nvidia-smi-q.txt")"
+		check "driver library" "libnvidia-ml.so.1" "$(basename "$(i driver_library)")"
+		umount "$MNT"
+	else
+		echo "MISMATCH accelfs did not mount (see accelfs.log)"; fail=$((fail + 1))
+	fi
+	cp "$STATE/accelfs.log" "$OUT/" 2>/dev/null
+	check "MIG mode unchanged" "$before" "$(mode)"
+} 2>&1 | tee "$OUT/summary.txt"
+exit "$(grep -c '^MISMATCH' "$OUT/summary.txt")"

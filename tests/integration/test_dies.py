@@ -10,8 +10,10 @@ and holds the file until its stdin is closed.
 import errno
 import os
 import random
+import shutil
 import signal
 import subprocess
+import tempfile
 import sys
 import time
 import unittest
@@ -20,6 +22,7 @@ from harness import ACCELFS, Node, NodeTestCase, wait_until
 
 BARSWAP = os.environ.get("BARSWAP", "barswap")
 DIES_CHECK = os.environ.get("DIES_CHECK", "dies-check")
+SUPPRESSIONS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "valgrind.supp")
 MIB = 1024 * 1024
 VRAM = 64 * MIB  # the built-in topology's dies
 
@@ -447,21 +450,34 @@ class SharedChecks(DiesTestCase):
         self.assertRegex(res.stdout, r"\n[1-9][0-9]* passed, 0 failed\n")
 
 
+def stop_and_report(node):
+    """Unmount, then what the daemon's sanitizers said (the harness's convention)."""
+    try:
+        node.stop()
+    finally:
+        reports = node.sanitizer_reports()
+        node.cleanup()
+    return reports
+
+
 class WithoutSim(unittest.TestCase):
     def test_no_dies_without_sim_and_without_the_module(self):
         if os.path.exists("/dev/bar_swap"):
             self.skipTest("this machine has the module loaded")
         node = Node()
+        env = dict(os.environ)
+        env["ASAN_OPTIONS"] = f"log_path={node.state}/sanitizer:" + env.get("ASAN_OPTIONS", "")
+        env["UBSAN_OPTIONS"] = f"log_path={node.state}/sanitizer:" + env.get("UBSAN_OPTIONS", "")
+        res = subprocess.run([ACCELFS, f"--state-dir={node.state}", node.mnt], capture_output=True,
+                             text=True, timeout=60, env=env)
+        self.assertEqual(res.returncode, 0, res.stderr)
+        node.mounted = True
         try:
-            res = subprocess.run([ACCELFS, f"--state-dir={node.state}", node.mnt], capture_output=True,
-                                 text=True, timeout=60)
-            self.assertEqual(res.returncode, 0, res.stderr)
-            node.mounted = True
             # a simulator never stands in for a missing module
             self.assertNotIn("dies", os.listdir(node.mnt))
             self.assertFalse(os.path.exists(os.path.join(node.state, "sim", "barswap")))
         finally:
-            node.cleanup()
+            self.assertEqual(stop_and_report(node), "")
 
 
 class ReadOnly(unittest.TestCase):
@@ -477,7 +493,34 @@ class ReadOnly(unittest.TestCase):
                     f.write("0")
             self.assertEqual(cm.exception.errno, errno.EROFS)
         finally:
-            node.cleanup()
+            self.assertEqual(stop_and_report(node), "")
+
+
+@unittest.skipIf(os.environ.get("ACCELFS_NO_VALGRIND") or not shutil.which("valgrind"),
+                 "valgrind is not available here, or the build is sanitized (ASan and valgrind exclude each other)")
+class UnderValgrind(unittest.TestCase):
+    def test_dies_check_with_the_daemon_under_valgrind(self):
+        state = tempfile.mkdtemp(prefix="accelfs-vg-state-")
+        mnt = tempfile.mkdtemp(prefix="accelfs-vg-mnt-")
+        log = os.path.join(state, "valgrind.log")
+        proc = subprocess.Popen(["valgrind", "--error-exitcode=99", "--leak-check=full",
+                                 "--errors-for-leak-kinds=definite", f"--suppressions={SUPPRESSIONS}",
+                                 f"--log-file={log}", ACCELFS, "-f", "--sim", f"--state-dir={state}", mnt],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            wait_until(lambda: os.path.exists(os.path.join(mnt, "dies", "slot")), timeout=120,
+                       what="the mount under valgrind")
+            res = subprocess.run([DIES_CHECK, os.path.join(mnt, "dies")], capture_output=True, text=True,
+                                 timeout=900)
+            self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
+        finally:
+            subprocess.run(["fusermount3", "-u", mnt], check=False)
+            rc = proc.wait(timeout=120)
+        with open(log) as f:
+            report = f.read()
+        shutil.rmtree(state, ignore_errors=True)
+        os.rmdir(mnt)
+        self.assertEqual(rc, 0, report)
 
 
 if __name__ == "__main__":

@@ -111,11 +111,6 @@ static void unlink_handle(struct fs_dies *d, struct fs_vram *h)
 
 /* ---- open ------------------------------------------------------------------------ */
 
-static void park_free(struct park *p)
-{
-	free(p);
-}
-
 /* Answer a (parked or not) open.  The interrupt callback, if any, is unregistered first. */
 static void finish_open(struct park *p, int err)
 {
@@ -128,7 +123,7 @@ static void finish_open(struct park *p, int err)
 	if (err) {
 		fuse_reply_err(p->req, -err);
 		free(h);
-		park_free(p);
+		free(p);
 		return;
 	}
 	h->held = true;
@@ -139,7 +134,7 @@ static void finish_open(struct park *p, int err)
 		unlink_handle(d, h);
 		free(h);
 	}
-	park_free(p);
+	free(p);
 }
 
 static void on_answer(void *ctx, struct bs_waiter *w, int err)
@@ -161,7 +156,7 @@ static void on_interrupt(fuse_req_t req, void *data)
 		return; /* answered already, or not parked yet (then the hold fails with EINTR) */
 	fuse_reply_err(req, EINTR);
 	free(p->h);
-	park_free(p);
+	free(p);
 }
 
 void fs_dies_open(fuse_req_t req, fuse_ino_t ino, uint32_t die, struct fuse_file_info *fi)
@@ -408,7 +403,6 @@ void fs_dies_write(fuse_req_t req, const char *buf, size_t size, off_t off, stru
 int fs_dies_write_enabled(uint32_t die, const char *buf, size_t size)
 {
 	struct fs_dies *d = the_dies;
-	char text[8];
 	size_t n = size;
 	int ret;
 
@@ -420,11 +414,10 @@ int fs_dies_write_enabled(uint32_t die, const char *buf, size_t size)
 		n--;
 	if (n != 1 || (buf[0] != '0' && buf[0] != '1'))
 		return -EINVAL;
-	memcpy(text, buf, n);
-	ret = bs_arb_set_enabled(d->arb, die, text[0] == '1');
+	ret = bs_arb_set_enabled(d->arb, die, buf[0] == '1');
 	if (ret)
 		return ret;
-	log_info("die %u %s through dies/%u/enabled", die, text[0] == '1' ? "enabled" : "quarantined", die);
+	log_info("die %u %s through dies/%u/enabled", die, buf[0] == '1' ? "enabled" : "quarantined", die);
 	return (int)size;
 }
 

@@ -5,6 +5,7 @@ way a user does: mkdir, rmdir, cat, and the control tool for the hardware.
 Paths to the binaries come from the environment meson sets for the tests:
 ACCELFS (the daemon), ACCEL_SMI (the control tool), ACCELFS_SIM_LIBDIR.
 """
+import contextlib
 import errno
 import json
 import os
@@ -51,6 +52,33 @@ NVIDIA = {
     "cap_prefix": "/dev/nvidia-caps/nvidia-cap",
     "other_device": None,
 }
+
+
+SUPPRESSIONS = os.path.join(HERE, "..", "valgrind.supp")
+
+
+@contextlib.contextmanager
+def daemon_under_valgrind(test, ready, extra=()):
+    """Run `accelfs -f --sim` under valgrind and yield its mountpoint once `ready` (a path below it)
+    exists; then unmount and fail the test on any memory error or definite leak."""
+    state = tempfile.mkdtemp(prefix="accelfs-vg-state-")
+    mnt = tempfile.mkdtemp(prefix="accelfs-vg-mnt-")
+    log = os.path.join(state, "valgrind.log")
+    proc = subprocess.Popen(["valgrind", "--error-exitcode=99", "--leak-check=full",
+                             "--errors-for-leak-kinds=definite", f"--suppressions={SUPPRESSIONS}",
+                             f"--log-file={log}", ACCELFS, "-f", "--sim", f"--state-dir={state}", *extra, mnt],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_until(lambda: os.path.exists(os.path.join(mnt, ready)), timeout=120, what="the mount under valgrind")
+        yield mnt
+    finally:
+        subprocess.run(["fusermount3", "-u", mnt], check=False)
+        rc = proc.wait(timeout=120)
+    with open(log) as f:
+        report = f.read()
+    shutil.rmtree(state, ignore_errors=True)
+    os.rmdir(mnt)
+    test.assertEqual(rc, 0, report)
 
 
 def wait_until(pred, timeout=10.0, step=0.05, what="condition"):

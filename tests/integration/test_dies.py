@@ -13,16 +13,14 @@ import random
 import shutil
 import signal
 import subprocess
-import tempfile
 import sys
 import time
 import unittest
 
-from harness import ACCELFS, Node, NodeTestCase, wait_until
+from harness import ACCELFS, Node, NodeTestCase, daemon_under_valgrind, wait_until
 
 BARSWAP = os.environ.get("BARSWAP", "barswap")
 DIES_CHECK = os.environ.get("DIES_CHECK", "dies-check")
-SUPPRESSIONS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "valgrind.supp")
 MIB = 1024 * 1024
 VRAM = 64 * MIB  # the built-in topology's dies
 
@@ -500,27 +498,10 @@ class ReadOnly(unittest.TestCase):
                  "valgrind is not available here, or the build is sanitized (ASan and valgrind exclude each other)")
 class UnderValgrind(unittest.TestCase):
     def test_dies_check_with_the_daemon_under_valgrind(self):
-        state = tempfile.mkdtemp(prefix="accelfs-vg-state-")
-        mnt = tempfile.mkdtemp(prefix="accelfs-vg-mnt-")
-        log = os.path.join(state, "valgrind.log")
-        proc = subprocess.Popen(["valgrind", "--error-exitcode=99", "--leak-check=full",
-                                 "--errors-for-leak-kinds=definite", f"--suppressions={SUPPRESSIONS}",
-                                 f"--log-file={log}", ACCELFS, "-f", "--sim", f"--state-dir={state}", mnt],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            wait_until(lambda: os.path.exists(os.path.join(mnt, "dies", "slot")), timeout=120,
-                       what="the mount under valgrind")
+        with daemon_under_valgrind(self, os.path.join("dies", "slot")) as mnt:
             res = subprocess.run([DIES_CHECK, os.path.join(mnt, "dies")], capture_output=True, text=True,
                                  timeout=900)
             self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
-        finally:
-            subprocess.run(["fusermount3", "-u", mnt], check=False)
-            rc = proc.wait(timeout=120)
-        with open(log) as f:
-            report = f.read()
-        shutil.rmtree(state, ignore_errors=True)
-        os.rmdir(mnt)
-        self.assertEqual(rc, 0, report)
 
 
 if __name__ == "__main__":

@@ -3,27 +3,17 @@
 the filesystem, unmounted cleanly, with no memory error and no definite leak."""
 import os
 import shutil
-import subprocess
-import tempfile
 import time
 import unittest
 
-from harness import ACCELFS, wait_until
+from harness import daemon_under_valgrind
 
 
 @unittest.skipIf(os.environ.get("ACCELFS_NO_VALGRIND") or not shutil.which("valgrind"),
                  "valgrind is not available here, or the build is sanitized (ASan and valgrind exclude each other)")
 class Valgrind(unittest.TestCase):
     def test_daemon_is_clean_under_valgrind(self):
-        state = tempfile.mkdtemp(prefix="accelfs-vg-state-")
-        mnt = tempfile.mkdtemp(prefix="accelfs-vg-mnt-")
-        log = os.path.join(state, "valgrind.log")
-        proc = subprocess.Popen(["valgrind", "--error-exitcode=99", "--leak-check=full",
-                                 "--errors-for-leak-kinds=definite", f"--log-file={log}",
-                                 ACCELFS, "-f", "--sim", f"--state-dir={state}", "--poll-interval=0.3", mnt],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            wait_until(lambda: os.path.isdir(os.path.join(mnt, "ppu3")), timeout=120, what="the mount under valgrind")
+        with daemon_under_valgrind(self, "ppu3", extra=["--poll-interval=0.3"]) as mnt:
             prof = os.path.join(mnt, "ppu3", "mig", "4g.48gb")
             os.mkdir(os.path.join(prof, "a"))
             os.mkdir(os.path.join(mnt, "mig", "1g.18gb", "b"))
@@ -41,14 +31,6 @@ class Valgrind(unittest.TestCase):
             os.rmdir(os.path.join(prof, "a"))
             os.rmdir(os.path.join(mnt, "mig", "1g.18gb", "b"))
             time.sleep(1)  # a few poller passes
-        finally:
-            subprocess.run(["fusermount3", "-u", mnt], check=False)
-            rc = proc.wait(timeout=120)
-        with open(log) as f:
-            report = f.read()
-        shutil.rmtree(state, ignore_errors=True)
-        os.rmdir(mnt)
-        self.assertEqual(rc, 0, report)
 
 
 if __name__ == "__main__":

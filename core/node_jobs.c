@@ -1,0 +1,441 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mkdir and rmdir: job names unique on the node, carving on a card or on
+ * whichever card a node-level request should take, and reclaiming.
+ */
+#include "core/node_internal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/carve.h"
+#include "core/log.h"
+
+/* ---- job-name reservations --------------------------------------------- */
+
+static bool job_name_taken(struct accel_node *node, const char *job)
+{
+	for (size_t i = 0; i < node->n_reserved; i++)
+		if (!strcmp(node->reserved[i], job))
+			return true;
+	for (size_t f = 0; f < node->n_fams; f++)
+		for (size_t c = 0; c < node->fams[f].n_cards; c++) {
+			struct node_card *nc = node->fams[f].cards[c];
+			for (size_t j = 0; j < nc->view.n_jobs; j++)
+				if (!strcmp(nc->view.jobs[j].name, job))
+					return true;
+		}
+	return false;
+}
+
+/* Job names are unique on the node: the node-level mig/ view lists every device's jobs together. */
+static int node_reserve_name(struct accel_node *node, const char *job)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&node->names_lock);
+	pthread_mutex_lock(&node->view_lock);
+	if (job_name_taken(node, job)) {
+		ret = -EEXIST;
+	} else {
+		char(*grown)[ACCEL_JOB_NAME_MAX + 1] = realloc(node->reserved, (node->n_reserved + 1) * sizeof(*grown));
+		if (!grown) {
+			ret = -ENOMEM;
+		} else {
+			node->reserved = grown;
+			snprintf(grown[node->n_reserved++], sizeof(*grown), "%s", job);
+		}
+	}
+	pthread_mutex_unlock(&node->view_lock);
+	pthread_mutex_unlock(&node->names_lock);
+	return ret;
+}
+
+static void node_release_name(struct accel_node *node, const char *job)
+{
+	pthread_mutex_lock(&node->names_lock);
+	for (size_t i = 0; i < node->n_reserved; i++) {
+		if (strcmp(node->reserved[i], job))
+			continue;
+		memmove(node->reserved[i], node->reserved[i + 1], (node->n_reserved - i - 1) * sizeof(*node->reserved));
+		node->n_reserved--;
+		break;
+	}
+	pthread_mutex_unlock(&node->names_lock);
+}
+
+/* ---- mkdir / rmdir ------------------------------------------------------ */
+
+struct commit_ctx {
+	struct accel_node *node;
+	struct node_card *nc;
+	const struct accel_profile *profile;
+	const char *job;
+	uid_t uid;
+	gid_t gid;
+};
+
+static int commit_record(void *ctx, const struct accel_carve_result *res, char *why, size_t whylen)
+{
+	struct commit_ctx *c = ctx;
+	struct accel_record r, *grown;
+	int ret;
+
+	memset(&r, 0, sizeof(r));
+	snprintf(r.family, sizeof(r.family), "%s", c->nc->card.family->tree_prefix);
+	snprintf(r.card_uuid, sizeof(r.card_uuid), "%s", c->nc->view.uuid);
+	r.ordinal = c->nc->card.ordinal;
+	snprintf(r.job, sizeof(r.job), "%s", c->job);
+	snprintf(r.profile, sizeof(r.profile), "%s", c->profile->vendor_name);
+	r.profile_id = c->profile->id;
+	r.gi = res->gi;
+	r.ci = res->ci;
+	r.ci_profile_id = res->ci_profile_id;
+	r.placement = res->placement;
+	snprintf(r.uuid, sizeof(r.uuid), "%s", res->uuid);
+	r.uid = c->uid;
+	r.gid = c->gid;
+	r.created = (int64_t)time(NULL);
+	r.phase = ACCEL_RECORD_ACTIVE;
+
+	grown = realloc(c->nc->records, (c->nc->n_records + 1) * sizeof(*grown));
+	if (!grown) {
+		snprintf(why, whylen, "out of memory");
+		return -ENOMEM;
+	}
+	c->nc->records = grown;
+	ret = accel_record_write(c->node->state_dir, &r, why, whylen);
+	if (ret)
+		return ret;
+	c->nc->records[c->nc->n_records++] = r;
+	return 0;
+}
+
+static const char *const profile_files[] = { "info", "available", "last_error", NULL };
+
+static int check_job_name(const char *job, char *why, size_t whylen)
+{
+	int ret = accel_job_name_check(job);
+
+	if (ret) {
+		snprintf(why, whylen, ret == -ENAMETOOLONG ? "job name '%.64s...' is longer than %d bytes"
+							   : "job name '%s' is not [A-Za-z0-9][A-Za-z0-9_.-]*",
+			 job, ACCEL_JOB_NAME_MAX);
+		return ret;
+	}
+	for (size_t i = 0; profile_files[i]; i++)
+		if (!strcmp(job, profile_files[i])) {
+			snprintf(why, whylen, "'%s' is a file of the profile directory", job);
+			return -EEXIST;
+		}
+	return 0;
+}
+
+/*
+ * Carve on one card: the node's topology read-held, the job's name reserved.
+ * want_start < 0 takes the lowest free placement; otherwise exactly the
+ * placement starting there (-EAGAIN when it is no longer free).
+ */
+static int carve_on(struct accel_node *node, struct node_card *nc, const char *profile, const char *job, uid_t uid,
+		    gid_t gid, long want_start, char *why, size_t whylen)
+{
+	const struct accel_profile *p = NULL;
+	struct accel_carve_result res;
+	struct accel_span *used = NULL;
+	char refusal[ACCEL_TEXT_MAX];
+	bool refused;
+	int want = -1, ret;
+
+	pthread_mutex_lock(&nc->lock);
+	/* Decide on what the driver says now, not on the last poll. */
+	node_card_refresh(node, nc, false);
+	pthread_mutex_lock(&node->view_lock);
+	if (nc->view.mig_enabled)
+		for (size_t i = 0; i < nc->catalog.n_profiles && !p; i++)
+			if (!strcmp(nc->catalog.profiles[i].name, profile))
+				p = &nc->catalog.profiles[i];
+	refused = nc->view.refused;
+	snprintf(refusal, sizeof(refusal), "%s", nc->view.refusal);
+	pthread_mutex_unlock(&node->view_lock);
+
+	if (!p) {
+		snprintf(why, whylen, "%s does not offer %s (MIG mode off, or no such profile)", nc->card.name, profile);
+		ret = -ENOENT;
+		goto out;
+	}
+	if (refused) {
+		snprintf(why, whylen, "%s is refused: %s", nc->card.name, refusal);
+		ret = -EBUSY;
+		goto out;
+	}
+	for (size_t i = 0; want_start >= 0 && i < p->n_placements; i++)
+		if (p->placements[i].start == (unsigned long)want_start)
+			want = (int)i;
+	if (want_start >= 0 && want < 0) {
+		snprintf(why, whylen, "%s has no legal placement of %s at %ld", nc->card.name, profile, want_start);
+		ret = -EAGAIN;
+		goto out;
+	}
+	/* The refresh above just read the card's live instances: carve against those. */
+	used = calloc(nc->inv.n_gis + 1, sizeof(*used));
+	if (!used) {
+		ret = -ENOMEM;
+		snprintf(why, whylen, "out of memory");
+		goto out;
+	}
+	struct commit_ctx ctx = { node, nc, p, job, uid, gid };
+	ret = accel_carve(&nc->card, p, want, used, accel_inventory_spans(&nc->inv, used, nc->inv.n_gis),
+			  commit_record, &ctx, &res, why, whylen);
+	if (ret == 0) {
+		free(res.nodes);
+		log_info("%s/%s: carved job %s: GPU instance %u, compute instance %u, placement %u:%u, %s",
+			 nc->card.name, profile, job, res.gi, res.ci, res.placement.start, res.placement.size, res.uuid);
+	}
+	node_card_refresh(node, nc, false);
+out:
+	pthread_mutex_unlock(&nc->lock);
+	free(used);
+	return ret;
+}
+
+static void finish_op(struct accel_node *node, const char *key, const char *what, const char *job, int ret,
+		      const char *why)
+{
+	if (ret) {
+		log_error("%s: %s %.64s: %s", key, what, job, why);
+		accel_node_set_last_error(node, key, why);
+	} else {
+		accel_node_set_last_error(node, key, "");
+	}
+}
+
+/*
+ * What every mkdir starts with: the read-only and name checks, then the
+ * topology read-held and the name reserved (on success only).
+ */
+static int begin_mkdir(struct accel_node *node, const char *job, char *why, size_t whylen)
+{
+	int ret;
+
+	if (node->opt.read_only) {
+		snprintf(why, whylen, "accelfs runs --read-only: nothing is carved");
+		return -EROFS;
+	}
+	ret = check_job_name(job, why, whylen);
+	if (ret)
+		return ret;
+	pthread_rwlock_rdlock(&node->topo);
+	ret = node_reserve_name(node, job);
+	if (ret) {
+		pthread_rwlock_unlock(&node->topo);
+		snprintf(why, whylen, ret == -EEXIST ? "a job named '%s' already exists on this node" : "cannot reserve '%s'",
+			 job);
+	}
+	return ret;
+}
+
+static void end_mkdir(struct accel_node *node, const char *job)
+{
+	pthread_rwlock_unlock(&node->topo);
+	node_release_name(node, job);
+	node_publish(node);
+}
+
+int accel_node_mkdir(struct accel_node *node, const char *device, const char *profile, const char *job, uid_t uid,
+		     gid_t gid, char *why, size_t whylen)
+{
+	char key[160];
+	struct node_card *nc;
+	int ret;
+
+	why[0] = '\0';
+	snprintf(key, sizeof(key), "%s/%s", device, profile);
+	ret = begin_mkdir(node, job, why, whylen);
+	if (!ret) {
+		nc = node_find_card(node, device);
+		if (nc) {
+			ret = carve_on(node, nc, profile, job, uid, gid, -1, why, whylen);
+		} else {
+			snprintf(why, whylen, "no device %s", device);
+			ret = -ENOENT;
+		}
+		end_mkdir(node, job);
+	}
+	finish_op(node, key, "mkdir", job, ret, why);
+	return ret;
+}
+
+/* What a device can still carve, weighted by span: Σ available(q) × span(q) over its profiles. */
+static unsigned long device_room(const struct accel_device *d, const struct accel_span *used, size_t n_used)
+{
+	unsigned long room = 0;
+
+	for (size_t q = 0; q < d->n_profiles; q++)
+		room += (unsigned long)accel_ledger_available(d->profiles[q].placements, d->profiles[q].n_placements,
+							       used, n_used) *
+			d->profiles[q].span;
+	return room;
+}
+
+/*
+ * The device and placement for a node-level request: the one that costs the
+ * least room (device_room before minus after), so the most capacity stays
+ * free for later requests.  Ties go to the earlier device (family order,
+ * then ordinal) and the lower start.
+ */
+static int choose(const struct accel_snapshot *s, const char *profile, char *device, size_t len, long *start)
+{
+	unsigned long best_loss = 0;
+	bool found = false;
+
+	for (size_t i = 0; i < s->n_devices; i++) {
+		const struct accel_device *d = &s->devices[i];
+		const struct accel_profile *p = accel_device_profile(d, profile);
+		struct accel_span *used;
+		unsigned long before;
+
+		if (!p || d->refused || !p->available)
+			continue;
+		used = calloc(d->n_instances + 2, sizeof(*used));
+		if (!used)
+			return -ENOMEM;
+		for (size_t k = 0; k < d->n_instances; k++)
+			used[k] = d->instances[k].placement;
+		before = device_room(d, used, d->n_instances);
+		for (size_t k = 0; k < p->n_placements; k++) {
+			unsigned long after, loss;
+
+			if (!accel_ledger_is_free(p->placements[k], used, d->n_instances))
+				continue;
+			used[d->n_instances] = p->placements[k];
+			after = device_room(d, used, d->n_instances + 1);
+			loss = before > after ? before - after : 0;
+			if (!found || loss < best_loss || (loss == best_loss && !strcmp(device, d->name) &&
+							   p->placements[k].start < (unsigned long)*start)) {
+				found = true;
+				best_loss = loss;
+				snprintf(device, len, "%s", d->name);
+				*start = p->placements[k].start;
+			}
+		}
+		free(used);
+	}
+	return found ? 0 : -ENOSPC;
+}
+
+int accel_node_mkdir_any(struct accel_node *node, const char *profile, const char *job, uid_t uid, gid_t gid,
+			 char *device, size_t len, char *why, size_t whylen)
+{
+	char key[160];
+	int ret;
+
+	why[0] = '\0';
+	device[0] = '\0';
+	snprintf(key, sizeof(key), "mig/%s", profile);
+	ret = begin_mkdir(node, job, why, whylen);
+	if (ret)
+		goto out;
+	/* Choose from the last snapshot; the carve re-checks under the card's lock and says if it lost a race. */
+	for (int attempt = 0; attempt < 4; attempt++) {
+		struct accel_snapshot *s = accel_node_snapshot(node);
+		struct node_card *nc;
+		long start = -1;
+
+		ret = choose(s, profile, device, len, &start);
+		accel_snapshot_unref(s);
+		if (ret) {
+			snprintf(why, whylen, "no device has a free placement for %s", profile);
+			break;
+		}
+		nc = node_find_card(node, device);
+		if (!nc) {
+			ret = -EAGAIN;
+			continue;
+		}
+		ret = carve_on(node, nc, profile, job, uid, gid, start, why, whylen);
+		if (ret != -EAGAIN && ret != -ENOSPC)
+			break;
+		node_publish(node); /* what we learned under the lock, for the next choice */
+	}
+	if (ret == -EAGAIN)
+		ret = -ENOSPC;
+	end_mkdir(node, job);
+out:
+	finish_op(node, key, "mkdir", job, ret, why);
+	return ret;
+}
+
+/* Replace the phase of a record, durably; the in-memory copy follows the disk. */
+static int set_phase(struct accel_node *node, struct accel_record *r, enum accel_record_phase phase, char *why,
+		     size_t whylen)
+{
+	struct accel_record copy = *r;
+	int ret;
+
+	copy.phase = phase;
+	ret = accel_record_write(node->state_dir, &copy, why, whylen);
+	if (!ret)
+		r->phase = phase;
+	return ret;
+}
+
+int accel_node_rmdir(struct accel_node *node, const char *device, const char *profile, const char *job, char *why,
+		     size_t whylen)
+{
+	char key[160], vendor[ACCEL_NAME_MAX];
+	struct node_card *nc;
+	size_t i;
+	int ret;
+
+	why[0] = '\0';
+	snprintf(key, sizeof(key), "%s/%s", device, profile);
+	if (node->opt.read_only) {
+		snprintf(why, whylen, "accelfs runs --read-only: nothing is destroyed");
+		return -EROFS;
+	}
+	pthread_rwlock_rdlock(&node->topo);
+	nc = node_find_card(node, device);
+	if (!nc) {
+		pthread_rwlock_unlock(&node->topo);
+		snprintf(why, whylen, "no device %s", device);
+		return -ENOENT;
+	}
+	pthread_mutex_lock(&nc->lock);
+	i = node_find_record(nc, job);
+	accel_name_vendor(profile, nc->card.family->publish_geometry, vendor, sizeof(vendor));
+	if (i == (size_t)-1 || strcmp(nc->records[i].profile, vendor)) {
+		snprintf(why, whylen, "no job %s under %s/%s", job, device, profile);
+		ret = -ENOENT;
+		goto out;
+	}
+	struct accel_record *r = &nc->records[i];
+	struct accel_expect expect = { r->profile_id, r->placement, r->uuid };
+
+	ret = set_phase(node, r, ACCEL_RECORD_REMOVING, why, whylen);
+	if (ret)
+		goto out;
+	ret = accel_reclaim(&nc->card, r->gi, &expect, why, whylen);
+	if (ret == 0 || ret == -ENOENT || ret == -ESTALE) {
+		if (ret)
+			log_info("%s/%s: job %s: %s; dropping its record", device, profile, job, why);
+		ret = node_drop_record(node, nc, i, why, whylen);
+		if (!ret)
+			log_info("%s/%s: removed job %s", device, profile, job);
+	} else {
+		char ignored[256];
+		if (set_phase(node, &nc->records[i], ACCEL_RECORD_ACTIVE, ignored, sizeof(ignored)))
+			log_error("%s/%s: job %s: cannot restore its record: %s", device, profile, job, ignored);
+	}
+	node_card_refresh(node, nc, false);
+out:
+	pthread_mutex_unlock(&nc->lock);
+	pthread_rwlock_unlock(&node->topo);
+	node_publish(node);
+	finish_op(node, key, "rmdir", job, ret, why);
+	return ret;
+}

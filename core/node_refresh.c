@@ -1,0 +1,430 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Re-reading one card from its driver: mode, catalogue, live instances;
+ * reconciling them with the records; carrying out what reconciliation
+ * decided; and building the card's view for the next snapshot.
+ */
+#include "core/node_internal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/carve.h"
+#include "core/devnodes.h"
+#include "core/log.h"
+#include "core/udev_watch.h"
+
+static void log_drops(struct node_card *nc)
+{
+	char sig[sizeof(nc->drops_logged)] = "";
+	size_t off = 0;
+
+	for (size_t i = 0; i < nc->catalog.n_drops; i++) {
+		int w = snprintf(sig + off, sizeof(sig) - off, "%u:%s;", nc->catalog.drops[i].id, nc->catalog.drops[i].why);
+		if (w > 0 && (size_t)w < sizeof(sig) - off)
+			off += (size_t)w;
+	}
+	if (!strcmp(sig, nc->drops_logged))
+		return;
+	snprintf(nc->drops_logged, sizeof(nc->drops_logged), "%s", sig);
+	for (size_t i = 0; i < nc->catalog.n_drops; i++) {
+		const struct accel_catalog_drop *d = &nc->catalog.drops[i];
+		accel_log(d->warn ? ACCEL_LOG_WARN : ACCEL_LOG_INFO, "%s: profile id %u ('%s', probe index %u) not offered: %s",
+			  nc->card.name, d->id, d->raw, d->index, d->why);
+	}
+}
+
+static const struct accel_profile *catalog_by_id(const struct accel_catalog *c, unsigned id)
+{
+	for (size_t i = 0; i < c->n_profiles; i++)
+		if (c->profiles[i].id == id)
+			return &c->profiles[i];
+	return NULL;
+}
+
+/* The published name of a profile id, or the vendor name of a profile not offered. */
+static void profile_label(const struct node_card *nc, unsigned id, char *buf, size_t len)
+{
+	const struct accel_profile *p = catalog_by_id(&nc->catalog, id);
+
+	if (p) {
+		snprintf(buf, len, "%s", p->name);
+		return;
+	}
+	for (size_t i = 0; i < nc->catalog.n_drops; i++)
+		if (nc->catalog.drops[i].id == id) {
+			char vendor[ACCEL_NAME_MAX];
+			accel_name_normalize(nc->catalog.drops[i].raw, vendor, sizeof(vendor));
+			snprintf(buf, len, "%s", vendor[0] ? vendor : "(nameless)");
+			return;
+		}
+	snprintf(buf, len, "profile-%u", id);
+}
+
+static bool card_idle(struct node_card *nc)
+{
+	struct accel_holder *h;
+	size_t n = 0;
+	const char **paths = calloc(nc->view.n_card_nodes + 1, sizeof(*paths));
+	bool sim_root = strcmp(nc->card.dev_root, "/dev") != 0;
+
+	if (!paths)
+		return false;
+	for (size_t i = 0; i < nc->view.n_card_nodes; i++)
+		paths[i] = nc->view.card_nodes[i].host_path;
+	if (accel_holders_scan("/proc", paths, nc->view.n_card_nodes, sim_root, &h, &n)) {
+		free(paths);
+		return false; /* unknown is not idle */
+	}
+	free(paths);
+	free(h);
+	return n == 0;
+}
+
+static int read_mode(struct node_card *nc, bool *current, bool *pending, char *err, size_t errlen)
+{
+	unsigned cur = 0, pend = 0;
+	mig_return_t r = nc->card.lib->DeviceGetMigMode(nc->card.handle, &cur, &pend);
+
+	if (r == MIG_ERROR_NOT_SUPPORTED) {
+		*current = *pending = false; /* a card without MIG at all */
+		return 0;
+	}
+	if (r != MIG_SUCCESS) {
+		snprintf(err, errlen, "%s: reading the MIG mode failed: %s (%s)", nc->card.name,
+			 mig_lib_strerror(nc->card.lib, r), mig_return_name(r));
+		return -mig_return_errno(r);
+	}
+	*current = cur == MIG_DEVICE_MIG_ENABLE;
+	*pending = pend == MIG_DEVICE_MIG_ENABLE;
+	return 0;
+}
+
+/* Remove record i from memory and disk. */
+int node_drop_record(struct accel_node *node, struct node_card *nc, size_t i, char *why, size_t whylen)
+{
+	int ret = accel_record_remove(node->state_dir, &nc->records[i], why, whylen);
+
+	if (ret)
+		return ret;
+	memmove(&nc->records[i], &nc->records[i + 1], (nc->n_records - i - 1) * sizeof(*nc->records));
+	nc->n_records--;
+	return 0;
+}
+
+size_t node_find_record(const struct node_card *nc, const char *job)
+{
+	for (size_t i = 0; i < nc->n_records; i++)
+		if (!strcmp(nc->records[i].job, job))
+			return i;
+	return (size_t)-1;
+}
+
+/* Carry out what reconciliation decided; returns how many changed something. */
+static int run_actions(struct accel_node *node, struct node_card *nc, const struct accel_reconcile_out *rec)
+{
+	int done = 0;
+	/* Record indices shift as records are dropped: act on job names. */
+	char (*jobs)[ACCEL_JOB_NAME_MAX + 1] = calloc(rec->n_actions + 1, sizeof(*jobs));
+
+	if (!jobs)
+		return 0;
+	for (size_t a = 0; a < rec->n_actions; a++)
+		if (rec->actions[a].kind != ACCEL_ACTION_RECLAIM_ORPHAN)
+			snprintf(jobs[a], sizeof(jobs[a]), "%s", nc->records[rec->actions[a].record].job);
+
+	for (size_t a = 0; a < rec->n_actions; a++) {
+		const struct accel_action *act = &rec->actions[a];
+		char why[ACCEL_TEXT_MAX];
+		int ret;
+
+		if (act->kind == ACCEL_ACTION_RECLAIM_ORPHAN) {
+			struct accel_expect expect = { act->profile_id, act->placement, NULL };
+			ret = accel_reclaim(&nc->card, act->gi, &expect, why, sizeof(why));
+			if (ret == 0) {
+				log_info("%s: reclaimed orphan GPU instance %u (profile %u at %u:%u): no record accounts for it",
+					 nc->card.name, act->gi, act->profile_id, act->placement.start, act->placement.size);
+				done++;
+			} else if (ret == -EBUSY) {
+				log_info("%s: orphan GPU instance %u is in use; left alone, rechecked next pass: %s",
+					 nc->card.name, act->gi, why);
+			} else if (ret != -ENOENT) {
+				log_warn("%s: reclaiming orphan GPU instance %u failed: %s", nc->card.name, act->gi, why);
+			}
+			continue;
+		}
+		size_t i = node_find_record(nc, jobs[a]);
+		if (i == (size_t)-1)
+			continue;
+		if (act->kind == ACCEL_ACTION_FINISH_REMOVAL) {
+			struct accel_expect expect = { nc->records[i].profile_id, nc->records[i].placement,
+						       nc->records[i].uuid };
+			ret = accel_reclaim(&nc->card, act->gi, &expect, why, sizeof(why));
+			if (ret && ret != -ENOENT && ret != -ESTALE) {
+				log_warn("%s: finishing the removal of job %s: %s", nc->card.name, jobs[a], why);
+				continue;
+			}
+		}
+		if (node_drop_record(node, nc, i, why, sizeof(why)) == 0) {
+			log_info("%s: job %s removed (its removal was interrupted)", nc->card.name, jobs[a]);
+			done++;
+		} else {
+			log_error("%s: %s", nc->card.name, why);
+		}
+	}
+	free(jobs);
+	return done;
+}
+
+static int build_jobs(struct node_card *nc, const struct accel_reconcile_out *rec, struct accel_device *v)
+{
+	v->jobs = calloc(nc->n_records + 1, sizeof(*v->jobs));
+	if (!v->jobs)
+		return -ENOMEM;
+	for (size_t r = 0; r < nc->n_records; r++) {
+		const struct accel_record *src = &nc->records[r];
+		struct accel_job *j;
+		char why[ACCEL_TEXT_MAX];
+
+		if (src->phase == ACCEL_RECORD_REMOVING)
+			continue;
+		j = &v->jobs[v->n_jobs++];
+		memset(j, 0, sizeof(*j));
+		snprintf(j->name, sizeof(j->name), "%s", src->job);
+		accel_name_publish(src->profile, nc->card.family->publish_geometry, j->profile, sizeof(j->profile));
+		j->state = rec->state[r];
+		snprintf(j->state_reason, sizeof(j->state_reason), "%s", rec->reason[r]);
+		j->profile_id = src->profile_id;
+		j->gi = src->gi;
+		j->ci = src->ci;
+		j->placement = src->placement;
+		snprintf(j->uuid, sizeof(j->uuid), "%s", src->uuid);
+		j->uid = src->uid;
+		j->gid = src->gid;
+		j->created = src->created;
+		if (j->state != ACCEL_JOB_READY)
+			continue;
+		/* Minors are read live; a job whose nodes cannot be proven fails closed. */
+		if (accel_job_nodes(&nc->card, j->gi, j->ci, &j->nodes, &j->n_nodes, why, sizeof(why))) {
+			j->state = ACCEL_JOB_LOST;
+			snprintf(j->state_reason, sizeof(j->state_reason), "%s", why);
+		}
+	}
+	return 0;
+}
+
+static int build_instances(struct node_card *nc, const struct accel_inventory *inv,
+			   const struct accel_reconcile_out *rec, struct accel_device *v)
+{
+	v->instances = calloc(inv->n_gis + 1, sizeof(*v->instances));
+	if (!v->instances)
+		return -ENOMEM;
+	for (size_t g = 0; g < inv->n_gis; g++) {
+		const struct accel_live_gi *live = &inv->gis[g];
+		struct accel_instance *in = &v->instances[v->n_instances++];
+
+		memset(in, 0, sizeof(*in));
+		in->gi = live->id;
+		in->profile_id = live->profile_id;
+		in->placement = live->placement;
+		in->n_ci = live->n_ci;
+		for (unsigned c = 0; c < live->n_ci && c < sizeof(in->ci) / sizeof(in->ci[0]); c++)
+			in->ci[c] = live->ci[c].id;
+		if (live->n_ci)
+			snprintf(in->uuid, sizeof(in->uuid), "%s", live->ci[0].uuid);
+		profile_label(nc, live->profile_id, in->profile_name, sizeof(in->profile_name));
+		if (rec->owner[g] >= 0)
+			snprintf(in->job, sizeof(in->job), "%s", nc->records[rec->owner[g]].job);
+		snprintf(in->note, sizeof(in->note), "%s", rec->note[g]);
+	}
+	return 0;
+}
+
+static int build_profiles(struct node_card *nc, const struct accel_inventory *inv, bool refused,
+			  struct accel_device *v)
+{
+	struct accel_span *used = calloc(inv->n_gis + 1, sizeof(*used));
+	size_t n_used = accel_inventory_spans(inv, used, inv->n_gis);
+
+	if (!used)
+		return -ENOMEM;
+	v->profiles = calloc(nc->catalog.n_profiles + 1, sizeof(*v->profiles));
+	if (!v->profiles) {
+		free(used);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < nc->catalog.n_profiles; i++) {
+		const struct accel_profile *src = &nc->catalog.profiles[i];
+		struct accel_profile *p = &v->profiles[v->n_profiles++];
+
+		*p = *src;
+		p->placements = calloc(src->n_placements, sizeof(*p->placements));
+		if (!p->placements) {
+			p->n_placements = 0;
+			free(used);
+			return -ENOMEM;
+		}
+		memcpy(p->placements, src->placements, src->n_placements * sizeof(*p->placements));
+		p->available = refused ? 0 : accel_ledger_available(p->placements, p->n_placements, used, n_used);
+	}
+	free(used);
+	return 0;
+}
+
+/*
+ * Re-read one card from the driver and rebuild its view.  Called with the
+ * card's lock held.  act: carry out reconciliation's actions (the poller and
+ * start-up do; a carve in progress does not).
+ */
+void node_card_refresh(struct accel_node *node, struct node_card *nc, bool act)
+{
+	struct accel_device v;
+	struct accel_inventory inv = { 0 };
+	struct accel_reconcile_out rec = { 0 };
+	bool have_inv = false;
+	char err[ACCEL_TEXT_MAX] = "";
+	bool mode = false, pending = false;
+	int ret;
+
+	/* Start from the static identity of the card. */
+	pthread_mutex_lock(&node->view_lock);
+	v = nc->view;
+	pthread_mutex_unlock(&node->view_lock);
+	v.profiles = NULL;
+	v.jobs = NULL;
+	v.instances = NULL;
+	v.card_nodes = NULL;
+	v.n_profiles = v.n_jobs = v.n_instances = v.n_card_nodes = 0;
+	v.refused = false;
+	v.refusal[0] = '\0';
+	if (accel_udev_pci(node->udev, v.bus_id, v.pci_driver, sizeof(v.pci_driver), v.udev_syspath,
+			   sizeof(v.udev_syspath))) {
+		v.pci_driver[0] = '\0';
+		v.udev_syspath[0] = '\0';
+	}
+
+	ret = read_mode(nc, &mode, &pending, err, sizeof(err));
+	if (ret)
+		goto refuse;
+	v.mig_enabled = mode;
+	v.mig_pending_enabled = pending;
+
+	/* The catalogue is kept while the mode holds; an empty one is never trusted. */
+	if (!nc->catalog_valid || nc->catalog_mode != mode || nc->catalog.n_profiles == 0) {
+		accel_catalog_clear(&nc->catalog);
+		nc->catalog_valid = false;
+		ret = accel_catalog_probe(&nc->card, &nc->catalog, err, sizeof(err));
+		if (ret)
+			goto refuse;
+		nc->catalog_valid = true;
+		nc->catalog_mode = mode;
+		log_drops(nc);
+	}
+
+	if (accel_card_nodes(&nc->card, &v.card_nodes, &v.n_card_nodes, err, sizeof(err)))
+		log_debug("%s: %s", nc->card.name, err); /* reported per job when it matters */
+	err[0] = '\0';
+
+	for (int pass = 0; pass < 2; pass++) {
+		struct accel_reconcile_in in;
+		bool idle = true;
+
+		ret = accel_inventory_read(&nc->card, nc->catalog.all_ids, nc->catalog.n_ids, &inv, err, sizeof(err));
+		if (ret)
+			goto refuse;
+		have_inv = true;
+		memset(&in, 0, sizeof(in));
+		in.records = nc->records;
+		in.n_records = nc->n_records;
+		in.records_unreadable = nc->n_bad > 0;
+		in.inv = &inv;
+		in.seen = nc->seen;
+		in.n_seen = nc->n_seen;
+		in.now_ms = node_now_ms();
+		in.grace_ms = node->opt.orphan_grace_ms;
+		/* Scanning /proc is only worth it when an orphan is due. */
+		for (size_t s = 0; s < nc->n_seen && idle; s++)
+			if (in.now_ms - nc->seen[s].first_seen_ms >= in.grace_ms)
+				idle = false;
+		in.card_idle = idle ? true : card_idle(nc);
+		ret = accel_reconcile(&in, &rec);
+		if (ret) {
+			snprintf(err, sizeof(err), "%s: out of memory reconciling", nc->card.name);
+			goto refuse;
+		}
+		free(nc->seen);
+		nc->seen = rec.seen;
+		nc->n_seen = rec.n_seen;
+		rec.seen = NULL;
+		rec.n_seen = 0;
+		if (!act || node->opt.read_only || pass == 1 || rec.n_actions == 0 || run_actions(node, nc, &rec) == 0)
+			break;
+		/* Something was destroyed or dropped: read the card again. */
+		accel_reconcile_clear(&rec);
+		accel_inventory_clear(&inv);
+		have_inv = false;
+	}
+
+	if (rec.refused) {
+		v.refused = true;
+		snprintf(v.refusal, sizeof(v.refusal), "%s", rec.refusal);
+	}
+	if (nc->n_bad) {
+		size_t l = strlen(v.refusal);
+		snprintf(v.refusal + l, sizeof(v.refusal) - l, "%s%zu unreadable record(s), e.g. %s: %s; orphans are kept",
+			 l ? "; " : "", nc->n_bad, nc->bad[0].path, nc->bad[0].why);
+	}
+	if ((build_profiles(nc, &inv, v.refused, &v) || build_jobs(nc, &rec, &v) || build_instances(nc, &inv, &rec, &v))) {
+		snprintf(err, sizeof(err), "%s: out of memory building the view", nc->card.name);
+		goto refuse;
+	}
+	if (!mode) {
+		/* MIG off: no profile directories (the contract), but jobs and instances still show. */
+		for (size_t i = 0; i < v.n_profiles; i++)
+			accel_profile_clear(&v.profiles[i]);
+		v.n_profiles = 0;
+	}
+	if (strcmp(nc->refusal_logged, v.refusal)) {
+		if (v.refusal[0])
+			log_error("%s: refused: %s", nc->card.name, v.refusal);
+		else if (nc->refusal_logged[0])
+			log_info("%s: no longer refused", nc->card.name);
+		snprintf(nc->refusal_logged, sizeof(nc->refusal_logged), "%s", v.refusal);
+	}
+	goto done;
+
+refuse:
+	/*
+	 * The driver could not be read: keep showing what was last known (jobs
+	 * do not vanish on a transient error), refuse changes, say why.
+	 */
+	accel_device_clear(&v);
+	pthread_mutex_lock(&node->view_lock);
+	if (accel_device_copy(&v, &nc->view))
+		memset(&v, 0, sizeof(v));
+	pthread_mutex_unlock(&node->view_lock);
+	v.refused = true;
+	snprintf(v.refusal, sizeof(v.refusal), "%s", err);
+	for (size_t i = 0; i < v.n_profiles; i++)
+		v.profiles[i].available = 0;
+	if (strcmp(nc->refusal_logged, v.refusal)) {
+		log_error("%s", err);
+		snprintf(nc->refusal_logged, sizeof(nc->refusal_logged), "%s", v.refusal);
+	}
+done:
+	accel_reconcile_clear(&rec);
+	accel_inventory_clear(&nc->inv);
+	if (have_inv)
+		nc->inv = inv; /* kept for the carve that may follow under the same lock */
+	else
+		accel_inventory_clear(&inv);
+	pthread_mutex_lock(&node->view_lock);
+	accel_device_clear(&nc->view);
+	nc->view = v;
+	pthread_mutex_unlock(&node->view_lock);
+}

@@ -95,7 +95,7 @@ static mig_return_t first_init(struct sim_ctx *ctx)
 			      "hardware (accelfs --sim and accel-smi --sim set it to <state-dir>/sim)");
 		return MIG_ERROR_DRIVER_NOT_LOADED;
 	}
-	if (sim_paths_init(&ctx->paths, root, ctx->vendor->dir) != 0 || sim_mkdirs(ctx->paths.root, 0755) != 0) {
+	if (sim_paths_init(&ctx->paths, root, ctx->vendor->dir) != 0 || accel_mkdirs(ctx->paths.root, 0755) != 0) {
 		snprintf(msg, sizeof(msg), "cannot create %s/%s", root, ctx->vendor->dir);
 		complain(ctx, msg);
 		return MIG_ERROR_DRIVER_NOT_LOADED;

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include "sim/common/sim_fs.h"
 
+#include "core/record.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -31,27 +33,6 @@ int sim_paths_init(struct sim_paths *p, const char *sim_root, const char *vendor
 	return 0;
 }
 
-int sim_mkdirs(const char *path, mode_t mode)
-{
-	char buf[PATH_MAX];
-	size_t len = strlen(path);
-
-	if (len == 0 || len >= sizeof(buf))
-		return -ENAMETOOLONG;
-	memcpy(buf, path, len + 1);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, mode) != 0 && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(buf, mode) != 0 && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
 static int mkdirs_parent(const char *path)
 {
 	char buf[PATH_MAX];
@@ -62,7 +43,7 @@ static int mkdirs_parent(const char *path)
 	if (!slash || slash == buf)
 		return 0;
 	*slash = '\0';
-	return sim_mkdirs(buf, 0755);
+	return accel_mkdirs(buf, 0755);
 }
 
 int sim_make_chr(const char *path, mode_t perm, unsigned major, unsigned minor)

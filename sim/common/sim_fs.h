@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "core/record.h"
+
 struct sim_paths {
 	char root[PATH_MAX];  /* $ACCELFS_SIM_ROOT/<vendor> */
 	char dev[PATH_MAX];   /* <root>/dev */
@@ -26,8 +28,7 @@ int sim_paths_init(struct sim_paths *p, const char *sim_root, const char *vendor
 /* dir + "/" + rel into buf; 0 or -ENAMETOOLONG. */
 int sim_path_join(char *buf, size_t len, const char *dir, const char *rel);
 
-/* mkdir -p; 0 or -errno. */
-int sim_mkdirs(const char *path, mode_t mode);
+/* mkdir -p is core's accel_mkdirs() (core/record.h). */
 
 /*
  * Make path a character device major:minor with the given permission bits,

@@ -120,7 +120,7 @@ int sim_nodes_sync(struct sim_ctx *ctx, char *err, size_t errlen)
 {
 	int ret;
 
-	if (sim_mkdirs(ctx->paths.dev, 0755) || sim_mkdirs(ctx->paths.proc, 0755)) {
+	if (accel_mkdirs(ctx->paths.dev, 0755) || accel_mkdirs(ctx->paths.proc, 0755)) {
 		snprintf(err, errlen, "cannot create %s and %s", ctx->paths.dev, ctx->paths.proc);
 		return -EIO;
 	}

@@ -188,7 +188,7 @@ static int nvidia_make_static_nodes(const struct sim_paths *p, const struct sim_
 
 		nvidia_caps_dir(d, rel, sizeof(rel));
 		if (snprintf(path, sizeof(path), "%s/%s/mig", p->proc, rel) >= (int)sizeof(path) ||
-		    sim_mkdirs(path, 0755)) {
+		    accel_mkdirs(path, 0755)) {
 			snprintf(err, errlen, "cannot create %s/%s/mig", p->proc, rel);
 			return -EIO;
 		}

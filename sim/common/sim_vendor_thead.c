@@ -109,14 +109,14 @@ static int thead_make_static_nodes(const struct sim_paths *p, const struct sim_s
 		MAKE_NODE(rel, THEAD_MAJOR_ALIXPU, s->devices[i].minor);
 	}
 #undef MAKE_NODE
-	if (sim_path_join(path, sizeof(path), p->dev, "alixpu-caps") || sim_mkdirs(path, 0755)) {
+	if (sim_path_join(path, sizeof(path), p->dev, "alixpu-caps") || accel_mkdirs(path, 0755)) {
 		snprintf(err, errlen, "cannot create %s/alixpu-caps", p->dev);
 		return -EIO;
 	}
 	for (unsigned i = 0; i < s->n_devices; i++) {
 		thead_caps_dir(&s->devices[i], rel, sizeof(rel));
 		if (snprintf(path, sizeof(path), "%s/%s/mig", p->proc, rel) >= (int)sizeof(path) ||
-		    sim_mkdirs(path, 0755)) {
+		    accel_mkdirs(path, 0755)) {
 			snprintf(err, errlen, "cannot create %s/%s/mig", p->proc, rel);
 			return -EIO;
 		}

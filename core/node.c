@@ -313,30 +313,36 @@ struct node_card *node_find_card(struct accel_node *node, const char *device)
 
 /* ---- holders ----------------------------------------------------------- */
 
-int accel_node_holders(struct accel_node *node, const char *device, struct accel_holder **out, size_t *n)
+int node_device_holders(const struct accel_device *d, struct accel_holder **out, size_t *n)
 {
-	struct accel_snapshot *s = accel_node_snapshot(node);
-	const struct accel_device *d = accel_snapshot_device(s, device);
-	const char **paths;
+	const char **paths = calloc(d->n_card_nodes + 1, sizeof(*paths));
+	bool simulated = false;
 	int ret;
 
 	*out = NULL;
 	*n = 0;
-	if (!d) {
-		accel_snapshot_unref(s);
-		return -ENOENT;
-	}
-	paths = calloc(d->n_card_nodes + 1, sizeof(*paths));
-	if (!paths) {
-		accel_snapshot_unref(s);
+	if (!paths)
 		return -ENOMEM;
-	}
-	for (size_t i = 0; i < d->n_card_nodes; i++)
+	for (size_t i = 0; i < d->n_card_nodes; i++) {
 		paths[i] = d->card_nodes[i].host_path;
-	/* Nodes outside /dev belong to a simulated node: match the very files. */
-	ret = accel_holders_scan("/proc", paths, d->n_card_nodes,
-				 d->n_card_nodes && strncmp(d->card_nodes[0].host_path, "/dev/", 5) != 0, out, n);
+		simulated = simulated || strcmp(d->card_nodes[i].host_path, d->card_nodes[i].path) != 0;
+	}
+	/* A node whose host path is not its /dev path belongs to a simulated node: match the very files. */
+	ret = accel_holders_scan("/proc", paths, d->n_card_nodes, simulated, out, n);
 	free(paths);
+	return ret;
+}
+
+int accel_node_holders(struct accel_node *node, const char *device, struct accel_holder **out, size_t *n)
+{
+	struct accel_snapshot *s = accel_node_snapshot(node);
+	const struct accel_device *d = accel_snapshot_device(s, device);
+	int ret = d ? node_device_holders(d, out, n) : -ENOENT;
+
+	if (!d) {
+		*out = NULL;
+		*n = 0;
+	}
 	accel_snapshot_unref(s);
 	return ret;
 }

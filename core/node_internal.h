@@ -101,6 +101,9 @@ void node_publish(struct accel_node *node);
 struct node_card *node_find_card(struct accel_node *node, const char *device);
 void node_card_free(struct node_card *nc);
 
+/* The processes holding a device's nodes (its card and control nodes). */
+int node_device_holders(const struct accel_device *d, struct accel_holder **out, size_t *n);
+
 /* Re-read one card and rebuild its view (card lock held); act: carry out reconciliation's actions. */
 void node_card_refresh(struct accel_node *node, struct node_card *nc, bool act);
 /* A record by job name, (size_t)-1 if none; drop one from memory and disk. */

@@ -69,19 +69,10 @@ static void profile_label(const struct node_card *nc, unsigned id, char *buf, si
 static bool card_idle(struct node_card *nc)
 {
 	struct accel_holder *h;
-	size_t n = 0;
-	const char **paths = calloc(nc->view.n_card_nodes + 1, sizeof(*paths));
-	bool sim_root = strcmp(nc->card.dev_root, "/dev") != 0;
+	size_t n;
 
-	if (!paths)
-		return false;
-	for (size_t i = 0; i < nc->view.n_card_nodes; i++)
-		paths[i] = nc->view.card_nodes[i].host_path;
-	if (accel_holders_scan("/proc", paths, nc->view.n_card_nodes, sim_root, &h, &n)) {
-		free(paths);
+	if (node_device_holders(&nc->view, &h, &n))
 		return false; /* unknown is not idle */
-	}
-	free(paths);
 	free(h);
 	return n == 0;
 }

@@ -66,6 +66,31 @@ int accel_sim_setup_env(const char *state_dir, const char *topology, char *err, 
 	return 0;
 }
 
+int accel_sim_state_dir_check(const char *state_dir, const char *create_option, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (stat(state_dir, &st) == 0) {
+		if (S_ISDIR(st.st_mode))
+			return 0;
+		snprintf(err, errlen, "the simulated node's state directory %s is not a directory: give the "
+			 "--state-dir of an `accelfs --sim`", state_dir);
+		return -ENOTDIR;
+	}
+	if (errno == ENOENT) {
+		snprintf(err, errlen, "the simulated node's state directory %s does not exist: start `accelfs --sim "
+			 "--state-dir=%s MOUNTPOINT` first, create it (mkdir -p %s), or pass %s for a fresh node "
+			 "driven by this tool alone", state_dir, state_dir, state_dir, create_option);
+		return -ENOENT;
+	}
+	{
+		int e = errno;
+
+		snprintf(err, errlen, "the simulated node's state directory %s: %s", state_dir, strerror(e));
+		return -e;
+	}
+}
+
 static int exists(const char *path)
 {
 	struct stat st;

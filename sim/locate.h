@@ -42,6 +42,15 @@ const char *accel_sim_lib_relpath(const struct accel_family *f);
 int accel_sim_setup_env(const char *state_dir, const char *topology, char *err, size_t errlen);
 
 /*
+ * A tool's --sim=STATE_DIR must name a directory that exists: a typo would
+ * otherwise make a fresh simulated node that no daemon serves, and the tool
+ * would report on it as if it were the daemon's.  Returns 0, or -ENOENT /
+ * -ENOTDIR with a message saying what to do; `create_option` is the tool's
+ * option that asks for a fresh directory instead (named in the message).
+ */
+int accel_sim_state_dir_check(const char *state_dir, const char *create_option, char *err, size_t errlen);
+
+/*
  * Find f's simulated driver library, trying in order:
  *   $ACCELFS_SIM_LIBDIR/<relpath>
  *   <directory of /proc/self/exe>/../sim/<relpath>    (the build tree)

@@ -2,12 +2,14 @@
 /*
  * accel-smi: the command line, the choice of driver library, and dispatch.
  *
- *   accel-smi [-f ppu|gpu] [--sim[=STATE_DIR]] [--topology=FILE] COMMAND
+ *   accel-smi [-f ppu|gpu] [--sim[=STATE_DIR] [--sim-create]] [--topology=FILE] COMMAND
  *
  * Without --sim the driver is found exactly as the product finds it
  * ($PPU_HOME/lib64/libhgml.so, the loader path); with --sim the simulator is
  * pointed at STATE_DIR/sim and loaded from the build or install location
- * (sim/locate.c).  Nothing else ever selects a simulator.
+ * (sim/locate.c).  Nothing else ever selects a simulator.  STATE_DIR must
+ * exist (a typo would otherwise conjure up an empty node that no daemon
+ * serves) unless --sim-create asks for a fresh one.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,11 +19,13 @@
 
 static void usage(FILE *f)
 {
-	fputs("usage: accel-smi [-f ppu|gpu] [--sim[=STATE_DIR]] [--topology=FILE] COMMAND\n"
+	fputs("usage: accel-smi [-f ppu|gpu] [--sim[=STATE_DIR] [--sim-create]] [--topology=FILE] COMMAND\n"
 	      "\n"
 	      "  -f ppu|gpu                 the family: T-Head PPUs (default) or NVIDIA GPUs\n"
 	      "  --sim[=STATE_DIR]          drive the simulated node kept under STATE_DIR/sim\n"
-	      "                             (default " ACCEL_SIM_DEFAULT_STATE_DIR ")\n"
+	      "                             (default " ACCEL_SIM_DEFAULT_STATE_DIR "); STATE_DIR must exist\n"
+	      "  --sim-create               with --sim: create STATE_DIR if it does not exist (a fresh\n"
+	      "                             node driven by accel-smi alone)\n"
 	      "  --topology=FILE            with --sim: the hardware a fresh state directory starts with\n"
 	      "\n"
 	      "commands (as ppu-smi / nvidia-smi):\n"
@@ -53,6 +57,7 @@ static void usage(FILE *f)
 struct cli {
 	const char *family;
 	bool sim;
+	bool sim_create; /* --sim-create: a missing STATE_DIR is made, not refused */
 	const char *state_dir;
 	const char *topology;
 	enum { CMD_NONE, CMD_LIST, CMD_QUERY, CMD_SET_MIG, CMD_MIG, CMD_SIM } cmd;
@@ -83,6 +88,8 @@ static int parse(int argc, char **argv, struct cli *c, struct smi *s)
 			c->family = a + 9;
 		} else if (!strcmp(a, "--sim")) {
 			c->sim = true;
+		} else if (!strcmp(a, "--sim-create")) {
+			c->sim_create = true;
 		} else if (!strncmp(a, "--sim=", 6)) {
 			c->sim = true;
 			c->state_dir = a + 6;
@@ -152,6 +159,11 @@ static int open_driver(struct smi *s, const struct cli *c)
 		/* A topology from the environment still applies to a fresh state directory. */
 		if (!topology && getenv("ACCELFS_SIM_TOPOLOGY") && *getenv("ACCELFS_SIM_TOPOLOGY"))
 			topology = getenv("ACCELFS_SIM_TOPOLOGY");
+		/* Before anything is created: accel_sim_setup_env makes STATE_DIR/sim, parents included. */
+		if (!c->sim_create && accel_sim_state_dir_check(state, "--sim-create", err, sizeof(err))) {
+			fprintf(stderr, "accel-smi: %s\n", err);
+			return SMI_USAGE;
+		}
 		ret = accel_sim_setup_env(state, topology, err, sizeof(err));
 		if (!ret)
 			ret = accel_sim_locate_lib(s->family, path, sizeof(path), err, sizeof(err));
@@ -161,6 +173,9 @@ static int open_driver(struct smi *s, const struct cli *c)
 		}
 	} else if (topology) {
 		fprintf(stderr, "accel-smi: --topology only goes with --sim\n");
+		return SMI_USAGE;
+	} else if (c->sim_create) {
+		fprintf(stderr, "accel-smi: --sim-create only goes with --sim\n");
 		return SMI_USAGE;
 	}
 	ret = accel_family_open_lib(s->family, c->sim ? path : NULL, &s->lib, err, sizeof(err));

@@ -2,11 +2,12 @@
 /*
  * barswap: the seed's "barswap CLI", over the seed's API (core/barswap.h).
  *
- *   barswap [--sim=STATE_DIR | --device=PATH] COMMAND ...
+ *   barswap [--sim=STATE_DIR [--sim-create] | --device=PATH] COMMAND ...
  *
  * It talks to /dev/bar_swap by default; --sim=STATE_DIR talks to the
  * simulated slot of an `accelfs --sim --state-dir=STATE_DIR` node instead
- * (the same slot the daemon serves dies/ over).  Ownership belongs to the
+ * (the same slot the daemon serves dies/ over); STATE_DIR must exist unless
+ * --sim-create asks for a fresh one.  Ownership belongs to the
  * process: `acquire` holds the slot until it is told to let go, and
  * releases it on the way out.
  */
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,7 +31,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: barswap [--sim=STATE_DIR | --device=PATH] COMMAND ...\n"
+		"usage: barswap [--sim=STATE_DIR [--sim-create] | --device=PATH] COMMAND ...\n"
 		"\n"
 		"  query                       the slot and every die\n"
 		"  info DIE                    one die\n"
@@ -43,6 +45,9 @@ static void usage(FILE *f)
 		"  disable DIE | enable DIE    quarantine a flaky die (its acquires fail: ENODEV), or re-enable it\n"
 		"\n"
 		"  --sim=STATE_DIR   the simulated slot of `accelfs --sim --state-dir=STATE_DIR`\n"
+		"                    (STATE_DIR must exist)\n"
+		"  --sim-create      with --sim: create STATE_DIR if it does not exist (a slot driven\n"
+		"                    by barswap alone)\n"
 		"  --device=PATH     another node of the module (default " BS_DEVICE ")\n"
 		"Offsets and lengths take K, M, G suffixes (powers of 1024).\n");
 }
@@ -245,10 +250,35 @@ static int cmd_write(bs_context *ctx, int die, uint64_t off)
 	return ret;
 }
 
+/*
+ * The slot lives under STATE_DIR/sim/barswap, made on first use: a typo in
+ * STATE_DIR would otherwise open a fresh slot no daemon shares, and every
+ * command would "work" on it.  Checked before anything is created.
+ */
+static int check_state_dir(const char *dir)
+{
+	struct stat st;
+
+	if (stat(dir, &st) == 0) {
+		if (S_ISDIR(st.st_mode))
+			return 0;
+		fprintf(stderr, "barswap: the simulated node's state directory %s is not a directory: give the "
+				"--state-dir of an `accelfs --sim`\n", dir);
+	} else if (errno == ENOENT) {
+		fprintf(stderr, "barswap: the simulated node's state directory %s does not exist: start `accelfs --sim "
+				"--state-dir=%s MOUNTPOINT` first, create it (mkdir -p %s), or pass --sim-create for a "
+				"fresh slot driven by barswap alone\n", dir, dir, dir);
+	} else {
+		fprintf(stderr, "barswap: the simulated node's state directory %s: %s\n", dir, strerror(errno));
+	}
+	return -1;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "sim", required_argument, NULL, 's' },
+		{ "sim-create", no_argument, NULL, 'c' },
 		{ "device", required_argument, NULL, 'd' },
 		{ "nonblock", no_argument, NULL, 'n' },
 		{ "timeout", required_argument, NULL, 't' },
@@ -258,6 +288,7 @@ int main(int argc, char **argv)
 	const char *sim = NULL, *device = NULL, *cmd;
 	unsigned flags = 0;
 	uint32_t timeout_ms = 0;
+	bool sim_create = false;
 	bs_context *ctx;
 	int c, die = 0, ret;
 
@@ -265,6 +296,7 @@ int main(int argc, char **argv)
 		uint64_t v;
 		switch (c) {
 		case 's': sim = optarg; break;
+		case 'c': sim_create = true; break;
 		case 'd': device = optarg; break;
 		case 'n': flags |= BS_NONBLOCK; break;
 		case 't':
@@ -288,6 +320,16 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
+	if (sim_create && !sim) {
+		fprintf(stderr, "barswap: --sim-create only goes with --sim=STATE_DIR\n");
+		return 2;
+	}
+	if (sim && !*sim) {
+		fprintf(stderr, "barswap: --sim= needs the state directory of an `accelfs --sim`\n");
+		return 2;
+	}
+	if (sim && !sim_create && check_state_dir(sim))
+		return 2;
 	if (sim) {
 		char dir[PATH_MAX], err[512];
 		struct bs_slot *s;

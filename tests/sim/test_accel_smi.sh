@@ -12,6 +12,8 @@ set -u
 SMI=${ACCELFS_SMI:?set ACCELFS_SMI to the accel-smi binary}
 DATA=${ACCELFS_TEST_DATA:?set ACCELFS_TEST_DATA to tests/sim/data}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/accel-smi-test.XXXXXX")
+# --sim=DIR wants an existing directory (a typo must not conjure up an empty node).
+mkdir "$tmp/state"
 holder=
 pass=0
 fail=0
@@ -203,6 +205,18 @@ expect "ppu sim add" ppu sim add -i 6
 refuse "sim without --sim" env PPU_HOME="$tmp/nowhere" "$SMI" -f ppu sim faults
 expect "sim paths" ppu sim paths
 has "sim paths dev" "$tmp/out" "$tmp/state/sim/thead/dev"
+
+# A state directory that does not exist is refused (status 2) and left uncreated, unless
+# --sim-create asks for a fresh one.
+"$SMI" --sim="$tmp/missing" -f ppu -L >"$tmp/out" 2>"$tmp/err"
+if [ $? -eq 2 ]; then ok; else bad "missing state dir: not status 2"; fi
+has "missing state dir message" "$tmp/err" "does not exist"
+has "missing state dir names --sim-create" "$tmp/err" "--sim-create"
+if [ -e "$tmp/missing" ]; then bad "missing state dir was created"; else ok; fi
+expect "--sim-create makes it" "$SMI" --sim="$tmp/missing/deeper" --sim-create -f ppu -L
+if [ -d "$tmp/missing/deeper/sim" ]; then ok; else bad "--sim-create made no state directory"; fi
+"$SMI" --sim-create -f ppu -L >"$tmp/out" 2>"$tmp/err"
+if [ $? -eq 2 ]; then ok; else bad "--sim-create without --sim: not status 2"; fi
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

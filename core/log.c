@@ -3,8 +3,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +20,10 @@ static enum accel_log_level stderr_level = ACCEL_LOG_DEBUG;
 static bool to_syslog;
 static bool to_stderr = true;
 static int log_fd = -1;
+/* The log file's absolute path, for a reopen after rotation (the daemon chdirs to /). */
+static char log_path[PATH_MAX];
+/* Set from a signal handler; the next message reopens the file (atomic_int is lock-free). */
+static atomic_int reopen_wanted;
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 
 static const char *const level_names[] = { "error", "warning", "info", "debug" };
@@ -59,13 +65,63 @@ void accel_log_use_syslog(bool on, bool also_stderr)
 
 int accel_log_open_file(const char *path)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+	char abs[PATH_MAX];
+	int n, fd;
+
+	if (path[0] == '/') {
+		n = snprintf(abs, sizeof(abs), "%s", path);
+	} else {
+		char cwd[PATH_MAX];
+		if (!getcwd(cwd, sizeof(cwd)))
+			return -errno;
+		n = snprintf(abs, sizeof(abs), "%s/%s", cwd, path);
+	}
+	if (n < 0 || (size_t)n >= sizeof(abs))
+		return -ENAMETOOLONG;
+	fd = open(abs, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
 	if (fd < 0)
 		return -errno;
 	if (log_fd >= 0)
 		close(log_fd);
 	log_fd = fd;
+	memcpy(log_path, abs, (size_t)n + 1);
 	return 0;
+}
+
+void accel_log_reopen(void)
+{
+	atomic_store(&reopen_wanted, 1);
+}
+
+/*
+ * Called before a message is written.  The new file is put in place with
+ * dup3 onto the same descriptor number, so a thread writing concurrently
+ * writes whole lines to either the old file or the new one, never to a
+ * descriptor that was closed and reused.  Only the thread that clears the
+ * flag reopens.
+ */
+static void reopen_if_asked(void)
+{
+	int fd;
+
+	if (!atomic_load(&reopen_wanted) || !atomic_exchange(&reopen_wanted, 0))
+		return;
+	if (log_fd < 0)
+		return; /* no file: nothing to reopen */
+	fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+	if (fd < 0 || dup3(fd, log_fd, O_CLOEXEC) < 0) {
+		char line[PATH_MAX + 160];
+		int n = snprintf(line, sizeof(line),
+				 "accelfs[%d] warning: cannot reopen the log file %s (%s): still writing to the old one; "
+				 "fix the directory and send SIGHUP again\n",
+				 (int)getpid(), log_path, strerror(errno));
+		if (n > (int)sizeof(line) - 1)
+			n = (int)sizeof(line) - 1;
+		if (write(log_fd, line, (size_t)n) < 0)
+			errno = 0;
+	}
+	if (fd >= 0)
+		close(fd);
 }
 
 void accel_log(enum accel_log_level level, const char *fmt, ...)
@@ -98,6 +154,7 @@ void accel_log(enum accel_log_level level, const char *fmt, ...)
 			n = (int)sizeof(line) - 1;
 		if (to_stderr && level <= stderr_level && write(STDERR_FILENO, line, (size_t)n) < 0)
 			errno = 0; /* nowhere left to report it */
+		reopen_if_asked();
 		if (log_fd >= 0 && write(log_fd, line, (size_t)n) < 0)
 			errno = 0;
 	}

@@ -26,6 +26,12 @@ void accel_log_set_stderr_level(enum accel_log_level level);
 void accel_log_use_syslog(bool on, bool also_stderr);
 /* An optional file that receives every message too (the daemon's --log). */
 int accel_log_open_file(const char *path);
+/*
+ * Log rotation: the next message reopens that file by its path (a renamed
+ * file stops receiving lines, a new one is created).  Only sets a flag, so
+ * it may be called from a signal handler (the daemon's SIGHUP).
+ */
+void accel_log_reopen(void);
 
 void accel_log(enum accel_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -2,10 +2,22 @@
 /*
  * accelfs: accelerator hardware as a filesystem.
  *
- * Start-up order matters: the node (driver libraries, threads) is started
- * in the process that will serve, after any fork, and the parent returns
- * only once the mount is up and the tree is complete, so a script can use
- * the mount the moment `accelfs` exits.
+ * Start-up order matters:
+ *   1. the command line is checked (fs/options.c, and FUSE's -o options by
+ *      creating the session): a usage error exits 2 having changed nothing;
+ *   2. the mountpoint is checked (fs/startup.c): missing or not a directory
+ *      exits 2, a live accelfs there exits 1;
+ *   3. the state directory is made and locked: another accelfs on it exits
+ *      1 naming its pid, before anything of it is touched;
+ *   4. only then are side effects allowed: a dead mount left by a killed
+ *      accelfs is detached, the simulators are set up, the process forks;
+ *   5. the node (driver libraries, threads) is started in the process that
+ *      will serve, after the fork, and the parent returns only once the
+ *      mount is up and the tree is complete, so a script can use the mount
+ *      the moment `accelfs` exits.
+ * The lock is taken before the fork and shared with the child (a flock
+ * belongs to the open file, which the child's descriptor keeps open when
+ * the parent exits); the child then writes its own pid into it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,102 +39,9 @@
 #include "fs/accelfs.h"
 #include "fs/dies_setup.h"
 #include "fs/notify.h"
+#include "fs/options.h"
 #include "fs/sim_setup.h"
-
-struct options {
-	int foreground;
-	int debug;
-	int show_help;
-	int show_version;
-	int sim;
-	int read_only;
-	char *sim_topology;
-	char *state_dir;
-	char *cdi_dir;
-	char *log_file;
-	char *poll_interval;
-	char *orphan_grace;
-	char *busy_retries;
-	char *mountpoint;
-};
-
-#define OPT(t, p) { t, offsetof(struct options, p), 1 }
-static const struct fuse_opt option_spec[] = {
-	OPT("-f", foreground),
-	OPT("--foreground", foreground),
-	OPT("-d", debug),
-	OPT("--debug", debug),
-	OPT("-h", show_help),
-	OPT("--help", show_help),
-	OPT("-V", show_version),
-	OPT("--version", show_version),
-	OPT("--sim", sim),
-	OPT("--read-only", read_only),
-	{ "--sim=%s", offsetof(struct options, sim_topology), 0 },
-	{ "--state-dir=%s", offsetof(struct options, state_dir), 0 },
-	{ "--cdi-dir=%s", offsetof(struct options, cdi_dir), 0 },
-	{ "--log=%s", offsetof(struct options, log_file), 0 },
-	{ "--poll-interval=%s", offsetof(struct options, poll_interval), 0 },
-	{ "--orphan-grace=%s", offsetof(struct options, orphan_grace), 0 },
-	{ "--busy-retries=%s", offsetof(struct options, busy_retries), 0 },
-	FUSE_OPT_END
-};
-
-static void usage(const char *prog)
-{
-	printf("usage: %s [OPTIONS] MOUNTPOINT\n"
-	       "\n"
-	       "Accelerator hardware as a filesystem: MIG partitions of T-Head PPUs and NVIDIA GPUs\n"
-	       "are carved with mkdir and given back with rmdir.\n"
-	       "\n"
-	       "  -f, --foreground        stay in the foreground (default: return once the mount is ready)\n"
-	       "  --sim[=TOPOLOGY.json]   serve a simulated node (built-in topology when no file is given)\n"
-	       "  --state-dir=DIR         ownership records and simulated hardware (default /var/lib/accelfs)\n"
-	       "  --cdi-dir=DIR           where the node-level CDI spec is kept (default /var/run/cdi)\n"
-	       "  --log=FILE              also append the log to FILE (default when in the background:\n"
-	       "                          STATE_DIR/accelfs.log)\n"
-	       "  --poll-interval=SEC     how often the drivers are re-read for what udev cannot report\n"
-	       "                          (MIG mode, instances carved by hand); default 2\n"
-	       "  --orphan-grace=SEC      how long an unmanaged instance is left before it is reclaimed;\n"
-	       "                          default 10\n"
-	       "  --busy-retries=N        retries of a destroy the driver calls busy; default 4\n"
-	       "  --read-only             observe only: never carve, destroy or reclaim (mkdir: EROFS)\n"
-	       "  -o OPT[,OPT...]         FUSE mount options (allow_other, ...)\n"
-	       "  -d, --debug             log every FUSE request (implies -f)\n"
-	       "  -h, --help, -V, --version\n",
-	       prog);
-}
-
-static int parse_seconds_ms(const char *s, const char *what, unsigned *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || v < 0.001 || v > 86400) {
-		fprintf(stderr, "accelfs: %s=%s: expected seconds between 0.001 and 86400\n", what, s);
-		return -1;
-	}
-	*out = (unsigned)(v * 1000.0 + 0.5);
-	return 0;
-}
-
-/* The one non-option argument is the mountpoint; it is not a FUSE option. */
-static int take_mountpoint(void *data, const char *arg, int key, struct fuse_args *outargs)
-{
-	struct options *o = data;
-
-	(void)outargs;
-	if (key != FUSE_OPT_KEY_NONOPT)
-		return 1;
-	if (o->mountpoint) {
-		fprintf(stderr, "accelfs: more than one mountpoint given (%s, %s)\n", o->mountpoint, arg);
-		return -1;
-	}
-	o->mountpoint = strdup(arg);
-	return o->mountpoint ? 0 : -1;
-}
+#include "fs/startup.h"
 
 /* Readiness pipe: the background child writes one byte (0 = ready) before it serves. */
 static int ready_fd = -1;
@@ -199,95 +118,119 @@ static void detach_stdio(void)
 		close(fd);
 }
 
-int main(int argc, char *argv[])
+/* SIGHUP: log rotation, nothing else (libfuse's handler would end the session). */
+static void on_sighup(int sig)
 {
-	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
-	struct options o = { 0 };
-	struct accel_node_options nopt;
-	struct sim_setup sim;
-	struct accelfs fs;
-	struct fs_dies *dies = NULL;
-	char err[1024], state_dir[PATH_MAX], sim_cdi_dir[PATH_MAX];
-	int ret = 1;
+	(void)sig;
+	accel_log_reopen();
+}
 
-	memset(&fs, 0, sizeof(fs));
-	memset(&nopt, 0, sizeof(nopt));
-	if (fuse_opt_parse(&args, &o, option_spec, take_mountpoint) == -1)
-		return 2;
-	if (o.show_help) {
-		usage(argv[0]);
-		return 0;
-	}
-	if (o.show_version) {
-		printf("accelfs %s (libfuse %s)\n", ACCELFS_VERSION, fuse_pkgversion());
-		return 0;
-	}
-	if (!o.mountpoint) {
-		usage(argv[0]);
-		return 2;
-	}
-	if (o.sim_topology)
-		o.sim = 1;
-	if (o.debug)
-		o.foreground = 1;
+static int install_sighup(void)
+{
+	struct sigaction sa;
 
-	{
-		const char *want = o.state_dir ? o.state_dir : "/var/lib/accelfs";
-		if (accel_mkdirs(want, 0755) || !realpath(want, state_dir)) {
-			fprintf(stderr, "accelfs: cannot use the state directory %s: %s\n", want, strerror(errno));
-			return 1;
-		}
-	}
-	nopt.state_dir = state_dir;
-	nopt.read_only = o.read_only;
-	/* A simulated node's nodes cannot be opened: keep its CDI spec out of the system's unless asked. */
-	snprintf(sim_cdi_dir, sizeof(sim_cdi_dir), "%s/cdi", state_dir);
-	nopt.cdi_dir = o.cdi_dir ? o.cdi_dir : o.sim ? sim_cdi_dir : "/var/run/cdi";
-	if (o.poll_interval && parse_seconds_ms(o.poll_interval, "--poll-interval", &nopt.poll_ms))
-		return 2;
-	if (o.orphan_grace && parse_seconds_ms(o.orphan_grace, "--orphan-grace", &nopt.orphan_grace_ms))
-		return 2;
-	if (o.busy_retries) {
-		char *end;
-		long v = strtol(o.busy_retries, &end, 10);
-		if (*end || v < 1 || v > 100) {
-			fprintf(stderr, "accelfs: --busy-retries=%s: expected 1..100\n", o.busy_retries);
-			return 2;
-		}
-		nopt.busy_retries = (unsigned)v;
-	}
-	if (o.sim && sim_setup(&sim, state_dir, o.sim_topology, &nopt, err, sizeof(err))) {
-		fprintf(stderr, "accelfs: %s\n", err);
-		return 1;
-	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sighup;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	return sigaction(SIGHUP, &sa, NULL);
+}
 
+/* The FUSE options every mount gets; the session checks them (and the user's -o) at once. */
+static void add_fuse_args(struct fuse_args *args, const struct fs_options *o, struct accelfs *fs)
+{
 	if (geteuid() == 0) {
 		/*
 		 * As root: let other users in (their access is then checked
 		 * against the tree's modes), and honour device nodes in jobs'
 		 * dev/ directories, which need a "dev" mount.
 		 */
-		fuse_opt_add_arg(&args, "-odefault_permissions,allow_other,dev,fsname=accelfs,subtype=accelfs");
-		fs.mounted_with_dev = true;
+		fuse_opt_add_arg(args, "-odefault_permissions,allow_other,dev,fsname=accelfs,subtype=accelfs");
+		fs->mounted_with_dev = true;
 	} else {
-		fuse_opt_add_arg(&args, "-odefault_permissions,fsname=accelfs,subtype=accelfs");
+		fuse_opt_add_arg(args, "-odefault_permissions,fsname=accelfs,subtype=accelfs");
 	}
-	if (o.debug)
-		fuse_opt_add_arg(&args, "-d");
+	if (o->debug)
+		fuse_opt_add_arg(args, "-d");
 	/* dies/<n>/vram moves bulk data: 1 MiB per request (see fs_dies_tune). */
-	fuse_opt_add_arg(&args, "-omax_read=1048576");
+	fuse_opt_add_arg(args, "-omax_read=1048576");
+}
 
-	if (!o.foreground && go_background())
-		return 1;
-	if (!o.foreground)
+static void open_log(const struct fs_options *o, const char *state_dir)
+{
+	char path[PATH_MAX];
+
+	if (!o->log_file && o->foreground)
+		return;
+	snprintf(path, sizeof(path), "%s", o->log_file ? o->log_file : state_dir);
+	if (!o->log_file)
+		snprintf(path, sizeof(path), "%s/accelfs.log", state_dir);
+	if (accel_log_open_file(path))
+		fprintf(stderr, "accelfs: cannot open the log file %s: logging to stderr only\n", path);
+}
+
+int main(int argc, char *argv[])
+{
+	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	struct fs_options o;
+	struct accel_node_options nopt;
+	struct startup_mountpoint mp;
+	struct sim_setup sim;
+	struct accelfs fs;
+	struct fs_dies *dies = NULL;
+	char err[1024], state_dir[PATH_MAX], sim_cdi_dir[PATH_MAX];
+	int ret, lock_fd = -1;
+
+	memset(&o, 0, sizeof(o));
+	memset(&fs, 0, sizeof(fs));
+	memset(&nopt, 0, sizeof(nopt));
+	ret = fs_options_parse(&args, &o);
+	if (ret != FS_OPTIONS_GO_ON)
+		goto out;
+	add_fuse_args(&args, &o, &fs);
+	/* Nothing happens yet: the session is only mounted later, after the fork. */
+	fs.se = fuse_session_new(&args, &accelfs_ops, sizeof(accelfs_ops), &fs);
+	if (!fs.se) {
+		fprintf(stderr, "accelfs: FUSE refused the -o options (its message is above); see accelfs --help\n");
+		ret = 2;
+		goto out;
+	}
+	ret = startup_check_mountpoint(o.mountpoint, &mp);
+	if (ret)
+		goto out;
+
+	ret = 1;
+	{
+		const char *want = o.state_dir ? o.state_dir : "/var/lib/accelfs";
+		if (accel_mkdirs(want, 0755) || !realpath(want, state_dir)) {
+			fprintf(stderr, "accelfs: cannot use the state directory %s: %s\n", want, strerror(errno));
+			goto out;
+		}
+	}
+	if (startup_lock_state_dir(state_dir, mp.path, &lock_fd))
+		goto out;
+	open_log(&o, state_dir); /* before the fork: the detach below is logged there too */
+	if (startup_detach_stale(&mp))
+		goto out;
+
+	nopt.state_dir = state_dir;
+	nopt.read_only = o.read_only;
+	/* A simulated node's nodes cannot be opened: keep its CDI spec out of the system's unless asked. */
+	snprintf(sim_cdi_dir, sizeof(sim_cdi_dir), "%s/cdi", state_dir);
+	nopt.cdi_dir = o.cdi_dir ? o.cdi_dir : o.sim ? sim_cdi_dir : "/var/run/cdi";
+	nopt.poll_ms = o.poll_ms;
+	nopt.orphan_grace_ms = o.orphan_grace_ms;
+	nopt.busy_retries = o.busy_retry_count;
+	if (o.sim && sim_setup(&sim, state_dir, o.sim_topology, &nopt, err, sizeof(err))) {
+		fprintf(stderr, "accelfs: %s\n", err);
+		goto out;
+	}
+
+	if (!o.foreground) {
+		if (go_background())
+			goto out;
+		startup_lock_note_pid(lock_fd, mp.path); /* the lock came along; now it names us */
 		accel_log_set_stderr_level(ACCEL_LOG_WARN); /* the rest goes to the log file */
-	if (o.log_file || !o.foreground) {
-		char path[PATH_MAX];
-		snprintf(path, sizeof(path), "%s", o.log_file ? o.log_file : state_dir);
-		if (!o.log_file)
-			snprintf(path, sizeof(path), "%s/accelfs.log", state_dir);
-		if (accel_log_open_file(path))
-			fprintf(stderr, "accelfs: cannot open the log file %s\n", path);
 	}
 
 	if (!fs.mounted_with_dev)
@@ -316,20 +259,21 @@ int main(int argc, char *argv[])
 		log_error("%s", err);
 		goto out;
 	}
-	fs.se = fuse_session_new(&args, &accelfs_ops, sizeof(accelfs_ops), &fs);
-	if (!fs.se)
-		goto out;
 	if (fuse_set_signal_handlers(fs.se))
 		goto out;
-	if (fuse_session_mount(fs.se, o.mountpoint)) {
-		log_error("cannot mount on %s", o.mountpoint);
+	if (install_sighup()) {
+		log_error("cannot install the SIGHUP handler: %s", strerror(errno));
 		goto out_signals;
 	}
-	fs_dies_mounted(dies, o.mountpoint);
+	if (fuse_session_mount(fs.se, mp.path)) {
+		log_error("cannot mount on %s", mp.path);
+		goto out_signals;
+	}
+	fs_dies_mounted(dies, mp.path);
 	fs.notifier = fs_notifier_start(&fs);
 	if (!fs.notifier)
 		goto out_unmount;
-	log_info("serving %s%s (state in %s)", o.mountpoint, o.sim ? " as a simulated node" : "", state_dir);
+	log_info("serving %s%s (state in %s)", mp.path, o.sim ? " as a simulated node" : "", state_dir);
 	write_pid_file(state_dir);
 	if (!o.foreground) {
 		if (chdir("/"))
@@ -346,7 +290,7 @@ int main(int argc, char *argv[])
 		ret = fuse_session_loop_mt(fs.se, cfg) ? 1 : 0;
 		fuse_loop_cfg_destroy(cfg);
 	}
-	log_info("unmounted %s", o.mountpoint);
+	log_info("unmounted %s", mp.path);
 	remove_pid_file(state_dir);
 
 out_unmount:
@@ -361,16 +305,10 @@ out:
 	if (fs.se)
 		fuse_session_destroy(fs.se);
 	accel_node_stop(fs.node);
+	startup_lock_release(lock_fd); /* last: until here this process still acted on the state directory */
 	accel_delegation_free(fs.deleg);
 	fs_inodes_free(fs.inodes);
 	fuse_opt_free_args(&args);
-	free(o.sim_topology);
-	free(o.state_dir);
-	free(o.cdi_dir);
-	free(o.log_file);
-	free(o.poll_interval);
-	free(o.orphan_grace);
-	free(o.busy_retries);
-	free(o.mountpoint);
+	fs_options_free(&o);
 	return ret;
 }

@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: MIT */
+#include "fs/options.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define OPT(t, p) { t, offsetof(struct fs_options, p), 1 }
+#define STR(t, p) { t, offsetof(struct fs_options, p), 0 }
+static const struct fuse_opt option_spec[] = {
+	OPT("-f", foreground),
+	OPT("--foreground", foreground),
+	OPT("-d", debug),
+	OPT("--debug", debug),
+	OPT("-h", show_help),
+	OPT("--help", show_help),
+	OPT("-V", show_version),
+	OPT("--version", show_version),
+	OPT("--sim", sim),
+	OPT("--read-only", read_only),
+	STR("--sim=%s", sim_topology),
+	STR("--state-dir=%s", state_dir),
+	STR("--cdi-dir=%s", cdi_dir),
+	STR("--log=%s", log_file),
+	STR("--poll-interval=%s", poll_interval),
+	STR("--orphan-grace=%s", orphan_grace),
+	STR("--busy-retries=%s", busy_retries),
+	FUSE_OPT_END
+};
+
+void fs_options_usage(FILE *f, const char *prog)
+{
+	fprintf(f,
+		"usage: %s [OPTIONS] MOUNTPOINT\n"
+		"\n"
+		"Accelerator hardware as a filesystem: MIG partitions of T-Head PPUs and NVIDIA GPUs\n"
+		"are carved with mkdir and given back with rmdir.\n"
+		"\n"
+		"MOUNTPOINT must be an existing directory.  A mount left behind by an accelfs that was\n"
+		"killed is detached first; a running accelfs there is refused.\n"
+		"\n"
+		"  -f, --foreground        stay in the foreground (default: return once the mount is ready)\n"
+		"  --sim[=TOPOLOGY.json]   serve a simulated node (built-in topology when no file is given)\n"
+		"  --state-dir=DIR         ownership records and simulated hardware (default /var/lib/accelfs);\n"
+		"                          one accelfs per state directory (DIR/accelfs.lock names the one\n"
+		"                          that serves it, DIR/accelfs.pid too)\n"
+		"  --cdi-dir=DIR           where the node-level CDI spec is kept (default /var/run/cdi)\n"
+		"  --log=FILE              also append the log to FILE (default when in the background:\n"
+		"                          STATE_DIR/accelfs.log); SIGHUP reopens it (log rotation)\n"
+		"  --poll-interval=SEC     how often the drivers are re-read for what udev cannot report\n"
+		"                          (MIG mode, instances carved by hand); default 2\n"
+		"  --orphan-grace=SEC      how long an unmanaged instance is left before it is reclaimed;\n"
+		"                          default 10\n"
+		"  --busy-retries=N        retries of a destroy the driver calls busy; default 4\n"
+		"  --read-only             observe only: never carve, destroy or reclaim (mkdir: EROFS)\n"
+		"  -o OPT[,OPT...]         FUSE mount options (allow_other, ...)\n"
+		"  -d, --debug             log every FUSE request (implies -f)\n"
+		"  -h, --help, -V, --version\n"
+		"\n"
+		"Exit status: 0 mounted (or help), 1 refused or failed (the message says why),\n"
+		"2 usage error (nothing was changed).\n",
+		prog);
+}
+
+/* A usage error: the usage line, and where the rest is (the whole text would bury the message). */
+static int usage_error(const char *prog)
+{
+	fprintf(stderr, "usage: %s [OPTIONS] MOUNTPOINT  (%s --help lists the options)\n", prog, prog);
+	return 2;
+}
+
+static int parse_seconds_ms(const char *s, const char *what, unsigned *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || v < 0.001 || v > 86400) {
+		fprintf(stderr, "accelfs: %s=%s: expected seconds between 0.001 and 86400\n", what, s);
+		return -1;
+	}
+	*out = (unsigned)(v * 1000.0 + 0.5);
+	return 0;
+}
+
+/* The one non-option argument is the mountpoint; it is not a FUSE option. */
+static int take_mountpoint(void *data, const char *arg, int key, struct fuse_args *outargs)
+{
+	struct fs_options *o = data;
+
+	(void)outargs;
+	if (key != FUSE_OPT_KEY_NONOPT)
+		return 1;
+	if (o->mountpoint) {
+		fprintf(stderr, "accelfs: more than one mountpoint given (%s, %s)\n", o->mountpoint, arg);
+		return -1;
+	}
+	o->mountpoint = strdup(arg);
+	return o->mountpoint ? 0 : -1;
+}
+
+/*
+ * fuse_opt_parse keeps what it does not know for FUSE: the -o options
+ * (gathered into one "-o" "a,b" pair, checked by fuse_session_new) and any
+ * other unknown argument, which would otherwise be silently ignored.
+ */
+static int reject_leftovers(const struct fuse_args *args)
+{
+	for (int i = 1; i < args->argc; i++) {
+		const char *a = args->argv[i];
+
+		if (!strcmp(a, "-o") && i + 1 < args->argc) {
+			i++;
+			continue;
+		}
+		if (!strcmp(a, "--"))
+			continue;
+		fprintf(stderr, "accelfs: unknown option %s\n", a);
+		return -1;
+	}
+	return 0;
+}
+
+static int nonempty(const char *value, const char *what)
+{
+	if (value && !*value) {
+		fprintf(stderr, "accelfs: %s= needs a value\n", what);
+		return -1;
+	}
+	return 0;
+}
+
+int fs_options_parse(struct fuse_args *args, struct fs_options *o)
+{
+	const char *prog = args->argc > 0 ? args->argv[0] : "accelfs";
+
+	if (fuse_opt_parse(args, o, option_spec, take_mountpoint) == -1)
+		return usage_error(prog);
+	if (o->show_help) {
+		fs_options_usage(stdout, prog);
+		return 0;
+	}
+	if (o->show_version) {
+		printf("accelfs %s (libfuse %s)\n", ACCELFS_VERSION, fuse_pkgversion());
+		return 0;
+	}
+	if (reject_leftovers(args))
+		return usage_error(prog);
+	if (!o->mountpoint) {
+		fprintf(stderr, "accelfs: no mountpoint given\n");
+		return usage_error(prog);
+	}
+	if (nonempty(o->state_dir, "--state-dir") || nonempty(o->cdi_dir, "--cdi-dir") ||
+	    nonempty(o->log_file, "--log") || nonempty(o->sim_topology, "--sim"))
+		return usage_error(prog);
+	if (o->poll_interval && parse_seconds_ms(o->poll_interval, "--poll-interval", &o->poll_ms))
+		return usage_error(prog);
+	if (o->orphan_grace && parse_seconds_ms(o->orphan_grace, "--orphan-grace", &o->orphan_grace_ms))
+		return usage_error(prog);
+	if (o->busy_retries) {
+		char *end;
+		long v = strtol(o->busy_retries, &end, 10);
+		if (!*o->busy_retries || *end || v < 1 || v > 100) {
+			fprintf(stderr, "accelfs: --busy-retries=%s: expected 1..100\n", o->busy_retries);
+			return usage_error(prog);
+		}
+		o->busy_retry_count = (unsigned)v;
+	}
+	if (o->sim_topology) {
+		/* Checked now: later it would be found missing after the state directory was made. */
+		if (access(o->sim_topology, R_OK)) {
+			fprintf(stderr, "accelfs: --sim=%s: cannot read the topology: %s\n", o->sim_topology,
+				strerror(errno));
+			return usage_error(prog);
+		}
+		o->sim = 1;
+	}
+	if (o->debug)
+		o->foreground = 1;
+	return FS_OPTIONS_GO_ON;
+}
+
+void fs_options_free(struct fs_options *o)
+{
+	free(o->sim_topology);
+	free(o->state_dir);
+	free(o->cdi_dir);
+	free(o->log_file);
+	free(o->poll_interval);
+	free(o->orphan_grace);
+	free(o->busy_retries);
+	free(o->mountpoint);
+}

@@ -23,7 +23,7 @@
 
 /* One armed fault: the next calls of <prefix><function> return ret. */
 typedef struct {
-	char function[64];   /* an ABI suffix, e.g. "GpuInstanceCreateComputeInstance" */
+	char function[64];   /* an ABI suffix, e.g. "GpuInstanceCreateComputeInstance", or "*" */
 	mig_return_t ret;    /* what the call answers when the fault fires */
 	unsigned int skip;   /* calls still to let through before firing */
 	unsigned int times;  /* firings left; the fault is dropped when it reaches 0 */
@@ -50,6 +50,9 @@ enum accelsim_path {
  * SimArmFault      arm a fault on an ABI function (see accelsim_fault_t); the
  *                  armed call returns `ret` without any side effect.  times 0
  *                  is refused (INVALID_ARGUMENT), as is an unknown function.
+ *                  "*" is any driver call except Init_v2 and Shutdown (and
+ *                  never ErrorString or these control functions): every such
+ *                  call runs its skip down, whatever the function.
  * SimGetFaults     the armed faults; *count in: room in faults, out: how many
  *                  (INSUFFICIENT_SIZE when they do not fit; faults NULL asks
  *                  for the count alone).

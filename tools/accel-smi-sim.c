@@ -123,16 +123,28 @@ static int cmd_busy(struct smi *s, const char *count_arg)
 	return SMI_OK;
 }
 
+/* "hgmlGpuInstanceDestroy", or "any driver call" for the wildcard. */
+static void fault_target(struct smi *s, const char *function, char *buf, size_t len)
+{
+	if (!strcmp(function, "*"))
+		snprintf(buf, len, "any driver call");
+	else
+		snprintf(buf, len, "%s%s", s->lib.prefix, function);
+}
+
 static int cmd_fault(struct smi *s, int argc, char **argv)
 {
 	mig_return_t ret = MIG_ERROR_UNKNOWN, r;
 	unsigned skip = 0, times = 1;
 	const char *function = NULL;
+	bool have_ret = false;
+	char target[128];
 
 	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--ret") && i + 1 < argc) {
+		if (!strcmp(argv[i], "--ret") && i + 1 < argc && !have_ret) {
 			if (parse_return(argv[++i], &ret))
 				return SMI_USAGE;
+			have_ret = true;
 		} else if (!strcmp(argv[i], "--skip")) {
 			if (parse_uint(i + 1 < argc ? argv[++i] : NULL, "--skip", &skip))
 				return SMI_USAGE;
@@ -144,20 +156,26 @@ static int cmd_fault(struct smi *s, int argc, char **argv)
 			/* Accept the full symbol too: hgmlGpuInstanceDestroy. */
 			if (!strncmp(function, s->lib.prefix, strlen(s->lib.prefix)))
 				function += strlen(s->lib.prefix);
+		} else if (function && !have_ret && argv[i][0] != '-') {
+			/* The code may also follow the function: `sim fault '*' IN_USE`. */
+			if (parse_return(argv[i], &ret))
+				return SMI_USAGE;
+			have_ret = true;
 		} else {
-			fprintf(stderr, "usage: accel-smi sim fault <Function> [--ret NAME|NUM] [--skip N] [--times K]\n");
-			return SMI_USAGE;
+			function = NULL;
+			break;
 		}
 	}
 	if (!function) {
-		fprintf(stderr, "usage: accel-smi sim fault <Function> [--ret NAME|NUM] [--skip N] [--times K]\n");
+		fprintf(stderr, "usage: accel-smi sim fault FUNCTION|'*' [RET | --ret NAME|NUM] [--skip N] [--times K]\n");
 		return SMI_USAGE;
 	}
+	fault_target(s, function, target, sizeof(target));
 	r = CONTROL(s, SimArmFault)(function, ret, skip, times);
 	if (r)
-		return smi_fail(s, r, "Unable to arm a fault on %s%s", s->lib.prefix, function);
-	printf("Armed: %s%s returns %s after %u call%s, %u time%s\n", s->lib.prefix, function, mig_return_name(ret),
-	       skip, skip == 1 ? "" : "s", times, times == 1 ? "" : "s");
+		return smi_fail(s, r, "Unable to arm a fault on %s", target);
+	printf("Armed: %s returns %s after %u call%s, %u time%s\n", target, mig_return_name(ret), skip,
+	       skip == 1 ? "" : "s", times, times == 1 ? "" : "s");
 	return SMI_OK;
 }
 
@@ -171,10 +189,13 @@ static int cmd_faults(struct smi *s)
 		return smi_fail(s, r, "Unable to list the armed faults");
 	if (n == 0)
 		printf("No faults armed.\n");
-	for (unsigned i = 0; i < n; i++)
-		printf("%s%s returns %s: skip %u, times %u, fired %u%s\n", s->lib.prefix, faults[i].function,
-		       mig_return_name(faults[i].ret), faults[i].skip, faults[i].times, faults[i].fired,
-		       faults[i].times ? "" : " (spent)");
+	for (unsigned i = 0; i < n; i++) {
+		char target[128];
+
+		fault_target(s, faults[i].function, target, sizeof(target));
+		printf("%s returns %s: skip %u, times %u, fired %u%s\n", target, mig_return_name(faults[i].ret),
+		       faults[i].skip, faults[i].times, faults[i].fired, faults[i].times ? "" : " (spent)");
+	}
 	return SMI_OK;
 }
 

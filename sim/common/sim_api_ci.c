@@ -28,7 +28,7 @@ mig_return_t sim_GpuInstanceGetComputeInstanceProfileInfoV(struct sim_ctx *ctx, 
 							   unsigned int profile, unsigned int engProfile,
 							   mig_compute_instance_profile_info_v2_t *info)
 {
-	mig_return_t r = sim_enter(ctx, "GpuInstanceGetComputeInstanceProfileInfoV");
+	mig_return_t r = sim_enter(ctx, SIM_FN_GpuInstanceGetComputeInstanceProfileInfoV);
 	const struct sim_ci_profile *c = NULL;
 	const struct sim_gi_profile *gp;
 	struct sim_device *d;
@@ -78,7 +78,7 @@ static mig_return_t ci_profile_for(const struct sim_device *d, const struct sim_
 mig_return_t sim_GpuInstanceCreateComputeInstance(struct sim_ctx *ctx, mig_gpu_instance_t gpuInstance,
 						  unsigned int profileId, mig_compute_instance_t *computeInstance)
 {
-	mig_return_t r = sim_enter(ctx, "GpuInstanceCreateComputeInstance");
+	mig_return_t r = sim_enter(ctx, SIM_FN_GpuInstanceCreateComputeInstance);
 	const struct sim_ci_profile *c;
 	struct sim_device *d;
 	struct sim_gi *gi;
@@ -131,7 +131,7 @@ mig_return_t sim_GpuInstanceGetComputeInstances(struct sim_ctx *ctx, mig_gpu_ins
 						unsigned int profileId, mig_compute_instance_t *computeInstances,
 						unsigned int *count)
 {
-	mig_return_t r = sim_enter(ctx, "GpuInstanceGetComputeInstances");
+	mig_return_t r = sim_enter(ctx, SIM_FN_GpuInstanceGetComputeInstances);
 	const struct sim_ci_profile *c;
 	struct sim_device *d;
 	struct sim_gi *gi;
@@ -163,7 +163,7 @@ mig_return_t sim_GpuInstanceGetComputeInstances(struct sim_ctx *ctx, mig_gpu_ins
 mig_return_t sim_ComputeInstanceGetInfo_v2(struct sim_ctx *ctx, mig_compute_instance_t computeInstance,
 					   mig_compute_instance_info_t *info)
 {
-	mig_return_t r = sim_enter(ctx, "ComputeInstanceGetInfo_v2");
+	mig_return_t r = sim_enter(ctx, SIM_FN_ComputeInstanceGetInfo_v2);
 	struct sim_device *d;
 	struct sim_gi *gi;
 	struct sim_ci *ci;
@@ -185,7 +185,7 @@ mig_return_t sim_ComputeInstanceGetInfo_v2(struct sim_ctx *ctx, mig_compute_inst
 
 mig_return_t sim_ComputeInstanceDestroy(struct sim_ctx *ctx, mig_compute_instance_t computeInstance)
 {
-	mig_return_t r = sim_enter(ctx, "ComputeInstanceDestroy");
+	mig_return_t r = sim_enter(ctx, SIM_FN_ComputeInstanceDestroy);
 	struct sim_device *d;
 	struct sim_gi *gi;
 	struct sim_ci *ci;

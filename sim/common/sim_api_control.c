@@ -28,7 +28,7 @@ static mig_return_t find_ci(struct sim_ctx *ctx, mig_device_t device, unsigned g
 mig_return_t sim_SimSetBusy(struct sim_ctx *ctx, mig_device_t device, unsigned int gpuInstanceId,
 			    unsigned int computeInstanceId, unsigned int processes)
 {
-	mig_return_t r = sim_enter(ctx, NULL);
+	mig_return_t r = sim_enter(ctx, SIM_FN_NONE);
 	struct sim_ci *ci;
 
 	if (r)
@@ -43,7 +43,7 @@ mig_return_t sim_SimSetBusy(struct sim_ctx *ctx, mig_device_t device, unsigned i
 mig_return_t sim_SimGetBusy(struct sim_ctx *ctx, mig_device_t device, unsigned int gpuInstanceId,
 			    unsigned int computeInstanceId, unsigned int *processes)
 {
-	mig_return_t r = sim_enter(ctx, NULL);
+	mig_return_t r = sim_enter(ctx, SIM_FN_NONE);
 	struct sim_ci *ci;
 
 	if (r)
@@ -62,7 +62,7 @@ mig_return_t sim_SimArmFault(struct sim_ctx *ctx, const char *function, mig_retu
 	accelsim_fault_t f;
 	mig_return_t r;
 
-	r = sim_enter(ctx, NULL);
+	r = sim_enter(ctx, SIM_FN_NONE);
 	if (r)
 		return r;
 	if (!function || !sim_fault_function_known(function) || times == 0 || ret == MIG_SUCCESS)
@@ -83,7 +83,7 @@ mig_return_t sim_SimGetFaults(struct sim_ctx *ctx, accelsim_fault_t *faults, uns
 	mig_return_t r;
 	unsigned n;
 
-	r = sim_enter(ctx, NULL);
+	r = sim_enter(ctx, SIM_FN_NONE);
 	if (r)
 		return r;
 	if (!count)
@@ -99,7 +99,7 @@ mig_return_t sim_SimGetFaults(struct sim_ctx *ctx, accelsim_fault_t *faults, uns
 
 mig_return_t sim_SimClearFaults(struct sim_ctx *ctx)
 {
-	mig_return_t r = sim_enter(ctx, NULL);
+	mig_return_t r = sim_enter(ctx, SIM_FN_NONE);
 
 	if (r)
 		return r;
@@ -109,7 +109,7 @@ mig_return_t sim_SimClearFaults(struct sim_ctx *ctx)
 
 mig_return_t sim_SimSetDevicePresent(struct sim_ctx *ctx, unsigned int index, unsigned int present)
 {
-	mig_return_t r = sim_enter(ctx, NULL);
+	mig_return_t r = sim_enter(ctx, SIM_FN_NONE);
 	struct sim_device *d;
 
 	if (r)
@@ -126,7 +126,7 @@ mig_return_t sim_SimGetPath(struct sim_ctx *ctx, unsigned int which, char *path,
 	mig_return_t r;
 	const char *p;
 
-	r = sim_enter(ctx, NULL);
+	r = sim_enter(ctx, SIM_FN_NONE);
 	if (r)
 		return r;
 	if (!path)

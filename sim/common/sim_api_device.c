@@ -27,7 +27,7 @@ const char *sim_ErrorString(struct sim_ctx *ctx, mig_return_t result)
 
 mig_return_t sim_DeviceGetCount_v2(struct sim_ctx *ctx, unsigned int *count)
 {
-	mig_return_t r = sim_enter(ctx, "DeviceGetCount_v2");
+	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceGetCount_v2);
 
 	if (r)
 		return r;
@@ -39,7 +39,7 @@ mig_return_t sim_DeviceGetCount_v2(struct sim_ctx *ctx, unsigned int *count)
 
 mig_return_t sim_DeviceGetHandleByIndex_v2(struct sim_ctx *ctx, unsigned int index, mig_device_t *device)
 {
-	mig_return_t r = sim_enter(ctx, "DeviceGetHandleByIndex_v2");
+	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceGetHandleByIndex_v2);
 	struct sim_device *d;
 
 	if (r)
@@ -65,7 +65,7 @@ static mig_return_t copy_out(char *dst, unsigned int length, const char *src)
 
 mig_return_t sim_DeviceGetName(struct sim_ctx *ctx, mig_device_t device, char *name, unsigned int length)
 {
-	mig_return_t r = sim_enter(ctx, "DeviceGetName");
+	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceGetName);
 	const struct sim_handle *hh;
 	struct sim_device *d;
 	struct sim_gi *gi;
@@ -96,7 +96,7 @@ mig_return_t sim_DeviceGetName(struct sim_ctx *ctx, mig_device_t device, char *n
 
 mig_return_t sim_DeviceGetUUID(struct sim_ctx *ctx, mig_device_t device, char *uuid, unsigned int length)
 {
-	mig_return_t r = sim_enter(ctx, "DeviceGetUUID");
+	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceGetUUID);
 	const struct sim_handle *hh;
 	struct sim_device *d;
 	struct sim_gi *gi;
@@ -118,7 +118,7 @@ mig_return_t sim_DeviceGetUUID(struct sim_ctx *ctx, mig_device_t device, char *u
 
 mig_return_t sim_DeviceGetMinorNumber(struct sim_ctx *ctx, mig_device_t device, unsigned int *minor)
 {
-	mig_return_t r = sim_enter(ctx, "DeviceGetMinorNumber");
+	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceGetMinorNumber);
 	const struct sim_handle *hh;
 	struct sim_device *d;
 
@@ -137,7 +137,7 @@ mig_return_t sim_DeviceGetMinorNumber(struct sim_ctx *ctx, mig_device_t device, 
 mig_return_t sim_DeviceGetMigMode(struct sim_ctx *ctx, mig_device_t device, unsigned int *current,
 				  unsigned int *pending)
 {
-	mig_return_t r = sim_enter(ctx, "DeviceGetMigMode");
+	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceGetMigMode);
 	struct sim_device *d;
 
 	if (r)
@@ -154,7 +154,7 @@ mig_return_t sim_DeviceGetMigMode(struct sim_ctx *ctx, mig_device_t device, unsi
 
 mig_return_t sim_DeviceGetPciInfo_v3(struct sim_ctx *ctx, mig_device_t device, mig_pci_info_t *pci)
 {
-	mig_return_t r = sim_enter(ctx, "DeviceGetPciInfo_v3");
+	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceGetPciInfo_v3);
 	const struct sim_handle *hh;
 	struct sim_device *d;
 	unsigned dom = 0, bus = 0, dev = 0, fn = 0;
@@ -183,7 +183,7 @@ mig_return_t sim_DeviceGetPciInfo_v3(struct sim_ctx *ctx, mig_device_t device, m
 
 mig_return_t sim_DeviceGetMemoryInfo(struct sim_ctx *ctx, mig_device_t device, mig_memory_t *memory)
 {
-	mig_return_t r = sim_enter(ctx, "DeviceGetMemoryInfo");
+	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceGetMemoryInfo);
 	const struct sim_handle *hh;
 	struct sim_device *d;
 	unsigned long long mib;

@@ -16,7 +16,7 @@ static bool profiles_hidden(const struct sim_ctx *ctx, const struct sim_device *
 mig_return_t sim_DeviceGetGpuInstanceProfileInfoV(struct sim_ctx *ctx, mig_device_t device, unsigned int profile,
 						  mig_gpu_instance_profile_info_v3_t *info)
 {
-	mig_return_t r = sim_enter(ctx, "DeviceGetGpuInstanceProfileInfoV");
+	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceGetGpuInstanceProfileInfoV);
 	const struct sim_gi_profile *p;
 	struct sim_device *d;
 
@@ -75,7 +75,7 @@ mig_return_t sim_DeviceGetGpuInstancePossiblePlacements_v2(struct sim_ctx *ctx, 
 							   mig_gpu_instance_placement_t *placements,
 							   unsigned int *count)
 {
-	mig_return_t r = sim_enter(ctx, "DeviceGetGpuInstancePossiblePlacements_v2");
+	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceGetGpuInstancePossiblePlacements_v2);
 	const struct sim_gi_profile *p;
 	struct sim_device *d;
 
@@ -96,7 +96,7 @@ mig_return_t sim_DeviceGetGpuInstancePossiblePlacements_v2(struct sim_ctx *ctx, 
 mig_return_t sim_DeviceGetGpuInstanceRemainingCapacity(struct sim_ctx *ctx, mig_device_t device,
 						       unsigned int profileId, unsigned int *count)
 {
-	mig_return_t r = sim_enter(ctx, "DeviceGetGpuInstanceRemainingCapacity");
+	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceGetGpuInstanceRemainingCapacity);
 	const struct sim_gi_profile *p;
 	struct sim_device *d;
 
@@ -115,7 +115,7 @@ mig_return_t sim_DeviceCreateGpuInstanceWithPlacement(struct sim_ctx *ctx, mig_d
 						      const mig_gpu_instance_placement_t *placement,
 						      mig_gpu_instance_t *gpuInstance)
 {
-	mig_return_t r = sim_enter(ctx, "DeviceCreateGpuInstanceWithPlacement");
+	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceCreateGpuInstanceWithPlacement);
 	const struct sim_gi_profile *p;
 	struct sim_device *d;
 	struct sim_gi gi;
@@ -169,7 +169,7 @@ mig_return_t sim_DeviceCreateGpuInstanceWithPlacement(struct sim_ctx *ctx, mig_d
 mig_return_t sim_DeviceGetGpuInstances(struct sim_ctx *ctx, mig_device_t device, unsigned int profileId,
 				       mig_gpu_instance_t *gpuInstances, unsigned int *count)
 {
-	mig_return_t r = sim_enter(ctx, "DeviceGetGpuInstances");
+	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceGetGpuInstances);
 	const struct sim_gi_profile *p;
 	struct sim_device *d;
 	unsigned n = 0;
@@ -205,7 +205,7 @@ mig_return_t sim_DeviceGetGpuInstances(struct sim_ctx *ctx, mig_device_t device,
 mig_return_t sim_DeviceGetGpuInstanceById(struct sim_ctx *ctx, mig_device_t device, unsigned int id,
 					  mig_gpu_instance_t *gpuInstance)
 {
-	mig_return_t r = sim_enter(ctx, "DeviceGetGpuInstanceById");
+	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceGetGpuInstanceById);
 	struct sim_device *d;
 	struct sim_gi *gi;
 
@@ -229,7 +229,7 @@ mig_return_t sim_DeviceGetGpuInstanceById(struct sim_ctx *ctx, mig_device_t devi
 mig_return_t sim_GpuInstanceGetInfo(struct sim_ctx *ctx, mig_gpu_instance_t gpuInstance,
 				    mig_gpu_instance_info_t *info)
 {
-	mig_return_t r = sim_enter(ctx, "GpuInstanceGetInfo");
+	mig_return_t r = sim_enter(ctx, SIM_FN_GpuInstanceGetInfo);
 	struct sim_device *d;
 	struct sim_gi *gi;
 
@@ -249,7 +249,7 @@ mig_return_t sim_GpuInstanceGetInfo(struct sim_ctx *ctx, mig_gpu_instance_t gpuI
 
 mig_return_t sim_GpuInstanceDestroy(struct sim_ctx *ctx, mig_gpu_instance_t gpuInstance)
 {
-	mig_return_t r = sim_enter(ctx, "GpuInstanceDestroy");
+	mig_return_t r = sim_enter(ctx, SIM_FN_GpuInstanceDestroy);
 	struct sim_device *d;
 	struct sim_gi *gi;
 	unsigned id;

@@ -10,7 +10,7 @@
 
 mig_return_t sim_DeviceGetMaxMigDeviceCount(struct sim_ctx *ctx, mig_device_t device, unsigned int *count)
 {
-	mig_return_t r = sim_enter(ctx, "DeviceGetMaxMigDeviceCount");
+	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceGetMaxMigDeviceCount);
 	struct sim_device *d;
 
 	if (r)
@@ -49,7 +49,7 @@ static bool nth_ci(struct sim_device *d, unsigned index, struct sim_gi **gi_out,
 mig_return_t sim_DeviceGetMigDeviceHandleByIndex(struct sim_ctx *ctx, mig_device_t device, unsigned int index,
 						 mig_device_t *migDevice)
 {
-	mig_return_t r = sim_enter(ctx, "DeviceGetMigDeviceHandleByIndex");
+	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceGetMigDeviceHandleByIndex);
 	struct sim_device *d;
 	struct sim_gi *gi;
 	struct sim_ci *ci;
@@ -89,7 +89,7 @@ static mig_return_t mig_parts(struct sim_ctx *ctx, mig_device_t device, void *ou
 
 mig_return_t sim_DeviceGetGpuInstanceId(struct sim_ctx *ctx, mig_device_t device, unsigned int *id)
 {
-	mig_return_t r = sim_enter(ctx, "DeviceGetGpuInstanceId");
+	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceGetGpuInstanceId);
 	struct sim_gi *gi;
 	struct sim_ci *ci;
 
@@ -103,7 +103,7 @@ mig_return_t sim_DeviceGetGpuInstanceId(struct sim_ctx *ctx, mig_device_t device
 
 mig_return_t sim_DeviceGetComputeInstanceId(struct sim_ctx *ctx, mig_device_t device, unsigned int *id)
 {
-	mig_return_t r = sim_enter(ctx, "DeviceGetComputeInstanceId");
+	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceGetComputeInstanceId);
 	struct sim_gi *gi;
 	struct sim_ci *ci;
 

@@ -25,18 +25,18 @@ struct sim_device *sim_ctx_device(struct sim_ctx *ctx, unsigned ordinal)
 }
 
 /* Fault check inside the locks; a fired fault is the call's whole result. */
-static bool fault_fires(struct sim_ctx *ctx, const char *function, mig_return_t *ret)
+static bool fault_fires(struct sim_ctx *ctx, enum sim_fn fn, mig_return_t *ret)
 {
 	bool changed = false, fired;
 	char err[256];
 
-	fired = sim_faults_hit(&ctx->state, function, ret, &changed);
+	fired = sim_faults_hit(&ctx->state, fn, ret, &changed);
 	if (changed && sim_store_save(ctx, err, sizeof(err)) != 0)
 		complain(ctx, err);
 	return fired;
 }
 
-mig_return_t sim_enter(struct sim_ctx *ctx, const char *function)
+mig_return_t sim_enter(struct sim_ctx *ctx, enum sim_fn fn)
 {
 	char err[512];
 	mig_return_t r;
@@ -59,7 +59,7 @@ mig_return_t sim_enter(struct sim_ctx *ctx, const char *function)
 		complain(ctx, err);
 		return sim_leave(ctx, MIG_ERROR_UNKNOWN);
 	}
-	if (function && fault_fires(ctx, function, &r))
+	if (fn != SIM_FN_NONE && fault_fires(ctx, fn, &r))
 		return sim_leave(ctx, r);
 	return MIG_SUCCESS;
 }
@@ -121,7 +121,7 @@ static mig_return_t first_init(struct sim_ctx *ctx)
 		r = MIG_ERROR_DRIVER_NOT_LOADED;
 		goto out;
 	}
-	if (fault_fires(ctx, "Init_v2", &r))
+	if (fault_fires(ctx, SIM_FN_Init_v2, &r))
 		goto out;
 	ret = sim_nodes_sync(ctx, err, sizeof(err));
 	if (ret) {
@@ -162,7 +162,7 @@ mig_return_t sim_init(struct sim_ctx *ctx)
 
 mig_return_t sim_shutdown(struct sim_ctx *ctx)
 {
-	mig_return_t r = sim_enter(ctx, "Shutdown");
+	mig_return_t r = sim_enter(ctx, SIM_FN_Shutdown);
 
 	if (r)
 		return r;

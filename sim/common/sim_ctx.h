@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include "sim/common/sim_calls.h"
 #include "sim/common/sim_fs.h"
 #include "sim/common/sim_model.h"
 #include "sim/common/sim_vendor.h"
@@ -42,11 +43,13 @@ struct sim_ctx {
 	{ .vendor = &(vendor_desc), .mutex = PTHREAD_MUTEX_INITIALIZER, .lock_fd = -1 }
 
 /*
- * Start an API call named function (an ABI suffix, for fault matching; NULL
- * for sim-only calls, which faults never hit).  On SUCCESS the caller holds
- * the locks and must call sim_leave(); on anything else nothing is held.
+ * Start an API call: fn is the ABI function answering (for the armed
+ * faults), SIM_FN_NONE for a control-extension call, which faults never hit.
+ * On SUCCESS the caller holds the locks and must call sim_leave(); on
+ * anything else (a fault that fired included) nothing is held and nothing
+ * was changed.
  */
-mig_return_t sim_enter(struct sim_ctx *ctx, const char *function);
+mig_return_t sim_enter(struct sim_ctx *ctx, enum sim_fn fn);
 /* Drop the locks; returns r, so a call can end with `return sim_leave(ctx, r);`. */
 mig_return_t sim_leave(struct sim_ctx *ctx, mig_return_t r);
 /* Persist the state changed by this call (inside enter/leave). */

@@ -3,28 +3,28 @@
 
 #include <string.h>
 
-#define ABI_NAME(suffix, params, args) #suffix,
-static const char *const abi_functions[] = {
-	MIG_ABI_FUNCTIONS(ABI_NAME) MIG_ABI_OPTIONAL_FUNCTIONS(ABI_NAME) NULL,
-};
-#undef ABI_NAME
-
 bool sim_fault_function_known(const char *function)
 {
-	for (size_t i = 0; abi_functions[i]; i++)
-		if (!strcmp(abi_functions[i], function))
-			return true;
-	return false;
+	return function && (!strcmp(function, SIM_FN_ANY_NAME) || sim_fn_by_name(function) != SIM_FN_NONE);
 }
 
-bool sim_faults_hit(struct sim_state *s, const char *function, mig_return_t *ret, bool *changed)
+static bool matches(const accelsim_fault_t *f, enum sim_fn fn)
+{
+	if (!strcmp(f->function, SIM_FN_ANY_NAME))
+		return sim_fn_any(fn);
+	return !strcmp(f->function, sim_fn_name(fn));
+}
+
+bool sim_faults_hit(struct sim_state *s, enum sim_fn fn, mig_return_t *ret, bool *changed)
 {
 	bool fired = false;
 
+	if (!sim_fn_name(fn))
+		return false;
 	for (unsigned i = 0; i < s->n_faults; i++) {
 		accelsim_fault_t *f = &s->faults[i];
 
-		if (f->times == 0 || strcmp(f->function, function) != 0)
+		if (f->times == 0 || !matches(f, fn))
 			continue;
 		*changed = true;
 		if (f->skip > 0) {

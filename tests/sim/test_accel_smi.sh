@@ -194,6 +194,19 @@ expect "ppu sim clear-faults" ppu sim clear-faults
 expect "ppu sim faults empty" ppu sim faults
 has "ppu faults cleared" "$tmp/out" "No faults armed."
 refuse "ppu sim fault unknown" ppu sim fault NoSuchCall
+# '*': the k-th driver call from now fails, whichever it is.  accel-smi's own
+# Init_v2 is spared; -lgi makes two calls before its list (DeviceGetCount_v2,
+# DeviceGetHandleByIndex_v2), so skip 1 fails the handle lookup.
+expect "ppu sim fault *" ppu sim fault '*' GPU_IS_LOST --skip 1 --times 1
+has "ppu sim fault * message" "$tmp/out" "Armed: any driver call returns GPU_IS_LOST after 1 call, 1 time"
+refuse "ppu -lgi faulted by *" ppu mig -i 5 -lgi
+has "ppu * fault message" "$tmp/err" "PPU is lost"
+expect "ppu sim faults *" ppu sim faults
+has "ppu * fired" "$tmp/out" "any driver call returns GPU_IS_LOST: skip 0, times 0, fired 1 (spent)"
+expect "ppu -lgi after *" ppu mig -i 5 -lgi
+expect "ppu sim fault * --ret" ppu sim fault '*' --ret IN_USE --times 2
+refuse "ppu sim fault two codes" ppu sim fault '*' IN_USE --ret UNKNOWN
+expect "ppu sim clear-faults *" ppu sim clear-faults
 
 # A card off the bus.
 expect "ppu sim remove" ppu sim remove -i 6

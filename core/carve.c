@@ -180,9 +180,10 @@ undo:
 	return ret;
 }
 
-int accel_reclaim(const struct accel_card *card, unsigned gi_id, const struct accel_expect *expect, char *why,
-		  size_t whylen)
+int accel_reclaim(const struct accel_card *card, unsigned gi_id, const struct accel_expect *expect, bool *progressed,
+		  char *why, size_t whylen)
 {
+	bool none_left = true;
 	mig_compute_instance_profile_info_v2_t *profiles = NULL;
 	mig_gpu_instance_info_t info;
 	mig_gpu_instance_t gi;
@@ -191,6 +192,8 @@ int accel_reclaim(const struct accel_card *card, unsigned gi_id, const struct ac
 	int ret;
 
 	why[0] = '\0';
+	if (progressed)
+		*progressed = false;
 	r = card->lib->DeviceGetGpuInstanceById(card->handle, gi_id, &gi);
 	if (r == MIG_ERROR_NOT_FOUND || r == MIG_ERROR_INVALID_ARGUMENT) {
 		snprintf(why, whylen, "GPU instance %u no longer exists", gi_id);
@@ -223,8 +226,14 @@ int accel_reclaim(const struct accel_card *card, unsigned gi_id, const struct ac
 		for (size_t p = 0; p < n_profiles && !owned; p++) {
 			mig_compute_instance_t cis[ACCEL_MAX_CI_PER_GI];
 			unsigned count = ACCEL_MAX_CI_PER_GI;
-			if (card->lib->GpuInstanceGetComputeInstances(gi, profiles[p].id, cis, &count) != MIG_SUCCESS)
+			mig_return_t lr = card->lib->GpuInstanceGetComputeInstances(gi, profiles[p].id, cis, &count);
+			if (lr != MIG_SUCCESS) {
+				if (!accel_catalog_absent(lr))
+					none_left = false; /* unknown is not none */
 				continue;
+			}
+			if (count)
+				none_left = false;
 			for (unsigned i = 0; i < count && !owned; i++) {
 				mig_compute_instance_info_t ci_info;
 				char uuid[ACCEL_UUID_MAX], ignored[256];
@@ -237,7 +246,7 @@ int accel_reclaim(const struct accel_card *card, unsigned gi_id, const struct ac
 					owned = true;
 			}
 		}
-		if (!owned) {
+		if (!owned && !(expect->resume && none_left)) {
 			snprintf(why, whylen, "GPU instance %u no longer carries MIG device %s; left alone", gi_id,
 				 expect->uuid);
 			free(profiles);
@@ -270,6 +279,8 @@ int accel_reclaim(const struct accel_card *card, unsigned gi_id, const struct ac
 				}
 				return ret;
 			}
+			if (progressed)
+				*progressed = true;
 		}
 	}
 	free(profiles);

@@ -11,6 +11,7 @@
 #ifndef ACCEL_CARVE_H
 #define ACCEL_CARVE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "core/card.h"
@@ -47,6 +48,11 @@ struct accel_expect {
 	unsigned profile_id;
 	struct accel_span placement;
 	const char *uuid; /* MIG UUID of its compute instance; NULL: do not check */
+	/*
+	 * Resuming a removal that already destroyed the compute instance: a GPU
+	 * instance with none left (same id, profile, placement) is still ours.
+	 */
+	bool resume;
 };
 
 /*
@@ -55,8 +61,10 @@ struct accel_expect {
  * number of times.  Returns 0; -ENOENT when the instance is already gone;
  * -ESTALE when gi now holds something else (nothing destroyed); -EBUSY
  * when still busy after the retries; other -errno on driver failure.
+ * *progressed (may be NULL) says whether anything was destroyed, so a
+ * caller knows if a failed reclaim left the instance whole or half gone.
  */
-int accel_reclaim(const struct accel_card *card, unsigned gi, const struct accel_expect *expect, char *why,
-		  size_t whylen);
+int accel_reclaim(const struct accel_card *card, unsigned gi, const struct accel_expect *expect, bool *progressed,
+		  char *why, size_t whylen);
 
 #endif

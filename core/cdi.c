@@ -126,9 +126,9 @@ char *accel_cdi_node_spec(const struct accel_snapshot *s, bool *empty)
 	if (!devices)
 		return NULL;
 	for (size_t i = 0; i < s->n_devices; i++)
-		for (size_t k = 0; k < s->devices[i].n_jobs; k++)
-			if (s->devices[i].jobs[k].state == ACCEL_JOB_READY &&
-			    add_job(devices, NULL, &s->devices[i], &s->devices[i].jobs[k], &needs)) {
+		for (size_t k = 0; k < s->devices[i]->n_jobs; k++)
+			if (s->devices[i]->jobs[k].state == ACCEL_JOB_READY &&
+			    add_job(devices, NULL, s->devices[i], &s->devices[i]->jobs[k], &needs)) {
 				json_decref(devices);
 				return NULL;
 			}
@@ -140,24 +140,47 @@ char *accel_cdi_node_spec(const struct accel_snapshot *s, bool *empty)
 	return finish(devices, NULL, &needs);
 }
 
-int accel_cdi_write_node(const char *dir, const struct accel_snapshot *s)
+int accel_cdi_sync_node(const char *dir, const struct accel_snapshot *s, const char *prev, char **out)
 {
 	char path[PATH_MAX];
 	bool empty;
 	char *text;
-	int ret;
+	int ret = 0;
 
+	*out = NULL;
 	if (snprintf(path, sizeof(path), "%s/%s", dir, ACCEL_CDI_FILE) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
 	text = accel_cdi_node_spec(s, &empty);
-	if (!text) {
-		if (!empty)
-			return -ENOMEM;
-		return unlink(path) && errno != ENOENT ? -errno : 0;
+	if (!text && !empty)
+		return -ENOMEM;
+	if (!text)
+		text = strdup("");
+	if (!text)
+		return -ENOMEM;
+	if (prev && !strcmp(prev, text)) {
+		*out = text;
+		return 0;
 	}
-	ret = accel_mkdirs(dir, 0755);
-	if (!ret)
-		ret = accel_durable_write(path, text, strlen(text), 0644);
+	if (!text[0]) {
+		ret = unlink(path) && errno != ENOENT ? -errno : 0;
+	} else {
+		ret = accel_mkdirs(dir, 0755);
+		if (!ret)
+			ret = accel_atomic_write(path, text, strlen(text), 0644);
+	}
+	if (ret) {
+		free(text);
+		return ret;
+	}
+	*out = text;
+	return 0;
+}
+
+int accel_cdi_write_node(const char *dir, const struct accel_snapshot *s)
+{
+	char *text;
+	int ret = accel_cdi_sync_node(dir, s, NULL, &text);
+
 	free(text);
 	return ret;
 }

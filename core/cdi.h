@@ -33,9 +33,17 @@ char *accel_cdi_job_spec(const struct accel_device *d, const struct accel_job *j
 char *accel_cdi_node_spec(const struct accel_snapshot *s, bool *empty);
 
 /*
- * Keep <dir>/accelfs.json equal to the node-level spec: written atomically
- * (temporary file, fsync, rename), removed when there is no job.
+ * Keep <dir>/accelfs.json equal to the node-level spec: replaced atomically
+ * (temporary file, rename), removed when there is no job.  The spec lives
+ * in a runtime directory that a reboot empties along with the instances it
+ * names, so it is not fsync'd.
  */
 int accel_cdi_write_node(const char *dir, const struct accel_snapshot *s);
+/*
+ * The same, skipping the write when the text equals prev (what the last
+ * call wrote; NULL: unknown).  *text receives what the file now says
+ * ("" for no file), the caller's to free, for the next call.
+ */
+int accel_cdi_sync_node(const char *dir, const struct accel_snapshot *s, const char *prev, char **text);
 
 #endif

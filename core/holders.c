@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/model.h"
+
 struct node_id {
 	dev_t rdev;
 	dev_t dev;
@@ -139,4 +141,23 @@ int accel_holders_scan(const char *proc_root, const char *const *node_paths, siz
 	*out = list;
 	*n_out = n_list;
 	return 0;
+}
+
+int accel_device_nodes_holders(const struct accel_devnode *nodes, size_t n, struct accel_holder **out, size_t *n_out)
+{
+	const char **paths = calloc(n + 1, sizeof(*paths));
+	bool simulated = false;
+	int ret;
+
+	*out = NULL;
+	*n_out = 0;
+	if (!paths)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		paths[i] = nodes[i].host_path;
+		simulated = simulated || strcmp(nodes[i].host_path, nodes[i].path) != 0;
+	}
+	ret = accel_holders_scan("/proc", paths, n, simulated, out, n_out);
+	free(paths);
+	return ret;
 }

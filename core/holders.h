@@ -31,4 +31,13 @@ struct accel_holder {
 int accel_holders_scan(const char *proc_root, const char *const *node_paths, size_t n_paths, bool same_file_only,
 		       struct accel_holder **out, size_t *n_out);
 
+struct accel_devnode;
+/*
+ * The processes holding any of a device's own nodes (card and control
+ * nodes).  A node whose host path differs from its /dev path belongs to a
+ * simulated node: then only that very file counts.
+ */
+int accel_device_nodes_holders(const struct accel_devnode *nodes, size_t n, struct accel_holder **out,
+			       size_t *n_out);
+
 #endif

@@ -17,16 +17,45 @@ void accel_snapshot_unref(struct accel_snapshot *s)
 	if (!s || __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) != 0)
 		return;
 	for (size_t i = 0; i < s->n_devices; i++)
-		accel_device_clear(&s->devices[i]);
+		accel_device_unref(s->devices[i]);
 	free(s->devices);
 	free(s);
+}
+
+struct accel_device *accel_device_share(struct accel_device *d)
+{
+	struct accel_device *shared = malloc(sizeof(*shared));
+
+	if (!shared) {
+		accel_device_clear(d);
+		return NULL;
+	}
+	*shared = *d;
+	shared->refs = 1;
+	memset(d, 0, sizeof(*d));
+	return shared;
+}
+
+struct accel_device *accel_device_ref(struct accel_device *d)
+{
+	if (d)
+		__atomic_add_fetch(&d->refs, 1, __ATOMIC_RELAXED);
+	return d;
+}
+
+void accel_device_unref(struct accel_device *d)
+{
+	if (!d || __atomic_sub_fetch(&d->refs, 1, __ATOMIC_ACQ_REL) != 0)
+		return;
+	accel_device_clear(d);
+	free(d);
 }
 
 const struct accel_device *accel_snapshot_device(const struct accel_snapshot *s, const char *name)
 {
 	for (size_t i = 0; s && i < s->n_devices; i++)
-		if (!strcmp(s->devices[i].name, name))
-			return &s->devices[i];
+		if (!strcmp(s->devices[i]->name, name))
+			return s->devices[i];
 	return NULL;
 }
 
@@ -50,7 +79,14 @@ const struct accel_job *accel_device_job(const struct accel_device *d, const cha
 
 const char *accel_job_state_str(enum accel_job_state s)
 {
-	return s == ACCEL_JOB_READY ? "ready" : "lost";
+	switch (s) {
+	case ACCEL_JOB_READY:
+		return "ready";
+	case ACCEL_JOB_REMOVING:
+		return "removing";
+	default:
+		return "lost";
+	}
 }
 
 int accel_job_name_check(const char *name)
@@ -164,4 +200,58 @@ int accel_device_copy(struct accel_device *dst, const struct accel_device *src)
 fail:
 	accel_device_clear(dst);
 	return -ENOMEM;
+}
+
+/*
+ * Equality by bytes, with only the pointers (compared element by element)
+ * and the reference count set aside: a field added later is compared
+ * without anyone remembering to.  Views are built from zeroed memory, so a
+ * difference in a string's unused tail can at worst publish an unchanged
+ * view again; it can never hide a change.
+ */
+static bool spans_equal(const struct accel_span *a, size_t na, const struct accel_span *b, size_t nb)
+{
+	return na == nb && (na == 0 || !memcmp(a, b, na * sizeof(*a)));
+}
+
+static bool nodes_equal(const struct accel_devnode *a, size_t na, const struct accel_devnode *b, size_t nb)
+{
+	return na == nb && (na == 0 || !memcmp(a, b, na * sizeof(*a)));
+}
+
+static bool profile_equal(const struct accel_profile *a, const struct accel_profile *b)
+{
+	struct accel_profile x = *a, y = *b;
+
+	x.placements = y.placements = NULL;
+	return !memcmp(&x, &y, sizeof(x)) && spans_equal(a->placements, a->n_placements, b->placements, b->n_placements);
+}
+
+static bool job_equal(const struct accel_job *a, const struct accel_job *b)
+{
+	struct accel_job x = *a, y = *b;
+
+	x.nodes = y.nodes = NULL;
+	return !memcmp(&x, &y, sizeof(x)) && nodes_equal(a->nodes, a->n_nodes, b->nodes, b->n_nodes);
+}
+
+bool accel_device_equal(const struct accel_device *a, const struct accel_device *b)
+{
+	struct accel_device x = *a, y = *b;
+
+	x.profiles = y.profiles = NULL;
+	x.jobs = y.jobs = NULL;
+	x.instances = y.instances = NULL;
+	x.card_nodes = y.card_nodes = NULL;
+	x.refs = y.refs = 0;
+	if (memcmp(&x, &y, sizeof(x)))
+		return false;
+	for (size_t i = 0; i < a->n_profiles; i++)
+		if (!profile_equal(&a->profiles[i], &b->profiles[i]))
+			return false;
+	for (size_t i = 0; i < a->n_jobs; i++)
+		if (!job_equal(&a->jobs[i], &b->jobs[i]))
+			return false;
+	return (a->n_instances == 0 || !memcmp(a->instances, b->instances, a->n_instances * sizeof(*a->instances))) &&
+	       nodes_equal(a->card_nodes, a->n_card_nodes, b->card_nodes, b->n_card_nodes);
 }

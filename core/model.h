@@ -50,14 +50,15 @@ struct accel_profile {
 
 enum accel_job_state {
 	ACCEL_JOB_READY,
-	ACCEL_JOB_LOST, /* the record's instance is gone: fails closed */
+	ACCEL_JOB_LOST,     /* the record's instance is gone: fails closed */
+	ACCEL_JOB_REMOVING, /* rmdir started and has not finished: rmdir again resumes it */
 };
 
 struct accel_job {
 	char name[ACCEL_JOB_NAME_MAX + 1];
 	char profile[ACCEL_NAME_MAX]; /* published name of its profile directory */
 	enum accel_job_state state;
-	char state_reason[160];       /* why lost, for status */
+	char state_reason[160];       /* why lost, or what stopped its removal, for status */
 	unsigned profile_id;
 	unsigned gi, ci;
 	struct accel_span placement;
@@ -111,17 +112,35 @@ struct accel_device {
 	/* Device nodes of the card itself, for holders and CDI. */
 	struct accel_devnode *card_nodes;
 	size_t n_card_nodes;
+
+	/*
+	 * A published view is shared, immutable, by every snapshot that shows
+	 * it (a snapshot holds one reference per device): publishing after a
+	 * change to one card copies pointers, not the other cards.  Zero on a
+	 * view still being built.
+	 */
+	int refs;
 };
 
 struct accel_snapshot {
 	int refs; /* atomically updated */
 	uint64_t generation;
-	struct accel_device *devices;
+	struct accel_device **devices; /* shared views, referenced */
 	size_t n_devices;
 };
 
 struct accel_snapshot *accel_snapshot_ref(struct accel_snapshot *s);
 void accel_snapshot_unref(struct accel_snapshot *s);
+
+/*
+ * Move a view being built into a shared, reference-counted one (refs 1);
+ * *d is left empty.  NULL when out of memory (and *d is cleared).
+ */
+struct accel_device *accel_device_share(struct accel_device *d);
+struct accel_device *accel_device_ref(struct accel_device *d);
+void accel_device_unref(struct accel_device *d);
+/* Do two views show the same thing?  Compares every field a reader can see. */
+bool accel_device_equal(const struct accel_device *a, const struct accel_device *b);
 
 /* Lookups within one snapshot; NULL when absent. */
 const struct accel_device *accel_snapshot_device(const struct accel_snapshot *s, const char *name);

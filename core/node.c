@@ -15,148 +15,6 @@
 #include "core/log.h"
 #include "core/udev_watch.h"
 
-int64_t node_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* ---- last_error ------------------------------------------------------- */
-
-void accel_node_set_last_error(struct accel_node *node, const char *key, const char *text)
-{
-	pthread_mutex_lock(&node->err_lock);
-	for (size_t i = 0; i < node->n_errors; i++) {
-		if (strcmp(node->errors[i].key, key))
-			continue;
-		snprintf(node->errors[i].text, sizeof(node->errors[i].text), "%s", text);
-		pthread_mutex_unlock(&node->err_lock);
-		return;
-	}
-	struct error_entry *grown = realloc(node->errors, (node->n_errors + 1) * sizeof(*grown));
-	if (grown) {
-		node->errors = grown;
-		snprintf(grown[node->n_errors].key, sizeof(grown[node->n_errors].key), "%s", key);
-		snprintf(grown[node->n_errors].text, sizeof(grown[node->n_errors].text), "%s", text);
-		node->n_errors++;
-	}
-	pthread_mutex_unlock(&node->err_lock);
-}
-
-void accel_node_last_error(struct accel_node *node, const char *key, char *buf, size_t len)
-{
-	if (len)
-		buf[0] = '\0';
-	pthread_mutex_lock(&node->err_lock);
-	for (size_t i = 0; i < node->n_errors; i++)
-		if (!strcmp(node->errors[i].key, key))
-			snprintf(buf, len, "%s", node->errors[i].text);
-	pthread_mutex_unlock(&node->err_lock);
-}
-
-/* ---- snapshots --------------------------------------------------------- */
-
-static bool nodes_equal(const struct accel_devnode *a, size_t na, const struct accel_devnode *b, size_t nb)
-{
-	return na == nb && (na == 0 || !memcmp(a, b, na * sizeof(*a)));
-}
-
-static bool device_equal(const struct accel_device *a, const struct accel_device *b)
-{
-	if (strcmp(a->name, b->name) || strcmp(a->uuid, b->uuid) || a->minor != b->minor ||
-	    a->mig_enabled != b->mig_enabled || a->mig_pending_enabled != b->mig_pending_enabled ||
-	    a->refused != b->refused || strcmp(a->refusal, b->refusal) || strcmp(a->pci_driver, b->pci_driver) ||
-	    a->n_profiles != b->n_profiles || a->n_jobs != b->n_jobs || a->n_instances != b->n_instances ||
-	    !nodes_equal(a->card_nodes, a->n_card_nodes, b->card_nodes, b->n_card_nodes))
-		return false;
-	for (size_t i = 0; i < a->n_profiles; i++) {
-		const struct accel_profile *p = &a->profiles[i], *q = &b->profiles[i];
-		if (strcmp(p->name, q->name) || p->id != q->id || p->available != q->available ||
-		    p->n_placements != q->n_placements)
-			return false;
-	}
-	for (size_t i = 0; i < a->n_jobs; i++) {
-		const struct accel_job *j = &a->jobs[i], *k = &b->jobs[i];
-		if (strcmp(j->name, k->name) || strcmp(j->profile, k->profile) || j->state != k->state ||
-		    strcmp(j->state_reason, k->state_reason) || j->gi != k->gi || j->ci != k->ci ||
-		    strcmp(j->uuid, k->uuid) || !nodes_equal(j->nodes, j->n_nodes, k->nodes, k->n_nodes))
-			return false;
-	}
-	for (size_t i = 0; i < a->n_instances; i++)
-		if (memcmp(&a->instances[i], &b->instances[i], sizeof(a->instances[i])))
-			return false;
-	return true;
-}
-
-/* Build and publish a snapshot from every card's view; notify if it differs. */
-void node_publish(struct accel_node *node)
-{
-	struct accel_snapshot *s = calloc(1, sizeof(*s)), *old;
-	size_t total = 0;
-	bool changed;
-
-	if (!s) {
-		log_error("out of memory publishing a snapshot; the tree keeps the previous state");
-		return;
-	}
-	s->refs = 1;
-	pthread_mutex_lock(&node->view_lock);
-	for (size_t f = 0; f < node->n_fams; f++)
-		total += node->fams[f].n_cards;
-	s->devices = calloc(total + 1, sizeof(*s->devices));
-	for (size_t f = 0; s->devices && f < node->n_fams; f++)
-		for (size_t c = 0; c < node->fams[f].n_cards; c++) {
-			if (accel_device_copy(&s->devices[s->n_devices], &node->fams[f].cards[c]->view)) {
-				log_error("out of memory copying %s into a snapshot", node->fams[f].cards[c]->view.name);
-				continue;
-			}
-			s->n_devices++;
-		}
-	pthread_mutex_unlock(&node->view_lock);
-
-	pthread_mutex_lock(&node->snap_lock);
-	old = node->snap;
-	changed = !old || old->n_devices != s->n_devices;
-	for (size_t i = 0; !changed && i < s->n_devices; i++)
-		changed = !device_equal(&old->devices[i], &s->devices[i]);
-	if (!changed) {
-		pthread_mutex_unlock(&node->snap_lock);
-		accel_snapshot_unref(s);
-		return;
-	}
-	s->generation = ++node->generation;
-	node->snap = s;
-	accel_snapshot_ref(s);
-	/*
-	 * The CDI spec follows every change before the operation that caused
-	 * it returns: a runtime reading it after mkdir sees the job.  Still
-	 * under snap_lock, so two publishes cannot write out of order.
-	 */
-	if (node->opt.cdi_dir) {
-		int cdi = accel_cdi_write_node(node->opt.cdi_dir, s);
-		if (cdi)
-			log_error("cannot update the CDI spec in %s: %s", node->opt.cdi_dir, strerror(-cdi));
-	}
-	pthread_mutex_unlock(&node->snap_lock);
-
-	if (node->opt.on_change)
-		node->opt.on_change(node->opt.ctx, old, s);
-	accel_snapshot_unref(s);
-	accel_snapshot_unref(old);
-}
-
-struct accel_snapshot *accel_node_snapshot(struct accel_node *node)
-{
-	struct accel_snapshot *s;
-
-	pthread_mutex_lock(&node->snap_lock);
-	s = accel_snapshot_ref(node->snap);
-	pthread_mutex_unlock(&node->snap_lock);
-	return s;
-}
-
 /* ---- cards and families ------------------------------------------------- */
 
 void node_card_free(struct node_card *nc)
@@ -164,7 +22,8 @@ void node_card_free(struct node_card *nc)
 	if (!nc)
 		return;
 	accel_catalog_clear(&nc->catalog);
-	accel_device_clear(&nc->view);
+	accel_device_unref(nc->view);
+	free(nc->card_nodes);
 	free(nc->records);
 	free(nc->bad);
 	free(nc->seen);
@@ -176,7 +35,7 @@ void node_card_free(struct node_card *nc)
 static void read_identity(struct node_card *nc)
 {
 	struct mig_lib *lib = nc->card.lib;
-	struct accel_device *v = &nc->view;
+	struct accel_device *v = &nc->ident;
 	char buf[MIG_DEVICE_UUID_V2_BUFFER_SIZE];
 
 	if (lib->DeviceGetUUID(nc->card.handle, buf, sizeof(buf)) == MIG_SUCCESS) {
@@ -230,18 +89,18 @@ static struct node_card *card_open(struct accel_node *node, struct node_family *
 		node_card_free(nc);
 		return NULL;
 	}
-	nc->view.family = fam->family;
-	snprintf(nc->view.name, sizeof(nc->view.name), "%s", nc->card.name);
-	nc->view.ordinal = index;
-	nc->view.minor = nc->card.minor;
-	snprintf(nc->view.library, sizeof(nc->view.library), "%s", fam->lib.path);
+	nc->ident.family = fam->family;
+	snprintf(nc->ident.name, sizeof(nc->ident.name), "%s", nc->card.name);
+	nc->ident.ordinal = index;
+	nc->ident.minor = nc->card.minor;
+	snprintf(nc->ident.library, sizeof(nc->ident.library), "%s", fam->lib.path);
 	read_identity(nc);
-	if (!nc->view.uuid[0]) {
+	if (!nc->ident.uuid[0]) {
 		snprintf(err, errlen, "%s: the driver reports no UUID; records could not be tied to it", nc->card.name);
 		node_card_free(nc);
 		return NULL;
 	}
-	if (accel_record_load_card(node->state_dir, fam->family->tree_prefix, nc->view.uuid, &nc->records,
+	if (accel_record_load_card(node->state_dir, fam->family->tree_prefix, nc->ident.uuid, &nc->records,
 				   &nc->n_records, &nc->bad, &nc->n_bad) < 0)
 		log_error("%s: cannot read its records", nc->card.name);
 	for (size_t i = 0; i < nc->n_bad; i++)
@@ -313,31 +172,11 @@ struct node_card *node_find_card(struct accel_node *node, const char *device)
 
 /* ---- holders ----------------------------------------------------------- */
 
-int node_device_holders(const struct accel_device *d, struct accel_holder **out, size_t *n)
-{
-	const char **paths = calloc(d->n_card_nodes + 1, sizeof(*paths));
-	bool simulated = false;
-	int ret;
-
-	*out = NULL;
-	*n = 0;
-	if (!paths)
-		return -ENOMEM;
-	for (size_t i = 0; i < d->n_card_nodes; i++) {
-		paths[i] = d->card_nodes[i].host_path;
-		simulated = simulated || strcmp(d->card_nodes[i].host_path, d->card_nodes[i].path) != 0;
-	}
-	/* A node whose host path is not its /dev path belongs to a simulated node: match the very files. */
-	ret = accel_holders_scan("/proc", paths, d->n_card_nodes, simulated, out, n);
-	free(paths);
-	return ret;
-}
-
 int accel_node_holders(struct accel_node *node, const char *device, struct accel_holder **out, size_t *n)
 {
 	struct accel_snapshot *s = accel_node_snapshot(node);
 	const struct accel_device *d = accel_snapshot_device(s, device);
-	int ret = d ? node_device_holders(d, out, n) : -ENOENT;
+	int ret = d ? accel_device_nodes_holders(d->card_nodes, d->n_card_nodes, out, n) : -ENOENT;
 
 	if (!d) {
 		*out = NULL;
@@ -357,7 +196,7 @@ int accel_node_holders(struct accel_node *node, const char *device, struct accel
  */
 static void rescan(struct accel_node *node)
 {
-	pthread_rwlock_wrlock(&node->topo);
+	node_topo_wrlock(node);
 	for (size_t f = 0; f < node->n_fams; f++) {
 		struct node_family *fam = &node->fams[f];
 		unsigned count = 0;
@@ -376,20 +215,20 @@ static void rescan(struct accel_node *node)
 			mig_device_t h;
 			same = fam->lib.DeviceGetHandleByIndex_v2((unsigned)c, &h) == MIG_SUCCESS &&
 			       fam->lib.DeviceGetUUID(h, uuid, sizeof(uuid)) == MIG_SUCCESS &&
-			       !strncmp(uuid, fam->cards[c]->view.uuid, sizeof(uuid));
+			       !strncmp(uuid, fam->cards[c]->ident.uuid, sizeof(uuid));
 		}
 		if (same)
 			continue;
 		log_info("%s: the set of %s devices changed (%zu -> %u); re-reading them", fam->family->tree_prefix,
 			 fam->family->vendor, fam->n_cards, count);
-		pthread_mutex_lock(&node->view_lock);
+		node_lock(&node->view_lock, NODE_LOCK_VIEW);
 		for (size_t c = 0; c < fam->n_cards; c++)
 			node_card_free(fam->cards[c]);
 		fam->n_cards = 0;
 		struct node_card **cards = realloc(fam->cards, (count + 1) * sizeof(*cards));
 		if (cards)
 			fam->cards = cards;
-		pthread_mutex_unlock(&node->view_lock);
+		node_unlock(&node->view_lock, NODE_LOCK_VIEW);
 		if (!cards)
 			continue;
 		for (unsigned i = 0; i < count; i++) {
@@ -399,12 +238,12 @@ static void rescan(struct accel_node *node)
 				log_error("%s", err);
 				continue;
 			}
-			pthread_mutex_lock(&node->view_lock);
+			node_lock(&node->view_lock, NODE_LOCK_VIEW);
 			fam->cards[fam->n_cards++] = nc;
-			pthread_mutex_unlock(&node->view_lock);
+			node_unlock(&node->view_lock, NODE_LOCK_VIEW);
 		}
 	}
-	pthread_rwlock_unlock(&node->topo);
+	node_topo_unlock(node);
 }
 
 void accel_node_refresh_all(struct accel_node *node)
@@ -418,16 +257,16 @@ void accel_node_refresh_all(struct accel_node *node)
 	if (want_rescan)
 		rescan(node);
 
-	pthread_rwlock_rdlock(&node->topo);
+	node_topo_rdlock(node);
 	for (size_t f = 0; f < node->n_fams; f++)
 		for (size_t c = 0; c < node->fams[f].n_cards; c++) {
 			struct node_card *nc = node->fams[f].cards[c];
-			pthread_mutex_lock(&nc->lock);
+			node_lock(&nc->lock, NODE_LOCK_CARD);
 			node_card_refresh(node, nc, true);
-			pthread_mutex_unlock(&nc->lock);
+			node_unlock(&nc->lock, NODE_LOCK_CARD);
 		}
-	pthread_rwlock_unlock(&node->topo);
-	node_publish(node);
+	node_topo_unlock(node);
+	accel_snapshot_unref(node_publish(node));
 }
 
 static void on_udev_event(void *ctx, const char *action, const char *syspath)
@@ -502,8 +341,10 @@ struct accel_node *accel_node_start(const struct accel_node_options *opt, char *
 	if (!node->opt.busy_delay_ms)
 		node->opt.busy_delay_ms = 100;
 	snprintf(node->state_dir, sizeof(node->state_dir), "%s", opt->state_dir ? opt->state_dir : "/var/lib/accelfs");
+	pthread_mutex_init(&node->publish_lock, NULL);
 	pthread_mutex_init(&node->view_lock, NULL);
 	pthread_mutex_init(&node->snap_lock, NULL);
+	pthread_mutex_init(&node->cdi_lock, NULL);
 	pthread_mutex_init(&node->names_lock, NULL);
 	pthread_mutex_init(&node->err_lock, NULL);
 	pthread_mutex_init(&node->poll_lock, NULL);
@@ -562,8 +403,11 @@ void accel_node_stop(struct accel_node *node)
 	accel_snapshot_unref(node->snap);
 	free(node->reserved);
 	free(node->errors);
+	free(node->cdi_text);
+	pthread_mutex_destroy(&node->publish_lock);
 	pthread_mutex_destroy(&node->view_lock);
 	pthread_mutex_destroy(&node->snap_lock);
+	pthread_mutex_destroy(&node->cdi_lock);
 	pthread_mutex_destroy(&node->names_lock);
 	pthread_mutex_destroy(&node->err_lock);
 	pthread_mutex_destroy(&node->poll_lock);

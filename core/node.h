@@ -11,8 +11,9 @@
  *
  * Locking: each card has its own lock, held for the whole of a carve or a
  * reclaim (the driver is asked one thing at a time per card, and capacity is
- * back before rmdir returns).  Readers never lock: they take a reference on
- * the current snapshot.
+ * back before rmdir returns).  Readers take a reference on the current
+ * snapshot (a pointer copy under a mutex nobody holds for long).  The full
+ * lock order is in core/node_internal.h.
  */
 #ifndef ACCEL_NODE_H
 #define ACCEL_NODE_H
@@ -66,16 +67,25 @@ void accel_node_stop(struct accel_node *node);
 /* The current snapshot, referenced; release with accel_snapshot_unref. */
 struct accel_snapshot *accel_node_snapshot(struct accel_node *node);
 
-/* Carve a job.  Returns 0 or -errno; why explains, and last_error keeps it. */
+/*
+ * Carve a job.  Returns 0 exactly when the job was carved and recorded; then
+ * *made (may be NULL) describes it as the carve produced it (no nodes).  Or
+ * -errno, nothing left behind; why explains, and last_error keeps it.  By
+ * the time it returns, every snapshot taken shows the job (until an rmdir).
+ */
 int accel_node_mkdir(struct accel_node *node, const char *device, const char *profile, const char *job, uid_t uid,
-		     gid_t gid, char *why, size_t whylen);
+		     gid_t gid, struct accel_job *made, char *why, size_t whylen);
 /*
  * Carve a job of a profile on whichever device keeps the most capacity free
  * for later requests (see choose() in node.c).  device receives the choice.
  */
 int accel_node_mkdir_any(struct accel_node *node, const char *profile, const char *job, uid_t uid, gid_t gid,
-			 char *device, size_t len, char *why, size_t whylen);
-/* Reclaim a job (compute instance, then GPU instance). */
+			 char *device, size_t len, struct accel_job *made, char *why, size_t whylen);
+/*
+ * Reclaim a job (compute instance, then GPU instance).  0 exactly when the
+ * instance is gone and its capacity back; a reclaim that fails midway
+ * leaves the job "removing" (status says why) and rmdir again resumes it.
+ */
 int accel_node_rmdir(struct accel_node *node, const char *device, const char *profile, const char *job, char *why,
 		     size_t whylen);
 

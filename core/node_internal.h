@@ -5,6 +5,23 @@
  *   node_refresh.c  re-reading one card from its driver and reconciling it
  *   node_jobs.c     mkdir and rmdir: names, carving, choosing, reclaiming
  * Nothing outside core/node*.c includes this.
+ *
+ * Lock order.  A thread takes these only in this order, never the other
+ * way round, and holds at most one card lock:
+ *
+ *   1. topo          the card lists (read: every operation; write: rescan)
+ *   2. card->lock    one driver conversation per card (carve, reclaim, refresh)
+ *   3. names_lock    job names being carved
+ *   4. publish_lock  one publisher at a time: snapshots are installed in the
+ *                    order their views were collected, so none goes back in time
+ *   5. view_lock     the cards' view pointers
+ *   6. snap_lock     the current snapshot pointer (readers take only this one,
+ *                    for the time of a pointer copy)
+ *
+ * cdi_lock, err_lock and poll_lock are leaves: nothing is taken while one
+ * is held.  Slow I/O (the CDI spec's write) happens under cdi_lock alone,
+ * after the snapshot is installed, so no reader and no publisher waits for
+ * it.  Debug builds check the order (node_lock_* below).
  */
 #ifndef ACCEL_NODE_INTERNAL_H
 #define ACCEL_NODE_INTERNAL_H
@@ -29,9 +46,15 @@ struct node_card {
 	pthread_mutex_t lock; /* one driver conversation at a time on this card */
 
 	/* Guarded by lock. */
+	struct accel_device ident; /* who the card is (name, uuid, product...): no arrays, set at open */
+	bool mode, pending;        /* the MIG mode at the last reading */
 	struct accel_catalog catalog;
 	bool catalog_valid;
 	bool catalog_mode; /* the MIG mode the catalogue was probed under */
+	struct accel_devnode *card_nodes;
+	size_t n_card_nodes;
+	char pci_driver[32];
+	char udev_syspath[256];
 	char drops_logged[1024];
 	char refusal_logged[512];
 	struct accel_record *records; /* authoritative in memory; mirrored on disk */
@@ -40,10 +63,10 @@ struct node_card {
 	size_t n_bad;
 	struct accel_orphan_seen *seen;
 	size_t n_seen;
-	struct accel_inventory inv; /* what the last refresh read from the driver */
+	struct accel_inventory inv; /* the live instances: last read, then kept by what carves answer */
 
-	/* Guarded by node->view_lock. */
-	struct accel_device view;
+	/* The pointer is guarded by node->view_lock; the view itself is immutable (shared by snapshots). */
+	struct accel_device *view;
 };
 
 struct node_family {
@@ -67,15 +90,19 @@ struct accel_node {
 	char state_dir[PATH_MAX];
 	struct node_family fams[ACCEL_MAX_FAMILIES];
 	size_t n_fams;
-	/* The card lists: read-held by every operation, write-held to re-enumerate. */
 	pthread_rwlock_t topo;
 	struct accel_udev *udev;
 	bool rescan; /* a udev event: look for added or removed devices */
 
+	pthread_mutex_t publish_lock;
 	pthread_mutex_t view_lock;
 	pthread_mutex_t snap_lock;
-	struct accel_snapshot *snap;
-	uint64_t generation;
+	struct accel_snapshot *snap; /* guarded by snap_lock; replaced only under publish_lock */
+	uint64_t generation;         /* guarded by publish_lock */
+
+	pthread_mutex_t cdi_lock;
+	uint64_t cdi_generation; /* the snapshot the CDI spec was last written from */
+	char *cdi_text;          /* and what was written, so an unchanged spec is not rewritten */
 
 	pthread_mutex_t names_lock; /* job names being carved, so two mkdirs cannot take one name */
 	char (*reserved)[ACCEL_JOB_NAME_MAX + 1];
@@ -93,19 +120,41 @@ struct accel_node {
 	bool stopping;
 };
 
+/*
+ * Lock helpers that check the order above in debug builds (an assertion
+ * names both locks); in release builds they are plain pthread calls.
+ */
+enum node_lock_rank {
+	NODE_LOCK_TOPO = 1,
+	NODE_LOCK_CARD,
+	NODE_LOCK_NAMES,
+	NODE_LOCK_PUBLISH,
+	NODE_LOCK_VIEW,
+	NODE_LOCK_SNAP,
+	NODE_LOCK_LEAF,
+};
+void node_lock(pthread_mutex_t *m, enum node_lock_rank rank);
+void node_unlock(pthread_mutex_t *m, enum node_lock_rank rank);
+void node_topo_rdlock(struct accel_node *node);
+void node_topo_wrlock(struct accel_node *node);
+void node_topo_unlock(struct accel_node *node);
+
 int64_t node_now_ms(void);
 
-/* Build and publish a snapshot from every card's view; notify if it differs. */
-void node_publish(struct accel_node *node);
+/*
+ * Install a snapshot of every card's current view, if any view changed;
+ * notify and keep the CDI spec current.  Returns the newest snapshot
+ * (referenced), the caller's to unref; NULL only when out of memory.
+ */
+struct accel_snapshot *node_publish(struct accel_node *node);
 /* The card named "ppu3", with the topology read-held by the caller; NULL if none. */
 struct node_card *node_find_card(struct accel_node *node, const char *device);
 void node_card_free(struct node_card *nc);
 
-/* The processes holding a device's nodes (its card and control nodes). */
-int node_device_holders(const struct accel_device *d, struct accel_holder **out, size_t *n);
-
-/* Re-read one card and rebuild its view (card lock held); act: carry out reconciliation's actions. */
+/* Re-read one card from its driver and install its view (card lock held); act: carry out reconciliation's actions. */
 void node_card_refresh(struct accel_node *node, struct node_card *nc, bool act);
+/* Rebuild and install the card's view from what it already knows (card lock held): no driver call. */
+void node_card_rebuild(struct accel_node *node, struct node_card *nc);
 /* A record by job name, (size_t)-1 if none; drop one from memory and disk. */
 size_t node_find_record(const struct node_card *nc, const char *job);
 int node_drop_record(struct accel_node *node, struct node_card *nc, size_t i, char *why, size_t whylen);

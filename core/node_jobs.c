@@ -25,10 +25,9 @@ static bool job_name_taken(struct accel_node *node, const char *job)
 			return true;
 	for (size_t f = 0; f < node->n_fams; f++)
 		for (size_t c = 0; c < node->fams[f].n_cards; c++) {
-			struct node_card *nc = node->fams[f].cards[c];
-			for (size_t j = 0; j < nc->view.n_jobs; j++)
-				if (!strcmp(nc->view.jobs[j].name, job))
-					return true;
+			const struct accel_device *v = node->fams[f].cards[c]->view;
+			if (v && accel_device_job(v, job))
+				return true;
 		}
 	return false;
 }
@@ -38,8 +37,8 @@ static int node_reserve_name(struct accel_node *node, const char *job)
 {
 	int ret = 0;
 
-	pthread_mutex_lock(&node->names_lock);
-	pthread_mutex_lock(&node->view_lock);
+	node_lock(&node->names_lock, NODE_LOCK_NAMES);
+	node_lock(&node->view_lock, NODE_LOCK_VIEW);
 	if (job_name_taken(node, job)) {
 		ret = -EEXIST;
 	} else {
@@ -51,14 +50,14 @@ static int node_reserve_name(struct accel_node *node, const char *job)
 			snprintf(grown[node->n_reserved++], sizeof(*grown), "%s", job);
 		}
 	}
-	pthread_mutex_unlock(&node->view_lock);
-	pthread_mutex_unlock(&node->names_lock);
+	node_unlock(&node->view_lock, NODE_LOCK_VIEW);
+	node_unlock(&node->names_lock, NODE_LOCK_NAMES);
 	return ret;
 }
 
 static void node_release_name(struct accel_node *node, const char *job)
 {
-	pthread_mutex_lock(&node->names_lock);
+	node_lock(&node->names_lock, NODE_LOCK_NAMES);
 	for (size_t i = 0; i < node->n_reserved; i++) {
 		if (strcmp(node->reserved[i], job))
 			continue;
@@ -66,7 +65,7 @@ static void node_release_name(struct accel_node *node, const char *job)
 		node->n_reserved--;
 		break;
 	}
-	pthread_mutex_unlock(&node->names_lock);
+	node_unlock(&node->names_lock, NODE_LOCK_NAMES);
 }
 
 /* ---- mkdir / rmdir ------------------------------------------------------ */
@@ -88,7 +87,7 @@ static int commit_record(void *ctx, const struct accel_carve_result *res, char *
 
 	memset(&r, 0, sizeof(r));
 	snprintf(r.family, sizeof(r.family), "%s", c->nc->card.family->tree_prefix);
-	snprintf(r.card_uuid, sizeof(r.card_uuid), "%s", c->nc->view.uuid);
+	snprintf(r.card_uuid, sizeof(r.card_uuid), "%s", c->nc->ident.uuid);
 	r.ordinal = c->nc->card.ordinal;
 	snprintf(r.job, sizeof(r.job), "%s", c->job);
 	snprintf(r.profile, sizeof(r.profile), "%s", c->profile->vendor_name);
@@ -136,40 +135,90 @@ static int check_job_name(const char *job, char *why, size_t whylen)
 	return 0;
 }
 
+/* The live GPU instance a carve just made, as the driver answered it: the card's inventory without a re-read. */
+static int remember_carved(struct node_card *nc, const struct accel_profile *p, const struct accel_carve_result *res)
+{
+	struct accel_live_gi *grown = realloc(nc->inv.gis, (nc->inv.n_gis + 1) * sizeof(*grown));
+	struct accel_live_gi *g;
+
+	if (!grown)
+		return -ENOMEM;
+	nc->inv.gis = grown;
+	g = &grown[nc->inv.n_gis++];
+	memset(g, 0, sizeof(*g));
+	g->id = res->gi;
+	g->profile_id = p->id;
+	g->placement = res->placement;
+	g->n_ci = 1;
+	g->ci[0].id = res->ci;
+	snprintf(g->ci[0].uuid, sizeof(g->ci[0].uuid), "%s", res->uuid);
+	return 0;
+}
+
+/* A GPU instance is gone: drop it from the card's inventory. */
+static void forget_gi(struct node_card *nc, unsigned gi)
+{
+	for (size_t i = 0; i < nc->inv.n_gis; i++)
+		if (nc->inv.gis[i].id == gi) {
+			memmove(&nc->inv.gis[i], &nc->inv.gis[i + 1], (nc->inv.n_gis - i - 1) * sizeof(*nc->inv.gis));
+			nc->inv.n_gis--;
+			return;
+		}
+}
+
+/* What mkdir answers with: the job as its record says, which is what the carve produced. */
+static void describe_job(const struct node_card *nc, const char *profile, const char *job, struct accel_job *made)
+{
+	size_t i = node_find_record(nc, job);
+	const struct accel_record *r;
+
+	if (!made || i == (size_t)-1)
+		return;
+	r = &nc->records[i];
+	memset(made, 0, sizeof(*made));
+	snprintf(made->name, sizeof(made->name), "%s", r->job);
+	snprintf(made->profile, sizeof(made->profile), "%s", profile);
+	made->state = ACCEL_JOB_READY;
+	made->profile_id = r->profile_id;
+	made->gi = r->gi;
+	made->ci = r->ci;
+	made->placement = r->placement;
+	snprintf(made->uuid, sizeof(made->uuid), "%s", r->uuid);
+	made->uid = r->uid;
+	made->gid = r->gid;
+	made->created = r->created;
+}
+
 /*
  * Carve on one card: the node's topology read-held, the job's name reserved.
  * want_start < 0 takes the lowest free placement; otherwise exactly the
- * placement starting there (-EAGAIN when it is no longer free).
+ * placement starting there (-EAGAIN when it is no longer free).  On success
+ * the card's view already shows the job, built from what the carve itself
+ * produced: no later reading can turn the answer into a failure.
  */
 static int carve_on(struct accel_node *node, struct node_card *nc, const char *profile, const char *job, uid_t uid,
-		    gid_t gid, long want_start, char *why, size_t whylen)
+		    gid_t gid, long want_start, struct accel_job *made, char *why, size_t whylen)
 {
 	const struct accel_profile *p = NULL;
 	struct accel_carve_result res;
 	struct accel_span *used = NULL;
-	char refusal[ACCEL_TEXT_MAX];
-	bool refused;
 	int want = -1, ret;
 
-	pthread_mutex_lock(&nc->lock);
+	node_lock(&nc->lock, NODE_LOCK_CARD);
 	/* Decide on what the driver says now, not on the last poll. */
 	node_card_refresh(node, nc, false);
-	pthread_mutex_lock(&node->view_lock);
-	if (nc->view.mig_enabled)
+	if (nc->mode)
 		for (size_t i = 0; i < nc->catalog.n_profiles && !p; i++)
 			if (!strcmp(nc->catalog.profiles[i].name, profile))
 				p = &nc->catalog.profiles[i];
-	refused = nc->view.refused;
-	snprintf(refusal, sizeof(refusal), "%s", nc->view.refusal);
-	pthread_mutex_unlock(&node->view_lock);
-
 	if (!p) {
 		snprintf(why, whylen, "%s does not offer %s (MIG mode off, or no such profile)", nc->card.name, profile);
 		ret = -ENOENT;
 		goto out;
 	}
-	if (refused) {
-		snprintf(why, whylen, "%s is refused: %s", nc->card.name, refusal);
+	if (nc->view && nc->view->refused) {
+		/* Read without view_lock: only this card's lock holder replaces its view. */
+		snprintf(why, whylen, "%s is refused: %s", nc->card.name, nc->view->refusal);
 		ret = -EBUSY;
 		goto out;
 	}
@@ -195,10 +244,17 @@ static int carve_on(struct accel_node *node, struct node_card *nc, const char *p
 		free(res.nodes);
 		log_info("%s/%s: carved job %s: GPU instance %u, compute instance %u, placement %u:%u, %s",
 			 nc->card.name, profile, job, res.gi, res.ci, res.placement.start, res.placement.size, res.uuid);
+		if (remember_carved(nc, p, &res))
+			node_card_refresh(node, nc, false); /* out of memory: learn it from the driver instead */
+		else
+			node_card_rebuild(node, nc);
+		describe_job(nc, profile, job, made);
+	} else if (ret != -ENOSPC && ret != -EAGAIN) {
+		/* The driver failed somewhere: what is on the card now is its to say. */
+		node_card_refresh(node, nc, false);
 	}
-	node_card_refresh(node, nc, false);
 out:
-	pthread_mutex_unlock(&nc->lock);
+	node_unlock(&nc->lock, NODE_LOCK_CARD);
 	free(used);
 	return ret;
 }
@@ -229,25 +285,26 @@ static int begin_mkdir(struct accel_node *node, const char *job, char *why, size
 	ret = check_job_name(job, why, whylen);
 	if (ret)
 		return ret;
-	pthread_rwlock_rdlock(&node->topo);
+	node_topo_rdlock(node);
 	ret = node_reserve_name(node, job);
 	if (ret) {
-		pthread_rwlock_unlock(&node->topo);
+		node_topo_unlock(node);
 		snprintf(why, whylen, ret == -EEXIST ? "a job named '%s' already exists on this node" : "cannot reserve '%s'",
 			 job);
 	}
 	return ret;
 }
 
+/* The name is released only once the card's view shows the job: no second mkdir can take it meanwhile. */
 static void end_mkdir(struct accel_node *node, const char *job)
 {
-	pthread_rwlock_unlock(&node->topo);
+	node_topo_unlock(node);
 	node_release_name(node, job);
-	node_publish(node);
+	accel_snapshot_unref(node_publish(node));
 }
 
 int accel_node_mkdir(struct accel_node *node, const char *device, const char *profile, const char *job, uid_t uid,
-		     gid_t gid, char *why, size_t whylen)
+		     gid_t gid, struct accel_job *made, char *why, size_t whylen)
 {
 	char key[160];
 	struct node_card *nc;
@@ -259,7 +316,7 @@ int accel_node_mkdir(struct accel_node *node, const char *device, const char *pr
 	if (!ret) {
 		nc = node_find_card(node, device);
 		if (nc) {
-			ret = carve_on(node, nc, profile, job, uid, gid, -1, why, whylen);
+			ret = carve_on(node, nc, profile, job, uid, gid, -1, made, why, whylen);
 		} else {
 			snprintf(why, whylen, "no device %s", device);
 			ret = -ENOENT;
@@ -294,7 +351,7 @@ static int choose(const struct accel_snapshot *s, const char *profile, char *dev
 	bool found = false;
 
 	for (size_t i = 0; i < s->n_devices; i++) {
-		const struct accel_device *d = &s->devices[i];
+		const struct accel_device *d = s->devices[i];
 		const struct accel_profile *p = accel_device_profile(d, profile);
 		struct accel_span *used;
 		unsigned long before;
@@ -329,7 +386,7 @@ static int choose(const struct accel_snapshot *s, const char *profile, char *dev
 }
 
 int accel_node_mkdir_any(struct accel_node *node, const char *profile, const char *job, uid_t uid, gid_t gid,
-			 char *device, size_t len, char *why, size_t whylen)
+			 char *device, size_t len, struct accel_job *made, char *why, size_t whylen)
 {
 	char key[160];
 	int ret;
@@ -357,10 +414,10 @@ int accel_node_mkdir_any(struct accel_node *node, const char *profile, const cha
 			ret = -EAGAIN;
 			continue;
 		}
-		ret = carve_on(node, nc, profile, job, uid, gid, start, why, whylen);
+		ret = carve_on(node, nc, profile, job, uid, gid, start, made, why, whylen);
 		if (ret != -EAGAIN && ret != -ENOSPC)
 			break;
-		node_publish(node); /* what we learned under the lock, for the next choice */
+		accel_snapshot_unref(node_publish(node)); /* what we learned under the lock, for the next choice */
 	}
 	if (ret == -EAGAIN)
 		ret = -ENOSPC;
@@ -384,11 +441,20 @@ static int set_phase(struct accel_node *node, struct accel_record *r, enum accel
 	return ret;
 }
 
+/*
+ * Reclaim a job.  It answers 0 exactly when the instance is gone, its
+ * capacity is back and the record is deleted.  A reclaim that stops midway
+ * (the driver refused a destroy) leaves the job "removing", still owning
+ * what is left, with the driver's words in its status; rmdir again resumes
+ * it, and so does the poller.  A reclaim that destroyed nothing leaves the
+ * job as it was.
+ */
 int accel_node_rmdir(struct accel_node *node, const char *device, const char *profile, const char *job, char *why,
 		     size_t whylen)
 {
 	char key[160], vendor[ACCEL_NAME_MAX];
 	struct node_card *nc;
+	bool resume, progressed = false;
 	size_t i;
 	int ret;
 
@@ -398,14 +464,14 @@ int accel_node_rmdir(struct accel_node *node, const char *device, const char *pr
 		snprintf(why, whylen, "accelfs runs --read-only: nothing is destroyed");
 		return -EROFS;
 	}
-	pthread_rwlock_rdlock(&node->topo);
+	node_topo_rdlock(node);
 	nc = node_find_card(node, device);
 	if (!nc) {
-		pthread_rwlock_unlock(&node->topo);
+		node_topo_unlock(node);
 		snprintf(why, whylen, "no device %s", device);
 		return -ENOENT;
 	}
-	pthread_mutex_lock(&nc->lock);
+	node_lock(&nc->lock, NODE_LOCK_CARD);
 	i = node_find_record(nc, job);
 	accel_name_vendor(profile, nc->card.family->publish_geometry, vendor, sizeof(vendor));
 	if (i == (size_t)-1 || strcmp(nc->records[i].profile, vendor)) {
@@ -414,28 +480,45 @@ int accel_node_rmdir(struct accel_node *node, const char *device, const char *pr
 		goto out;
 	}
 	struct accel_record *r = &nc->records[i];
-	struct accel_expect expect = { r->profile_id, r->placement, r->uuid };
+	unsigned gi = r->gi;
 
-	ret = set_phase(node, r, ACCEL_RECORD_REMOVING, why, whylen);
-	if (ret)
-		goto out;
-	ret = accel_reclaim(&nc->card, r->gi, &expect, why, whylen);
+	resume = r->phase == ACCEL_RECORD_REMOVING;
+	if (!resume) {
+		ret = set_phase(node, r, ACCEL_RECORD_REMOVING, why, whylen);
+		if (ret)
+			goto out;
+	}
+	struct accel_expect expect = { r->profile_id, r->placement, r->uuid, resume };
+	ret = accel_reclaim(&nc->card, gi, &expect, &progressed, why, whylen);
 	if (ret == 0 || ret == -ENOENT || ret == -ESTALE) {
 		if (ret)
 			log_info("%s/%s: job %s: %s; dropping its record", device, profile, job, why);
 		ret = node_drop_record(node, nc, i, why, whylen);
-		if (!ret)
+		if (!ret) {
 			log_info("%s/%s: removed job %s", device, profile, job);
-	} else {
+			forget_gi(nc, gi); /* gone, or (ESTALE) someone else's: the next reading says */
+			node_card_rebuild(node, nc);
+		} else {
+			node_card_refresh(node, nc, false);
+		}
+		goto out;
+	}
+	if (!progressed && !resume) {
+		/* Nothing was destroyed: the job is still whole and usable. */
 		char ignored[256];
 		if (set_phase(node, &nc->records[i], ACCEL_RECORD_ACTIVE, ignored, sizeof(ignored)))
 			log_error("%s/%s: job %s: cannot restore its record: %s", device, profile, job, ignored);
 	}
+	if (nc->records[i].phase == ACCEL_RECORD_REMOVING) {
+		size_t l = strlen(why);
+		snprintf(nc->records[i].note, sizeof(nc->records[i].note), "%s", why);
+		snprintf(why + l, whylen - l, "; the job stays 'removing' and keeps what is left: rmdir again to resume");
+	}
 	node_card_refresh(node, nc, false);
 out:
-	pthread_mutex_unlock(&nc->lock);
-	pthread_rwlock_unlock(&node->topo);
-	node_publish(node);
+	node_unlock(&nc->lock, NODE_LOCK_CARD);
+	node_topo_unlock(node);
+	accel_snapshot_unref(node_publish(node));
 	finish_op(node, key, "rmdir", job, ret, why);
 	return ret;
 }

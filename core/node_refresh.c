@@ -71,7 +71,7 @@ static bool card_idle(struct node_card *nc)
 	struct accel_holder *h;
 	size_t n;
 
-	if (node_device_holders(&nc->view, &h, &n))
+	if (accel_device_nodes_holders(nc->card_nodes, nc->n_card_nodes, &h, &n))
 		return false; /* unknown is not idle */
 	free(h);
 	return n == 0;
@@ -119,7 +119,11 @@ size_t node_find_record(const struct node_card *nc, const char *job)
 /* Carry out what reconciliation decided; returns how many changed something. */
 static int run_actions(struct accel_node *node, struct node_card *nc, const struct accel_reconcile_out *rec)
 {
+	/* The poller asks once per pass: a busy instance is not worth holding the card for. */
+	struct accel_card once = nc->card;
 	int done = 0;
+
+	once.busy_retries = 0;
 	/* Record indices shift as records are dropped: act on job names. */
 	char (*jobs)[ACCEL_JOB_NAME_MAX + 1] = calloc(rec->n_actions + 1, sizeof(*jobs));
 
@@ -135,8 +139,8 @@ static int run_actions(struct accel_node *node, struct node_card *nc, const stru
 		int ret;
 
 		if (act->kind == ACCEL_ACTION_RECLAIM_ORPHAN) {
-			struct accel_expect expect = { act->profile_id, act->placement, NULL };
-			ret = accel_reclaim(&nc->card, act->gi, &expect, why, sizeof(why));
+			struct accel_expect expect = { act->profile_id, act->placement, NULL, false };
+			ret = accel_reclaim(&once, act->gi, &expect, NULL, why, sizeof(why));
 			if (ret == 0) {
 				log_info("%s: reclaimed orphan GPU instance %u (profile %u at %u:%u): no record accounts for it",
 					 nc->card.name, act->gi, act->profile_id, act->placement.start, act->placement.size);
@@ -154,10 +158,12 @@ static int run_actions(struct accel_node *node, struct node_card *nc, const stru
 			continue;
 		if (act->kind == ACCEL_ACTION_FINISH_REMOVAL) {
 			struct accel_expect expect = { nc->records[i].profile_id, nc->records[i].placement,
-						       nc->records[i].uuid };
-			ret = accel_reclaim(&nc->card, act->gi, &expect, why, sizeof(why));
+						       nc->records[i].uuid, true };
+			ret = accel_reclaim(&once, act->gi, &expect, NULL, why, sizeof(why));
 			if (ret && ret != -ENOENT && ret != -ESTALE) {
-				log_warn("%s: finishing the removal of job %s: %s", nc->card.name, jobs[a], why);
+				if (strcmp(nc->records[i].note, why))
+					log_warn("%s: finishing the removal of job %s: %s", nc->card.name, jobs[a], why);
+				snprintf(nc->records[i].note, sizeof(nc->records[i].note), "%s", why);
 				continue;
 			}
 		}
@@ -182,14 +188,15 @@ static int build_jobs(struct node_card *nc, const struct accel_reconcile_out *re
 		struct accel_job *j;
 		char why[ACCEL_TEXT_MAX];
 
-		if (src->phase == ACCEL_RECORD_REMOVING)
-			continue;
 		j = &v->jobs[v->n_jobs++];
 		memset(j, 0, sizeof(*j));
 		snprintf(j->name, sizeof(j->name), "%s", src->job);
 		accel_name_publish(src->profile, nc->card.family->publish_geometry, j->profile, sizeof(j->profile));
 		j->state = rec->state[r];
 		snprintf(j->state_reason, sizeof(j->state_reason), "%s", rec->reason[r]);
+		if (src->phase == ACCEL_RECORD_REMOVING)
+			snprintf(j->state_reason, sizeof(j->state_reason), "%s",
+				 src->note[0] ? src->note : "rmdir in progress");
 		j->profile_id = src->profile_id;
 		j->gi = src->gi;
 		j->ci = src->ci;
@@ -267,100 +274,188 @@ static int build_profiles(struct node_card *nc, const struct accel_inventory *in
 	return 0;
 }
 
-/*
- * Re-read one card from the driver and rebuild its view.  Called with the
- * card's lock held.  act: carry out reconciliation's actions (the poller and
- * start-up do; a carve in progress does not).
- */
-void node_card_refresh(struct accel_node *node, struct node_card *nc, bool act)
+
+/* ---- reading the driver ---------------------------------------------------- */
+
+/* Transient driver errors are retried this often, a little later each time, before a card is refused. */
+#define READ_ATTEMPTS 3
+#define READ_RETRY_MS 20
+
+static void sleep_ms(unsigned ms)
 {
-	struct accel_device v;
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/* One reading: mode, catalogue (only when the mode changed or it is missing), live instances. */
+static int read_once(struct node_card *nc, char *err, size_t errlen)
+{
 	struct accel_inventory inv = { 0 };
-	struct accel_reconcile_out rec = { 0 };
-	bool have_inv = false;
-	char err[ACCEL_TEXT_MAX] = "";
 	bool mode = false, pending = false;
-	int ret;
+	int ret = read_mode(nc, &mode, &pending, err, errlen);
 
-	/* Start from the static identity of the card. */
-	pthread_mutex_lock(&node->view_lock);
-	v = nc->view;
-	pthread_mutex_unlock(&node->view_lock);
-	v.profiles = NULL;
-	v.jobs = NULL;
-	v.instances = NULL;
-	v.card_nodes = NULL;
-	v.n_profiles = v.n_jobs = v.n_instances = v.n_card_nodes = 0;
-	v.refused = false;
-	v.refusal[0] = '\0';
-	if (accel_udev_pci(node->udev, v.bus_id, v.pci_driver, sizeof(v.pci_driver), v.udev_syspath,
-			   sizeof(v.udev_syspath))) {
-		v.pci_driver[0] = '\0';
-		v.udev_syspath[0] = '\0';
-	}
-
-	ret = read_mode(nc, &mode, &pending, err, sizeof(err));
 	if (ret)
-		goto refuse;
-	v.mig_enabled = mode;
-	v.mig_pending_enabled = pending;
-
+		return ret;
 	/* The catalogue is kept while the mode holds; an empty one is never trusted. */
 	if (!nc->catalog_valid || nc->catalog_mode != mode || nc->catalog.n_profiles == 0) {
 		accel_catalog_clear(&nc->catalog);
 		nc->catalog_valid = false;
-		ret = accel_catalog_probe(&nc->card, &nc->catalog, err, sizeof(err));
+		ret = accel_catalog_probe(&nc->card, &nc->catalog, err, errlen);
 		if (ret)
-			goto refuse;
+			return ret;
 		nc->catalog_valid = true;
 		nc->catalog_mode = mode;
 		log_drops(nc);
 	}
+	ret = accel_inventory_read(&nc->card, nc->catalog.all_ids, nc->catalog.n_ids, &inv, err, errlen);
+	if (ret)
+		return ret;
+	nc->mode = mode;
+	nc->pending = pending;
+	accel_inventory_clear(&nc->inv);
+	nc->inv = inv;
+	return 0;
+}
 
-	if (accel_card_nodes(&nc->card, &v.card_nodes, &v.n_card_nodes, err, sizeof(err)))
-		log_debug("%s: %s", nc->card.name, err); /* reported per job when it matters */
-	err[0] = '\0';
+/* A reading, retried a bounded number of times: one failed call must not refuse a card. */
+static int read_card(struct accel_node *node, struct node_card *nc, char *err, size_t errlen)
+{
+	for (unsigned attempt = 1;; attempt++) {
+		int ret = read_once(nc, err, errlen);
 
-	for (int pass = 0; pass < 2; pass++) {
-		struct accel_reconcile_in in;
-		bool idle = true;
-
-		ret = accel_inventory_read(&nc->card, nc->catalog.all_ids, nc->catalog.n_ids, &inv, err, sizeof(err));
-		if (ret)
-			goto refuse;
-		have_inv = true;
-		memset(&in, 0, sizeof(in));
-		in.records = nc->records;
-		in.n_records = nc->n_records;
-		in.records_unreadable = nc->n_bad > 0;
-		in.inv = &inv;
-		in.seen = nc->seen;
-		in.n_seen = nc->n_seen;
-		in.now_ms = node_now_ms();
-		in.grace_ms = node->opt.orphan_grace_ms;
-		/* Scanning /proc is only worth it when an orphan is due. */
-		for (size_t s = 0; s < nc->n_seen && idle; s++)
-			if (in.now_ms - nc->seen[s].first_seen_ms >= in.grace_ms)
-				idle = false;
-		in.card_idle = idle ? true : card_idle(nc);
-		ret = accel_reconcile(&in, &rec);
-		if (ret) {
-			snprintf(err, sizeof(err), "%s: out of memory reconciling", nc->card.name);
-			goto refuse;
-		}
-		free(nc->seen);
-		nc->seen = rec.seen;
-		nc->n_seen = rec.n_seen;
-		rec.seen = NULL;
-		rec.n_seen = 0;
-		if (!act || node->opt.read_only || pass == 1 || rec.n_actions == 0 || run_actions(node, nc, &rec) == 0)
-			break;
-		/* Something was destroyed or dropped: read the card again. */
-		accel_reconcile_clear(&rec);
-		accel_inventory_clear(&inv);
-		have_inv = false;
+		if (!ret || attempt >= READ_ATTEMPTS || node->stopping)
+			return ret;
+		log_debug("%s: %s; reading again (attempt %u of %u)", nc->card.name, err, attempt + 1, READ_ATTEMPTS);
+		sleep_ms(READ_RETRY_MS * attempt);
 	}
+}
 
+/* What is not the driver's to say: the card's device nodes, its PCI driver as udev knows it. */
+static void read_host(struct accel_node *node, struct node_card *nc)
+{
+	char err[ACCEL_TEXT_MAX];
+
+	free(nc->card_nodes);
+	nc->card_nodes = NULL;
+	nc->n_card_nodes = 0;
+	if (accel_card_nodes(&nc->card, &nc->card_nodes, &nc->n_card_nodes, err, sizeof(err)))
+		log_debug("%s: %s", nc->card.name, err); /* reported per job when it matters */
+	if (accel_udev_pci(node->udev, nc->ident.bus_id, nc->pci_driver, sizeof(nc->pci_driver), nc->udev_syspath,
+			   sizeof(nc->udev_syspath))) {
+		nc->pci_driver[0] = '\0';
+		nc->udev_syspath[0] = '\0';
+	}
+}
+
+/* ---- views --------------------------------------------------------------- */
+
+/* Make v the card's view unless it shows nothing new (then the old one stays, and nothing is published). */
+static void install_view(struct accel_node *node, struct node_card *nc, struct accel_device *v)
+{
+	struct accel_device *shared, *old;
+
+	if (nc->view && accel_device_equal(nc->view, v)) {
+		accel_device_clear(v);
+		return;
+	}
+	shared = accel_device_share(v);
+	if (!shared) {
+		log_error("%s: out of memory installing its view; the tree keeps the previous one", nc->card.name);
+		return;
+	}
+	node_lock(&node->view_lock, NODE_LOCK_VIEW);
+	old = nc->view;
+	nc->view = shared;
+	node_unlock(&node->view_lock, NODE_LOCK_VIEW);
+	accel_device_unref(old);
+}
+
+static void log_refusal(struct node_card *nc, const char *refusal)
+{
+	if (!strcmp(nc->refusal_logged, refusal))
+		return;
+	if (refusal[0])
+		log_error("%s: refused: %s", nc->card.name, refusal);
+	else if (nc->refusal_logged[0])
+		log_info("%s: no longer refused", nc->card.name);
+	snprintf(nc->refusal_logged, sizeof(nc->refusal_logged), "%s", refusal);
+}
+
+static int reconcile_card(struct accel_node *node, struct node_card *nc, struct accel_reconcile_out *rec)
+{
+	struct accel_reconcile_in in;
+	bool idle = true;
+	int ret;
+
+	memset(&in, 0, sizeof(in));
+	in.records = nc->records;
+	in.n_records = nc->n_records;
+	in.records_unreadable = nc->n_bad > 0;
+	in.inv = &nc->inv;
+	in.seen = nc->seen;
+	in.n_seen = nc->n_seen;
+	in.now_ms = node_now_ms();
+	in.grace_ms = node->opt.orphan_grace_ms;
+	in.read_only = node->opt.read_only;
+	/* Scanning /proc is only worth it when an orphan is due. */
+	for (size_t s = 0; s < nc->n_seen && idle; s++)
+		if (in.now_ms - nc->seen[s].first_seen_ms >= in.grace_ms)
+			idle = false;
+	in.card_idle = idle ? true : card_idle(nc);
+	ret = accel_reconcile(&in, rec);
+	if (ret)
+		return ret;
+	free(nc->seen);
+	nc->seen = rec->seen;
+	nc->n_seen = rec->n_seen;
+	rec->seen = NULL;
+	rec->n_seen = 0;
+	return 0;
+}
+
+/* The card's identity and host facts, with no profile, job or instance yet. */
+static void view_base(struct node_card *nc, struct accel_device *v)
+{
+	*v = nc->ident;
+	v->refs = 0;
+	snprintf(v->pci_driver, sizeof(v->pci_driver), "%s", nc->pci_driver);
+	snprintf(v->udev_syspath, sizeof(v->udev_syspath), "%s", nc->udev_syspath);
+	v->mig_enabled = nc->mode;
+	v->mig_pending_enabled = nc->pending;
+}
+
+/* A card that cannot be read now: its last known view, marked refused, with nothing available. */
+static void refuse(struct accel_node *node, struct node_card *nc, const char *why)
+{
+	struct accel_device v;
+
+	memset(&v, 0, sizeof(v));
+	node_lock(&node->view_lock, NODE_LOCK_VIEW);
+	if (!nc->view || accel_device_copy(&v, nc->view))
+		view_base(nc, &v);
+	node_unlock(&node->view_lock, NODE_LOCK_VIEW);
+	v.refs = 0;
+	v.refused = true;
+	snprintf(v.refusal, sizeof(v.refusal), "%s", why);
+	for (size_t i = 0; i < v.n_profiles; i++)
+		v.profiles[i].available = 0;
+	log_refusal(nc, v.refusal);
+	install_view(node, nc, &v);
+}
+
+void node_card_rebuild(struct accel_node *node, struct node_card *nc)
+{
+	struct accel_reconcile_out rec = { 0 };
+	struct accel_device v;
+
+	if (reconcile_card(node, nc, &rec)) {
+		refuse(node, nc, "out of memory reconciling");
+		return;
+	}
+	memset(&v, 0, sizeof(v));
+	view_base(nc, &v);
 	if (rec.refused) {
 		v.refused = true;
 		snprintf(v.refusal, sizeof(v.refusal), "%s", rec.refusal);
@@ -370,52 +465,50 @@ void node_card_refresh(struct accel_node *node, struct node_card *nc, bool act)
 		snprintf(v.refusal + l, sizeof(v.refusal) - l, "%s%zu unreadable record(s), e.g. %s: %s; orphans are kept",
 			 l ? "; " : "", nc->n_bad, nc->bad[0].path, nc->bad[0].why);
 	}
-	if ((build_profiles(nc, &inv, v.refused, &v) || build_jobs(nc, &rec, &v) || build_instances(nc, &inv, &rec, &v))) {
-		snprintf(err, sizeof(err), "%s: out of memory building the view", nc->card.name);
-		goto refuse;
+	v.card_nodes = calloc(nc->n_card_nodes + 1, sizeof(*v.card_nodes));
+	if (!v.card_nodes || build_profiles(nc, &nc->inv, v.refused, &v) || build_jobs(nc, &rec, &v) ||
+	    build_instances(nc, &nc->inv, &rec, &v)) {
+		accel_device_clear(&v);
+		accel_reconcile_clear(&rec);
+		refuse(node, nc, "out of memory building the view");
+		return;
 	}
-	if (!mode) {
+	memcpy(v.card_nodes, nc->card_nodes, nc->n_card_nodes * sizeof(*v.card_nodes));
+	v.n_card_nodes = nc->n_card_nodes;
+	if (!nc->mode) {
 		/* MIG off: no profile directories (the contract), but jobs and instances still show. */
 		for (size_t i = 0; i < v.n_profiles; i++)
 			accel_profile_clear(&v.profiles[i]);
 		v.n_profiles = 0;
 	}
-	if (strcmp(nc->refusal_logged, v.refusal)) {
-		if (v.refusal[0])
-			log_error("%s: refused: %s", nc->card.name, v.refusal);
-		else if (nc->refusal_logged[0])
-			log_info("%s: no longer refused", nc->card.name);
-		snprintf(nc->refusal_logged, sizeof(nc->refusal_logged), "%s", v.refusal);
-	}
-	goto done;
-
-refuse:
-	/*
-	 * The driver could not be read: keep showing what was last known (jobs
-	 * do not vanish on a transient error), refuse changes, say why.
-	 */
-	accel_device_clear(&v);
-	pthread_mutex_lock(&node->view_lock);
-	if (accel_device_copy(&v, &nc->view))
-		memset(&v, 0, sizeof(v));
-	pthread_mutex_unlock(&node->view_lock);
-	v.refused = true;
-	snprintf(v.refusal, sizeof(v.refusal), "%s", err);
-	for (size_t i = 0; i < v.n_profiles; i++)
-		v.profiles[i].available = 0;
-	if (strcmp(nc->refusal_logged, v.refusal)) {
-		log_error("%s", err);
-		snprintf(nc->refusal_logged, sizeof(nc->refusal_logged), "%s", v.refusal);
-	}
-done:
 	accel_reconcile_clear(&rec);
-	accel_inventory_clear(&nc->inv);
-	if (have_inv)
-		nc->inv = inv; /* kept for the carve that may follow under the same lock */
-	else
-		accel_inventory_clear(&inv);
-	pthread_mutex_lock(&node->view_lock);
-	accel_device_clear(&nc->view);
-	nc->view = v;
-	pthread_mutex_unlock(&node->view_lock);
+	log_refusal(nc, v.refusal);
+	install_view(node, nc, &v);
+}
+
+/*
+ * Re-read one card from the driver and install its view.  Called with the
+ * card's lock held.  act: carry out reconciliation's actions (the poller and
+ * start-up do; a carve in progress does not).
+ */
+void node_card_refresh(struct accel_node *node, struct node_card *nc, bool act)
+{
+	char err[ACCEL_TEXT_MAX] = "";
+	int ret;
+
+	read_host(node, nc);
+	ret = read_card(node, nc, err, sizeof(err));
+	if (!ret && act && !node->opt.read_only) {
+		struct accel_reconcile_out rec = { 0 };
+
+		/* Something destroyed or dropped: read the card again before showing it. */
+		if (reconcile_card(node, nc, &rec) == 0 && rec.n_actions && run_actions(node, nc, &rec) > 0)
+			ret = read_card(node, nc, err, sizeof(err));
+		accel_reconcile_clear(&rec);
+	}
+	if (ret) {
+		refuse(node, nc, err);
+		return;
+	}
+	node_card_rebuild(node, nc);
 }

@@ -81,6 +81,7 @@ int accel_reconcile(const struct accel_reconcile_in *in, struct accel_reconcile_
 	for (size_t r = 0; r < in->n_records; r++) {
 		const struct accel_record *rec = &in->records[r];
 		const struct accel_live_gi *match = NULL;
+		bool removing = rec->phase == ACCEL_RECORD_REMOVING;
 		size_t gi_index = 0;
 
 		for (size_t g = 0; g < n_gis && !match; g++) {
@@ -88,10 +89,20 @@ int accel_reconcile(const struct accel_reconcile_in *in, struct accel_reconcile_
 			if (live->id != rec->gi || live->profile_id != rec->profile_id ||
 			    !same_span(live->placement, rec->placement))
 				continue;
-			if (!gi_has_uuid(live, rec->uuid)) {
-				snprintf(out->reason[r], sizeof(out->reason[r]),
-					 "GPU instance %u exists but no longer carries MIG device %s (the id was reused)",
-					 rec->gi, rec->uuid);
+			/*
+			 * A removal destroys the compute instance first: a removing
+			 * record still owns its GPU instance once that is gone.
+			 */
+			if (!gi_has_uuid(live, rec->uuid) && !(removing && live->n_ci == 0)) {
+				if (live->n_ci == 0)
+					snprintf(out->reason[r], sizeof(out->reason[r]),
+						 "GPU instance %u lost its compute instance (destroyed outside accelfs)",
+						 rec->gi);
+				else
+					snprintf(out->reason[r], sizeof(out->reason[r]),
+						 "GPU instance %u exists but no longer carries MIG device %s (the id was "
+						 "reused)",
+						 rec->gi, rec->uuid);
 				continue;
 			}
 			match = live;
@@ -105,7 +116,7 @@ int accel_reconcile(const struct accel_reconcile_in *in, struct accel_reconcile_
 						  rec->gi, rec->profile_id, rec->placement };
 			if (add_action(out, a))
 				goto nomem;
-			out->state[r] = ACCEL_JOB_LOST;
+			out->state[r] = ACCEL_JOB_REMOVING;
 			if (match)
 				snprintf(out->note[gi_index], sizeof(out->note[gi_index]),
 					 "being removed (job %s)", rec->job);
@@ -153,6 +164,12 @@ int accel_reconcile(const struct accel_reconcile_in *in, struct accel_reconcile_
 		if (!in->card_idle) {
 			snprintf(out->note[g], sizeof(out->note[g]),
 				 "unmanaged; kept while the card is held open (see holders)");
+			continue;
+		}
+		if (in->read_only) {
+			/* Nothing happens to it here: say what a managing daemon would do, not what this one does. */
+			snprintf(out->note[g], sizeof(out->note[g]),
+				 "orphan: not reclaimed (read-only); a managing accelfs would reclaim it once idle");
 			continue;
 		}
 		if (in->now_ms - first < in->grace_ms) {

@@ -8,8 +8,10 @@
  *  - a record whose instance is live (same GI id, profile, placement and
  *    MIG UUID: GI ids are reused) is a ready job;
  *  - a record whose instance is gone is a lost job: it fails closed;
- *  - a record caught half-removed by a crash is finished (destroy if still
- *    there, then drop the record), never resurrected;
+ *  - a record caught half-removed (a crash, or a destroy the driver
+ *    refused) is finished (destroy if still there, then drop the record),
+ *    never resurrected; until then it still owns its GPU instance, even one
+ *    whose compute instance its own removal already destroyed;
  *  - a live instance no record accounts for is an orphan: reclaimed once it
  *    has been seen for the grace period and its card is idle, never while a
  *    card's records are unreadable (ownership there is unknowable);
@@ -59,10 +61,11 @@ struct accel_reconcile_in {
 	int64_t now_ms;
 	int64_t grace_ms;
 	bool card_idle; /* nobody holds the card's device nodes */
+	bool read_only; /* the daemon observes only: say what would be done, do nothing */
 };
 
 struct accel_reconcile_out {
-	/* Per input record: its job state (meaningless for removing records). */
+	/* Per input record: its job state. */
 	enum accel_job_state *state;
 	char (*reason)[160];
 	/* Per live GI (inventory order): the record index owning it, or -1. */

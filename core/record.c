@@ -12,77 +12,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int accel_mkdirs(const char *path, mode_t mode)
-{
-	char buf[PATH_MAX];
-	size_t n = strlen(path);
-
-	if (n == 0 || n >= sizeof(buf))
-		return -ENAMETOOLONG;
-	memcpy(buf, path, n + 1);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, mode) && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(buf, mode) && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
-static int fsync_dir_of(const char *path)
-{
-	char buf[PATH_MAX];
-	int fd, ret = 0;
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	fd = open(dirname(buf), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fsync(fd))
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
-int accel_durable_write(const char *path, const void *data, size_t len, mode_t mode)
-{
-	char tmp[PATH_MAX];
-	const char *p = data;
-	int fd, ret = 0;
-
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-	if (fd < 0)
-		return -errno;
-	while (len > 0) {
-		ssize_t w = write(fd, p, len);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			ret = -errno;
-			break;
-		}
-		p += w;
-		len -= (size_t)w;
-	}
-	if (!ret && fsync(fd))
-		ret = -errno;
-	if (close(fd) && !ret)
-		ret = -errno;
-	if (!ret && rename(tmp, path))
-		ret = -errno;
-	if (ret) {
-		unlink(tmp);
-		return ret;
-	}
-	return fsync_dir_of(path);
-}
-
 int accel_record_dir(char *buf, size_t len, const char *state_dir, const char *family, const char *card_uuid)
 {
 	int n = snprintf(buf, len, "%s/records/%s/%s", state_dir, family, card_uuid);
@@ -260,13 +189,12 @@ int accel_record_remove(const char *state_dir, const struct accel_record *r, cha
 
 	if (ret)
 		return ret;
-	if (unlink(path) && errno != ENOENT) {
-		ret = -errno;
-		snprintf(why, whylen, "cannot remove %s: %s", path, strerror(errno));
+	/* Once the unlink is done, a failed directory sync only weakens durability. */
+	ret = accel_durable_unlink(path);
+	if (ret && ret != -ENOENT) {
+		snprintf(why, whylen, "cannot remove %s: %s", path, strerror(-ret));
 		return ret;
 	}
-	/* The unlink is done; a failed directory sync only weakens durability. */
-	(void)fsync_dir_of(path);
 	return 0;
 }
 

@@ -19,6 +19,7 @@
 #include <sys/types.h>
 
 #include "core/ledger.h"
+#include "core/fileio.h"
 #include "core/model.h"
 
 #define ACCEL_RECORD_VERSION 1
@@ -44,6 +45,8 @@ struct accel_record {
 	gid_t gid;
 	int64_t created;
 	enum accel_record_phase phase;
+	/* In memory only: what stopped an rmdir midway (the driver's words), for status. */
+	char note[160];
 };
 
 /* The directory holding one card's records. */
@@ -73,10 +76,5 @@ struct accel_record_bad {
 };
 int accel_record_load_card(const char *state_dir, const char *family, const char *card_uuid,
 			   struct accel_record **out, size_t *n_out, struct accel_record_bad **bad, size_t *n_bad);
-
-/* Write a whole small file durably: tmp, fsync, rename, fsync dir.  Used for records and other state. */
-int accel_durable_write(const char *path, const void *data, size_t len, mode_t mode);
-/* mkdir -p */
-int accel_mkdirs(const char *path, mode_t mode);
 
 #endif

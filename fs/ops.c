@@ -429,25 +429,29 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	snprintf(profile, sizeof(profile), "%s", node_level ? n.node_profile : n.profile->name);
 	accel_snapshot_unref(snap);
 
+	struct accel_job made;
+
+	memset(&made, 0, sizeof(made));
 	if (node_level)
-		ret = accel_node_mkdir_any(fs->node, profile, name, ctx->uid, ctx->gid, device, sizeof(device), why,
-					   sizeof(why));
+		ret = accel_node_mkdir_any(fs->node, profile, name, ctx->uid, ctx->gid, device, sizeof(device), &made,
+					   why, sizeof(why));
 	else
-		ret = accel_node_mkdir(fs->node, device, profile, name, ctx->uid, ctx->gid, why, sizeof(why));
+		ret = accel_node_mkdir(fs->node, device, profile, name, ctx->uid, ctx->gid, &made, why, sizeof(why));
 	if (ret) {
 		fuse_reply_err(req, -ret);
 		return;
 	}
-	snap = accel_node_snapshot(fs->node);
+	/*
+	 * The entry is built from what the carve produced, not from a later
+	 * snapshot: once the job is recorded, mkdir has succeeded, whatever a
+	 * concurrent rmdir or a failed re-read does next.
+	 */
+	memset(&n, 0, sizeof(n));
+	n.kind = node_level ? FS_NODE_JOB : FS_JOB;
+	n.job = &made;
+	n.via_node = node_level;
 	snprintf(path + strlen(path), sizeof(path) - strlen(path), "/%s", name);
-	if (fs_tree_resolve(snap, path, &n)) {
-		/* Carved, then gone again before we could answer (a concurrent rmdir). */
-		accel_snapshot_unref(snap);
-		fuse_reply_err(req, ENOENT);
-		return;
-	}
 	reply_entry(req, fs, parent, name, path, &n);
-	accel_snapshot_unref(snap);
 }
 
 static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)

@@ -155,6 +155,9 @@ static void render_status(struct text *t, const struct accel_device *d, const st
 	put(t, "state: %s\n", accel_job_state_str(j->state));
 	if (j->state != ACCEL_JOB_READY)
 		put(t, "reason: %s\n", j->state_reason);
+	/* The card cannot be read now: everything below is its last known state. */
+	if (d->refused)
+		put(t, "refused: %s\n", d->refusal);
 	put(t, "device: %s\n", d->name);
 	put(t, "profile: %s\n", j->profile);
 	put(t, "profile_id: %u\n", j->profile_id);
@@ -258,8 +261,8 @@ int fs_render(struct accel_node *node, const struct accel_snapshot *s, const str
 		put(&t, "devices:");
 		fs_node_profile_devices(s, n->node_profile, &avail);
 		for (size_t i = 0; i < s->n_devices; i++)
-			if (accel_device_profile(&s->devices[i], n->node_profile))
-				put(&t, " %s", s->devices[i].name);
+			if (accel_device_profile(s->devices[i], n->node_profile))
+				put(&t, " %s", s->devices[i]->name);
 		put(&t, "\n");
 		put(&t, "selection: least capacity lost, then family order and ordinal, then lowest start\n");
 		break;

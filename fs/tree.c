@@ -67,7 +67,7 @@ size_t fs_node_profile_devices(const struct accel_snapshot *s, const char *profi
 	if (available)
 		*available = 0;
 	for (size_t i = 0; i < s->n_devices; i++) {
-		const struct accel_profile *p = accel_device_profile(&s->devices[i], profile);
+		const struct accel_profile *p = accel_device_profile(s->devices[i], profile);
 		if (!p)
 			continue;
 		n++;
@@ -82,9 +82,9 @@ static const struct accel_job *node_job(const struct accel_snapshot *s, const ch
 					const struct accel_device **dev)
 {
 	for (size_t i = 0; i < s->n_devices; i++) {
-		const struct accel_job *j = accel_device_job(&s->devices[i], name);
-		if (j && !strcmp(j->profile, profile) && accel_device_profile(&s->devices[i], profile)) {
-			*dev = &s->devices[i];
+		const struct accel_job *j = accel_device_job(s->devices[i], name);
+		if (j && !strcmp(j->profile, profile) && accel_device_profile(s->devices[i], profile)) {
+			*dev = s->devices[i];
 			return j;
 		}
 	}
@@ -233,8 +233,8 @@ void fs_tree_list(const struct accel_snapshot *s, const struct fs_node *dir, fs_
 	switch (dir->kind) {
 	case FS_ROOT:
 		for (size_t i = 0; i < s->n_devices; i++) {
-			struct fs_node child = { .kind = FS_DEVICE, .dev = &s->devices[i] };
-			emit(ctx, s->devices[i].name, FS_DEVICE, &child);
+			struct fs_node child = { .kind = FS_DEVICE, .dev = s->devices[i] };
+			emit(ctx, s->devices[i]->name, FS_DEVICE, &child);
 		}
 		{
 			struct fs_node child = { .kind = FS_NODE_MIG };
@@ -252,11 +252,11 @@ void fs_tree_list(const struct accel_snapshot *s, const struct fs_node *dir, fs_
 	case FS_NODE_MIG:
 		/* Every published name once, in device order. */
 		for (size_t i = 0; i < s->n_devices; i++)
-			for (size_t k = 0; s->devices[i].mig_enabled && k < s->devices[i].n_profiles; k++) {
-				const char *name = s->devices[i].profiles[k].name;
+			for (size_t k = 0; s->devices[i]->mig_enabled && k < s->devices[i]->n_profiles; k++) {
+				const char *name = s->devices[i]->profiles[k].name;
 				bool seen = false;
 				for (size_t e = 0; e < i && !seen; e++)
-					seen = accel_device_profile(&s->devices[e], name) != NULL;
+					seen = accel_device_profile(s->devices[e], name) != NULL;
 				if (seen)
 					continue;
 				struct fs_node child = { .kind = FS_NODE_PROFILE };
@@ -267,7 +267,7 @@ void fs_tree_list(const struct accel_snapshot *s, const struct fs_node *dir, fs_
 	case FS_NODE_PROFILE:
 		emit_static(node_profile_files, dir, emit, ctx);
 		for (size_t i = 0; i < s->n_devices; i++) {
-			const struct accel_device *d = &s->devices[i];
+			const struct accel_device *d = s->devices[i];
 			if (!accel_device_profile(d, dir->node_profile))
 				continue;
 			for (size_t k = 0; k < d->n_jobs; k++) {

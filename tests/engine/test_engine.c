@@ -199,7 +199,7 @@ static void ci_profile_covers_the_whole_gi(void **state)
 				assert_int_equal(cis[k].sliceCount, p->slice_count);
 		free(cis);
 		free(res.nodes);
-		assert_int_equal(accel_reclaim(&e->card, res.gi, NULL, err, sizeof(err)), 0);
+		assert_int_equal(accel_reclaim(&e->card, res.gi, NULL, NULL, err, sizeof(err)), 0);
 	}
 	assert_int_equal(live_gis(e, &c), 0);
 	accel_catalog_clear(&c);
@@ -322,24 +322,24 @@ static void reclaim_checks_identity_and_retries_busy(void **state)
 	free(res.nodes);
 
 	/* wrong UUID: somebody else's instance under a reused id, nothing destroyed */
-	struct accel_expect other = { p->id, res.placement, "MIG-not-this-one" };
-	assert_int_equal(accel_reclaim(&e->card, res.gi, &other, err, sizeof(err)), -ESTALE);
+	struct accel_expect other = { p->id, res.placement, "MIG-not-this-one", false };
+	assert_int_equal(accel_reclaim(&e->card, res.gi, &other, NULL, err, sizeof(err)), -ESTALE);
 	assert_int_equal(live_gis(e, &c), 1);
 	/* wrong placement */
-	struct accel_expect moved = { p->id, { 4, 4 }, NULL };
-	assert_int_equal(accel_reclaim(&e->card, res.gi, &moved, err, sizeof(err)), -ESTALE);
+	struct accel_expect moved = { p->id, { 4, 4 }, NULL, false };
+	assert_int_equal(accel_reclaim(&e->card, res.gi, &moved, NULL, err, sizeof(err)), -ESTALE);
 
 	/* busy: bounded retries, then EBUSY, the instance kept */
 	assert_int_equal(FX_CONTROL(&e->fx, SimSetBusy)(e->card.handle, res.gi, res.ci, 1), MIG_SUCCESS);
-	struct accel_expect mine = { p->id, res.placement, res.uuid };
-	assert_int_equal(accel_reclaim(&e->card, res.gi, &mine, err, sizeof(err)), -EBUSY);
+	struct accel_expect mine = { p->id, res.placement, res.uuid, false };
+	assert_int_equal(accel_reclaim(&e->card, res.gi, &mine, NULL, err, sizeof(err)), -EBUSY);
 	assert_non_null(strstr(err, "retries"));
 	assert_int_equal(live_gis(e, &c), 1);
 	assert_int_equal(FX_CONTROL(&e->fx, SimSetBusy)(e->card.handle, res.gi, res.ci, 0), MIG_SUCCESS);
-	assert_int_equal(accel_reclaim(&e->card, res.gi, &mine, err, sizeof(err)), 0);
+	assert_int_equal(accel_reclaim(&e->card, res.gi, &mine, NULL, err, sizeof(err)), 0);
 	assert_int_equal(live_gis(e, &c), 0);
 	/* gone already */
-	assert_int_equal(accel_reclaim(&e->card, res.gi, &mine, err, sizeof(err)), -ENOENT);
+	assert_int_equal(accel_reclaim(&e->card, res.gi, &mine, NULL, err, sizeof(err)), -ENOENT);
 	accel_catalog_clear(&c);
 	teardown(e);
 }

@@ -6,7 +6,8 @@
  *   1. the command line is checked (fs/options.c, and FUSE's -o options by
  *      creating the session): a usage error exits 2 having changed nothing;
  *   2. the mountpoint is checked (fs/startup.c): missing or not a directory
- *      exits 2, a live accelfs there exits 1;
+ *      exits 2, a live accelfs there exits 1 (naming its pid when it is
+ *      the one serving our state directory);
  *   3. the state directory is made and locked: another accelfs on it exits
  *      1 naming its pid, before anything of it is touched;
  *   4. only then are side effects allowed: a dead mount left by a killed
@@ -179,6 +180,7 @@ int main(int argc, char *argv[])
 	struct accelfs fs;
 	struct fs_dies *dies = NULL;
 	char err[1024], state_dir[PATH_MAX], sim_cdi_dir[PATH_MAX];
+	const char *want_state_dir;
 	int ret, lock_fd = -1;
 
 	memset(&o, 0, sizeof(o));
@@ -187,25 +189,25 @@ int main(int argc, char *argv[])
 	ret = fs_options_parse(&args, &o);
 	if (ret != FS_OPTIONS_GO_ON)
 		goto out;
+	want_state_dir = o.state_dir ? o.state_dir : "/var/lib/accelfs";
 	add_fuse_args(&args, &o, &fs);
 	/* Nothing happens yet: the session is only mounted later, after the fork. */
 	fs.se = fuse_session_new(&args, &accelfs_ops, sizeof(accelfs_ops), &fs);
 	if (!fs.se) {
-		fprintf(stderr, "accelfs: FUSE refused the -o options (its message is above); see accelfs --help\n");
-		ret = 2;
+		fprintf(stderr, "accelfs: FUSE refused the -o options (its message is above)\n");
+		ret = fs_options_usage_error(argv[0]);
 		goto out;
 	}
 	ret = startup_check_mountpoint(o.mountpoint, &mp);
+	if (!ret && mp.live)
+		ret = startup_refuse_live(want_state_dir, &mp);
 	if (ret)
 		goto out;
 
 	ret = 1;
-	{
-		const char *want = o.state_dir ? o.state_dir : "/var/lib/accelfs";
-		if (accel_mkdirs(want, 0755) || !realpath(want, state_dir)) {
-			fprintf(stderr, "accelfs: cannot use the state directory %s: %s\n", want, strerror(errno));
-			goto out;
-		}
+	if (accel_mkdirs(want_state_dir, 0755) || !realpath(want_state_dir, state_dir)) {
+		fprintf(stderr, "accelfs: cannot use the state directory %s: %s\n", want_state_dir, strerror(errno));
+		goto out;
 	}
 	if (startup_lock_state_dir(state_dir, mp.path, &lock_fd))
 		goto out;

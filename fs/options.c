@@ -65,7 +65,7 @@ void fs_options_usage(FILE *f, const char *prog)
 }
 
 /* A usage error: the usage line, and where the rest is (the whole text would bury the message). */
-static int usage_error(const char *prog)
+int fs_options_usage_error(const char *prog)
 {
 	fprintf(stderr, "usage: %s [OPTIONS] MOUNTPOINT  (%s --help lists the options)\n", prog, prog);
 	return 2;
@@ -138,7 +138,7 @@ int fs_options_parse(struct fuse_args *args, struct fs_options *o)
 	const char *prog = args->argc > 0 ? args->argv[0] : "accelfs";
 
 	if (fuse_opt_parse(args, o, option_spec, take_mountpoint) == -1)
-		return usage_error(prog);
+		return fs_options_usage_error(prog);
 	if (o->show_help) {
 		fs_options_usage(stdout, prog);
 		return 0;
@@ -148,24 +148,24 @@ int fs_options_parse(struct fuse_args *args, struct fs_options *o)
 		return 0;
 	}
 	if (reject_leftovers(args))
-		return usage_error(prog);
+		return fs_options_usage_error(prog);
 	if (!o->mountpoint) {
 		fprintf(stderr, "accelfs: no mountpoint given\n");
-		return usage_error(prog);
+		return fs_options_usage_error(prog);
 	}
 	if (nonempty(o->state_dir, "--state-dir") || nonempty(o->cdi_dir, "--cdi-dir") ||
 	    nonempty(o->log_file, "--log") || nonempty(o->sim_topology, "--sim"))
-		return usage_error(prog);
+		return fs_options_usage_error(prog);
 	if (o->poll_interval && parse_seconds_ms(o->poll_interval, "--poll-interval", &o->poll_ms))
-		return usage_error(prog);
+		return fs_options_usage_error(prog);
 	if (o->orphan_grace && parse_seconds_ms(o->orphan_grace, "--orphan-grace", &o->orphan_grace_ms))
-		return usage_error(prog);
+		return fs_options_usage_error(prog);
 	if (o->busy_retries) {
 		char *end;
 		long v = strtol(o->busy_retries, &end, 10);
 		if (!*o->busy_retries || *end || v < 1 || v > 100) {
 			fprintf(stderr, "accelfs: --busy-retries=%s: expected 1..100\n", o->busy_retries);
-			return usage_error(prog);
+			return fs_options_usage_error(prog);
 		}
 		o->busy_retry_count = (unsigned)v;
 	}
@@ -174,7 +174,7 @@ int fs_options_parse(struct fuse_args *args, struct fs_options *o)
 		if (access(o->sim_topology, R_OK)) {
 			fprintf(stderr, "accelfs: --sim=%s: cannot read the topology: %s\n", o->sim_topology,
 				strerror(errno));
-			return usage_error(prog);
+			return fs_options_usage_error(prog);
 		}
 		o->sim = 1;
 	}

@@ -43,6 +43,8 @@ struct fs_options {
 int fs_options_parse(struct fuse_args *args, struct fs_options *o);
 
 void fs_options_usage(FILE *f, const char *prog);
+/* After a usage error's own message: the usage line on stderr; returns 2. */
+int fs_options_usage_error(const char *prog);
 void fs_options_free(struct fs_options *o);
 
 #endif

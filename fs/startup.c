@@ -128,6 +128,7 @@ int startup_check_mountpoint(const char *arg, struct startup_mountpoint *mp)
 	struct stat st;
 
 	mp->stale = false;
+	mp->live = false;
 	if (stat(arg, &st) == 0) {
 		if (!S_ISDIR(st.st_mode)) {
 			fprintf(stderr, "accelfs: the mountpoint %s is not a directory: mount on an empty directory "
@@ -147,11 +148,7 @@ int startup_check_mountpoint(const char *arg, struct startup_mountpoint *mp)
 			if (sfs.f_type != FUSE_SUPER_MAGIC)
 				return 0;
 			mount_type_at(mp->path, type, sizeof(type));
-			if (!strcmp(type, "fuse.accelfs")) {
-				fprintf(stderr, "accelfs: %s is already mounted by a running accelfs: stop it first "
-						"(umount %s) or choose another mountpoint\n", mp->path, mp->path);
-				return STARTUP_REFUSED;
-			}
+			mp->live = !strcmp(type, "fuse.accelfs");
 			return 0;
 		}
 		if (errno != ENOTCONN && errno != ECONNABORTED) {
@@ -254,6 +251,25 @@ static void report_holder(int fd, const char *state_dir)
 		fprintf(stderr, "accelfs: state directory %s is in use by another accelfs that has not written its pid "
 				"yet (it is starting): one daemon per state directory. Wait for it and stop it "
 				"(umount its mountpoint), or give this one its own --state-dir\n", state_dir);
+}
+
+int startup_refuse_live(const char *state_dir, const struct startup_mountpoint *mp)
+{
+	char path[PATH_MAX], real[PATH_MAX];
+	int fd;
+
+	if (!realpath(state_dir, real))
+		snprintf(real, sizeof(real), "%s", state_dir);
+	snprintf(path, sizeof(path), "%s/accelfs.lock", real);
+	fd = open(path, O_RDWR | O_CLOEXEC); /* no O_CREAT: a refusal creates nothing */
+	if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) && errno == EWOULDBLOCK)
+		report_holder(fd, real);
+	else
+		fprintf(stderr, "accelfs: %s is already mounted by a running accelfs: stop it first (umount %s) "
+				"or choose another mountpoint\n", mp->path, mp->path);
+	if (fd >= 0)
+		close(fd); /* lets go of the lock if we took it: we change nothing */
+	return STARTUP_REFUSED;
 }
 
 int startup_lock_state_dir(const char *state_dir, const char *mountpoint, int *out)

@@ -22,15 +22,24 @@
 struct startup_mountpoint {
 	char path[PATH_MAX]; /* absolute, as /proc/self/mountinfo spells it */
 	bool stale;          /* a dead accelfs mount is on it: detach before mounting */
+	bool live;           /* a running accelfs is mounted on it: refuse (startup_refuse_live) */
 };
 
 /*
- * The mountpoint must be an existing directory (else STARTUP_USAGE) and not
- * a live accelfs mount (else STARTUP_REFUSED).  A dead accelfs mount (its
- * daemon was killed) is noted in mp->stale, not touched: detaching is a
- * side effect, done only once the state directory's lock is held.
+ * The mountpoint must be an existing directory (else STARTUP_USAGE).  A
+ * running accelfs on it is noted in mp->live, a dead one (its daemon was
+ * killed) in mp->stale; neither is touched here: detaching is a side
+ * effect, done only once the state directory's lock is held.
  */
 int startup_check_mountpoint(const char *arg, struct startup_mountpoint *mp);
+
+/*
+ * A running accelfs is mounted where we were asked to mount: say which
+ * daemon is in the way.  If it is the one holding state_dir (not created
+ * if missing), name its pid as a second daemon on that state directory
+ * would; otherwise say the mountpoint is taken.  Returns STARTUP_REFUSED.
+ */
+int startup_refuse_live(const char *state_dir, const struct startup_mountpoint *mp);
 
 /* Detach the dead mount startup_check_mountpoint found (with a log line); 0 or STARTUP_REFUSED. */
 int startup_detach_stale(struct startup_mountpoint *mp);

@@ -1,0 +1,244 @@
+# SPDX-License-Identifier: MIT
+"""Starting, refusing and restarting the daemon: one accelfs per state
+directory, mountpoint checks, a plain restart after kill -9, SIGHUP for log
+rotation, usage errors that change nothing, and the tools' --sim=DIR.
+
+Each refusal is checked for its exit status, its message and for having
+changed nothing (no mount, no state directory, the first daemon's jobs).
+"""
+import errno
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import ACCELFS, ACCEL_SMI, THEAD, Node, wait_until  # noqa: E402
+
+BARSWAP = os.environ.get("BARSWAP", "barswap")
+DEV, PROFILE = THEAD["device"], THEAD["profile"]
+
+
+def run(*cmd):
+    return subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=60)
+
+
+def accelfs(*args):
+    return run(ACCELFS, *args)
+
+
+def mounts_at(path):
+    """The filesystem types mounted at exactly path, bottom first (from /proc/self/mountinfo)."""
+    out = []
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            left, _, right = line.partition(" - ")
+            point = left.split()[4].encode().decode("unicode_escape")
+            if point == path:
+                out.append(right.split()[0])
+    return out
+
+
+class Lifecycle(unittest.TestCase):
+    maxDiff = None
+
+    def setUp(self):
+        self.node = Node()
+        self.scratch = tempfile.mkdtemp(prefix="accelfs-life-")
+        self.extra_mounts = []
+
+    def tearDown(self):
+        for m in self.extra_mounts:
+            subprocess.run(["fusermount3", "-u", "-z", m], check=False, capture_output=True)
+        try:
+            self.node.stop()
+        except Exception:
+            pass
+        reports = self.node.sanitizer_reports()
+        self.node.cleanup()
+        subprocess.run(["rm", "-rf", self.scratch], check=False)
+        self.assertEqual(reports, "", "the daemon's sanitizers reported errors")
+
+    def path(self, *parts):
+        return os.path.join(self.scratch, *parts)
+
+    def job_status(self, job):
+        return self.node.keyvals(DEV, "mig", PROFILE, job, "status")
+
+    def assert_refused(self, res, status, *texts):
+        self.assertEqual(res.returncode, status, f"stdout: {res.stdout}\nstderr: {res.stderr}")
+        for t in texts:
+            self.assertIn(t, res.stderr)
+
+    # -- one daemon per state directory ---------------------------------------
+    def test_second_daemon_on_the_same_state_dir_is_refused_with_the_holders_pid(self):
+        self.node.start()
+        self.node.mkdir(DEV, "mig", PROFILE, "job1")
+        before = self.job_status("job1")
+        pid = self.node.pid()
+        mnt = os.path.realpath(self.node.mnt)
+        other = self.path("mnt2")
+        os.mkdir(other)
+        self.extra_mounts.append(other)
+        for target in (other, self.node.mnt):
+            with self.subTest(mountpoint=target):
+                res = accelfs("--sim", f"--state-dir={self.node.state}", "--orphan-grace=1",
+                              "--poll-interval=0.2", target)
+                self.assert_refused(res, 1, f"state directory {os.path.realpath(self.node.state)} is in use "
+                                    f"by accelfs pid {pid} (mounted on {mnt})", "--state-dir")
+        self.assertEqual(mounts_at(os.path.realpath(other)), [], "the refused daemon mounted")
+        self.assertEqual(mounts_at(mnt), ["fuse.accelfs"])
+        with open(os.path.join(self.node.state, "accelfs.lock")) as f:
+            self.assertEqual(f.read().split("\n")[:2], [str(pid), mnt])
+        # The job carved through the first daemon is still its job: not reclaimed as an orphan
+        # (wait past --orphan-grace and several polls), same instance, same UUID.
+        time.sleep(2.5)
+        self.assertTrue(os.path.exists(f"/proc/{pid}"), "the first daemon died")
+        self.assertEqual(self.job_status("job1"), before)
+        self.assertIn("job=job1", self.node.read(DEV, "mig", "instances"))
+        self.assertIn(before["uuid"], self.node.smi("ppu", "-L").stdout)
+
+    def test_the_lock_is_let_go_on_a_clean_stop(self):
+        self.node.start()
+        self.node.stop()
+        self.node.start()  # the harness fails the test on a refusal
+        self.assertTrue(os.path.ismount(self.node.mnt))
+
+    # -- the mountpoint -------------------------------------------------------
+    def test_mountpoint_that_is_a_regular_file_is_a_usage_error(self):
+        target = self.path("file")
+        with open(target, "w") as f:
+            f.write("not a directory\n")
+        state = self.path("state")
+        res = accelfs("--sim", f"--state-dir={state}", target)
+        self.assert_refused(res, 2, f"the mountpoint {target} is not a directory")
+        self.assertFalse(os.path.exists(state), "a refused start created its state directory")
+        self.assertEqual(mounts_at(target), [])
+        with open(target) as f:
+            self.assertEqual(f.read(), "not a directory\n")
+
+    def test_missing_mountpoint_is_a_usage_error(self):
+        target = self.path("nowhere")
+        state = self.path("state")
+        res = accelfs("--sim", f"--state-dir={state}", target)
+        self.assert_refused(res, 2, f"the mountpoint {target} does not exist", "mkdir -p")
+        self.assertFalse(os.path.exists(state))
+        self.assertFalse(os.path.exists(target))
+
+    def test_a_running_accelfs_on_the_mountpoint_is_refused(self):
+        self.node.start()
+        self.node.mkdir(DEV, "mig", PROFILE, "job1")
+        state = self.path("other-state")
+        res = accelfs("--sim", f"--state-dir={state}", self.node.mnt)
+        mnt = os.path.realpath(self.node.mnt)
+        self.assert_refused(res, 1, f"{mnt} is already mounted by a running accelfs", f"umount {mnt}")
+        self.assertFalse(os.path.exists(state), "a refused start created its state directory")
+        self.assertEqual(mounts_at(mnt), ["fuse.accelfs"], "mounted twice")
+        self.assertEqual(self.job_status("job1")["state"], "ready")
+
+    def test_kill9_then_a_plain_restart(self):
+        self.node.start()
+        self.node.mkdir(DEV, "mig", PROFILE, "job1")
+        before = self.job_status("job1")
+        pid = self.node.pid()
+        os.kill(pid, signal.SIGKILL)
+        wait_until(lambda: not os.path.exists(f"/proc/{pid}"), what="accelfs to die")
+        mnt = os.path.realpath(self.node.mnt)
+        with self.assertRaises(OSError) as cm:
+            os.statvfs(mnt)
+        self.assertEqual(cm.exception.errno, errno.ENOTCONN)
+        # No fusermount3 here: the restart itself clears the dead mount.
+        self.node.start()
+        self.assertEqual(mounts_at(mnt), ["fuse.accelfs"], "the dead mount is still under the new one")
+        self.assertNotEqual(self.node.pid(), pid)
+        self.assertEqual(self.job_status("job1"), before)
+        self.assertIn(f"{mnt} was still mounted by an accelfs that is gone", self.node.log())
+        self.assertIn("detached it", self.node.log())
+
+    # -- SIGHUP ------------------------------------------------------------------
+    def test_sighup_reopens_the_log_and_nothing_else(self):
+        self.node.start()
+        pid = self.node.pid()
+        self.node.mkdir(DEV, "mig", PROFILE, "job1")
+        self.node.mkdir(DEV, "mig", PROFILE, "job2")  # the profile is full now
+        log = os.path.join(self.node.state, "accelfs.log")
+        rotated = log + ".1"
+        os.rename(log, rotated)
+        os.kill(pid, signal.SIGHUP)
+        time.sleep(0.3)
+        self.assertTrue(os.path.ismount(self.node.mnt), "SIGHUP ended the mount")
+        self.assertTrue(os.path.exists(f"/proc/{pid}"), "SIGHUP ended the daemon")
+        # A failing mkdir is a log line; the reopened file gets it, the rotated one does not.
+        self.assertEqual(self.node.errno_of(self.node.mkdir, DEV, "mig", PROFILE, "job3"), errno.ENOSPC)
+
+        def new_log_has_it():
+            try:
+                with open(log) as f:
+                    return "job3" in f.read()
+            except FileNotFoundError:
+                return False
+        wait_until(new_log_has_it, timeout=5, what="the reopened log to get the mkdir's line")
+        with open(rotated) as f:
+            old = f.read()
+        self.assertNotIn("job3", old)
+        self.assertIn("carved job job2", old)
+        # Still serving, and a second SIGHUP is as harmless.
+        os.kill(pid, signal.SIGHUP)
+        time.sleep(0.2)
+        self.assertEqual(self.job_status("job1")["state"], "ready")
+        self.assertEqual(self.node.pid(), pid)
+
+    # -- usage errors --------------------------------------------------------------
+    def test_usage_errors_exit_2_and_change_nothing(self):
+        mnt = self.path("mnt")
+        os.mkdir(mnt)
+        cases = {
+            "unknown option": (["--bogus", mnt], "unknown option --bogus"),
+            "unknown short option": (["-x", mnt], "unknown option -x"),
+            "bad poll interval": (["--poll-interval=soon", mnt], "--poll-interval=soon"),
+            "bad orphan grace": (["--orphan-grace=-1", mnt], "--orphan-grace=-1"),
+            "bad busy retries": (["--busy-retries=0", mnt], "--busy-retries=0"),
+            "bad -o option": (["-o", "no_such_fuse_option", mnt], "-o"),
+            "missing topology": ([f"--sim={self.path('none.json')}", mnt], "cannot read the topology"),
+            "missing mountpoint": ([], "no mountpoint given"),
+            "two mountpoints": ([mnt, mnt], "more than one mountpoint"),
+        }
+        for name, (args, text) in cases.items():
+            with self.subTest(name):
+                state = self.path("state-" + name.replace(" ", "-"))
+                sim = [] if any(a.startswith("--sim") for a in args) else ["--sim"]
+                res = accelfs(*sim, f"--state-dir={state}", *args)
+                self.assert_refused(res, 2, text, "usage:")
+                self.assertFalse(os.path.exists(state), "a usage error created the state directory")
+                self.assertEqual(mounts_at(mnt), [])
+                self.assertEqual(os.listdir(mnt), [])
+
+    def test_help_goes_to_stdout_and_exits_0(self):
+        res = accelfs("--help")
+        self.assertEqual(res.returncode, 0, res.stderr)
+        self.assertIn("usage:", res.stdout)
+        self.assertIn("one accelfs per state directory", res.stdout)
+
+    # -- the tools' --sim=DIR ------------------------------------------------------
+    def test_tools_refuse_a_sim_dir_that_does_not_exist(self):
+        missing = self.path("no-such-state")
+        for name, cmd in (("accel-smi", [ACCEL_SMI, f"--sim={missing}", "-f", "ppu", "-L"]),
+                          ("barswap", [BARSWAP, f"--sim={missing}", "query"])):
+            with self.subTest(name):
+                res = run(*cmd)
+                self.assert_refused(res, 2, f"state directory {missing} does not exist", "--sim-create",
+                                    "accelfs --sim")
+                self.assertFalse(os.path.exists(missing), f"{name} created {missing}")
+        # Asked for explicitly, a fresh node is made.
+        res = run(BARSWAP, f"--sim={missing}", "--sim-create", "query")
+        self.assertEqual(res.returncode, 0, res.stderr)
+        self.assertTrue(os.path.isdir(os.path.join(missing, "sim", "barswap")))
+        res = run(ACCEL_SMI, f"--sim={missing}", "--sim-create", "-f", "ppu", "-L")
+        self.assertEqual(res.returncode, 0, res.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -32,6 +32,12 @@ typedef struct {
 
 #define ACCELSIM_MAX_FAULTS 32
 
+/* How many calls of <prefix><function> the simulated driver received (SimGetCalls). */
+typedef struct {
+	char function[64];        /* an ABI suffix, e.g. "DeviceGetMigMode" */
+	unsigned long long count; /* calls since the counters file was made or last reset */
+} accelsim_call_count_t;
+
 /* What SimGetPath reports. */
 enum accelsim_path {
 	ACCELSIM_PATH_ROOT = 0,  /* $ACCELFS_SIM_ROOT/<vendor>: everything below lives here */
@@ -62,6 +68,13 @@ enum accelsim_path {
  *                  card keeps its index, its instances and its state.
  * SimGetPath       one of enum accelsim_path, NUL-terminated
  *                  (INSUFFICIENT_SIZE when it does not fit).
+ * SimGetCalls      the calls received per ABI function, by every process
+ *                  sharing the simulated node, zero counts included; *count
+ *                  as in SimGetFaults.  A call counts once the library is
+ *                  initialised (Init_v2 and Shutdown included), a call a
+ *                  fault failed too; ErrorString and these control functions
+ *                  are not driver calls and never count.
+ * SimResetCalls    zero every count.
  */
 #define ACCELSIM_FUNCTIONS(X)                                                                                \
 	X(SimSetBusy,                                                                                        \
@@ -77,7 +90,9 @@ enum accelsim_path {
 	X(SimGetFaults, (accelsim_fault_t *faults, unsigned int *count), (faults, count))                    \
 	X(SimClearFaults, (void), ())                                                                        \
 	X(SimSetDevicePresent, (unsigned int index, unsigned int present), (index, present))                \
-	X(SimGetPath, (unsigned int which, char *path, unsigned int length), (which, path, length))
+	X(SimGetPath, (unsigned int which, char *path, unsigned int length), (which, path, length))        \
+	X(SimGetCalls, (accelsim_call_count_t *calls, unsigned int *count), (calls, count))                \
+	X(SimResetCalls, (void), ())
 
 /* Function pointer types: accelsim_fn_<suffix>_t, for dlsym() users. */
 #define ACCELSIM_DECLARE_TYPE(suffix, params, args) typedef mig_return_t(*accelsim_fn_##suffix##_t) params;

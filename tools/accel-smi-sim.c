@@ -199,6 +199,56 @@ static int cmd_faults(struct smi *s)
 	return SMI_OK;
 }
 
+static int by_function(const void *a, const void *b)
+{
+	return strcmp(((const accelsim_call_count_t *)a)->function, ((const accelsim_call_count_t *)b)->function);
+}
+
+/*
+ * `sim calls`: "<function> <count>" for every ABI function called at least
+ * once, by name; this very command's Init_v2 is among them.  `--reset`
+ * zeroes the counts instead.
+ */
+static int cmd_calls(struct smi *s, int argc, char **argv)
+{
+	accelsim_call_count_t *calls;
+	unsigned n = 0, room;
+	mig_return_t r;
+
+	if (argc == 1 && !strcmp(argv[0], "--reset")) {
+		r = CONTROL(s, SimResetCalls)();
+		if (r)
+			return smi_fail(s, r, "Unable to reset the call counts");
+		return SMI_OK;
+	}
+	if (argc != 0) {
+		fprintf(stderr, "usage: accel-smi sim calls [--reset]\n");
+		return SMI_USAGE;
+	}
+	r = CONTROL(s, SimGetCalls)(NULL, &n);
+	if (r)
+		return smi_fail(s, r, "Unable to read the call counts");
+	room = n;
+	calls = calloc(room ? room : 1, sizeof(*calls));
+	if (!calls) {
+		fprintf(stderr, "Out of memory reading %u call counts\n", room);
+		return SMI_FAILED;
+	}
+	/* Another library build may add a function between the two calls: then n > room, and we show room. */
+	r = CONTROL(s, SimGetCalls)(calls, &n);
+	if (r && r != MIG_ERROR_INSUFFICIENT_SIZE) {
+		free(calls);
+		return smi_fail(s, r, "Unable to read the call counts");
+	}
+	n = n < room ? n : room;
+	qsort(calls, n, sizeof(*calls), by_function);
+	for (unsigned i = 0; i < n; i++)
+		if (calls[i].count)
+			printf("%s %llu\n", calls[i].function, calls[i].count);
+	free(calls);
+	return SMI_OK;
+}
+
 static int cmd_present(struct smi *s, unsigned present)
 {
 	mig_return_t r;
@@ -363,6 +413,8 @@ int smi_cmd_sim(struct smi *s, int argc, char **argv)
 		rc = cmd_kmsg(s);
 	else if (!strcmp(cmd, "paths") && nrest == 0)
 		rc = cmd_paths(s);
+	else if (!strcmp(cmd, "calls"))
+		rc = cmd_calls(s, nrest, rest);
 	else
 		fprintf(stderr, "Unknown sim command \"%s\" (busy, fault, faults, clear-faults, hold, remove, add, kmsg, paths)\n",
 			cmd);

@@ -78,5 +78,7 @@ mig_return_t sim_SimGetFaults(struct sim_ctx *ctx, accelsim_fault_t *faults, uns
 mig_return_t sim_SimClearFaults(struct sim_ctx *ctx);
 mig_return_t sim_SimSetDevicePresent(struct sim_ctx *ctx, unsigned int index, unsigned int present);
 mig_return_t sim_SimGetPath(struct sim_ctx *ctx, unsigned int which, char *path, unsigned int length);
+mig_return_t sim_SimGetCalls(struct sim_ctx *ctx, accelsim_call_count_t *calls, unsigned int *count);
+mig_return_t sim_SimResetCalls(struct sim_ctx *ctx);
 
 #endif

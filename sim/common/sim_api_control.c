@@ -155,3 +155,27 @@ mig_return_t sim_SimGetPath(struct sim_ctx *ctx, unsigned int which, char *path,
 	memcpy(path, p, strlen(p) + 1);
 	return sim_leave(ctx, MIG_SUCCESS);
 }
+
+mig_return_t sim_SimGetCalls(struct sim_ctx *ctx, accelsim_call_count_t *calls, unsigned int *count)
+{
+	mig_return_t r = sim_enter(ctx, SIM_FN_NONE);
+	unsigned room;
+
+	if (r)
+		return r;
+	if (!count)
+		return sim_leave(ctx, MIG_ERROR_INVALID_ARGUMENT);
+	room = calls ? *count : 0;
+	sim_counters_list(&ctx->counters, calls, count);
+	return sim_leave(ctx, calls && *count > room ? MIG_ERROR_INSUFFICIENT_SIZE : MIG_SUCCESS);
+}
+
+mig_return_t sim_SimResetCalls(struct sim_ctx *ctx)
+{
+	mig_return_t r = sim_enter(ctx, SIM_FN_NONE);
+
+	if (r)
+		return r;
+	sim_counters_reset(&ctx->counters);
+	return sim_leave(ctx, MIG_SUCCESS);
+}

@@ -47,6 +47,8 @@ mig_return_t sim_enter(struct sim_ctx *ctx, enum sim_fn fn)
 		pthread_mutex_unlock(&ctx->mutex);
 		return MIG_ERROR_UNINITIALIZED;
 	}
+	/* Received, whatever comes of it: a call a fault fails counts too. */
+	sim_counters_hit(&ctx->counters, fn);
 	ret = sim_store_lock(ctx);
 	if (ret) {
 		snprintf(err, sizeof(err), "cannot lock %s: %s", ctx->paths.lock, strerror(-ret));
@@ -106,6 +108,13 @@ static mig_return_t first_init(struct sim_ctx *ctx)
 		complain(ctx, msg);
 		return MIG_ERROR_DRIVER_NOT_LOADED;
 	}
+	ret = sim_counters_open(&ctx->counters, ctx->paths.counters, err, sizeof(err));
+	if (ret) {
+		complain(ctx, err);
+		r = MIG_ERROR_DRIVER_NOT_LOADED;
+		goto out;
+	}
+	sim_counters_hit(&ctx->counters, SIM_FN_Init_v2);
 	ret = sim_store_refresh(ctx, err, sizeof(err));
 	if (ret == -ENOENT) {
 		/* No hardware yet: this is its first power-on. */
@@ -140,6 +149,7 @@ static void release_everything(struct sim_ctx *ctx)
 	if (ctx->lock_fd >= 0)
 		close(ctx->lock_fd);
 	ctx->lock_fd = -1;
+	sim_counters_close(&ctx->counters);
 	sim_store_forget(ctx);
 	sim_handles_free(ctx);
 }
@@ -153,6 +163,8 @@ mig_return_t sim_init(struct sim_ctx *ctx)
 		r = first_init(ctx);
 		if (r != MIG_SUCCESS)
 			release_everything(ctx);
+	} else {
+		sim_counters_hit(&ctx->counters, SIM_FN_Init_v2);
 	}
 	if (r == MIG_SUCCESS)
 		ctx->refcount++;

@@ -19,6 +19,7 @@
 #include <sys/types.h>
 
 #include "sim/common/sim_calls.h"
+#include "sim/common/sim_counters.h"
 #include "sim/common/sim_fs.h"
 #include "sim/common/sim_model.h"
 #include "sim/common/sim_vendor.h"
@@ -35,6 +36,7 @@ struct sim_ctx {
 	struct sim_state state;
 	bool state_valid;
 	struct stat state_stat; /* of the state file the cache was read from or written to */
+	struct sim_counters counters; /* mapped from first Init to last Shutdown */
 	struct sim_handle **handles;
 	size_t n_handles, cap_handles;
 };

@@ -28,7 +28,8 @@ int sim_paths_init(struct sim_paths *p, const char *sim_root, const char *vendor
 	    sim_path_join(p->proc, sizeof(p->proc), p->root, "proc") ||
 	    sim_path_join(p->kmsg, sizeof(p->kmsg), p->root, "kmsg") ||
 	    sim_path_join(p->state, sizeof(p->state), p->root, "state.json") ||
-	    sim_path_join(p->lock, sizeof(p->lock), p->root, "state.lock"))
+	    sim_path_join(p->lock, sizeof(p->lock), p->root, "state.lock") ||
+	    sim_path_join(p->counters, sizeof(p->counters), p->root, "counters"))
 		return -ENAMETOOLONG;
 	return 0;
 }

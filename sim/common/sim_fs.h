@@ -20,6 +20,7 @@ struct sim_paths {
 	char kmsg[PATH_MAX];  /* <root>/kmsg */
 	char state[PATH_MAX]; /* <root>/state.json */
 	char lock[PATH_MAX];  /* <root>/state.lock */
+	char counters[PATH_MAX]; /* <root>/counters: call counts and the state's generation (sim_counters.h) */
 };
 
 /* Returns 0 or -ENAMETOOLONG. */

@@ -208,6 +208,22 @@ expect "ppu sim fault * --ret" ppu sim fault '*' --ret IN_USE --times 2
 refuse "ppu sim fault two codes" ppu sim fault '*' IN_USE --ret UNKNOWN
 expect "ppu sim clear-faults *" ppu sim clear-faults
 
+# sim calls: what the driver received per function, from every process,
+# each command's own Init_v2 and Shutdown included (a command's Shutdown
+# comes after it printed; the reset's own Shutdown is counted after the reset).
+expect "ppu sim calls --reset" ppu sim calls --reset
+expect "ppu sim calls" ppu sim calls
+printf 'Init_v2 1\nShutdown 1\n' >"$tmp/want"
+same "ppu sim calls after a reset" "$tmp/want" "$tmp/out"
+expect "ppu sim busy, counted" ppu sim busy -i 5 -gi 0 -ci 0 0
+expect "ppu sim fault * for counting" ppu sim fault '*' UNKNOWN --skip 1
+refuse "ppu -q faulted, counted" ppu -q -i 5
+expect "ppu sim calls after busy and -q" ppu sim calls
+printf 'DeviceGetCount_v2 1\nDeviceGetHandleByIndex_v2 2\nInit_v2 5\nShutdown 5\n' >"$tmp/want"
+same "ppu sim calls counts exactly" "$tmp/want" "$tmp/out"
+refuse "ppu sim calls bad option" ppu sim calls --zero
+expect "ppu sim clear-faults after counting" ppu sim clear-faults
+
 # A card off the bus.
 expect "ppu sim remove" ppu sim remove -i 6
 refuse "ppu lost card" ppu mig -i 6 -lgip

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Driver calls as a whole: a fault on "*" (any driver call, whatever its
- * function), loaded through core/mig_lib.c as the product loads the
- * simulators.
+ * function) and the per-function call counts (SimGetCalls), with the
+ * simulators loaded through core/mig_lib.c as the product loads them.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,12 +15,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "tests/sim/sim_fixture.h"
 
 #define ID_4G48GB 5 /* the built-in T-Head 4g profile: placements {0,4}:4 */
+
+/* How many functions the ABI has: each has a counter slot. */
+#define PLUS_ONE(suffix, params, args) +1
+static const unsigned n_abi = 0 MIG_ABI_FUNCTIONS(PLUS_ONE) MIG_ABI_OPTIONAL_FUNCTIONS(PLUS_ONE);
+#undef PLUS_ONE
 
 static int setup_with(void **state, const struct accel_family *f)
 {
@@ -252,6 +258,149 @@ static void test_any_nvidia(void **state)
 	assert_int_equal(fx->lib.DeviceGetMaxMigDeviceCount(dev, &max), MIG_SUCCESS);
 }
 
+/* The count of one function in a SimGetCalls listing; -1 when it has no slot. */
+static long long count_of(const accelsim_call_count_t *calls, unsigned n, const char *function)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (!strcmp(calls[i].function, function))
+			return (long long)calls[i].count;
+	return -1;
+}
+
+/* Every ABI function has a slot, and the ones not named in want are zero. */
+static void assert_counts(struct sim_fixture *fx, const char *const *want_names, const long long *want, size_t n_want)
+{
+	accelsim_call_count_t calls[128];
+	unsigned n = 128;
+
+	assert_int_equal(FX_CONTROL(fx, SimGetCalls)(calls, &n), MIG_SUCCESS);
+	assert_int_equal(n, n_abi);
+	for (unsigned i = 0; i < n; i++) {
+		long long expect = 0;
+
+		for (size_t k = 0; k < n_want; k++)
+			if (!strcmp(calls[i].function, want_names[k]))
+				expect = want[k];
+		if ((long long)calls[i].count != expect)
+			fail_msg("%s: %llu calls, expected %lld", calls[i].function, calls[i].count, expect);
+	}
+	for (size_t k = 0; k < n_want; k++)
+		assert_true(count_of(calls, n, want_names[k]) >= 0);
+}
+
+/* Exact counts for a known sequence; faulted calls count, control calls do not. */
+static void test_counts_exact(void **state)
+{
+	struct sim_fixture *fx = *state;
+	static const char *const names[] = { "DeviceGetCount_v2", "DeviceGetHandleByIndex_v2", "DeviceGetMigMode",
+					     "DeviceGetName", "DeviceCreateGpuInstanceWithPlacement",
+					     "GpuInstanceDestroy", "Init_v2", "Shutdown", "DeviceSetMigMode" };
+	static const long long want[] = { 3, 2, 1, 2, 1, 1, 1, 1, 1 };
+	mig_gpu_instance_placement_t pl = { 0, 4 };
+	mig_device_t dev, dev2;
+	mig_gpu_instance_t gi;
+	unsigned count, cur, pend, busy;
+	char name[96];
+
+	assert_int_equal(FX_CONTROL(fx, SimResetCalls)(), MIG_SUCCESS);
+	assert_counts(fx, NULL, NULL, 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(fx->lib.DeviceGetCount_v2(&count), MIG_SUCCESS);
+	assert_int_equal(fx->lib.DeviceGetHandleByIndex_v2(1, &dev), MIG_SUCCESS);
+	assert_int_equal(fx->lib.DeviceGetHandleByIndex_v2(2, &dev2), MIG_SUCCESS);
+	assert_int_equal(fx->lib.DeviceGetMigMode(dev, &cur, &pend), MIG_SUCCESS);
+	assert_int_equal(FX_CONTROL(fx, SimArmFault)("DeviceGetName", MIG_ERROR_UNKNOWN, 0, 1), MIG_SUCCESS);
+	assert_int_equal(fx->lib.DeviceGetName(dev, name, sizeof(name)), MIG_ERROR_UNKNOWN);
+	assert_int_equal(fx->lib.DeviceGetName(dev, name, sizeof(name)), MIG_SUCCESS);
+	assert_int_equal(fx->lib.DeviceCreateGpuInstanceWithPlacement(dev, ID_4G48GB, &pl, &gi), MIG_SUCCESS);
+	assert_int_equal(fx->lib.GpuInstanceDestroy(gi), MIG_SUCCESS);
+	assert_int_equal(fx->lib.Init_v2(), MIG_SUCCESS);
+	assert_int_equal(fx->lib.Shutdown(), MIG_SUCCESS);
+	/* A call refused for its arguments was still received. */
+	assert_int_equal(fx->lib.DeviceSetMigMode(dev, 7, NULL), MIG_ERROR_INVALID_ARGUMENT);
+	assert_int_equal(FX_CONTROL(fx, SimGetBusy)(dev, 0, 0, &busy), MIG_ERROR_NOT_FOUND);
+	assert_non_null(fx->lib.ErrorString(MIG_ERROR_UNKNOWN));
+	assert_counts(fx, names, want, sizeof(want) / sizeof(want[0]));
+
+	assert_int_equal(FX_CONTROL(fx, SimResetCalls)(), MIG_SUCCESS);
+	assert_counts(fx, NULL, NULL, 0);
+}
+
+/* Counting is not writing: reads leave state.json alone, whatever they count. */
+static void test_counting_writes_no_state(void **state)
+{
+	struct sim_fixture *fx = *state;
+	mig_device_t dev = fx_device(fx, 0);
+	struct stat before, after;
+	char path[PATH_MAX];
+	unsigned cur, pend;
+
+	assert_int_equal(stat(fx_path(fx, path, "state.json"), &before), 0);
+	for (int i = 0; i < 200; i++)
+		assert_int_equal(fx->lib.DeviceGetMigMode(dev, &cur, &pend), MIG_SUCCESS);
+	assert_int_equal(stat(path, &after), 0);
+	assert_int_equal(before.st_ino, after.st_ino);
+	assert_int_equal(before.st_mtim.tv_sec, after.st_mtim.tv_sec);
+	assert_int_equal(before.st_mtim.tv_nsec, after.st_mtim.tv_nsec);
+	assert_counts(fx, (const char *const[]){ "Init_v2", "DeviceGetHandleByIndex_v2", "DeviceGetMigMode" },
+		      (const long long[]){ 1, 1, 200 }, 3);
+}
+
+/* Another process's calls land in the same counters; its Init_v2 and Shutdown too. */
+static void test_counts_across_processes(void **state)
+{
+	struct sim_fixture *fx = *state;
+	accelsim_call_count_t calls[4];
+	unsigned n = 4;
+	int status;
+	pid_t pid;
+
+	assert_int_equal(FX_CONTROL(fx, SimResetCalls)(), MIG_SUCCESS);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct mig_lib lib;
+		char err[256];
+		unsigned count;
+
+		if (accel_family_open_lib(fx->family, fx->lib_path, &lib, err, sizeof(err)))
+			_exit(2);
+		for (int i = 0; i < 5; i++)
+			if (lib.DeviceGetCount_v2(&count))
+				_exit(3);
+		mig_lib_close(&lib);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(WEXITSTATUS(status), 0);
+	/* Whatever else mig_lib's open asks, these are certain. */
+	assert_int_equal(FX_CONTROL(fx, SimGetCalls)(calls, &n), MIG_ERROR_INSUFFICIENT_SIZE);
+	assert_int_equal(n, n_abi);
+	{
+		accelsim_call_count_t all[128];
+		unsigned m = 128;
+
+		assert_int_equal(FX_CONTROL(fx, SimGetCalls)(all, &m), MIG_SUCCESS);
+		assert_int_equal(m, n);
+		assert_int_equal(count_of(all, m, "DeviceGetCount_v2"), 5);
+		assert_int_equal(count_of(all, m, "Init_v2"), 1);
+		assert_int_equal(count_of(all, m, "Shutdown"), 1);
+	}
+}
+
+/* Calls made while the library is not initialised reach no hardware and count nowhere. */
+static void test_uninitialized_not_counted(void **state)
+{
+	struct sim_fixture *fx = *state;
+	unsigned count;
+
+	assert_int_equal(FX_CONTROL(fx, SimResetCalls)(), MIG_SUCCESS);
+	assert_int_equal(fx->lib.Shutdown(), MIG_SUCCESS);
+	assert_int_equal(fx->lib.DeviceGetCount_v2(&count), MIG_ERROR_UNINITIALIZED);
+	assert_int_equal(fx->lib.Init_v2(), MIG_SUCCESS);
+	assert_counts(fx, (const char *const[]){ "Init_v2", "Shutdown" }, (const long long[]){ 1, 1 }, 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -262,6 +411,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_any_armed_elsewhere, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_any_and_named, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_any_nvidia, setup_nvidia, teardown),
+		cmocka_unit_test_setup_teardown(test_counts_exact, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_counting_writes_no_state, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_counts_across_processes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_uninitialized_not_counted, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("sim_calls", tests, NULL, NULL);

@@ -180,10 +180,51 @@ undo:
 	return ret;
 }
 
+/*
+ * Does GPU instance gi carry the expected MIG device (or, resuming a removal,
+ * no compute instance at all)?  1 yes, 0 no, -errno when the driver could
+ * not say: a failed look is never taken for "someone else's".
+ */
+static int proven_ours(const struct accel_card *card, mig_gpu_instance_t gi, unsigned gi_id,
+		       const struct accel_expect *expect, const mig_compute_instance_profile_info_v2_t *profiles,
+		       size_t n_profiles, char *why, size_t whylen)
+{
+	bool none_left = true;
+
+	for (size_t p = 0; p < n_profiles; p++) {
+		mig_compute_instance_t cis[ACCEL_MAX_CI_PER_GI];
+		unsigned count = ACCEL_MAX_CI_PER_GI;
+		mig_return_t r = card->lib->GpuInstanceGetComputeInstances(gi, profiles[p].id, cis, &count);
+
+		if (accel_catalog_absent(r))
+			continue;
+		if (r != MIG_SUCCESS)
+			return driver_fail(card, "listing compute instances", r, why, whylen);
+		none_left = none_left && count == 0;
+		for (unsigned i = 0; i < count; i++) {
+			mig_compute_instance_info_t ci_info;
+			char uuid[ACCEL_UUID_MAX];
+			int ret;
+
+			memset(&ci_info, 0, sizeof(ci_info));
+			r = card->lib->ComputeInstanceGetInfo_v2(cis[i], &ci_info);
+			if (r != MIG_SUCCESS)
+				return driver_fail(card, "reading a compute instance", r, why, whylen);
+			ret = accel_mig_uuid(card, gi_id, ci_info.id, uuid, sizeof(uuid), why, whylen);
+			if (ret == -ENOENT)
+				continue; /* no MIG device for it: not the recorded one */
+			if (ret)
+				return ret;
+			if (!strcmp(uuid, expect->uuid))
+				return 1;
+		}
+	}
+	return expect->resume && none_left ? 1 : 0;
+}
+
 int accel_reclaim(const struct accel_card *card, unsigned gi_id, const struct accel_expect *expect, bool *progressed,
 		  char *why, size_t whylen)
 {
-	bool none_left = true;
 	mig_compute_instance_profile_info_v2_t *profiles = NULL;
 	mig_gpu_instance_info_t info;
 	mig_gpu_instance_t gi;
@@ -222,31 +263,12 @@ int accel_reclaim(const struct accel_card *card, unsigned gi_id, const struct ac
 		return ret;
 	if (expect && expect->uuid) {
 		/* The MIG UUID is the only proof the instance is the one recorded. */
-		bool owned = false;
-		for (size_t p = 0; p < n_profiles && !owned; p++) {
-			mig_compute_instance_t cis[ACCEL_MAX_CI_PER_GI];
-			unsigned count = ACCEL_MAX_CI_PER_GI;
-			mig_return_t lr = card->lib->GpuInstanceGetComputeInstances(gi, profiles[p].id, cis, &count);
-			if (lr != MIG_SUCCESS) {
-				if (!accel_catalog_absent(lr))
-					none_left = false; /* unknown is not none */
-				continue;
-			}
-			if (count)
-				none_left = false;
-			for (unsigned i = 0; i < count && !owned; i++) {
-				mig_compute_instance_info_t ci_info;
-				char uuid[ACCEL_UUID_MAX], ignored[256];
-				memset(&ci_info, 0, sizeof(ci_info));
-				if (card->lib->ComputeInstanceGetInfo_v2(cis[i], &ci_info) != MIG_SUCCESS)
-					continue;
-				if (accel_mig_uuid(card, gi_id, ci_info.id, uuid, sizeof(uuid), ignored,
-						   sizeof(ignored)) == 0 &&
-				    !strcmp(uuid, expect->uuid))
-					owned = true;
-			}
+		ret = proven_ours(card, gi, gi_id, expect, profiles, n_profiles, why, whylen);
+		if (ret < 0) {
+			free(profiles);
+			return ret;
 		}
-		if (!owned && !(expect->resume && none_left)) {
+		if (ret == 0) {
 			snprintf(why, whylen, "GPU instance %u no longer carries MIG device %s; left alone", gi_id,
 				 expect->uuid);
 			free(profiles);

@@ -8,7 +8,8 @@
  * Every API call runs between sim_enter() and sim_leave(): the process-wide
  * mutex (threads of one process share one flock), then the flock on the
  * state's lock file (other processes), then a reload when another process
- * changed the state, then the armed faults.
+ * changed the state (the generation in the shared counters file says so),
+ * then the armed faults.
  */
 #ifndef ACCEL_SIM_CTX_H
 #define ACCEL_SIM_CTX_H
@@ -35,7 +36,6 @@ struct sim_ctx {
 	pid_t lock_pid; /* the process lock_fd was opened in: a fork must open its own */
 	struct sim_state state;
 	bool state_valid;
-	struct stat state_stat; /* of the state file the cache was read from or written to */
 	struct sim_counters counters; /* mapped from first Init to last Shutdown */
 	struct sim_handle **handles;
 	size_t n_handles, cap_handles;

@@ -48,20 +48,73 @@ void sim_store_forget(struct sim_ctx *ctx)
 	ctx->state_valid = false;
 }
 
-static bool same_file(const struct stat *a, const struct stat *b)
+/*
+ * The whole file in one buffer: jansson's json_loadfd reads a descriptor one
+ * byte per read(2), which made every reload cost tens of thousands of system
+ * calls.  NUL-terminated; *len excludes the NUL.  0 or -errno.
+ */
+static int slurp(int fd, char **out, size_t *len)
 {
-	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
-	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+	struct stat st;
+	size_t cap, n = 0;
+	char *buf;
+
+	if (fstat(fd, &st) != 0)
+		return -errno;
+	cap = (size_t)st.st_size + 1;
+	buf = malloc(cap);
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		ssize_t got;
+
+		if (n + 1 == cap) {
+			/* Grew since the fstat (it cannot under the flock, but a reader never trusts a size). */
+			char *bigger = realloc(buf, cap * 2);
+
+			if (!bigger) {
+				free(buf);
+				return -ENOMEM;
+			}
+			buf = bigger;
+			cap *= 2;
+		}
+		got = read(fd, buf + n, cap - 1 - n);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			int ret = -errno;
+
+			free(buf);
+			return ret;
+		}
+		if (got == 0)
+			break;
+		n += (size_t)got;
+	}
+	buf[n] = '\0';
+	*out = buf;
+	*len = n;
+	return 0;
 }
 
 int sim_store_refresh(struct sim_ctx *ctx, char *err, size_t errlen)
 {
 	struct sim_state fresh;
 	json_error_t jerr;
-	struct stat st;
 	json_t *root;
+	char *text = NULL;
+	size_t len = 0;
 	int fd, ret;
 
+	/*
+	 * Every writer stores the generation it wrote in the shared counters
+	 * file, under the flock we hold: equal to ours, the cache is the file.
+	 * This is the common case and costs no system call at all.
+	 */
+	if (ctx->state_valid && ctx->counters.map &&
+	    sim_counters_generation(&ctx->counters) == ctx->state.generation)
+		return 0;
 	fd = open(ctx->paths.state, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		ret = -errno;
@@ -69,17 +122,15 @@ int sim_store_refresh(struct sim_ctx *ctx, char *err, size_t errlen)
 		sim_store_forget(ctx);
 		return ret;
 	}
-	if (fstat(fd, &st) != 0) {
-		ret = -errno;
-		close(fd);
+	ret = slurp(fd, &text, &len);
+	close(fd);
+	if (ret) {
+		snprintf(err, errlen, "cannot read %s: %s", ctx->paths.state, strerror(-ret));
+		sim_store_forget(ctx);
 		return ret;
 	}
-	if (ctx->state_valid && same_file(&st, &ctx->state_stat)) {
-		close(fd);
-		return 0;
-	}
-	root = json_loadfd(fd, 0, &jerr);
-	close(fd);
+	root = json_loadb(text, len, 0, &jerr);
+	free(text);
 	if (!root) {
 		snprintf(err, errlen, "%s: %s (line %d)", ctx->paths.state, jerr.text, jerr.line);
 		sim_store_forget(ctx);
@@ -93,30 +144,29 @@ int sim_store_refresh(struct sim_ctx *ctx, char *err, size_t errlen)
 	}
 	sim_state_free(&ctx->state);
 	ctx->state = fresh;
-	ctx->state_stat = st;
 	ctx->state_valid = true;
+	/*
+	 * The file is the truth: a counters file made after it (new, or started
+	 * afresh) learns its generation here, so that the next call needs no
+	 * reload.
+	 */
+	sim_counters_set_generation(&ctx->counters, ctx->state.generation);
 	return 0;
 }
 
-static int fsync_dir(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (fsync(fd) != 0)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
+/*
+ * No fsync, of the file or of its directory: this is simulated hardware, and
+ * a simulated host crash loses its instances anyway, as a real one does (the
+ * product's own records, core/record.c, stay durable).  What a reader must
+ * never see is a half-written file, and tmp + rename gives that without a
+ * disk flush; each fsync cost milliseconds per change.
+ */
 int sim_store_save(struct sim_ctx *ctx, char *err, size_t errlen)
 {
 	char tmp[PATH_MAX + 32];
 	char *text;
 	json_t *root;
-	size_t len;
+	size_t len, done = 0;
 	int fd, ret = 0;
 
 	ctx->state.generation++;
@@ -129,27 +179,37 @@ int sim_store_save(struct sim_ctx *ctx, char *err, size_t errlen)
 		return -ENOMEM;
 	}
 	len = strlen(text);
+	text[len++] = '\n'; /* json_dumps's NUL becomes the file's final newline */
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", ctx->paths.state, (int)getpid());
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		ret = -errno;
 		goto out;
 	}
-	if (write(fd, text, len) != (ssize_t)len || write(fd, "\n", 1) != 1 || fsync(fd) != 0) {
-		ret = errno ? -errno : -EIO;
-		close(fd);
+	while (done < len) {
+		ssize_t put = write(fd, text + done, len - done);
+
+		if (put < 0 && errno == EINTR)
+			continue;
+		if (put <= 0) {
+			ret = put < 0 ? -errno : -EIO;
+			break;
+		}
+		done += (size_t)put;
+	}
+	if (close(fd) != 0 && !ret)
+		ret = -errno;
+	if (ret) {
 		unlink(tmp);
 		goto out;
 	}
-	close(fd);
 	if (rename(tmp, ctx->paths.state) != 0) {
 		ret = -errno;
 		unlink(tmp);
 		goto out;
 	}
-	fsync_dir(ctx->paths.root);
-	if (stat(ctx->paths.state, &ctx->state_stat) != 0)
-		ret = -errno;
+	/* Only now is the new state the file's: tell every other process its cache is stale. */
+	sim_counters_set_generation(&ctx->counters, ctx->state.generation);
 out:
 	free(text);
 	if (ret) {

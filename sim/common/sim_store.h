@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The hardware state on disk: one JSON file per vendor, guarded by flock on
- * a lock file beside it, replaced atomically (tmp + fsync + rename) on every
- * change.  A process keeps a cached copy and rereads the file only when its
- * identity (inode, size, mtime) differs from the one it last saw.
+ * a lock file beside it, replaced atomically (tmp + rename, no fsync: see
+ * sim_store_save) on every change.  A process keeps a cached copy and
+ * rereads the file only when the generation the last writer stored in the
+ * shared counters file (sim_counters.h) differs from its copy's: a call
+ * that finds nothing changed opens no file at all.
  */
 #ifndef ACCEL_SIM_STORE_H
 #define ACCEL_SIM_STORE_H

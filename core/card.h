@@ -11,6 +11,8 @@
 #include "core/family.h"
 #include "core/mig_lib.h"
 
+struct accel_ci_cache;
+
 struct accel_card {
 	const struct accel_family *family;
 	struct mig_lib *lib;
@@ -23,6 +25,12 @@ struct accel_card {
 	/* Bounded retry of a destroy the driver calls busy. */
 	unsigned busy_retries;
 	unsigned busy_delay_ms;
+	/*
+	 * What compute-instance profiles a GPU instance of each profile takes:
+	 * fixed while the MIG mode holds, so probed once (core/inventory.h).
+	 * NULL: probe every time.  Guarded like the card.
+	 */
+	struct accel_ci_cache *ci_cache;
 };
 
 #endif

@@ -2,6 +2,7 @@
 #include "core/carve.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,12 +43,13 @@ static void sleep_ms(unsigned ms)
  * slice count equal to the GI's.  Indices can alias one profile, so the
  * candidates are distinct ids; anything but exactly one is refused.
  */
-static int whole_gi_ci_profile(const struct accel_card *card, mig_gpu_instance_t gi, unsigned gi_slices,
+static int whole_gi_ci_profile(const struct accel_card *card, mig_gpu_instance_t gi, unsigned gi_profile_id,
+			       unsigned gi_slices,
 			       unsigned *ci_profile_id, char *why, size_t whylen)
 {
 	mig_compute_instance_profile_info_v2_t *profiles;
 	size_t n, matches = 0;
-	int ret = accel_ci_profiles(card, gi, &profiles, &n, why, whylen);
+	int ret = accel_ci_profiles(card, gi, gi_profile_id, &profiles, &n, why, whylen);
 
 	if (ret)
 		return ret;
@@ -142,7 +144,7 @@ int accel_carve(const struct accel_card *card, const struct accel_profile *p, in
 	}
 	out->gi = gi_info.id;
 
-	ret = whole_gi_ci_profile(card, gi, p->slice_count, &out->ci_profile_id, why, whylen);
+	ret = whole_gi_ci_profile(card, gi, p->id, p->slice_count, &out->ci_profile_id, why, whylen);
 	if (ret)
 		goto undo;
 	r = card->lib->GpuInstanceCreateComputeInstance(gi, out->ci_profile_id, &ci);
@@ -159,7 +161,8 @@ int accel_carve(const struct accel_card *card, const struct accel_profile *p, in
 	}
 	out->ci = ci_info.id;
 
-	ret = accel_mig_uuid(card, out->gi, out->ci, out->uuid, sizeof(out->uuid), why, whylen);
+	out->mig_index = UINT_MAX;
+	ret = accel_mig_uuid(card, out->gi, out->ci, out->uuid, sizeof(out->uuid), &out->mig_index, why, whylen);
 	if (ret)
 		goto undo;
 	ret = accel_job_nodes(card, out->gi, out->ci, &out->nodes, &out->n_nodes, why, whylen);
@@ -180,55 +183,82 @@ undo:
 	return ret;
 }
 
+/* The compute instances under one GPU instance: handles and ids, read once for the proof and the destroys. */
+struct ci_list {
+	mig_compute_instance_t handle[ACCEL_MAX_CI_PER_GI];
+	unsigned id[ACCEL_MAX_CI_PER_GI];
+	unsigned n;
+};
+
+static int list_cis(const struct accel_card *card, mig_gpu_instance_t gi, unsigned gi_profile_id, bool want_ids,
+		    struct ci_list *out, char *why, size_t whylen)
+{
+	mig_compute_instance_profile_info_v2_t *profiles;
+	size_t n_profiles;
+	int ret = accel_ci_profiles(card, gi, gi_profile_id, &profiles, &n_profiles, why, whylen);
+
+	out->n = 0;
+	if (ret)
+		return ret;
+	for (size_t p = 0; p < n_profiles; p++) {
+		unsigned count = ACCEL_MAX_CI_PER_GI - out->n;
+		mig_return_t r = card->lib->GpuInstanceGetComputeInstances(gi, profiles[p].id, out->handle + out->n,
+									   &count);
+
+		if (accel_catalog_absent(r))
+			continue;
+		if (r != MIG_SUCCESS) {
+			free(profiles);
+			return driver_fail(card, "listing compute instances", r, why, whylen);
+		}
+		for (unsigned i = 0; i < count && want_ids; i++) {
+			mig_compute_instance_info_t info;
+
+			memset(&info, 0, sizeof(info));
+			r = card->lib->ComputeInstanceGetInfo_v2(out->handle[out->n + i], &info);
+			if (r != MIG_SUCCESS) {
+				free(profiles);
+				return driver_fail(card, "reading a compute instance", r, why, whylen);
+			}
+			out->id[out->n + i] = info.id;
+		}
+		out->n += count;
+	}
+	free(profiles);
+	return 0;
+}
+
 /*
  * Does GPU instance gi carry the expected MIG device (or, resuming a removal,
  * no compute instance at all)?  1 yes, 0 no, -errno when the driver could
  * not say: a failed look is never taken for "someone else's".
  */
-static int proven_ours(const struct accel_card *card, mig_gpu_instance_t gi, unsigned gi_id,
-		       const struct accel_expect *expect, const mig_compute_instance_profile_info_v2_t *profiles,
-		       size_t n_profiles, char *why, size_t whylen)
+static int proven_ours(const struct accel_card *card, unsigned gi_id, const struct accel_expect *expect,
+		       const struct ci_list *cis, char *why, size_t whylen)
 {
-	bool none_left = true;
+	for (unsigned i = 0; i < cis->n; i++) {
+		char uuid[ACCEL_UUID_MAX];
+		unsigned index = expect->mig_index;
+		int ret;
 
-	for (size_t p = 0; p < n_profiles; p++) {
-		mig_compute_instance_t cis[ACCEL_MAX_CI_PER_GI];
-		unsigned count = ACCEL_MAX_CI_PER_GI;
-		mig_return_t r = card->lib->GpuInstanceGetComputeInstances(gi, profiles[p].id, cis, &count);
-
-		if (accel_catalog_absent(r))
+		if (cis->id[i] != expect->ci)
 			continue;
-		if (r != MIG_SUCCESS)
-			return driver_fail(card, "listing compute instances", r, why, whylen);
-		none_left = none_left && count == 0;
-		for (unsigned i = 0; i < count; i++) {
-			mig_compute_instance_info_t ci_info;
-			char uuid[ACCEL_UUID_MAX];
-			int ret;
-
-			memset(&ci_info, 0, sizeof(ci_info));
-			r = card->lib->ComputeInstanceGetInfo_v2(cis[i], &ci_info);
-			if (r != MIG_SUCCESS)
-				return driver_fail(card, "reading a compute instance", r, why, whylen);
-			ret = accel_mig_uuid(card, gi_id, ci_info.id, uuid, sizeof(uuid), why, whylen);
-			if (ret == -ENOENT)
-				continue; /* no MIG device for it: not the recorded one */
-			if (ret)
-				return ret;
-			if (!strcmp(uuid, expect->uuid))
-				return 1;
-		}
+		ret = accel_mig_uuid(card, gi_id, cis->id[i], uuid, sizeof(uuid), &index, why, whylen);
+		if (ret == -ENOENT)
+			return 0; /* no MIG device for it: not the recorded one */
+		if (ret)
+			return ret;
+		return !strcmp(uuid, expect->uuid);
 	}
-	return expect->resume && none_left ? 1 : 0;
+	return expect->resume && cis->n == 0 ? 1 : 0;
 }
 
 int accel_reclaim(const struct accel_card *card, unsigned gi_id, const struct accel_expect *expect, bool *progressed,
 		  char *why, size_t whylen)
 {
-	mig_compute_instance_profile_info_v2_t *profiles = NULL;
+	struct ci_list cis;
 	mig_gpu_instance_info_t info;
 	mig_gpu_instance_t gi;
-	size_t n_profiles = 0;
 	mig_return_t r;
 	int ret;
 
@@ -258,54 +288,37 @@ int accel_reclaim(const struct accel_card *card, unsigned gi_id, const struct ac
 		}
 	}
 
-	ret = accel_ci_profiles(card, gi, &profiles, &n_profiles, why, whylen);
+	ret = list_cis(card, gi, info.profileId, expect && expect->uuid, &cis, why, whylen);
 	if (ret)
 		return ret;
 	if (expect && expect->uuid) {
 		/* The MIG UUID is the only proof the instance is the one recorded. */
-		ret = proven_ours(card, gi, gi_id, expect, profiles, n_profiles, why, whylen);
-		if (ret < 0) {
-			free(profiles);
+		ret = proven_ours(card, gi_id, expect, &cis, why, whylen);
+		if (ret < 0)
 			return ret;
-		}
 		if (ret == 0) {
 			snprintf(why, whylen, "GPU instance %u no longer carries MIG device %s; left alone", gi_id,
 				 expect->uuid);
-			free(profiles);
 			return -ESTALE;
 		}
 	}
 
 	/* Compute instances first: the driver refuses a GPU instance that still has one. */
-	for (size_t p = 0; p < n_profiles; p++) {
-		mig_compute_instance_t cis[ACCEL_MAX_CI_PER_GI];
-		unsigned count = ACCEL_MAX_CI_PER_GI;
-
-		r = card->lib->GpuInstanceGetComputeInstances(gi, profiles[p].id, cis, &count);
-		if (accel_catalog_absent(r))
-			continue;
+	for (unsigned i = 0; i < cis.n; i++) {
+		DESTROY_WITH_RETRY(card, card->lib->ComputeInstanceDestroy(cis.handle[i]), r);
 		if (r != MIG_SUCCESS) {
-			free(profiles);
-			return driver_fail(card, "listing compute instances", r, why, whylen);
-		}
-		for (unsigned i = 0; i < count; i++) {
-			DESTROY_WITH_RETRY(card, card->lib->ComputeInstanceDestroy(cis[i]), r);
-			if (r != MIG_SUCCESS) {
-				free(profiles);
-				ret = driver_fail(card, "destroying a compute instance", r, why, whylen);
-				if (r == MIG_ERROR_IN_USE) {
-					size_t l = strlen(why);
-					snprintf(why + l, whylen - l,
-						 "; something still runs on it after %u retries: stop it and try again",
-						 card->busy_retries);
-				}
-				return ret;
+			ret = driver_fail(card, "destroying a compute instance", r, why, whylen);
+			if (r == MIG_ERROR_IN_USE) {
+				size_t l = strlen(why);
+				snprintf(why + l, whylen - l,
+					 "; something still runs on it after %u retries: stop it and try again",
+					 card->busy_retries);
 			}
-			if (progressed)
-				*progressed = true;
+			return ret;
 		}
+		if (progressed)
+			*progressed = true;
 	}
-	free(profiles);
 
 	DESTROY_WITH_RETRY(card, card->lib->GpuInstanceDestroy(gi), r);
 	if (r != MIG_SUCCESS) {

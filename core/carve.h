@@ -24,6 +24,7 @@ struct accel_carve_result {
 	unsigned ci_profile_id;
 	struct accel_span placement;
 	char uuid[ACCEL_UUID_MAX];
+	unsigned mig_index; /* where the MIG device was found, a hint for later lookups */
 	struct accel_devnode *nodes; /* malloc'd; the caller owns them on success */
 	size_t n_nodes;
 };
@@ -48,6 +49,8 @@ struct accel_expect {
 	unsigned profile_id;
 	struct accel_span placement;
 	const char *uuid; /* MIG UUID of its compute instance; NULL: do not check */
+	unsigned ci;        /* the compute instance that carries it */
+	unsigned mig_index; /* where its MIG device was last seen; UINT_MAX: unknown */
 	/*
 	 * Resuming a removal that already destroyed the compute instance: a GPU
 	 * instance with none left (same id, profile, placement) is still ours.

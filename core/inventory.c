@@ -2,6 +2,7 @@
 #include "core/inventory.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,8 +42,59 @@ static int fail(char *err, size_t errlen, const struct accel_card *card, const c
 	return -mig_return_errno(r);
 }
 
-int accel_ci_profiles(const struct accel_card *card, mig_gpu_instance_t gi,
+void accel_ci_cache_clear(struct accel_ci_cache *c)
+{
+	for (size_t i = 0; c && i < c->n; i++)
+		free(c->entries[i].profiles);
+	if (c) {
+		free(c->entries);
+		c->entries = NULL;
+		c->n = 0;
+	}
+}
+
+static mig_compute_instance_profile_info_v2_t *dup_profiles(const mig_compute_instance_profile_info_v2_t *p, size_t n)
+{
+	mig_compute_instance_profile_info_v2_t *d = malloc((n + 1) * sizeof(*d));
+
+	if (d && n)
+		memcpy(d, p, n * sizeof(*d));
+	return d;
+}
+
+static int probe_ci_profiles(const struct accel_card *card, mig_gpu_instance_t gi,
+			     mig_compute_instance_profile_info_v2_t **out, size_t *n, char *err, size_t errlen);
+
+int accel_ci_profiles(const struct accel_card *card, mig_gpu_instance_t gi, unsigned gi_profile_id,
 		      mig_compute_instance_profile_info_v2_t **out, size_t *n, char *err, size_t errlen)
+{
+	struct accel_ci_cache *c = card->ci_cache;
+	struct accel_ci_cache_entry *grown;
+	int ret;
+
+	for (size_t i = 0; c && i < c->n; i++)
+		if (c->entries[i].gi_profile_id == gi_profile_id) {
+			*n = c->entries[i].n;
+			*out = dup_profiles(c->entries[i].profiles, *n);
+			return *out ? 0 : -ENOMEM;
+		}
+	ret = probe_ci_profiles(card, gi, out, n, err, errlen);
+	if (ret || !c || *n == 0)
+		return ret; /* an empty answer is never kept: it may be a driver's bad moment */
+	grown = realloc(c->entries, (c->n + 1) * sizeof(*grown));
+	if (!grown)
+		return 0; /* the answer stands; only the cache is lost */
+	c->entries = grown;
+	grown[c->n].gi_profile_id = gi_profile_id;
+	grown[c->n].n = *n;
+	grown[c->n].profiles = dup_profiles(*out, *n);
+	if (grown[c->n].profiles)
+		c->n++;
+	return 0;
+}
+
+static int probe_ci_profiles(const struct accel_card *card, mig_gpu_instance_t gi,
+			     mig_compute_instance_profile_info_v2_t **out, size_t *n, char *err, size_t errlen)
 {
 	*out = NULL;
 	*n = 0;
@@ -87,8 +139,8 @@ int accel_ci_profiles(const struct accel_card *card, mig_gpu_instance_t gi,
  * proving identity must not skip what it could not read.
  */
 static int walk_mig_devices(const struct accel_card *card,
-			    void (*visit)(void *ctx, unsigned gi, unsigned ci, const char *uuid), void *ctx, char *err,
-			    size_t errlen)
+			    void (*visit)(void *ctx, unsigned index, unsigned gi, unsigned ci, const char *uuid), void *ctx,
+			    char *err, size_t errlen)
 {
 	unsigned max = 0;
 	mig_return_t r;
@@ -113,34 +165,72 @@ static int walk_mig_devices(const struct accel_card *card,
 		if (r != MIG_SUCCESS)
 			return fail(err, errlen, card, "walking MIG devices", r);
 		buf[sizeof(buf) - 1] = '\0';
-		visit(ctx, g, c, buf);
+		visit(ctx, i, g, c, buf);
 	}
 	return 0;
 }
 
 struct uuid_query {
-	unsigned gi, ci, found;
+	unsigned gi, ci, found, index;
 	char *uuid;
 	size_t len;
 };
 
-static void match_uuid(void *ctx, unsigned gi, unsigned ci, const char *uuid)
+static void match_uuid(void *ctx, unsigned index, unsigned gi, unsigned ci, const char *uuid)
 {
 	struct uuid_query *q = ctx;
 
 	if (gi != q->gi || ci != q->ci)
 		return;
-	if (!q->found++)
+	if (!q->found++) {
 		snprintf(q->uuid, q->len, "%s", uuid);
+		q->index = index;
+	}
 }
 
-int accel_mig_uuid(const struct accel_card *card, unsigned gi, unsigned ci, char *uuid, size_t len, char *err,
-		   size_t errlen)
+/* The MIG device at one index, if it is (gi, ci): 1 found, 0 not there, -errno. */
+static int uuid_at(const struct accel_card *card, unsigned index, unsigned gi, unsigned ci, char *uuid, size_t len,
+		   char *err, size_t errlen)
 {
-	struct uuid_query q = { gi, ci, 0, uuid, len };
+	char buf[MIG_DEVICE_UUID_V2_BUFFER_SIZE];
+	mig_device_t mig;
+	unsigned g, c;
+	mig_return_t r = card->lib->DeviceGetMigDeviceHandleByIndex(card->handle, index, &mig);
+
+	if (r == MIG_ERROR_NOT_FOUND || r == MIG_ERROR_INVALID_ARGUMENT)
+		return 0;
+	if (r == MIG_SUCCESS)
+		r = card->lib->DeviceGetGpuInstanceId(mig, &g);
+	if (r == MIG_SUCCESS)
+		r = card->lib->DeviceGetComputeInstanceId(mig, &c);
+	if (r == MIG_SUCCESS && (g != gi || c != ci))
+		return 0;
+	if (r == MIG_SUCCESS)
+		r = card->lib->DeviceGetUUID(mig, buf, sizeof(buf));
+	if (r != MIG_SUCCESS)
+		return fail(err, errlen, card, "reading a MIG device", r);
+	buf[sizeof(buf) - 1] = '\0';
+	snprintf(uuid, len, "%s", buf);
+	return 1;
+}
+
+int accel_mig_uuid(const struct accel_card *card, unsigned gi, unsigned ci, char *uuid, size_t len,
+		   unsigned *index, char *err, size_t errlen)
+{
+	struct uuid_query q = { gi, ci, 0, UINT_MAX, uuid, len };
 	int ret;
 
 	uuid[0] = '\0';
+	/*
+	 * Where it was found before (a MIG device keeps its index while it
+	 * lives): four calls instead of a walk.  Uniqueness was proven when
+	 * the index was learnt.
+	 */
+	if (index && *index != UINT_MAX) {
+		ret = uuid_at(card, *index, gi, ci, uuid, len, err, errlen);
+		if (ret)
+			return ret < 0 ? ret : 0;
+	}
 	ret = walk_mig_devices(card, match_uuid, &q, err, errlen);
 	if (ret)
 		return ret;
@@ -155,6 +245,8 @@ int accel_mig_uuid(const struct accel_card *card, unsigned gi, unsigned ci, char
 		snprintf(err, errlen, "%s: no MIG device for GPU instance %u compute instance %u", card->name, gi, ci);
 		return -ENOENT;
 	}
+	if (index)
+		*index = q.index;
 	return 0;
 }
 
@@ -163,7 +255,7 @@ static int read_cis(const struct accel_card *card, mig_gpu_instance_t handle, st
 {
 	mig_compute_instance_profile_info_v2_t *profiles;
 	size_t n_profiles;
-	int ret = accel_ci_profiles(card, handle, &profiles, &n_profiles, err, errlen);
+	int ret = accel_ci_profiles(card, handle, gi->profile_id, &profiles, &n_profiles, err, errlen);
 
 	if (ret)
 		return ret;
@@ -198,8 +290,9 @@ static int read_cis(const struct accel_card *card, mig_gpu_instance_t handle, st
 	return 0;
 }
 
-static void fill_uuid(void *ctx, unsigned gi, unsigned ci, const char *uuid)
+static void fill_uuid(void *ctx, unsigned index, unsigned gi, unsigned ci, const char *uuid)
 {
+	(void)index;
 	struct accel_inventory *inv = ctx;
 
 	for (size_t k = 0; k < inv->n_gis; k++)

@@ -46,12 +46,34 @@ size_t accel_inventory_spans(const struct accel_inventory *inv, struct accel_spa
 /*
  * The distinct compute-instance profile ids a GI accepts, probed over every
  * CI profile index with shared engines (several indices can alias one id).
+ * gi_profile_id is the GI's own profile: with card->ci_cache the answer is
+ * probed once per GI profile and served from the cache after that.  *out
+ * is the caller's to free.
  */
-int accel_ci_profiles(const struct accel_card *card, mig_gpu_instance_t gi,
+int accel_ci_profiles(const struct accel_card *card, mig_gpu_instance_t gi, unsigned gi_profile_id,
 		      mig_compute_instance_profile_info_v2_t **out, size_t *n, char *err, size_t errlen);
 
-/* The MIG UUID of compute instance (gi, ci), by walking the card's MIG device handles. */
-int accel_mig_uuid(const struct accel_card *card, unsigned gi, unsigned ci, char *uuid, size_t len, char *err,
-		   size_t errlen);
+struct accel_ci_cache_entry {
+	unsigned gi_profile_id;
+	mig_compute_instance_profile_info_v2_t *profiles;
+	size_t n;
+};
+
+struct accel_ci_cache {
+	struct accel_ci_cache_entry *entries;
+	size_t n;
+};
+
+/* Forget everything (the MIG mode changed: the catalogue is probed again). */
+void accel_ci_cache_clear(struct accel_ci_cache *c);
+
+/*
+ * The MIG UUID of compute instance (gi, ci).  The MIG device index where a
+ * previous call found it (*index, UINT_MAX: unknown) is tried first; else
+ * every MIG device handle is walked, and two claimants are an error.
+ * *index (may be NULL) receives where it was found.
+ */
+int accel_mig_uuid(const struct accel_card *card, unsigned gi, unsigned ci, char *uuid, size_t len,
+		   unsigned *index, char *err, size_t errlen);
 
 #endif

@@ -22,6 +22,7 @@ void node_card_free(struct node_card *nc)
 	if (!nc)
 		return;
 	accel_catalog_clear(&nc->catalog);
+	accel_ci_cache_clear(&nc->ci_cache);
 	accel_device_unref(nc->view);
 	free(nc->card_nodes);
 	free(nc->records);
@@ -78,6 +79,7 @@ static struct node_card *card_open(struct accel_node *node, struct node_family *
 	nc->card.proc_root = fam->proc_root;
 	nc->card.busy_retries = node->opt.busy_retries;
 	nc->card.busy_delay_ms = node->opt.busy_delay_ms;
+	nc->card.ci_cache = &nc->ci_cache;
 	snprintf(nc->card.name, sizeof(nc->card.name), "%s%u", fam->family->tree_prefix, index);
 
 	r = fam->lib.DeviceGetHandleByIndex_v2(index, &nc->card.handle);

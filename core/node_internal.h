@@ -51,6 +51,7 @@ struct node_card {
 	struct accel_catalog catalog;
 	bool catalog_valid;
 	bool catalog_mode; /* the MIG mode the catalogue was probed under */
+	struct accel_ci_cache ci_cache; /* card.ci_cache points here; emptied with the catalogue */
 	struct accel_devnode *card_nodes;
 	size_t n_card_nodes;
 	char pci_driver[32];

@@ -6,6 +6,7 @@
 #include "core/node_internal.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -101,6 +102,7 @@ static int commit_record(void *ctx, const struct accel_carve_result *res, char *
 	r.gid = c->gid;
 	r.created = (int64_t)time(NULL);
 	r.phase = ACCEL_RECORD_ACTIVE;
+	r.mig_index = res->mig_index;
 
 	grown = realloc(c->nc->records, (c->nc->n_records + 1) * sizeof(*grown));
 	if (!grown) {
@@ -189,73 +191,110 @@ static void describe_job(const struct node_card *nc, const char *profile, const 
 	made->created = r->created;
 }
 
-/*
- * Carve on one card: the node's topology read-held, the job's name reserved.
- * want_start < 0 takes the lowest free placement; otherwise exactly the
- * placement starting there (-EAGAIN when it is no longer free).  On success
- * the card's view already shows the job, built from what the carve itself
- * produced: no later reading can turn the answer into a failure.
- */
-static int carve_on(struct accel_node *node, struct node_card *nc, const char *profile, const char *job, uid_t uid,
-		    gid_t gid, long want_start, struct accel_job *made, char *why, size_t whylen)
+/* Did a reading change what a carve decides on: the mode, or which GPU instances live where? */
+static bool same_knowledge(bool mode, const struct accel_inventory *before, const struct node_card *nc)
+{
+	if (mode != nc->mode || before->n_gis != nc->inv.n_gis)
+		return false;
+	for (size_t i = 0; i < before->n_gis; i++) {
+		const struct accel_live_gi *a = &before->gis[i], *b = &nc->inv.gis[i];
+		if (a->id != b->id || a->profile_id != b->profile_id || a->placement.start != b->placement.start ||
+		    a->placement.size != b->placement.size)
+			return false;
+	}
+	return true;
+}
+
+/* One decision and one carve on what the card knows; -EAGAIN etc. as carve_on. */
+static int carve_once(struct accel_node *node, struct node_card *nc, const char *profile, const char *job, uid_t uid,
+		      gid_t gid, long want_start, struct accel_job *made, char *why, size_t whylen)
 {
 	const struct accel_profile *p = NULL;
 	struct accel_carve_result res;
-	struct accel_span *used = NULL;
+	struct accel_span *used;
 	int want = -1, ret;
 
-	node_lock(&nc->lock, NODE_LOCK_CARD);
-	/* Decide on what the driver says now, not on the last poll. */
-	node_card_refresh(node, nc, false);
 	if (nc->mode)
 		for (size_t i = 0; i < nc->catalog.n_profiles && !p; i++)
 			if (!strcmp(nc->catalog.profiles[i].name, profile))
 				p = &nc->catalog.profiles[i];
 	if (!p) {
 		snprintf(why, whylen, "%s does not offer %s (MIG mode off, or no such profile)", nc->card.name, profile);
-		ret = -ENOENT;
-		goto out;
+		return -ENOENT;
 	}
 	if (nc->view && nc->view->refused) {
 		/* Read without view_lock: only this card's lock holder replaces its view. */
 		snprintf(why, whylen, "%s is refused: %s", nc->card.name, nc->view->refusal);
-		ret = -EBUSY;
-		goto out;
+		return -EBUSY;
 	}
 	for (size_t i = 0; want_start >= 0 && i < p->n_placements; i++)
 		if (p->placements[i].start == (unsigned long)want_start)
 			want = (int)i;
 	if (want_start >= 0 && want < 0) {
 		snprintf(why, whylen, "%s has no legal placement of %s at %ld", nc->card.name, profile, want_start);
-		ret = -EAGAIN;
-		goto out;
+		return -EAGAIN;
 	}
-	/* The refresh above just read the card's live instances: carve against those. */
 	used = calloc(nc->inv.n_gis + 1, sizeof(*used));
 	if (!used) {
-		ret = -ENOMEM;
 		snprintf(why, whylen, "out of memory");
-		goto out;
+		return -ENOMEM;
 	}
 	struct commit_ctx ctx = { node, nc, p, job, uid, gid };
 	ret = accel_carve(&nc->card, p, want, used, accel_inventory_spans(&nc->inv, used, nc->inv.n_gis),
 			  commit_record, &ctx, &res, why, whylen);
-	if (ret == 0) {
-		free(res.nodes);
-		log_info("%s/%s: carved job %s: GPU instance %u, compute instance %u, placement %u:%u, %s",
-			 nc->card.name, profile, job, res.gi, res.ci, res.placement.start, res.placement.size, res.uuid);
-		if (remember_carved(nc, p, &res))
-			node_card_refresh(node, nc, false); /* out of memory: learn it from the driver instead */
-		else
-			node_card_rebuild(node, nc);
-		describe_job(nc, profile, job, made);
-	} else if (ret != -ENOSPC && ret != -EAGAIN) {
-		/* The driver failed somewhere: what is on the card now is its to say. */
-		node_card_refresh(node, nc, false);
-	}
-out:
-	node_unlock(&nc->lock, NODE_LOCK_CARD);
 	free(used);
+	if (ret)
+		return ret;
+	free(res.nodes);
+	log_info("%s/%s: carved job %s: GPU instance %u, compute instance %u, placement %u:%u, %s", nc->card.name,
+		 profile, job, res.gi, res.ci, res.placement.start, res.placement.size, res.uuid);
+	if (remember_carved(nc, p, &res))
+		node_card_refresh(node, nc, false); /* out of memory: learn it from the driver instead */
+	else
+		node_card_rebuild(node, nc);
+	describe_job(nc, profile, job, made);
+	return 0;
+}
+
+/*
+ * Carve on one card: the node's topology read-held, the job's name reserved.
+ * want_start < 0 takes the lowest free placement; otherwise exactly the
+ * placement starting there (-EAGAIN when it is no longer free).
+ *
+ * It decides on what the card knows (the last reading, kept current by
+ * every carve and reclaim), without asking the driver again: the driver
+ * refuses a placement that is not free, and a failure makes the card be
+ * read again and, if that showed something new (an instance carved by
+ * hand, a mode flipped), the decision be made once more.  On success the
+ * card's view already shows the job, built from what the carve itself
+ * produced: no later reading can turn the answer into a failure.
+ */
+static int carve_on(struct accel_node *node, struct node_card *nc, const char *profile, const char *job, uid_t uid,
+		    gid_t gid, long want_start, struct accel_job *made, char *why, size_t whylen)
+{
+	int ret;
+
+	node_lock(&nc->lock, NODE_LOCK_CARD);
+	/* A card never read, or refused, is read now: a refusal may be over. */
+	if (!nc->view || nc->view->refused || !nc->catalog_valid)
+		node_card_refresh(node, nc, false);
+	ret = carve_once(node, nc, profile, job, uid, gid, want_start, made, why, whylen);
+	if (ret && ret != -ENOMEM) {
+		struct accel_inventory before = { 0 };
+		bool mode = nc->mode;
+
+		before.gis = calloc(nc->inv.n_gis + 1, sizeof(*before.gis));
+		if (before.gis) {
+			memcpy(before.gis, nc->inv.gis, nc->inv.n_gis * sizeof(*before.gis));
+			before.n_gis = nc->inv.n_gis;
+		}
+		/* The driver said no, or the card looked full: what is on it now is the driver's to say. */
+		node_card_refresh(node, nc, false);
+		if (before.gis && !same_knowledge(mode, &before, nc))
+			ret = carve_once(node, nc, profile, job, uid, gid, want_start, made, why, whylen);
+		accel_inventory_clear(&before);
+	}
+	node_unlock(&nc->lock, NODE_LOCK_CARD);
 	return ret;
 }
 
@@ -488,7 +527,8 @@ int accel_node_rmdir(struct accel_node *node, const char *device, const char *pr
 		if (ret)
 			goto out;
 	}
-	struct accel_expect expect = { r->profile_id, r->placement, r->uuid, resume };
+	struct accel_expect expect = { .profile_id = r->profile_id, .placement = r->placement, .uuid = r->uuid,
+				       .ci = r->ci, .mig_index = r->mig_index, .resume = resume };
 	ret = accel_reclaim(&nc->card, gi, &expect, &progressed, why, whylen);
 	if (ret == 0 || ret == -ENOENT || ret == -ESTALE) {
 		if (ret)

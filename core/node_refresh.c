@@ -7,6 +7,7 @@
 #include "core/node_internal.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -139,7 +140,8 @@ static int run_actions(struct accel_node *node, struct node_card *nc, const stru
 		int ret;
 
 		if (act->kind == ACCEL_ACTION_RECLAIM_ORPHAN) {
-			struct accel_expect expect = { act->profile_id, act->placement, NULL, false };
+			struct accel_expect expect = { .profile_id = act->profile_id, .placement = act->placement,
+						       .mig_index = UINT_MAX };
 			ret = accel_reclaim(&once, act->gi, &expect, NULL, why, sizeof(why));
 			if (ret == 0) {
 				log_info("%s: reclaimed orphan GPU instance %u (profile %u at %u:%u): no record accounts for it",
@@ -157,8 +159,12 @@ static int run_actions(struct accel_node *node, struct node_card *nc, const stru
 		if (i == (size_t)-1)
 			continue;
 		if (act->kind == ACCEL_ACTION_FINISH_REMOVAL) {
-			struct accel_expect expect = { nc->records[i].profile_id, nc->records[i].placement,
-						       nc->records[i].uuid, true };
+			struct accel_expect expect = { .profile_id = nc->records[i].profile_id,
+						       .placement = nc->records[i].placement,
+						       .uuid = nc->records[i].uuid,
+						       .ci = nc->records[i].ci,
+						       .mig_index = nc->records[i].mig_index,
+						       .resume = true };
 			ret = accel_reclaim(&once, act->gi, &expect, NULL, why, sizeof(why));
 			if (ret && ret != -ENOENT && ret != -ESTALE) {
 				if (strcmp(nc->records[i].note, why))
@@ -301,6 +307,7 @@ static int read_once(struct node_card *nc, char *err, size_t errlen)
 	/* The catalogue is kept while the mode holds; an empty one is never trusted. */
 	if (!nc->catalog_valid || nc->catalog_mode != mode || nc->catalog.n_profiles == 0) {
 		accel_catalog_clear(&nc->catalog);
+		accel_ci_cache_clear(&nc->ci_cache);
 		nc->catalog_valid = false;
 		ret = accel_catalog_probe(&nc->card, &nc->catalog, err, errlen);
 		if (ret)

@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <libgen.h>
@@ -79,6 +80,7 @@ int accel_record_parse(const char *text, const char *expect_family, const char *
 	const char *bad = NULL;
 
 	memset(out, 0, sizeof(*out));
+	out->mig_index = UINT_MAX; /* a lookup hint, learnt again at the first lookup */
 	if (!o) {
 		snprintf(why, whylen, "not JSON: %s (line %d)", jerr.text, jerr.line);
 		return -EINVAL;

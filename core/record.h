@@ -47,6 +47,8 @@ struct accel_record {
 	enum accel_record_phase phase;
 	/* In memory only: what stopped an rmdir midway (the driver's words), for status. */
 	char note[160];
+	/* In memory only: the MIG device index it was last found at (UINT_MAX: unknown), a lookup hint. */
+	unsigned mig_index;
 };
 
 /* The directory holding one card's records. */

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,7 +194,7 @@ static void ci_profile_covers_the_whole_gi(void **state)
 		assert_int_equal(accel_carve(&e->card, p, -1, NULL, 0, NULL, NULL, &res, err, sizeof(err)), 0);
 		/* the chosen CI profile is the one whose slices equal the GI's, among distinct ids */
 		assert_int_equal(e->fx.lib.DeviceGetGpuInstanceById(e->card.handle, res.gi, &gi), MIG_SUCCESS);
-		assert_int_equal(accel_ci_profiles(&e->card, gi, &cis, &n, err, sizeof(err)), 0);
+		assert_int_equal(accel_ci_profiles(&e->card, gi, p->id, &cis, &n, err, sizeof(err)), 0);
 		for (size_t k = 0; k < n; k++)
 			if (cis[k].id == res.ci_profile_id)
 				assert_int_equal(cis[k].sliceCount, p->slice_count);
@@ -322,16 +323,16 @@ static void reclaim_checks_identity_and_retries_busy(void **state)
 	free(res.nodes);
 
 	/* wrong UUID: somebody else's instance under a reused id, nothing destroyed */
-	struct accel_expect other = { p->id, res.placement, "MIG-not-this-one", false };
+	struct accel_expect other = { p->id, res.placement, "MIG-not-this-one", res.ci, UINT_MAX, false };
 	assert_int_equal(accel_reclaim(&e->card, res.gi, &other, NULL, err, sizeof(err)), -ESTALE);
 	assert_int_equal(live_gis(e, &c), 1);
 	/* wrong placement */
-	struct accel_expect moved = { p->id, { 4, 4 }, NULL, false };
+	struct accel_expect moved = { p->id, { 4, 4 }, NULL, 0, UINT_MAX, false };
 	assert_int_equal(accel_reclaim(&e->card, res.gi, &moved, NULL, err, sizeof(err)), -ESTALE);
 
 	/* busy: bounded retries, then EBUSY, the instance kept */
 	assert_int_equal(FX_CONTROL(&e->fx, SimSetBusy)(e->card.handle, res.gi, res.ci, 1), MIG_SUCCESS);
-	struct accel_expect mine = { p->id, res.placement, res.uuid, false };
+	struct accel_expect mine = { p->id, res.placement, res.uuid, res.ci, UINT_MAX, false };
 	assert_int_equal(accel_reclaim(&e->card, res.gi, &mine, NULL, err, sizeof(err)), -EBUSY);
 	assert_non_null(strstr(err, "retries"));
 	assert_int_equal(live_gis(e, &c), 1);

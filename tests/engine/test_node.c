@@ -444,6 +444,69 @@ static void transient_fault_keeps_jobs(void **state)
 	stop(&e);
 }
 
+/* ---- what a carve asks the driver ------------------------------------------ */
+
+/* Driver calls since the last reset, all functions together; printed one per line when verbose. */
+static unsigned long long calls(struct env *e, const struct accel_family *f, bool print)
+{
+	accelsim_fn_SimGetCalls_t get = control(e, f, "SimGetCalls");
+	accelsim_call_count_t counts[64];
+	unsigned n = 64;
+	unsigned long long total = 0;
+
+	assert_int_equal(get(counts, &n), MIG_SUCCESS);
+	for (unsigned i = 0; i < n; i++) {
+		total += counts[i].count;
+		if (print && counts[i].count)
+			print_message("  %-45s %llu\n", counts[i].function, counts[i].count);
+	}
+	return total;
+}
+
+static void reset_calls(struct env *e, const struct accel_family *f)
+{
+	accelsim_fn_SimResetCalls_t reset = control(e, f, "SimResetCalls");
+
+	assert_int_equal(reset(), MIG_SUCCESS);
+}
+
+/*
+ * A mkdir+rmdir cycle on an idle card asks the driver only what the
+ * operation needs: no catalogue, no other card.  The budget is the issue's
+ * (30 calls a cycle); the counts are exact, so a regression shows here.
+ */
+static void cycle_call_budget(const struct fam_case *c, unsigned long long budget)
+{
+	char why[ACCEL_TEXT_MAX];
+	unsigned long long carve, reclaim;
+	struct env e;
+
+	start(&e);
+	reset_calls(&e, c->family);
+	assert_int_equal(accel_node_mkdir(e.node, c->device, c->profile, "counted", 0, 0, NULL, why, sizeof(why)), 0);
+	print_message("%s mkdir:\n", c->device);
+	carve = calls(&e, c->family, true);
+	reset_calls(&e, c->family);
+	assert_int_equal(accel_node_rmdir(e.node, c->device, c->profile, "counted", why, sizeof(why)), 0);
+	print_message("%s rmdir:\n", c->device);
+	reclaim = calls(&e, c->family, true);
+	print_message("%s: mkdir %llu + rmdir %llu driver calls (budget %llu)\n", c->device, carve, reclaim, budget);
+	assert_true(carve + reclaim <= budget);
+	stop(&e);
+}
+
+static void thead_cycle_call_budget(void **state)
+{
+	(void)state;
+	cycle_call_budget(&thead, 30);
+}
+
+static void nvidia_cycle_call_budget(void **state)
+{
+	(void)state;
+	cycle_call_budget(&nvidia, 30);
+}
+
 /* ---- many threads --------------------------------------------------------- */
 
 #define WORKERS 4
@@ -583,6 +646,8 @@ int main(void)
 		cmocka_unit_test(busy_job_stays_ready),
 		cmocka_unit_test(transient_fault_keeps_jobs),
 		cmocka_unit_test(threads_answer_truly),
+		cmocka_unit_test(thead_cycle_call_budget),
+		cmocka_unit_test(nvidia_cycle_call_budget),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -114,13 +114,13 @@ int main(int argc, char **argv)
 
 	both[0].card = 0;
 	read_card(&both[0]);
-	printf("read      %8.1f us/call\n", both[0].seconds / iterations * 1e6);
+	printf("read      %8.2f us/call\n", both[0].seconds / iterations * 1e6);
 
 	t0 = now();
 	for (unsigned i = 0; i < rounds; i++)
 		change(&lib, dev, info.id, &pl[0]);
 	t = now() - t0;
-	printf("write     %8.1f us/change\n", t / (2.0 * rounds) * 1e6);
+	printf("write     %8.2f us/change\n", t / (2.0 * rounds) * 1e6);
 
 	/*
 	 * Another process changes the state, then this one reads: the pipes
@@ -163,7 +163,7 @@ int main(int argc, char **argv)
 	}
 	close(go[1]);
 	waitpid(child, &status, 0);
-	printf("foreign   %8.1f us/call\n", t / rounds * 1e6);
+	printf("foreign   %8.2f us/call\n", t / rounds * 1e6);
 
 	if (lib.DeviceGetCount_v2(&n_pl) || n_pl < 2) {
 		printf("2 cards   (this node has one card)\n");
@@ -177,7 +177,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 2; i++)
 		pthread_join(th[i], NULL);
 	t = now() - t0;
-	printf("2 cards   %8.1f us/call (wall, both threads' calls together)\n", t / (2.0 * iterations) * 1e6);
+	printf("2 cards   %8.2f us/call (wall, both threads' calls together)\n", t / (2.0 * iterations) * 1e6);
 
 out:
 	mig_lib_close(&lib);

@@ -22,6 +22,23 @@ enum sim_fn sim_fn_by_name(const char *suffix)
 	return SIM_FN_NONE;
 }
 
+bool sim_fn_changes_state(enum sim_fn fn)
+{
+	switch (fn) {
+	case SIM_FN_Init_v2:
+	case SIM_FN_Shutdown:
+	case SIM_FN_DeviceCreateGpuInstanceWithPlacement:
+	case SIM_FN_GpuInstanceDestroy:
+	case SIM_FN_GpuInstanceCreateComputeInstance:
+	case SIM_FN_ComputeInstanceDestroy:
+	case SIM_FN_DeviceSetMigMode:
+	case SIM_FN_NONE:
+		return true;
+	default:
+		return fn < 0 || fn >= SIM_FN_COUNT;
+	}
+}
+
 bool sim_fn_any(enum sim_fn fn)
 {
 	return fn >= 0 && fn < SIM_FN_COUNT && fn != SIM_FN_Init_v2 && fn != SIM_FN_Shutdown;

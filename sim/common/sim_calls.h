@@ -42,4 +42,12 @@ enum sim_fn sim_fn_by_name(const char *suffix);
  */
 bool sim_fn_any(enum sim_fn fn);
 
+/*
+ * May fn change the simulated hardware (create, destroy, set the mode, or
+ * open and close the library)?  Every other ABI call only reads it, and
+ * needs no cross-process lock when its cached copy is current (sim_enter).
+ * SIM_FN_NONE (the control extension) counts as changing: it always locks.
+ */
+bool sim_fn_changes_state(enum sim_fn fn);
+
 #endif

@@ -34,6 +34,7 @@ struct sim_ctx {
 	struct sim_paths paths;
 	int lock_fd;
 	pid_t lock_pid; /* the process lock_fd was opened in: a fork must open its own */
+	bool flocked;   /* this call holds the flock (a read-only call on a current cache does not) */
 	struct sim_state state;
 	bool state_valid;
 	struct sim_counters counters; /* mapped from first Init to last Shutdown */

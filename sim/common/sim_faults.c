@@ -15,6 +15,16 @@ static bool matches(const accelsim_fault_t *f, enum sim_fn fn)
 	return !strcmp(f->function, sim_fn_name(fn));
 }
 
+bool sim_faults_armed_for(const struct sim_state *s, enum sim_fn fn)
+{
+	if (!sim_fn_name(fn))
+		return false;
+	for (unsigned i = 0; i < s->n_faults; i++)
+		if (s->faults[i].times > 0 && matches(&s->faults[i], fn))
+			return true;
+	return false;
+}
+
 bool sim_faults_hit(struct sim_state *s, enum sim_fn fn, mig_return_t *ret, bool *changed)
 {
 	bool fired = false;

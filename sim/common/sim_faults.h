@@ -28,6 +28,9 @@ bool sim_fault_function_known(const char *function);
  */
 bool sim_faults_hit(struct sim_state *s, enum sim_fn fn, mig_return_t *ret, bool *changed);
 
+/* Would a call of fn see an armed fault (one with firings left that matches it)? */
+bool sim_faults_armed_for(const struct sim_state *s, enum sim_fn fn);
+
 /* Add a fault; spent ones are dropped first to make room.  SUCCESS or INSUFFICIENT_RESOURCES. */
 mig_return_t sim_faults_arm(struct sim_state *s, const accelsim_fault_t *f);
 

@@ -33,13 +33,21 @@ int sim_store_lock(struct sim_ctx *ctx)
 	while (flock(ctx->lock_fd, LOCK_EX) != 0)
 		if (errno != EINTR)
 			return -errno;
+	ctx->flocked = true;
 	return 0;
 }
 
 void sim_store_unlock(struct sim_ctx *ctx)
 {
-	if (ctx->lock_fd >= 0)
+	if (ctx->flocked && ctx->lock_fd >= 0)
 		flock(ctx->lock_fd, LOCK_UN);
+	ctx->flocked = false;
+}
+
+bool sim_store_current(const struct sim_ctx *ctx)
+{
+	return ctx->state_valid && ctx->counters.map &&
+	       sim_counters_generation(&ctx->counters) == ctx->state.generation;
 }
 
 void sim_store_forget(struct sim_ctx *ctx)
@@ -112,8 +120,7 @@ int sim_store_refresh(struct sim_ctx *ctx, char *err, size_t errlen)
 	 * file, under the flock we hold: equal to ours, the cache is the file.
 	 * This is the common case and costs no system call at all.
 	 */
-	if (ctx->state_valid && ctx->counters.map &&
-	    sim_counters_generation(&ctx->counters) == ctx->state.generation)
+	if (sim_store_current(ctx))
 		return 0;
 	fd = open(ctx->paths.state, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {

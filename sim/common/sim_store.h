@@ -16,7 +16,15 @@
 
 /* flock the state's lock file (opening it on first use).  0 or -errno. */
 int sim_store_lock(struct sim_ctx *ctx);
+/* Drop the flock if this process holds it (ctx->flocked); nothing otherwise. */
 void sim_store_unlock(struct sim_ctx *ctx);
+
+/*
+ * Is the cached state the file's, as far as the generation every writer
+ * stores in the counters file tells?  Needs no lock: a writer stores the
+ * generation only once its new file is in place.
+ */
+bool sim_store_current(const struct sim_ctx *ctx);
 
 /* Make ctx->state the file's content, reading it only if it changed.  0, -ENOENT, or -errno. */
 int sim_store_refresh(struct sim_ctx *ctx, char *err, size_t errlen);

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Driver calls as a whole: a fault on "*" (any driver call, whatever its
- * function) and the per-function call counts (SimGetCalls), with the
- * simulators loaded through core/mig_lib.c as the product loads them.
+ * function), the per-function call counts (SimGetCalls), and what a call
+ * costs in locks (a read on a current cache takes none, yet sees every
+ * other process's change), with the simulators loaded through
+ * core/mig_lib.c as the product loads them.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,9 +14,11 @@
 #include <cmocka.h>
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -401,6 +405,94 @@ static void test_uninitialized_not_counted(void **state)
 	assert_counts(fx, (const char *const[]){ "Init_v2", "Shutdown" }, (const long long[]){ 1, 1 }, 2);
 }
 
+/* A child that holds the state's flock until its pipe closes; returns its pid. */
+static pid_t hold_state_lock(struct sim_fixture *fx, int *release_fd)
+{
+	int ready[2], release[2];
+	char path[PATH_MAX], c;
+	pid_t pid;
+
+	assert_int_equal(pipe(ready), 0);
+	assert_int_equal(pipe(release), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = open(fx_path(fx, path, "state.lock"), O_RDWR | O_CLOEXEC);
+
+		close(ready[0]);
+		close(release[1]);
+		if (fd < 0 || flock(fd, LOCK_EX) != 0 || write(ready[1], "x", 1) != 1)
+			_exit(1);
+		while (read(release[0], &c, 1) > 0)
+			;
+		_exit(0);
+	}
+	close(ready[1]);
+	close(release[0]);
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+	*release_fd = release[1];
+	return pid;
+}
+
+/*
+ * Reads need no cross-process lock while nothing changed: they answer while
+ * another process holds the flock (were they to wait, the alarm would end
+ * the test).  A change does wait for it.
+ */
+static void test_reads_take_no_lock(void **state)
+{
+	struct sim_fixture *fx = *state;
+	mig_device_t dev = fx_device(fx, 0);
+	unsigned cur, pend, count;
+	int release, status;
+	pid_t holder = hold_state_lock(fx, &release);
+
+	alarm(30);
+	for (int i = 0; i < 10; i++)
+		assert_int_equal(fx->lib.DeviceGetMigMode(dev, &cur, &pend), MIG_SUCCESS);
+	assert_int_equal(fx->lib.DeviceGetCount_v2(&count), MIG_SUCCESS);
+	close(release);
+	assert_int_equal(waitpid(holder, &status, 0), holder);
+	assert_int_equal(WEXITSTATUS(status), 0);
+	alarm(0);
+}
+
+/* A change made by another process is what the very next read answers. */
+static void test_next_read_sees_other_process(void **state)
+{
+	struct sim_fixture *fx = *state;
+	mig_device_t dev = fx_device(fx, 6);
+	unsigned cur, pend;
+	int status;
+	pid_t pid;
+
+	for (unsigned want = MIG_DEVICE_MIG_DISABLE;; want = MIG_DEVICE_MIG_ENABLE) {
+		assert_int_equal(fx->lib.DeviceGetMigMode(dev, &cur, &pend), MIG_SUCCESS);
+		assert_int_not_equal(cur, want);
+		pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			struct mig_lib lib;
+			mig_device_t d;
+			mig_return_t act;
+			char err[256];
+
+			if (accel_family_open_lib(fx->family, fx->lib_path, &lib, err, sizeof(err)) ||
+			    lib.DeviceGetHandleByIndex_v2(6, &d) || lib.DeviceSetMigMode(d, want, &act))
+				_exit(1);
+			mig_lib_close(&lib);
+			_exit(0);
+		}
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		assert_int_equal(WEXITSTATUS(status), 0);
+		assert_int_equal(fx->lib.DeviceGetMigMode(dev, &cur, &pend), MIG_SUCCESS);
+		assert_int_equal(cur, want);
+		if (want == MIG_DEVICE_MIG_ENABLE)
+			break;
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -415,6 +507,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_counting_writes_no_state, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_counts_across_processes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_uninitialized_not_counted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reads_take_no_lock, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_next_read_sees_other_process, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("sim_calls", tests, NULL, NULL);

@@ -167,7 +167,7 @@ static int cmd_fault(struct smi *s, int argc, char **argv)
 		}
 	}
 	if (!function) {
-		fprintf(stderr, "usage: accel-smi sim fault FUNCTION|'*' [RET | --ret NAME|NUM] [--skip N] [--times K]\n");
+		fprintf(stderr, "usage: accel-smi sim fault FUNCTION|'*' [RET] [--ret NAME|NUM] [--skip N] [--times K]\n");
 		return SMI_USAGE;
 	}
 	fault_target(s, function, target, sizeof(target));
@@ -355,6 +355,27 @@ static int cmd_paths(struct smi *s)
 	return SMI_OK;
 }
 
+/* Every sim command, for `accel-smi sim help` and any usage error without a narrower message. */
+static void sim_usage(FILE *f)
+{
+	fputs("usage: accel-smi [-f ppu|gpu] --sim[=STATE_DIR] sim COMMAND\n"
+	      "  busy -i N -gi G -ci C COUNT     processes running on a compute instance (blocks its destroy)\n"
+	      "  fault FUNCTION|'*' [RET] [--ret NAME|NUM] [--skip N] [--times K]\n"
+	      "                                  the next driver calls of FUNCTION answer RET (default UNKNOWN)\n"
+	      "                                  without side effect, after N calls, K times (default once);\n"
+	      "                                  '*' is any driver call except Init_v2 and Shutdown, its skip\n"
+	      "                                  counting every call, whatever the function\n"
+	      "  faults | clear-faults           the armed faults (spent ones too) / disarm them all\n"
+	      "  calls [--reset]                 \"FUNCTION COUNT\" for each driver function called (every\n"
+	      "                                  process; this command's own Init_v2 too) / zero the counts\n"
+	      "  hold -i N [--control]           hold the card's node (and the control nodes) until killed\n"
+	      "  remove -i N | add -i N          the card falls off / comes back on the bus\n"
+	      "  kmsg                            the simulated kernel log\n"
+	      "  paths                           where the simulated node keeps its files\n"
+	      "  help                            this text\n",
+	      f);
+}
+
 int smi_cmd_sim(struct smi *s, int argc, char **argv)
 {
 	const char *cmd;
@@ -363,10 +384,14 @@ int smi_cmd_sim(struct smi *s, int argc, char **argv)
 	bool control_nodes = false;
 
 	if (argc < 1) {
-		fprintf(stderr, "usage: accel-smi sim busy|fault|faults|clear-faults|hold|remove|add|kmsg|paths ...\n");
+		sim_usage(stderr);
 		return SMI_USAGE;
 	}
 	cmd = argv[0];
+	if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+		sim_usage(stdout);
+		return SMI_OK;
+	}
 	rest = calloc((size_t)argc + 1, sizeof(*rest));
 	if (!rest)
 		return SMI_FAILED;
@@ -415,9 +440,10 @@ int smi_cmd_sim(struct smi *s, int argc, char **argv)
 		rc = cmd_paths(s);
 	else if (!strcmp(cmd, "calls"))
 		rc = cmd_calls(s, nrest, rest);
-	else
-		fprintf(stderr, "Unknown sim command \"%s\" (busy, fault, faults, clear-faults, hold, remove, add, kmsg, paths)\n",
-			cmd);
+	else {
+		fprintf(stderr, "Unknown sim command or arguments: \"%s\"\n", cmd);
+		sim_usage(stderr);
+	}
 	free(rest);
 	return rc;
 }

@@ -222,6 +222,9 @@ expect "ppu sim calls after busy and -q" ppu sim calls
 printf 'DeviceGetCount_v2 1\nDeviceGetHandleByIndex_v2 2\nInit_v2 5\nShutdown 5\n' >"$tmp/want"
 same "ppu sim calls counts exactly" "$tmp/want" "$tmp/out"
 refuse "ppu sim calls bad option" ppu sim calls --zero
+expect "ppu sim help" ppu sim help
+has "sim help names calls" "$tmp/out" "calls [--reset]"
+has "sim help names the wildcard" "$tmp/out" "fault FUNCTION|'*'"
 expect "ppu sim clear-faults after counting" ppu sim clear-faults
 
 # A card off the bus.

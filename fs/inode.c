@@ -15,8 +15,26 @@ struct fs_inodes {
 	uint64_t next_ino;
 	struct fs_inode *by_ino[BUCKETS];
 	struct fs_inode *by_path[BUCKETS];
+	struct fs_inode *by_top[BUCKETS];
 	struct fs_inode root;
 };
+
+/* The hash of a path's first component ("ppu3" of "ppu3/mig/..."). */
+static size_t hash_top(const char *path)
+{
+	size_t h = 5381;
+
+	while (*path && *path != '/')
+		h = h * 33 + (unsigned char)*path++;
+	return h % BUCKETS;
+}
+
+static bool under_top(const char *path, const char *top)
+{
+	size_t n = strlen(top);
+
+	return !strncmp(path, top, n) && (path[n] == '\0' || path[n] == '/');
+}
 
 static size_t hash_str(const char *s)
 {
@@ -123,6 +141,8 @@ uint64_t fs_inodes_lookup(struct fs_inodes *t, uint64_t parent, const char *name
 		t->by_path[hp] = in;
 		in->next_by_ino = t->by_ino[hi];
 		t->by_ino[hi] = in;
+		in->next_by_top = t->by_top[hash_top(path)];
+		t->by_top[hash_top(path)] = in;
 	}
 	in->nlookup++;
 	ino = in->ino;
@@ -152,6 +172,11 @@ void fs_inodes_forget(struct fs_inodes *t, uint64_t ino, uint64_t n)
 	for (pp = &t->by_path[hash_str(in->path)]; *pp; pp = &(*pp)->next_by_path)
 		if (*pp == in) {
 			*pp = in->next_by_path;
+			break;
+		}
+	for (pp = &t->by_top[hash_top(in->path)]; *pp; pp = &(*pp)->next_by_top)
+		if (*pp == in) {
+			*pp = in->next_by_top;
 			break;
 		}
 	free(in->path);
@@ -192,6 +217,16 @@ void fs_inodes_each(struct fs_inodes *t, void (*fn)(void *ctx, const struct fs_i
 	pthread_mutex_lock(&t->lock);
 	for (size_t b = 0; b < BUCKETS; b++)
 		for (struct fs_inode *in = t->by_ino[b]; in; in = in->next_by_ino)
+			fn(ctx, in);
+	pthread_mutex_unlock(&t->lock);
+}
+
+void fs_inodes_each_under(struct fs_inodes *t, const char *top, void (*fn)(void *ctx, const struct fs_inode *in),
+			  void *ctx)
+{
+	pthread_mutex_lock(&t->lock);
+	for (struct fs_inode *in = t->by_top[hash_top(top)]; in; in = in->next_by_top)
+		if (under_top(in->path, top))
 			fn(ctx, in);
 	pthread_mutex_unlock(&t->lock);
 }

@@ -24,6 +24,7 @@ struct fs_inode {
 	const char *name; /* last component, inside path */
 	struct fs_inode *next_by_ino;
 	struct fs_inode *next_by_path;
+	struct fs_inode *next_by_top; /* chained by the path's first component ("ppu3", "mig") */
 };
 
 struct fs_inodes;
@@ -46,5 +47,12 @@ bool fs_inodes_find(struct fs_inodes *t, const char *path, uint64_t *parent);
 
 /* Visit every inode (under the table's lock: the visitor must not call back in). */
 void fs_inodes_each(struct fs_inodes *t, void (*fn)(void *ctx, const struct fs_inode *in), void *ctx);
+/*
+ * Visit the inodes whose path starts with the component top ("ppu3" visits
+ * ppu3 and everything below it), without looking at the others: what a
+ * change to one device costs does not grow with the number of devices.
+ */
+void fs_inodes_each_under(struct fs_inodes *t, const char *top, void (*fn)(void *ctx, const struct fs_inode *in),
+			  void *ctx);
 
 #endif

@@ -1,4 +1,24 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * Keeping the kernel's caches true.
+ *
+ * Files drawn from the snapshot alone (fs/cache.c says which) live in the
+ * page cache and entries and attributes are cached for long: what makes
+ * that safe is this file.  A flush compares the snapshot the kernel's
+ * caches were last checked against (base) with the current one: only the
+ * devices whose view changed (a pointer comparison, views are shared) and
+ * the node-level mig/ are looked at, and of the inodes the kernel knows
+ * there, exactly those whose rendering differs are invalidated
+ * (fuse_lowlevel_notify_inval_inode: pages and attributes).
+ *
+ * mkdir and rmdir flush before they answer, in their own thread: a script
+ * that reads `available` right after mkdir sees the carve.  Only inode
+ * invalidations happen there; they take no directory lock, so a flush
+ * inside a request cannot deadlock against it.  Entries whose path is gone
+ * are deleted (fuse_lowlevel_notify_delete, which takes the parent
+ * directory's lock) by the notifier thread, outside any request, as are the
+ * changes the poller publishes.
+ */
 #include "fs/notify.h"
 
 #include <errno.h>
@@ -8,9 +28,11 @@
 
 #include "core/log.h"
 #include "fs/accelfs.h"
+#include "fs/cache.h"
+#include "fs/render.h"
 #include "fs/tree.h"
 
-struct stale {
+struct gone {
 	uint64_t parent;
 	uint64_t ino;
 	char name[256];
@@ -19,77 +41,175 @@ struct stale {
 struct fs_notifier {
 	struct accelfs *fs;
 	pthread_t thread;
-	pthread_mutex_t lock;
+	pthread_mutex_t lock; /* pending, attrs, stopping, the deletion queue */
 	pthread_cond_t cond;
 	bool pending;
 	bool attrs; /* also invalidate the attributes of every known inode */
 	bool stopping;
+	struct gone *gone;
+	size_t n_gone;
+
+	pthread_mutex_t flush_lock;  /* one flush at a time */
+	struct accel_snapshot *base; /* guarded by flush_lock */
 };
 
-struct collect {
-	const struct accel_snapshot *snap;
-	struct stale *list;
-	size_t n, cap;
-	uint64_t *live; /* inodes whose attributes to drop */
-	size_t n_live, cap_live;
-	bool attrs;
+/* ---- what changed ------------------------------------------------------ */
+
+struct compare {
+	struct accelfs *fs;
+	const struct accel_snapshot *base, *cur;
+	uint64_t *inval;
+	size_t n_inval, cap_inval;
+	struct gone *gone;
+	size_t n_gone, cap_gone;
 };
 
-static void collect_stale(void *ctx, const struct fs_inode *in)
+static bool same_rendering(struct accelfs *fs, const struct accel_snapshot *a, const struct accel_snapshot *b,
+			   const char *path, const struct fs_node *nb)
 {
-	struct collect *c = ctx;
-	struct fs_node node;
+	struct fs_node na;
+	char *ta = NULL, *tb = NULL;
+	size_t la = 0, lb = 0;
+	bool same;
 
-	if (fs_tree_resolve(c->snap, in->path, &node) == 0) {
-		if (c->attrs && c->n_live < c->cap_live)
-			c->live[c->n_live++] = in->ino;
-		else if (c->attrs) {
-			size_t cap = c->cap_live ? c->cap_live * 2 : 64;
-			uint64_t *grown = realloc(c->live, cap * sizeof(*grown));
-			if (grown) {
-				c->live = grown;
-				c->cap_live = cap;
-				c->live[c->n_live++] = in->ino;
-			}
-		}
-		return;
+	if (fs_tree_resolve(a, path, &na) || na.kind != nb->kind)
+		return false;
+	if (fs_render(fs->node, a, &na, &ta, &la) || fs_render(fs->node, b, nb, &tb, &lb)) {
+		free(ta);
+		free(tb);
+		return false;
 	}
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 16;
-		struct stale *grown = realloc(c->list, cap * sizeof(*grown));
-		if (!grown)
-			return;
-		c->list = grown;
-		c->cap = cap;
-	}
-	c->list[c->n].parent = in->parent;
-	c->list[c->n].ino = in->ino;
-	snprintf(c->list[c->n].name, sizeof(c->list[c->n].name), "%s", in->name);
-	c->n++;
+	same = la == lb && !memcmp(ta, tb, la);
+	free(ta);
+	free(tb);
+	return same;
 }
 
-static void pass(struct accelfs *fs, bool attrs)
+static void push_inval(struct compare *c, uint64_t ino)
 {
-	struct collect c = { 0 };
-
-	c.attrs = attrs;
-	c.snap = accel_node_snapshot(fs->node);
-	if (!c.snap)
-		return;
-	fs_inodes_each(fs->inodes, collect_stale, &c);
-	accel_snapshot_unref((struct accel_snapshot *)c.snap);
-	for (size_t i = 0; i < c.n; i++) {
-		/* notify_delete also tells inotify watchers the entry is gone. */
-		int ret = fuse_lowlevel_notify_delete(fs->se, c.list[i].parent, c.list[i].ino, c.list[i].name,
-						      strlen(c.list[i].name));
-		if (ret && ret != -ENOENT)
-			fuse_lowlevel_notify_inval_entry(fs->se, c.list[i].parent, c.list[i].name,
-							 strlen(c.list[i].name));
+	if (c->n_inval == c->cap_inval) {
+		size_t cap = c->cap_inval ? c->cap_inval * 2 : 32;
+		uint64_t *grown = realloc(c->inval, cap * sizeof(*grown));
+		if (!grown)
+			return;
+		c->inval = grown;
+		c->cap_inval = cap;
 	}
-	for (size_t i = 0; i < c.n_live; i++)
-		fuse_lowlevel_notify_inval_inode(fs->se, c.live[i], -1, 0);
-	free(c.list);
-	free(c.live);
+	c->inval[c->n_inval++] = ino;
+}
+
+static void push_gone(struct compare *c, const struct fs_inode *in)
+{
+	if (c->n_gone == c->cap_gone) {
+		size_t cap = c->cap_gone ? c->cap_gone * 2 : 16;
+		struct gone *grown = realloc(c->gone, cap * sizeof(*grown));
+		if (!grown)
+			return;
+		c->gone = grown;
+		c->cap_gone = cap;
+	}
+	c->gone[c->n_gone].parent = in->parent;
+	c->gone[c->n_gone].ino = in->ino;
+	snprintf(c->gone[c->n_gone].name, sizeof(c->gone[c->n_gone].name), "%s", in->name);
+	c->n_gone++;
+}
+
+/* Under the inode table's lock: rendering is pure, nothing here calls back into the table. */
+static void compare_inode(void *ctx, const struct fs_inode *in)
+{
+	struct compare *c = ctx;
+	struct fs_node n;
+
+	if (fs_tree_resolve(c->cur, in->path, &n)) {
+		push_gone(c, in);
+		return;
+	}
+	if (fs_kind_cached(n.kind) && !same_rendering(c->fs, c->base, c->cur, in->path, &n))
+		push_inval(c, in->ino);
+}
+
+static const struct accel_device *device_named(const struct accel_snapshot *s, const char *name)
+{
+	for (size_t i = 0; s && i < s->n_devices; i++)
+		if (!strcmp(s->devices[i]->name, name))
+			return s->devices[i];
+	return NULL;
+}
+
+void fs_notify_flush(struct accelfs *fs)
+{
+	struct fs_notifier *n = fs->notifier;
+	struct accel_snapshot *cur;
+	struct compare c;
+	bool any = false;
+
+	if (!n || !fs->se)
+		return;
+	pthread_mutex_lock(&n->flush_lock);
+	cur = accel_node_snapshot(fs->node);
+	if (!cur || cur == n->base) {
+		pthread_mutex_unlock(&n->flush_lock);
+		accel_snapshot_unref(cur);
+		return;
+	}
+	memset(&c, 0, sizeof(c));
+	c.fs = fs;
+	c.base = n->base;
+	c.cur = cur;
+	/* A device whose view object is the same shows the same: only changed ones are looked at. */
+	for (size_t i = 0; i < cur->n_devices; i++)
+		if (device_named(n->base, cur->devices[i]->name) != cur->devices[i]) {
+			fs_inodes_each_under(fs->inodes, cur->devices[i]->name, compare_inode, &c);
+			any = true;
+		}
+	for (size_t i = 0; n->base && i < n->base->n_devices; i++)
+		if (!device_named(cur, n->base->devices[i]->name)) {
+			fs_inodes_each_under(fs->inodes, n->base->devices[i]->name, compare_inode, &c);
+			any = true;
+		}
+	if (any)
+		fs_inodes_each_under(fs->inodes, "mig", compare_inode, &c);
+	for (size_t i = 0; i < c.n_inval; i++)
+		fuse_lowlevel_notify_inval_inode(fs->se, c.inval[i], 0, 0);
+	accel_snapshot_unref(n->base);
+	n->base = cur;
+	pthread_mutex_unlock(&n->flush_lock);
+	free(c.inval);
+
+	if (c.n_gone) {
+		/* Entry deletions take directory locks: the notifier thread does them, outside any request. */
+		pthread_mutex_lock(&n->lock);
+		struct gone *grown = realloc(n->gone, (n->n_gone + c.n_gone) * sizeof(*grown));
+		if (grown) {
+			memcpy(grown + n->n_gone, c.gone, c.n_gone * sizeof(*grown));
+			n->gone = grown;
+			n->n_gone += c.n_gone;
+			n->pending = true;
+			pthread_cond_signal(&n->cond);
+		}
+		pthread_mutex_unlock(&n->lock);
+	}
+	free(c.gone);
+}
+
+/* ---- the notifier thread ------------------------------------------------- */
+
+static void collect_ino(void *ctx, const struct fs_inode *in)
+{
+	struct compare *c = ctx;
+
+	push_inval(c, in->ino);
+}
+
+static void delete_entries(struct accelfs *fs, struct gone *gone, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		/* notify_delete also tells inotify watchers the entry is gone. */
+		int ret = fuse_lowlevel_notify_delete(fs->se, gone[i].parent, gone[i].ino, gone[i].name,
+						      strlen(gone[i].name));
+		if (ret && ret != -ENOENT)
+			fuse_lowlevel_notify_inval_entry(fs->se, gone[i].parent, gone[i].name, strlen(gone[i].name));
+	}
 }
 
 static void *notifier_main(void *arg)
@@ -106,7 +226,25 @@ static void *notifier_main(void *arg)
 		n->pending = false;
 		n->attrs = false;
 		pthread_mutex_unlock(&n->lock);
-		pass(n->fs, attrs);
+
+		fs_notify_flush(n->fs); /* what the poller published */
+		pthread_mutex_lock(&n->lock);
+		struct gone *gone = n->gone;
+		size_t n_gone = n->n_gone;
+		n->gone = NULL;
+		n->n_gone = 0;
+		pthread_mutex_unlock(&n->lock);
+		delete_entries(n->fs, gone, n_gone);
+		free(gone);
+		if (attrs) {
+			/* A delegation changed: every inode's owner and mode may follow from it. */
+			struct compare c;
+			memset(&c, 0, sizeof(c));
+			fs_inodes_each(n->fs->inodes, collect_ino, &c);
+			for (size_t i = 0; i < c.n_inval; i++)
+				fuse_lowlevel_notify_inval_inode(n->fs->se, c.inval[i], -1, 0);
+			free(c.inval);
+		}
 		pthread_mutex_lock(&n->lock);
 	}
 	pthread_mutex_unlock(&n->lock);
@@ -121,8 +259,12 @@ struct fs_notifier *fs_notifier_start(struct accelfs *fs)
 		return NULL;
 	n->fs = fs;
 	pthread_mutex_init(&n->lock, NULL);
+	pthread_mutex_init(&n->flush_lock, NULL);
 	pthread_cond_init(&n->cond, NULL);
+	/* Nothing is cached before the mount: the first flush compares against what is published now. */
+	n->base = accel_node_snapshot(fs->node);
 	if (pthread_create(&n->thread, NULL, notifier_main, n)) {
+		accel_snapshot_unref(n->base);
 		free(n);
 		return NULL;
 	}
@@ -138,7 +280,10 @@ void fs_notifier_stop(struct fs_notifier *n)
 	pthread_cond_signal(&n->cond);
 	pthread_mutex_unlock(&n->lock);
 	pthread_join(n->thread, NULL);
+	accel_snapshot_unref(n->base);
+	free(n->gone);
 	pthread_mutex_destroy(&n->lock);
+	pthread_mutex_destroy(&n->flush_lock);
 	pthread_cond_destroy(&n->cond);
 	free(n);
 }

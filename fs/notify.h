@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Kernel cache invalidation from outside the request path.  The node calls
- * fs_notify_changed() whenever its snapshot changes (possibly from inside a
- * mkdir); a thread of our own then tells the kernel to drop every cached
- * entry whose path no longer exists, as libfuse's notify_inval_inode
- * example does.  Calling the kernel from the request path could deadlock.
+ * Keeping the kernel's caches true (fs/notify.c): invalidate exactly the
+ * cached files whose rendering changed, delete the entries whose path is
+ * gone.  The node calls fs_notify_changed() whenever its snapshot changes
+ * (from inside a request or from the poller); mkdir and rmdir call
+ * fs_notify_flush() before they answer.
  */
 #ifndef ACCELFS_NOTIFY_H
 #define ACCELFS_NOTIFY_H
@@ -18,10 +18,16 @@ struct fs_notifier *fs_notifier_start(struct accelfs *fs);
 void fs_notifier_stop(struct fs_notifier *n);
 /*
  * Queue a pass that also drops every known inode's cached attributes
- * (ownership changed by delegation, a job that appeared in another view).
+ * (ownership changed by delegation).
  */
 void fs_notify_attrs_changed(struct accelfs *fs);
-/* An accel_change_fn: queue a pass over the inode table. */
+/* An accel_change_fn: wake the notifier thread (it only queues; it runs under the node's publish lock). */
 void fs_notify_changed(void *ctx, struct accel_snapshot *old_snap, struct accel_snapshot *new_snap);
+/*
+ * Invalidate, now and in this thread, every cached file whose content
+ * differs between what was last checked and the current snapshot.  Safe
+ * inside a request: it takes no directory lock in the kernel.
+ */
+void fs_notify_flush(struct accelfs *fs);
 
 #endif

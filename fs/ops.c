@@ -19,6 +19,7 @@
 #include "core/delegation.h"
 #include "core/log.h"
 #include "fs/accelfs.h"
+#include "fs/cache.h"
 #include "fs/dies.h"
 #include "fs/notify.h"
 #include "fs/render.h"
@@ -104,14 +105,29 @@ static int link_target(const struct fs_node *n, char *buf, size_t len)
 	return snprintf(buf, len, "../../../%s/mig/%s/%s", n->dev->name, n->job->profile, n->job->name);
 }
 
-static void fill_attr(struct accelfs *fs, const char *path, const struct fs_node *n, uint64_t ino, struct stat *st)
+/* The exact length of a cached file: the kernel serves reads from its page cache up to it. */
+static off_t cached_size(struct accelfs *fs, const struct accel_snapshot *snap, const struct fs_node *n)
+{
+	char *buf = NULL;
+	size_t len = 0;
+
+	if (!snap || fs_render(fs->node, snap, n, &buf, &len))
+		return 0;
+	free(buf);
+	return (off_t)len;
+}
+
+static void fill_attr(struct accelfs *fs, const struct accel_snapshot *snap, const char *path, const struct fs_node *n,
+		      uint64_t ino, struct stat *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->st_ino = ino;
 	st->st_mode = kind_mode(n);
 	st->st_nlink = fs_kind_is_dir(n->kind) ? 2 : 1;
-	/* Generated files: the size is a hint; reads run until EOF (direct_io). */
+	/* Other generated files: the size is a hint; reads run until EOF (direct_io). */
 	st->st_size = S_ISREG(st->st_mode) ? 4096 : 0;
+	if (fs_node_cached(n))
+		st->st_size = cached_size(fs, snap, n);
 	st->st_blksize = 4096;
 	if (n->job) {
 		/* A job and everything in it belong to whoever made it. */
@@ -146,8 +162,8 @@ static int resolve_ino(struct accelfs *fs, fuse_ino_t ino, struct accel_snapshot
 	return 0;
 }
 
-static void reply_entry(fuse_req_t req, struct accelfs *fs, fuse_ino_t parent, const char *name, const char *path,
-			const struct fs_node *n)
+static void reply_entry(fuse_req_t req, struct accelfs *fs, const struct accel_snapshot *snap, fuse_ino_t parent,
+			const char *name, const char *path, const struct fs_node *n)
 {
 	struct fuse_entry_param e;
 
@@ -157,9 +173,9 @@ static void reply_entry(fuse_req_t req, struct accelfs *fs, fuse_ino_t parent, c
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	e.attr_timeout = fs->attr_timeout;
-	e.entry_timeout = fs->entry_timeout;
-	fill_attr(fs, path, n, e.ino, &e.attr);
+	e.attr_timeout = fs_kind_timeout(n->kind);
+	e.entry_timeout = fs_kind_timeout(n->kind);
+	fill_attr(fs, snap, path, n, e.ino, &e.attr);
 	if (fuse_reply_entry(req, &e) == -ENOENT)
 		fs_inodes_forget(fs->inodes, e.ino, 1); /* the request was interrupted */
 }
@@ -192,7 +208,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
-	reply_entry(req, fs, parent, name, path, &n);
+	reply_entry(req, fs, snap, parent, name, path, &n);
 	accel_snapshot_unref(snap);
 }
 
@@ -223,9 +239,9 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		fuse_reply_err(req, -ret);
 		return;
 	}
-	fill_attr(fs, path, &n, ino, &st);
+	fill_attr(fs, snap, path, &n, ino, &st);
 	accel_snapshot_unref(snap);
-	fuse_reply_attr(req, &st, fs->attr_timeout);
+	fuse_reply_attr(req, &st, fs_kind_timeout(n.kind));
 }
 
 /*
@@ -253,7 +269,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 		fuse_reply_err(req, EPERM);
 		return;
 	}
-	fill_attr(fs, path, &n, ino, &st);
+	fill_attr(fs, snap, path, &n, ino, &st);
 	perm.uid = (to_set & FUSE_SET_ATTR_UID) ? attr->st_uid : st.st_uid;
 	perm.gid = (to_set & FUSE_SET_ATTR_GID) ? attr->st_gid : st.st_gid;
 	perm.mode = (to_set & FUSE_SET_ATTR_MODE) ? (attr->st_mode & 07777) : (st.st_mode & 07777);
@@ -266,11 +282,11 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 	}
 	log_info("/%s delegated: owner %u:%u mode %04o", path, (unsigned)perm.uid, (unsigned)perm.gid,
 		 (unsigned)perm.mode);
-	fill_attr(fs, path, &n, ino, &st);
+	fill_attr(fs, snap, path, &n, ino, &st);
 	accel_snapshot_unref(snap);
 	/* Children inherit: let the kernel re-ask for their attributes. */
 	fs_notify_attrs_changed(fs);
-	fuse_reply_attr(req, &st, fs->attr_timeout);
+	fuse_reply_attr(req, &st, fs_kind_timeout(n.kind));
 }
 
 static void op_readlink(fuse_req_t req, fuse_ino_t ino)
@@ -437,6 +453,8 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 					   why, sizeof(why));
 	else
 		ret = accel_node_mkdir(fs->node, device, profile, name, ctx->uid, ctx->gid, &made, why, sizeof(why));
+	/* What the carve changed (available, instances) is what the next read shows. */
+	fs_notify_flush(fs);
 	if (ret) {
 		fuse_reply_err(req, -ret);
 		return;
@@ -451,7 +469,7 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	n.job = &made;
 	n.via_node = node_level;
 	snprintf(path + strlen(path), sizeof(path) - strlen(path), "/%s", name);
-	reply_entry(req, fs, parent, name, path, &n);
+	reply_entry(req, fs, NULL, parent, name, path, &n);
 }
 
 static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -481,6 +499,7 @@ static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	snprintf(profile, sizeof(profile), "%s", n.profile->name);
 	accel_snapshot_unref(snap);
 	ret = accel_node_rmdir(fs->node, device, profile, name, why, sizeof(why));
+	fs_notify_flush(fs); /* capacity back before rmdir returns: `available` says so at once */
 	if (n.via_node) {
 		/* The failure belongs to the directory the user worked in too. */
 		snprintf(key, sizeof(key), "mig/%s", profile);
@@ -542,7 +561,10 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	pthread_mutex_init(&of->lock, NULL);
 	snprintf(of->path, sizeof(of->path), "%s", path);
 	fi->fh = (uint64_t)(uintptr_t)of;
-	fi->direct_io = 1; /* the size is not known in advance; every read reaches us */
+	if (fs_node_cached(&n))
+		fi->keep_cache = 1; /* served from the page cache until fs/notify.c says it changed */
+	else
+		fi->direct_io = 1; /* the size is not known in advance; every read reaches us */
 	fuse_reply_open(req, fi);
 }
 

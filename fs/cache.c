@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+#include "fs/cache.h"
+
+bool fs_kind_cached(enum fs_kind kind)
+{
+	switch (kind) {
+	case FS_DEVICE_INFO:
+	case FS_MIG_MODE:
+	case FS_MIG_INSTANCES:
+	case FS_PROFILE_INFO:
+	case FS_PROFILE_AVAILABLE:
+	case FS_JOB_STATUS:
+	case FS_JOB_DEVICES:
+	case FS_JOB_CDI:
+	case FS_NODE_PROFILE_INFO:
+	case FS_NODE_PROFILE_AVAILABLE:
+		return true;
+	default:
+		return false; /* holders and last_error change with no new snapshot; the dies are live */
+	}
+}
+
+double fs_kind_timeout(enum fs_kind kind)
+{
+	switch (kind) {
+	case FS_DIES:
+	case FS_DIES_SLOT:
+	case FS_DIE:
+	case FS_DIE_INFO:
+	case FS_DIE_ENABLED:
+	case FS_DIE_VRAM:
+		return FS_VOLATILE_TIMEOUT; /* the slot changes without a snapshot */
+	default:
+		/* Everything else exists and looks as the snapshot says; fs/notify.c drops what changes. */
+		return FS_CACHE_TIMEOUT;
+	}
+}
+
+bool fs_node_cached(const struct fs_node *n)
+{
+	if ((n->kind == FS_JOB_DEVICES || n->kind == FS_JOB_CDI) && n->job && n->job->state != ACCEL_JOB_READY)
+		return false;
+	return fs_kind_cached(n->kind);
+}

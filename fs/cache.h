@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the kernel may cache.  Files drawn from the snapshot alone are served
+ * from the page cache, with exact sizes, and entries and attributes of the
+ * MIG tree are kept for long: fs/notify.c invalidates exactly what changes.
+ * Files whose content moves without the snapshot (holders, last_error, the
+ * dies) are read through every time (direct_io), with short timeouts.
+ */
+#ifndef ACCELFS_CACHE_H
+#define ACCELFS_CACHE_H
+
+#include <stdbool.h>
+
+#include "fs/tree.h"
+
+/* How long the kernel keeps what fs/notify.c invalidates when it changes (seconds). */
+#define FS_CACHE_TIMEOUT 3600.0
+/* And what nothing invalidates. */
+#define FS_VOLATILE_TIMEOUT 1.0
+
+/* Is this kind of generated file a function of the snapshot alone (page cache, exact size)? */
+bool fs_kind_cached(enum fs_kind kind);
+/*
+ * Is this very file served from the page cache?  A cached kind, unless it
+ * answers an error now (a lost job's devices and cdi.json fail closed with
+ * ENODEV at every read, which only a read-through file can do).
+ */
+bool fs_node_cached(const struct fs_node *n);
+/* The entry and attribute timeout for a node of this kind. */
+double fs_kind_timeout(enum fs_kind kind);
+
+#endif

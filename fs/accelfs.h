@@ -21,9 +21,8 @@ struct accelfs {
 	struct fs_inodes *inodes;
 	struct fuse_session *se;
 	struct fs_notifier *notifier;
+	struct fs_pollers *pollers; /* readers waiting in poll() (fs/waiters.c) */
 	time_t started; /* the timestamps of everything that is not a job */
-	double entry_timeout;
-	double attr_timeout;
 	bool mounted_with_dev; /* character devices in jobs' dev/ work only on a "dev" mount */
 };
 

@@ -40,6 +40,7 @@
 #include "fs/accelfs.h"
 #include "fs/dies_setup.h"
 #include "fs/notify.h"
+#include "fs/waiters.h"
 #include "fs/options.h"
 #include "fs/sim_setup.h"
 #include "fs/startup.h"
@@ -239,10 +240,9 @@ int main(int argc, char *argv[])
 		log_warn("not running as root: the mount is nodev (the device nodes in jobs' dev/ cannot be "
 			 "opened) and only this user can enter it; run as root for both");
 	fs.started = time(NULL);
-	fs.entry_timeout = 1.0;
-	fs.attr_timeout = 1.0;
 	fs.inodes = fs_inodes_new();
-	if (!fs.inodes)
+	fs.pollers = fs_pollers_new();
+	if (!fs.inodes || !fs.pollers)
 		goto out;
 	fs.deleg = accel_delegation_load(state_dir, err, sizeof(err));
 	if (!fs.deleg) {
@@ -309,6 +309,7 @@ out:
 	accel_node_stop(fs.node);
 	startup_lock_release(lock_fd); /* last: until here this process still acted on the state directory */
 	accel_delegation_free(fs.deleg);
+	fs_pollers_free(fs.pollers);
 	fs_inodes_free(fs.inodes);
 	fuse_opt_free_args(&args);
 	fs_options_free(&o);

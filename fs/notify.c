@@ -25,10 +25,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/log.h"
 #include "fs/accelfs.h"
 #include "fs/cache.h"
+#include "fs/waiters.h"
 #include "fs/render.h"
 #include "fs/tree.h"
 
@@ -176,17 +178,18 @@ void fs_notify_flush(struct accelfs *fs)
 	pthread_mutex_unlock(&n->flush_lock);
 	free(c.inval);
 
-	if (c.n_gone) {
+	if (c.n_gone || c.n_inval) {
 		/* Entry deletions take directory locks: the notifier thread does them, outside any request. */
+		/* ... and wakes the readers waiting in poll(). */
 		pthread_mutex_lock(&n->lock);
-		struct gone *grown = realloc(n->gone, (n->n_gone + c.n_gone) * sizeof(*grown));
+		struct gone *grown = c.n_gone ? realloc(n->gone, (n->n_gone + c.n_gone) * sizeof(*grown)) : NULL;
 		if (grown) {
 			memcpy(grown + n->n_gone, c.gone, c.n_gone * sizeof(*grown));
 			n->gone = grown;
 			n->n_gone += c.n_gone;
-			n->pending = true;
-			pthread_cond_signal(&n->cond);
 		}
+		n->pending = true;
+		pthread_cond_signal(&n->cond);
 		pthread_mutex_unlock(&n->lock);
 	}
 	free(c.gone);
@@ -216,10 +219,24 @@ static void *notifier_main(void *arg)
 {
 	struct fs_notifier *n = arg;
 
+	size_t waiting = 0;
+
 	pthread_mutex_lock(&n->lock);
 	while (!n->stopping) {
-		while (!n->pending && !n->stopping)
-			pthread_cond_wait(&n->cond, &n->lock);
+		while (!n->pending && !n->stopping) {
+			if (!waiting) {
+				pthread_cond_wait(&n->cond, &n->lock);
+				continue;
+			}
+			/* Someone waits in poll() on a file that may change with no snapshot: look again soon. */
+			struct timespec at;
+			clock_gettime(CLOCK_MONOTONIC, &at);
+			at.tv_nsec += FS_POLL_TICK_MS * 1000000L;
+			at.tv_sec += at.tv_nsec / 1000000000L;
+			at.tv_nsec %= 1000000000L;
+			if (pthread_cond_timedwait(&n->cond, &n->lock, &at) == ETIMEDOUT)
+				break;
+		}
 		if (n->stopping)
 			break;
 		bool attrs = n->attrs;
@@ -245,6 +262,7 @@ static void *notifier_main(void *arg)
 				fuse_lowlevel_notify_inval_inode(n->fs->se, c.inval[i], -1, 0);
 			free(c.inval);
 		}
+		waiting = fs_poll_check(n->fs);
 		pthread_mutex_lock(&n->lock);
 	}
 	pthread_mutex_unlock(&n->lock);
@@ -258,9 +276,14 @@ struct fs_notifier *fs_notifier_start(struct accelfs *fs)
 	if (!n)
 		return NULL;
 	n->fs = fs;
+	pthread_condattr_t ca;
+
 	pthread_mutex_init(&n->lock, NULL);
 	pthread_mutex_init(&n->flush_lock, NULL);
-	pthread_cond_init(&n->cond, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&n->cond, &ca);
+	pthread_condattr_destroy(&ca);
 	/* Nothing is cached before the mount: the first flush compares against what is published now. */
 	n->base = accel_node_snapshot(fs->node);
 	if (pthread_create(&n->thread, NULL, notifier_main, n)) {

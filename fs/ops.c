@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,29 +23,17 @@
 #include "fs/cache.h"
 #include "fs/dies.h"
 #include "fs/notify.h"
+#include "fs/openfile.h"
+#include "fs/waiters.h"
 #include "fs/render.h"
 #include "fs/tree.h"
 
-#define PATH_BUF 1024
+#define PATH_BUF FS_PATH_BUF
 
 static struct accelfs *fs_of(fuse_req_t req)
 {
 	return fuse_req_userdata(req);
 }
-
-/*
- * Generated text is served from a per-open snapshot, regenerated at offset 0
- * (as lxcfs does).  The lock is held across the reply: once the kernel has
- * the data, the reader may close and RELEASE may run on another thread while
- * this one is still returning from fuse_reply_buf().
- */
-struct open_file {
-	pthread_mutex_t lock;
-	char path[PATH_BUF];
-	char *buf;
-	size_t len;
-	bool generated;
-};
 
 static mode_t kind_mode(const struct fs_node *n)
 {
@@ -561,8 +550,10 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	pthread_mutex_init(&of->lock, NULL);
 	snprintf(of->path, sizeof(of->path), "%s", path);
 	fi->fh = (uint64_t)(uintptr_t)of;
-	if (fs_node_cached(&n))
+	if (fs_node_cached(&n)) {
 		fi->keep_cache = 1; /* served from the page cache until fs/notify.c says it changed */
+		of->opened = accel_node_snapshot(fs->node); /* what poll() compares against */
+	}
 	else
 		fi->direct_io = 1; /* the size is not known in advance; every read reaches us */
 	fuse_reply_open(req, fi);
@@ -649,14 +640,29 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		return;
 	}
 	if (of) {
+		fs_poll_forget(fs_of(req), of);
 		/* Wait out a read still returning from its reply. */
 		pthread_mutex_lock(&of->lock);
 		pthread_mutex_unlock(&of->lock);
 		pthread_mutex_destroy(&of->lock);
+		accel_snapshot_unref(of->opened);
 		free(of->buf);
 		free(of);
 	}
 	fuse_reply_err(req, 0);
+}
+
+static void op_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, struct fuse_pollhandle *ph)
+{
+	(void)ino;
+	if (fs_dies_is_vram(fi)) {
+		/* Memory is always ready; nothing to wait for. */
+		if (ph)
+			fuse_pollhandle_destroy(ph);
+		fuse_reply_poll(req, POLLIN | POLLRDNORM | POLLOUT | POLLWRNORM);
+		return;
+	}
+	fs_poll_file(req, fs_of(req), (struct open_file *)(uintptr_t)fi->fh, ph);
 }
 
 /* ---- everything the tree does not do ------------------------------------ */
@@ -753,6 +759,7 @@ const struct fuse_lowlevel_ops accelfs_ops = {
 	.write = op_write,
 	.flush = op_flush,
 	.release = op_release,
+	.poll = op_poll,
 	.opendir = op_opendir,
 	.readdir = op_readdir,
 	.releasedir = op_releasedir,

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: MIT */
+#include "fs/waiters.h"
+
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/log.h"
+#include "fs/accelfs.h"
+#include "fs/render.h"
+#include "fs/tree.h"
+
+struct waiter {
+	struct open_file *of;
+	struct fuse_pollhandle *ph;
+};
+
+struct fs_pollers {
+	pthread_mutex_t lock; /* taken before an open_file's lock, never inside one */
+	struct waiter *w;
+	size_t n;
+};
+
+struct fs_pollers *fs_pollers_new(void)
+{
+	struct fs_pollers *p = calloc(1, sizeof(*p));
+
+	if (p)
+		pthread_mutex_init(&p->lock, NULL);
+	return p;
+}
+
+void fs_pollers_free(struct fs_pollers *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->n; i++)
+		fuse_pollhandle_destroy(p->w[i].ph);
+	free(p->w);
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+}
+
+/* The file's text now, or NULL when it is gone or failing. */
+static char *render_now(struct accelfs *fs, const struct accel_snapshot *s, const char *path, size_t *len)
+{
+	struct fs_node n;
+	char *buf = NULL;
+
+	if (!s || fs_tree_resolve(s, path, &n) || fs_render(fs->node, s, &n, &buf, len))
+		return NULL;
+	return buf;
+}
+
+/*
+ * Has the file changed since the reader last saw it?  What it saw: the text
+ * it last read, else the file as it was in the snapshot it opened in; a
+ * reader that has seen nothing yet takes the present as its baseline.
+ * Called with of->lock held.
+ */
+static bool changed(struct accelfs *fs, struct open_file *of)
+{
+	struct accel_snapshot *cur = accel_node_snapshot(fs->node);
+	size_t now_len = 0, then_len = 0;
+	char *now = render_now(fs, cur, of->path, &now_len);
+	char *then = NULL;
+	bool differs;
+
+	if (of->generated) {
+		then = of->buf;
+		then_len = of->len;
+	} else if (of->opened) {
+		then = render_now(fs, of->opened, of->path, &then_len);
+	} else {
+		of->buf = now;
+		of->len = now_len;
+		of->generated = now != NULL;
+		accel_snapshot_unref(cur);
+		return false;
+	}
+	differs = !now != !then || now_len != then_len || (now && memcmp(now, then, now_len));
+	if (then != of->buf)
+		free(then);
+	free(now);
+	accel_snapshot_unref(cur);
+	return differs;
+}
+
+void fs_poll_file(fuse_req_t req, struct accelfs *fs, struct open_file *of, struct fuse_pollhandle *ph)
+{
+	unsigned revents = POLLIN | POLLRDNORM;
+	struct fs_pollers *p = fs->pollers;
+	bool moved;
+
+	pthread_mutex_lock(&of->lock);
+	moved = changed(fs, of);
+	pthread_mutex_unlock(&of->lock);
+	if (moved) {
+		revents |= POLLPRI | POLLERR;
+	} else if (ph && p) {
+		/*
+		 * One waiter per open file: a newer handle replaces an older one.
+		 * A change between the check above and this is seen by the next
+		 * fs_poll_check (at the latest one tick later).
+		 */
+		pthread_mutex_lock(&p->lock);
+		size_t i = 0;
+		while (i < p->n && p->w[i].of != of)
+			i++;
+		if (i < p->n) {
+			fuse_pollhandle_destroy(p->w[i].ph);
+			p->w[i].ph = ph;
+			ph = NULL;
+		} else {
+			struct waiter *grown = realloc(p->w, (p->n + 1) * sizeof(*grown));
+			if (grown) {
+				p->w = grown;
+				p->w[p->n++] = (struct waiter){ of, ph };
+				of->polled = true;
+				ph = NULL;
+			}
+		}
+		pthread_mutex_unlock(&p->lock);
+	}
+	if (ph)
+		fuse_pollhandle_destroy(ph);
+	fuse_reply_poll(req, revents);
+}
+
+void fs_poll_forget(struct accelfs *fs, struct open_file *of)
+{
+	struct fs_pollers *p = fs->pollers;
+
+	if (!p)
+		return;
+	/* Not under of->lock: the checker takes p->lock, then each file's lock. */
+	pthread_mutex_lock(&p->lock);
+	for (size_t i = 0; of->polled && i < p->n; i++)
+		if (p->w[i].of == of) {
+			fuse_pollhandle_destroy(p->w[i].ph);
+			p->w[i] = p->w[--p->n];
+			of->polled = false;
+			break;
+		}
+	pthread_mutex_unlock(&p->lock);
+}
+
+size_t fs_poll_check(struct accelfs *fs)
+{
+	struct fs_pollers *p = fs->pollers;
+	size_t left;
+
+	if (!p)
+		return 0;
+	/* Under p->lock throughout: a RELEASE of a waiting file waits here before the file is freed. */
+	pthread_mutex_lock(&p->lock);
+	for (size_t i = 0; i < p->n;) {
+		struct open_file *of = p->w[i].of;
+		bool moved;
+
+		pthread_mutex_lock(&of->lock);
+		moved = changed(fs, of);
+		pthread_mutex_unlock(&of->lock);
+		if (!moved) {
+			i++;
+			continue;
+		}
+		fuse_lowlevel_notify_poll(p->w[i].ph);
+		fuse_pollhandle_destroy(p->w[i].ph);
+		of->polled = false;
+		p->w[i] = p->w[--p->n];
+	}
+	left = p->n;
+	pthread_mutex_unlock(&p->lock);
+	return left;
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * poll() on generated files, the sysfs way: a file whose content changed
+ * since the reader last read it (or opened it) reports POLLPRI and POLLERR
+ * besides POLLIN, so a script or program can wait for mig/mode, available,
+ * a job's status or dies/slot instead of polling in a loop.  Waiters are
+ * woken (fuse_lowlevel_notify_poll) when a change is published, and, for
+ * files whose content moves without a snapshot (holders, last_error, the
+ * dies), by a check every FS_POLL_TICK_MS while anyone waits.
+ */
+#ifndef ACCELFS_WAITERS_H
+#define ACCELFS_WAITERS_H
+
+#include <fuse_lowlevel.h>
+
+#include "fs/openfile.h"
+
+#define FS_POLL_TICK_MS 250
+
+struct accelfs;
+struct fs_pollers;
+
+struct fs_pollers *fs_pollers_new(void);
+void fs_pollers_free(struct fs_pollers *p);
+
+/* The FUSE poll operation for an open generated file. */
+void fs_poll_file(fuse_req_t req, struct accelfs *fs, struct open_file *of, struct fuse_pollhandle *ph);
+/* The reader closed: forget its waiter (before the open_file is freed). */
+void fs_poll_forget(struct accelfs *fs, struct open_file *of);
+/* Wake every waiter whose file changed.  Returns how many still wait. */
+size_t fs_poll_check(struct accelfs *fs);
+
+#endif

@@ -1,0 +1,101 @@
+# SPDX-License-Identifier: MIT
+"""Waiting for a change without a loop: poll() on a generated file reports
+POLLPRI (and POLLERR) once its content differs from what the reader last
+read, and accel-wait builds on that for shell scripts."""
+import os
+import select
+import subprocess
+import threading
+import time
+import unittest
+
+from harness import NodeTestCase
+
+ACCEL_WAIT = os.environ.get("ACCEL_WAIT", "accel-wait")
+
+
+def poll_pri(fd, timeout_ms):
+    p = select.poll()
+    p.register(fd, select.POLLPRI)
+    events = p.poll(timeout_ms)
+    return events[0][1] if events else 0
+
+
+class Wait(NodeTestCase):
+    def test_poll_is_quiet_until_the_mode_flips(self):
+        n = self.node
+        fd = os.open(n.path("ppu7", "mig", "mode"), os.O_RDONLY)
+        try:
+            self.assertEqual(os.pread(fd, 4096, 0), b"enabled\n")
+            self.assertEqual(poll_pri(fd, 300), 0, "nothing changed, nothing to report")
+            started = time.monotonic()
+            threading.Timer(0.3, lambda: n.smi("ppu", "-i", 7, "-mig", 0)).start()
+            ev = poll_pri(fd, 10000)
+            self.assertTrue(ev & select.POLLPRI, f"woken by the flip (events {ev:#x})")
+            self.assertTrue(ev & select.POLLERR)
+            self.assertLess(time.monotonic() - started, 9)
+            self.assertEqual(os.pread(fd, 4096, 0), b"disabled\n")
+            # Read again: the reader has seen it, so poll is quiet again.
+            self.assertEqual(poll_pri(fd, 200), 0)
+        finally:
+            os.close(fd)
+
+    def test_a_carve_wakes_a_reader_of_available(self):
+        n = self.node
+        fd = os.open(n.path("ppu8", "mig", "4g.48gb", "available"), os.O_RDONLY)
+        try:
+            self.assertEqual(os.pread(fd, 4096, 0), b"2\n")
+            threading.Timer(0.2, lambda: n.mkdir("ppu8", "mig", "4g.48gb", "w")).start()
+            ev = poll_pri(fd, 10000)
+            self.assertTrue(ev & select.POLLPRI)
+            self.assertEqual(os.pread(fd, 4096, 0), b"1\n")
+        finally:
+            os.close(fd)
+        os.rmdir(n.path("ppu8", "mig", "4g.48gb", "w"))
+
+    def test_a_change_before_poll_is_reported_at_once(self):
+        n = self.node
+        fd = os.open(n.path("ppu9", "mig", "4g.48gb", "available"), os.O_RDONLY)
+        try:
+            os.pread(fd, 4096, 0)
+            n.mkdir("ppu9", "mig", "4g.48gb", "early")
+            self.assertTrue(poll_pri(fd, 0) & select.POLLPRI, "changed since the last read")
+        finally:
+            os.close(fd)
+        os.rmdir(n.path("ppu9", "mig", "4g.48gb", "early"))
+
+    def test_last_error_wakes_its_reader(self):
+        """last_error changes with no new snapshot: the notifier's tick finds it."""
+        n = self.node
+        fd = os.open(n.path("ppu10", "mig", "4g.48gb", "last_error"), os.O_RDONLY)
+        try:
+            self.assertEqual(os.pread(fd, 4096, 0), b"")
+            threading.Timer(0.2, lambda: n.errno_of(os.mkdir, n.path("ppu10", "mig", "4g.48gb", "bad name"))).start()
+            self.assertTrue(poll_pri(fd, 10000) & select.POLLPRI)
+            self.assertIn(b"job name", os.pread(fd, 4096, 0))
+        finally:
+            os.close(fd)
+
+    def test_accel_wait_until_a_value(self):
+        n = self.node
+        threading.Timer(0.3, lambda: n.smi("ppu", "-i", 11, "-mig", 0)).start()
+        res = subprocess.run([ACCEL_WAIT, "--until=disabled", "--timeout=20", n.path("ppu11", "mig", "mode")],
+                             capture_output=True, text=True, timeout=60)
+        self.assertEqual(res.returncode, 0, res.stderr)
+        self.assertEqual(res.stdout, "disabled\n")
+
+    def test_accel_wait_times_out_and_refuses_bad_usage(self):
+        n = self.node
+        res = subprocess.run([ACCEL_WAIT, "--until=disabled", "--timeout=0.5", n.path("ppu12", "mig", "mode")],
+                             capture_output=True, text=True, timeout=60)
+        self.assertEqual(res.returncode, 1)
+        self.assertIn("timed out", res.stderr)
+        res = subprocess.run([ACCEL_WAIT], capture_output=True, text=True, timeout=60)
+        self.assertEqual(res.returncode, 2)
+        self.assertIn("usage", res.stderr)
+        res = subprocess.run([ACCEL_WAIT, "--bogus", "x"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(res.returncode, 2)
+
+
+if __name__ == "__main__":
+    unittest.main()

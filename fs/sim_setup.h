@@ -3,8 +3,8 @@
  * --sim: point every family at its simulator, explicitly.  This is the only
  * place the daemon learns that simulators exist, and it runs only when the
  * user asked for a simulated node; without --sim the families are found on
- * the machine and nowhere else (the lesson of the vGPU seed: a simulator
- * must never silently become the data path).
+ * the machine and nowhere else: a simulator must never silently become the
+ * data path (docs/simulator.md, "The rule: only when asked").
  *
  * The simulators keep their hardware under <state-dir>/sim/<vendor>/, with
  * the simulated /dev and /proc below that.

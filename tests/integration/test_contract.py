@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""Every row of CONTRACT.md's mkdir/rmdir table, run against a T-Head PPU and
+"""Every row of docs/tree.md's mkdir/rmdir table, run against a T-Head PPU and
 an NVIDIA GPU of the simulated node: one suite, parametrized by family."""
 import errno
 import os

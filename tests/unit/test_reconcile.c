@@ -160,6 +160,54 @@ static void interrupted_removal_is_finished(void **state)
 	accel_reconcile_clear(&out);
 }
 
+/* A removal that destroyed the compute instance still owns the bare GPU instance: never an orphan. */
+static void half_removed_gi_stays_owned(void **state)
+{
+	struct accel_record records[] = { rec("a", 1, 0, "MIG-a") };
+	struct accel_live_gi gis[] = { live(1, 0, 0, "") };
+	struct accel_inventory inv = { gis, 1 };
+	struct accel_reconcile_in in = { .records = records, .n_records = 1, .inv = &inv, .card_idle = true,
+					 .grace_ms = 0, .now_ms = 5000 };
+	struct accel_reconcile_out out;
+
+	(void)state;
+	records[0].phase = ACCEL_RECORD_REMOVING;
+	assert_int_equal(accel_reconcile(&in, &out), 0);
+	assert_int_equal(out.state[0], ACCEL_JOB_REMOVING);
+	assert_int_equal(out.owner[0], 0);
+	assert_int_equal(out.n_actions, 1);
+	assert_int_equal(out.actions[0].kind, ACCEL_ACTION_FINISH_REMOVAL);
+	assert_non_null(strstr(out.note[0], "being removed"));
+	accel_reconcile_clear(&out);
+
+	/* The same bare GI under an active record: its compute instance went outside accelfs. */
+	records[0].phase = ACCEL_RECORD_ACTIVE;
+	assert_int_equal(accel_reconcile(&in, &out), 0);
+	assert_int_equal(out.state[0], ACCEL_JOB_LOST);
+	assert_non_null(strstr(out.reason[0], "destroyed outside accelfs"));
+	assert_null(strstr(out.reason[0], "reused"));
+	assert_int_equal(out.owner[0], -1);
+	accel_reconcile_clear(&out);
+}
+
+/* Read-only: an orphan past its grace is described, not scheduled. */
+static void read_only_says_what_it_would_do(void **state)
+{
+	struct accel_live_gi gis[] = { live(3, 4, 1, "MIG-x") };
+	struct accel_inventory inv = { gis, 1 };
+	struct accel_orphan_seen seen[] = { { 3, 5, { 4, 4 }, 0 } };
+	struct accel_reconcile_in in = { .inv = &inv, .seen = seen, .n_seen = 1, .card_idle = true,
+					 .grace_ms = 1000, .now_ms = 5000, .read_only = true };
+	struct accel_reconcile_out out;
+
+	(void)state;
+	assert_int_equal(accel_reconcile(&in, &out), 0);
+	assert_int_equal(out.n_actions, 0);
+	assert_non_null(strstr(out.note[0], "read-only"));
+	assert_null(strstr(out.note[0], "reclaiming"));
+	accel_reconcile_clear(&out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -168,6 +216,8 @@ int main(void)
 		cmocka_unit_test(orphan_waits_for_grace_and_idle),
 		cmocka_unit_test(subdivided_refuses_card_and_blocks_reclaim),
 		cmocka_unit_test(interrupted_removal_is_finished),
+		cmocka_unit_test(half_removed_gi_stays_owned),
+		cmocka_unit_test(read_only_says_what_it_would_do),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

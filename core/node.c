@@ -271,6 +271,22 @@ void accel_node_refresh_all(struct accel_node *node)
 	accel_snapshot_unref(node_publish(node));
 }
 
+int accel_node_refresh_device(struct accel_node *node, const char *device)
+{
+	struct node_card *nc;
+
+	node_topo_rdlock(node);
+	nc = node_find_card(node, device);
+	if (nc) {
+		node_lock(&nc->lock, NODE_LOCK_CARD);
+		node_card_refresh(node, nc, true);
+		node_unlock(&nc->lock, NODE_LOCK_CARD);
+	}
+	node_topo_unlock(node);
+	accel_snapshot_unref(node_publish(node));
+	return nc ? 0 : -ENOENT;
+}
+
 static void on_udev_event(void *ctx, const char *action, const char *syspath)
 {
 	struct accel_node *node = ctx;

@@ -100,5 +100,7 @@ int accel_node_holders(struct accel_node *node, const char *device, struct accel
 void accel_node_kick(struct accel_node *node);
 /* Refresh everything synchronously, then return (used at start and by tests). */
 void accel_node_refresh_all(struct accel_node *node);
+/* Refresh one device as a poller pass would (reconcile and act), and publish.  -ENOENT if none. */
+int accel_node_refresh_device(struct accel_node *node, const char *device);
 
 #endif

@@ -530,13 +530,15 @@ int accel_node_rmdir(struct accel_node *node, const char *device, const char *pr
 	struct accel_expect expect = { .profile_id = r->profile_id, .placement = r->placement, .uuid = r->uuid,
 				       .ci = r->ci, .mig_index = r->mig_index, .resume = resume };
 	ret = accel_reclaim(&nc->card, gi, &expect, &progressed, why, whylen);
+	int ret_reclaim = ret;
 	if (ret == 0 || ret == -ENOENT || ret == -ESTALE) {
 		if (ret)
 			log_info("%s/%s: job %s: %s; dropping its record", device, profile, job, why);
 		ret = node_drop_record(node, nc, i, why, whylen);
 		if (!ret) {
 			log_info("%s/%s: removed job %s", device, profile, job);
-			forget_gi(nc, gi); /* gone, or (ESTALE) someone else's: the next reading says */
+			if (ret_reclaim != -ESTALE)
+				forget_gi(nc, gi); /* gone; under ESTALE the id is someone else's instance now */
 			node_card_rebuild(node, nc);
 		} else {
 			node_card_refresh(node, nc, false);

@@ -1,16 +1,25 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What one simulated driver call costs (docs/simulator.md, "Storage"):
- * the library is loaded through the product's own seam over a fresh state
- * directory, and each figure is the mean of many calls.
+ * What one simulated driver call costs (docs/simulator.md, "Storage").
+ * Each figure is measured in a child process of its own, over a fresh
+ * state directory, with the library loaded through the product's own seam
+ * (a library holds one context per process, and its node is fixed at the
+ * first Init): the mean of many calls.
  *
- *   read      DeviceGetMigMode on one card, nothing else changing
- *   write     DeviceCreateGpuInstanceWithPlacement + GpuInstanceDestroy
- *             (two state changes per round)
- *   foreign   DeviceGetMigMode right after another process changed the
- *             state (every read must see the other process's change)
- *   2 cards   two threads, each reading its own card: the wall time per
- *             call of both together (one mutex serializes them)
+ *   read          DeviceGetMigMode on one card, nothing else changing
+ *   write         DeviceCreateGpuInstanceWithPlacement + GpuInstanceDestroy
+ *                 (two state changes per round)
+ *   foreign       DeviceGetMigMode right after another process changed the
+ *                 same card (every read must see the other process's change)
+ *   2 cards       two threads, each reading its own card: the wall time per
+ *                 call of both together
+ *   N cards       write and foreign on generated topologies of 4 and 64
+ *                 cards (sim/topologies' format): goal 3 wants them flat
+ *   2 writers     two threads each changing its own card, against one thread
+ *                 making as many changes on one card: the wall time per
+ *                 change, and how much faster two are (goal 6: unrelated
+ *                 cards do not wait for each other; 2.0 is the ideal on two
+ *                 free cores)
  *
  *   sim-bench [ppu|gpu] [ITERATIONS]     (as root: the simulators mknod)
  */
@@ -27,6 +36,14 @@
 #include "core/mig_lib.h"
 #include "sim/locate.h"
 
+static const struct accel_family *family = &accel_family_thead;
+static unsigned iterations = 1000;
+static char lib_path[4096];
+static struct mig_lib lib;
+/* The probed GPU-instance profile of card 0 and its first placement: what every change makes. */
+static unsigned profile_id;
+static mig_gpu_instance_placement_t placement;
+
 static double now(void)
 {
 	struct timespec ts;
@@ -41,36 +58,20 @@ static void die(const char *what, mig_return_t r)
 	exit(1);
 }
 
-static struct mig_lib lib;
-static unsigned iterations = 1000;
-
-struct reader {
-	unsigned card;
-	double seconds;
-};
-
-static void *read_card(void *arg)
+static mig_device_t card(struct mig_lib *l, unsigned index)
 {
-	struct reader *rd = arg;
-	unsigned cur, pend;
 	mig_device_t dev;
-	double t0;
 
-	if (lib.DeviceGetHandleByIndex_v2(rd->card, &dev))
+	if (l->DeviceGetHandleByIndex_v2(index, &dev))
 		die("DeviceGetHandleByIndex_v2", MIG_ERROR_UNKNOWN);
-	t0 = now();
-	for (unsigned i = 0; i < iterations; i++)
-		if (lib.DeviceGetMigMode(dev, &cur, &pend))
-			die("DeviceGetMigMode", MIG_ERROR_UNKNOWN);
-	rd->seconds = now() - t0;
-	return NULL;
+	return dev;
 }
 
-/* One state change: a GI of the card's first profile made and destroyed. */
-static void change(struct mig_lib *l, mig_device_t dev, unsigned profile_id, mig_gpu_instance_placement_t *pl)
+/* One state change: a GI of the probed profile made and destroyed (two changes). */
+static void change(struct mig_lib *l, mig_device_t dev)
 {
 	mig_gpu_instance_t gi;
-	mig_return_t r = l->DeviceCreateGpuInstanceWithPlacement(dev, profile_id, pl, &gi);
+	mig_return_t r = l->DeviceCreateGpuInstanceWithPlacement(dev, profile_id, &placement, &gi);
 
 	if (r)
 		die("DeviceCreateGpuInstanceWithPlacement", r);
@@ -79,67 +80,70 @@ static void change(struct mig_lib *l, mig_device_t dev, unsigned profile_id, mig
 		die("GpuInstanceDestroy", r);
 }
 
-int main(int argc, char **argv)
+struct worker {
+	unsigned card;
+	unsigned rounds;
+	bool write;
+	double seconds;
+};
+
+static void *work(void *arg)
 {
-	const struct accel_family *f = &accel_family_thead;
-	char dir[] = "/tmp/sim-bench.XXXXXX", path[4096], err[512], cmd[64];
-	mig_gpu_instance_profile_info_v3_t info = { .version = MIG_GPU_INSTANCE_PROFILE_INFO_V3 };
-	mig_gpu_instance_placement_t pl[8];
-	unsigned n_pl = 8, rounds, cur, pend;
-	struct reader both[2] = { { .card = 0 }, { .card = 0 } };
+	struct worker *w = arg;
+	mig_device_t dev = card(&lib, w->card);
+	unsigned cur, pend;
+	double t0 = now();
+
+	for (unsigned i = 0; i < w->rounds; i++) {
+		if (w->write)
+			change(&lib, dev);
+		else if (lib.DeviceGetMigMode(dev, &cur, &pend))
+			die("DeviceGetMigMode", MIG_ERROR_UNKNOWN);
+	}
+	w->seconds = now() - t0;
+	return NULL;
+}
+
+/* Both workers at once; the wall time of the pair. */
+static double in_parallel(struct worker *w)
+{
 	pthread_t th[2];
-	mig_device_t dev;
-	double t0, t;
+	double t0 = now();
+
+	for (int i = 0; i < 2; i++)
+		if (pthread_create(&th[i], NULL, work, &w[i]))
+			die("pthread_create", MIG_ERROR_UNKNOWN);
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	return now() - t0;
+}
+
+/*
+ * Reads right after another process changed the same card: the pipes make
+ * the two alternate, so each timed read follows a foreign change.
+ */
+static double foreign_read(unsigned rounds)
+{
 	int go[2], done[2], status;
+	mig_device_t dev = card(&lib, 0);
+	unsigned cur, pend;
+	double t = 0, t0;
+	char err[512];
 	pid_t child;
 
-	if (argc > 1 && !strcmp(argv[1], "gpu"))
-		f = &accel_family_nvidia;
-	if (argc > 2)
-		iterations = (unsigned)strtoul(argv[2], NULL, 10);
-	if (!iterations || !mkdtemp(dir)) {
-		fprintf(stderr, "usage: sim-bench [ppu|gpu] [ITERATIONS>0]\n");
-		return 2;
-	}
-	rounds = iterations / 10 ? iterations / 10 : 1;
-	if (accel_sim_setup_env(dir, NULL, err, sizeof(err)) || accel_sim_locate_lib(f, path, sizeof(path), err, sizeof(err)) ||
-	    accel_family_open_lib(f, path, &lib, err, sizeof(err))) {
-		fprintf(stderr, "sim-bench: %s\n", err);
-		return 1;
-	}
-	if (lib.DeviceGetHandleByIndex_v2(0, &dev) || lib.DeviceGetGpuInstanceProfileInfoV(dev, 1, &info) ||
-	    lib.DeviceGetGpuInstancePossiblePlacements_v2(dev, info.id, pl, &n_pl))
-		die("probing card 0", MIG_ERROR_UNKNOWN);
-	printf("%s simulator, %u iterations, state in %s\n", f->sym_prefix, iterations, dir);
-
-	both[0].card = 0;
-	read_card(&both[0]);
-	printf("read      %8.2f us/call\n", both[0].seconds / iterations * 1e6);
-
-	t0 = now();
-	for (unsigned i = 0; i < rounds; i++)
-		change(&lib, dev, info.id, &pl[0]);
-	t = now() - t0;
-	printf("write     %8.2f us/change\n", t / (2.0 * rounds) * 1e6);
-
-	/*
-	 * Another process changes the state, then this one reads: the pipes
-	 * make them alternate, so each read follows a foreign write.
-	 */
 	if (pipe(go) != 0 || pipe(done) != 0)
-		return 1;
+		die("pipe", MIG_ERROR_UNKNOWN);
 	child = fork();
 	if (child == 0) {
 		struct mig_lib other;
-		mig_device_t odev;
 		char c;
 
 		close(go[1]);
 		close(done[0]);
-		if (accel_family_open_lib(f, path, &other, err, sizeof(err)) || other.DeviceGetHandleByIndex_v2(0, &odev))
+		if (accel_family_open_lib(family, lib_path, &other, err, sizeof(err)))
 			_exit(1);
 		while (read(go[0], &c, 1) == 1) {
-			change(&other, odev, info.id, &pl[0]);
+			change(&other, card(&other, 0));
 			if (write(done[1], "x", 1) != 1)
 				_exit(1);
 		}
@@ -148,13 +152,12 @@ int main(int argc, char **argv)
 	}
 	close(go[0]);
 	close(done[1]);
-	t = 0;
 	for (unsigned i = 0; i < rounds; i++) {
 		char c;
 
 		if (write(go[1], "x", 1) != 1 || read(done[0], &c, 1) != 1) {
 			fprintf(stderr, "sim-bench: the other process stopped\n");
-			return 1;
+			exit(1);
 		}
 		t0 = now();
 		if (lib.DeviceGetMigMode(dev, &cur, &pend))
@@ -162,25 +165,139 @@ int main(int argc, char **argv)
 		t += now() - t0;
 	}
 	close(go[1]);
+	close(done[0]);
 	waitpid(child, &status, 0);
-	printf("foreign   %8.2f us/call\n", t / rounds * 1e6);
+	return t / rounds;
+}
 
-	if (lib.DeviceGetCount_v2(&n_pl) || n_pl < 2) {
-		printf("2 cards   (this node has one card)\n");
-		goto out;
-	}
-	both[0].card = 0;
-	both[1].card = 1;
+enum { RESULTS = 5 };
+
+/*
+ * The figures of one node, in seconds: read, write (per change), foreign,
+ * 2 cards read (wall per call), 2 writers (wall per change) and 1 writer
+ * making as many changes.  Those needing two cards are 0 on a one-card node.
+ */
+static void measure(double *out)
+{
+	unsigned rounds = iterations / 10 ? iterations / 10 : 1, count = 0;
+	struct worker w[2] = { { .card = 0, .rounds = iterations } };
+	double t0;
+
+	work(&w[0]);
+	out[0] = w[0].seconds / iterations;
 	t0 = now();
-	for (int i = 0; i < 2; i++)
-		pthread_create(&th[i], NULL, read_card, &both[i]);
-	for (int i = 0; i < 2; i++)
-		pthread_join(th[i], NULL);
-	t = now() - t0;
-	printf("2 cards   %8.2f us/call (wall, both threads' calls together)\n", t / (2.0 * iterations) * 1e6);
+	for (unsigned i = 0; i < rounds; i++)
+		change(&lib, card(&lib, 0));
+	out[1] = (now() - t0) / (2.0 * rounds);
+	out[2] = foreign_read(rounds);
+	if (lib.DeviceGetCount_v2(&count) || count < 2)
+		return;
+	w[0] = (struct worker){ .card = 0, .rounds = iterations };
+	w[1] = (struct worker){ .card = 1, .rounds = iterations };
+	out[3] = in_parallel(w) / (2.0 * iterations);
+	w[0] = (struct worker){ .card = 0, .rounds = rounds, .write = true };
+	w[1] = (struct worker){ .card = 1, .rounds = rounds, .write = true };
+	out[4] = in_parallel(w) / (4.0 * rounds);
+}
 
-out:
-	mig_lib_close(&lib);
+/*
+ * A node of `cards` cards of the benchmarked family (0: the built-in node),
+ * set up and measured in a child process; its figures come back through a
+ * pipe.  Returns 0 or -1.
+ */
+static int node(unsigned cards, double *out)
+{
+	char dir[] = "/tmp/sim-bench.XXXXXX", topo[64], err[512], cmd[64];
+	int fds[2], status, ret = -1;
+	mig_device_t dev;
+	pid_t pid;
+
+	memset(out, 0, RESULTS * sizeof(*out));
+	if (!mkdtemp(dir) || pipe(fds) != 0)
+		return -1;
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		mig_gpu_instance_profile_info_v3_t info = { .version = MIG_GPU_INSTANCE_PROFILE_INFO_V3 };
+		mig_gpu_instance_placement_t pl[8];
+		unsigned n_pl = 8;
+		FILE *f;
+
+		close(fds[0]);
+		if (cards) {
+			/* sim/topologies' format: this family's section, the other vendor absent. */
+			snprintf(topo, sizeof(topo), "%s/topology.json", dir);
+			f = fopen(topo, "w");
+			if (!f)
+				_exit(1);
+			fprintf(f, "{ \"%s\": { \"count\": %u }, \"%s\": null }\n", accel_sim_vendor_dir(family), cards,
+				family == &accel_family_thead ? "nvidia" : "thead");
+			fclose(f);
+		}
+		if (accel_sim_setup_env(dir, cards ? topo : NULL, err, sizeof(err)) ||
+		    accel_family_open_lib(family, lib_path, &lib, err, sizeof(err))) {
+			fprintf(stderr, "sim-bench: %s\n", err);
+			_exit(1);
+		}
+		dev = card(&lib, 0);
+		if (lib.DeviceGetGpuInstanceProfileInfoV(dev, 1, &info) ||
+		    lib.DeviceGetGpuInstancePossiblePlacements_v2(dev, info.id, pl, &n_pl))
+			die("probing card 0", MIG_ERROR_UNKNOWN);
+		profile_id = info.id;
+		placement = pl[0];
+		measure(out);
+		mig_lib_close(&lib);
+		_exit(write(fds[1], out, RESULTS * sizeof(*out)) == (ssize_t)(RESULTS * sizeof(*out)) ? 0 : 1);
+	}
+	close(fds[1]);
+	if (pid > 0 && read(fds[0], out, RESULTS * sizeof(*out)) == (ssize_t)(RESULTS * sizeof(*out)) &&
+	    waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		ret = 0;
+	close(fds[0]);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) == 0 ? 0 : 1;
+	if (system(cmd) != 0)
+		ret = -1;
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	double builtin[RESULTS], small[RESULTS], large[RESULTS];
+	char err[512];
+
+	if (argc > 1 && !strcmp(argv[1], "gpu"))
+		family = &accel_family_nvidia;
+	if (argc > 2)
+		iterations = (unsigned)strtoul(argv[2], NULL, 10);
+	if (!iterations) {
+		fprintf(stderr, "usage: sim-bench [ppu|gpu] [ITERATIONS>0]\n");
+		return 2;
+	}
+	if (accel_sim_locate_lib(family, lib_path, sizeof(lib_path), err, sizeof(err))) {
+		fprintf(stderr, "sim-bench: %s\n", err);
+		return 1;
+	}
+	printf("%s simulator, %u iterations, microseconds\n", family->sym_prefix, iterations);
+	if (node(0, builtin) || node(4, small) || node(64, large)) {
+		fprintf(stderr, "sim-bench: a measurement failed\n");
+		return 1;
+	}
+	printf("built-in node:\n");
+	printf("  read              %10.2f us/call\n", builtin[0] * 1e6);
+	printf("  write             %10.2f us/change\n", builtin[1] * 1e6);
+	printf("  foreign           %10.2f us/call\n", builtin[2] * 1e6);
+	if (builtin[3] > 0)
+		printf("  2 cards read      %10.2f us/call (wall, both threads' calls together)\n", builtin[3] * 1e6);
+	printf("flat in cards (4 -> 64):\n");
+	printf("  write             %10.2f -> %10.2f us/change  (x%.2f)\n", small[1] * 1e6, large[1] * 1e6,
+	       large[1] / small[1]);
+	printf("  foreign           %10.2f -> %10.2f us/call    (x%.2f)\n", small[2] * 1e6, large[2] * 1e6,
+	       large[2] / small[2]);
+	if (small[4] > 0) {
+		printf("2 writers on 2 cards (4-card node):\n");
+		printf("  1 thread          %10.2f us/change\n", small[1] * 1e6);
+		printf("  2 threads         %10.2f us/change (wall)  (x%.2f faster)\n", small[4] * 1e6,
+		       small[1] / small[4]);
+	}
+	return 0;
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/ledger.h"
 #include "tools/accel-smi.h"
 
 #define MAX_DEVICES 256
@@ -190,13 +191,19 @@ static const struct smi_gi_profile *find_gi_profile(const struct smi_gi_profile 
 	return NULL;
 }
 
-/* The lowest-start legal placement that overlaps no live GPU instance, or the lowest one. */
+/*
+ * The lowest-start legal placement that overlaps no live GPU instance (the
+ * daemon's own rule, core/ledger.c), or the lowest one, which the driver
+ * then refuses with its own message, as ppu-smi would.
+ */
 static int pick_placement(struct smi *s, mig_device_t dev, const struct smi_gi_profile *p, long start,
 			  mig_gpu_instance_placement_t *out)
 {
 	mig_gpu_instance_placement_t pl[64];
+	struct accel_span legal[64], used[MAX_GIS];
 	struct smi_gi gis[MAX_GIS];
 	unsigned count = 0, ng;
+	int pick;
 	mig_return_t r = s->lib.DeviceGetGpuInstancePossiblePlacements_v2(dev, p->info.id, NULL, &count);
 
 	if (!r && (count == 0 || count > 64))
@@ -210,20 +217,12 @@ static int pick_placement(struct smi *s, mig_device_t dev, const struct smi_gi_p
 		return 0;
 	}
 	ng = smi_gpu_instances(s, dev, gis, MAX_GIS);
-	*out = pl[0];
-	for (unsigned k = 0; k < count; k++) {
-		bool clash = false;
-
-		for (unsigned g = 0; g < ng && !clash; g++) {
-			mig_gpu_instance_placement_t o = gis[g].info.placement;
-
-			clash = pl[k].start < o.start + o.size && o.start < pl[k].start + pl[k].size;
-		}
-		if (!clash) {
-			*out = pl[k];
-			break;
-		}
-	}
+	for (unsigned k = 0; k < count; k++)
+		legal[k] = (struct accel_span){ pl[k].start, pl[k].size };
+	for (unsigned g = 0; g < ng; g++)
+		used[g] = (struct accel_span){ gis[g].info.placement.start, gis[g].info.placement.size };
+	pick = accel_ledger_pick(legal, count, used, ng);
+	*out = pl[pick < 0 ? 0 : pick];
 	return 0;
 }
 

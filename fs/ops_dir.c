@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: MIT */
+/* Directories: listing from one snapshot, and mkdir/rmdir handed to core. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "core/delegation.h"
+#include "core/log.h"
+#include "fs/accelfs.h"
+#include "fs/cache.h"
+#include "fs/dies.h"
+#include "fs/notify.h"
+#include "fs/openfile.h"
+#include "fs/ops_internal.h"
+#include "fs/render.h"
+#include "fs/tree.h"
+#include "fs/waiters.h"
+
+/* ---- directories -------------------------------------------------------- */
+
+struct dir_entry {
+	char name[256];
+	mode_t mode;
+};
+
+struct dir_listing {
+	struct dir_entry *e;
+	size_t n, cap;
+	bool oom;
+};
+
+static void add_entry(struct dir_listing *d, const char *name, mode_t mode)
+{
+	if (d->n == d->cap) {
+		size_t cap = d->cap ? d->cap * 2 : 32;
+		struct dir_entry *grown = realloc(d->e, cap * sizeof(*grown));
+		if (!grown) {
+			d->oom = true;
+			return;
+		}
+		d->e = grown;
+		d->cap = cap;
+	}
+	snprintf(d->e[d->n].name, sizeof(d->e[d->n].name), "%s", name);
+	d->e[d->n++].mode = mode;
+}
+
+static void emit_entry(void *ctx, const char *name, enum fs_kind kind, const struct fs_node *child)
+{
+	(void)kind;
+	add_entry(ctx, name, fs_kind_mode(child) & S_IFMT);
+}
+
+/* The listing is taken once, at opendir, so a reader paging through it sees one snapshot. */
+void fs_op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct accelfs *fs = fs_of(req);
+	char path[PATH_BUF];
+	struct accel_snapshot *snap;
+	struct fs_node n;
+	struct dir_listing *d;
+	int ret = fs_resolve_ino(fs, ino, &snap, &n, path, sizeof(path));
+
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	if (!fs_kind_is_dir(n.kind)) {
+		accel_snapshot_unref(snap);
+		fuse_reply_err(req, ENOTDIR);
+		return;
+	}
+	d = calloc(1, sizeof(*d));
+	if (!d) {
+		accel_snapshot_unref(snap);
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	add_entry(d, ".", S_IFDIR);
+	add_entry(d, "..", S_IFDIR);
+	fs_tree_list(snap, &n, emit_entry, d);
+	accel_snapshot_unref(snap);
+	if (d->oom) {
+		free(d->e);
+		free(d);
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	fi->fh = (uint64_t)(uintptr_t)d;
+	fuse_reply_open(req, fi);
+}
+
+void fs_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	struct dir_listing *d = (struct dir_listing *)(uintptr_t)fi->fh;
+	char *buf = malloc(size ? size : 1);
+	size_t used = 0;
+
+	(void)ino;
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	/* An entry's offset is the index of the one after it. */
+	for (size_t i = off < 0 ? 0 : (size_t)off; i < d->n; i++) {
+		/* Not the inode number (that comes from lookup): any non-zero value, or readdir() skips it. */
+		struct stat st = { .st_ino = 0xffffffff, .st_mode = d->e[i].mode };
+		size_t need = fuse_add_direntry(req, buf + used, size - used, d->e[i].name, &st, (off_t)i + 1);
+		if (need > size - used)
+			break;
+		used += need;
+	}
+	fuse_reply_buf(req, buf, used);
+	free(buf);
+}
+
+void fs_op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct dir_listing *d = (struct dir_listing *)(uintptr_t)fi->fh;
+
+	(void)ino;
+	if (d) {
+		free(d->e);
+		free(d);
+	}
+	fuse_reply_err(req, 0);
+}
+
+void fs_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+	struct accelfs *fs = fs_of(req);
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	char path[PATH_BUF], why[ACCEL_TEXT_MAX], device[32], profile[ACCEL_NAME_MAX];
+	struct accel_snapshot *snap;
+	struct fs_node n;
+	int ret = fs_resolve_ino(fs, parent, &snap, &n, path, sizeof(path));
+
+	(void)mode;
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	if (n.kind != FS_PROFILE && n.kind != FS_NODE_PROFILE) {
+		accel_snapshot_unref(snap);
+		fuse_reply_err(req, EPERM);
+		return;
+	}
+	bool node_level = n.kind == FS_NODE_PROFILE;
+	snprintf(device, sizeof(device), "%s", node_level ? "" : n.dev->name);
+	snprintf(profile, sizeof(profile), "%s", node_level ? n.node_profile : n.profile->name);
+	accel_snapshot_unref(snap);
+
+	struct accel_job made;
+
+	memset(&made, 0, sizeof(made));
+	if (node_level)
+		ret = accel_node_mkdir_any(fs->node, profile, name, ctx->uid, ctx->gid, device, sizeof(device), &made,
+					   why, sizeof(why));
+	else
+		ret = accel_node_mkdir(fs->node, device, profile, name, ctx->uid, ctx->gid, &made, why, sizeof(why));
+	/* What the carve changed (available, instances) is what the next read shows. */
+	fs_notify_flush(fs);
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	/*
+	 * The entry is built from what the carve produced, not from a later
+	 * snapshot: once the job is recorded, mkdir has succeeded, whatever a
+	 * concurrent rmdir or a failed re-read does next.
+	 */
+	memset(&n, 0, sizeof(n));
+	n.kind = node_level ? FS_NODE_JOB : FS_JOB;
+	n.job = &made;
+	n.via_node = node_level;
+	snprintf(path + strlen(path), sizeof(path) - strlen(path), "/%s", name);
+	fs_reply_entry(req, fs, NULL, parent, name, path, &n);
+}
+
+void fs_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct accelfs *fs = fs_of(req);
+	char path[PATH_BUF], why[ACCEL_TEXT_MAX], device[32], profile[ACCEL_NAME_MAX], key[160];
+	struct accel_snapshot *snap;
+	struct fs_node n;
+	int ret = fs_resolve_ino(fs, parent, &snap, &n, path, sizeof(path));
+
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	snprintf(path + strlen(path), sizeof(path) - strlen(path), "/%s", name);
+	if (fs_tree_resolve(snap, path, &n)) {
+		accel_snapshot_unref(snap);
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	if (n.kind != FS_JOB && n.kind != FS_NODE_JOB) {
+		accel_snapshot_unref(snap);
+		fuse_reply_err(req, fs_kind_is_dir(n.kind) ? EPERM : ENOTDIR);
+		return;
+	}
+	snprintf(device, sizeof(device), "%s", n.dev->name);
+	snprintf(profile, sizeof(profile), "%s", n.profile->name);
+	accel_snapshot_unref(snap);
+	ret = accel_node_rmdir(fs->node, device, profile, name, why, sizeof(why));
+	fs_notify_flush(fs); /* capacity back before rmdir returns: `available` says so at once */
+	if (n.via_node) {
+		/* The failure belongs to the directory the user worked in too. */
+		snprintf(key, sizeof(key), "mig/%s", profile);
+		accel_node_set_last_error(fs->node, key, ret ? why : "");
+	}
+	if (!ret) {
+		/*
+		 * The job also had an entry in the other view (device or node
+		 * level), maybe cached: drop it before answering, so a script
+		 * never sees it after rmdir returns.  Its parent is not the
+		 * directory this rmdir holds, so the kernel can take its lock.
+		 */
+		char other[PATH_BUF];
+		uint64_t parent_ino;
+		if (n.via_node)
+			snprintf(other, sizeof(other), "%s/mig/%s/%s", device, profile, name);
+		else
+			snprintf(other, sizeof(other), "mig/%s/%s", profile, name);
+		if (fs_inodes_find(fs->inodes, other, &parent_ino))
+			fuse_lowlevel_notify_inval_entry(fs->se, parent_ino, name, strlen(name));
+	}
+	fuse_reply_err(req, -ret);
+}
+

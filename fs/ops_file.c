@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: MIT */
+/* Open files: generated text (page-cached or read through), vram, poll. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "core/delegation.h"
+#include "core/log.h"
+#include "fs/accelfs.h"
+#include "fs/cache.h"
+#include "fs/dies.h"
+#include "fs/notify.h"
+#include "fs/openfile.h"
+#include "fs/ops_internal.h"
+#include "fs/render.h"
+#include "fs/tree.h"
+#include "fs/waiters.h"
+
+/* ---- files ------------------------------------------------------------ */
+
+void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct accelfs *fs = fs_of(req);
+	struct accel_snapshot *snap;
+	struct fs_node n;
+	struct open_file *of;
+	char path[PATH_BUF];
+	int ret = fs_resolve_ino(fs, ino, &snap, &n, path, sizeof(path));
+
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	accel_snapshot_unref(snap);
+	if (fs_kind_is_dir(n.kind)) {
+		fuse_reply_err(req, EISDIR);
+		return;
+	}
+	if (n.kind == FS_DIE_VRAM) {
+		fs_dies_open(req, ino, n.die, fi); /* answered now, or once the slot is ours */
+		return;
+	}
+	/* Read-only files refuse writers, root included (mode bits alone would not stop root). */
+	if ((fi->flags & O_ACCMODE) != O_RDONLY && !fs_kind_is_writable(n.kind)) {
+		fuse_reply_err(req, EACCES);
+		return;
+	}
+	of = calloc(1, sizeof(*of));
+	if (!of) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	pthread_mutex_init(&of->lock, NULL);
+	snprintf(of->path, sizeof(of->path), "%s", path);
+	fi->fh = (uint64_t)(uintptr_t)of;
+	if (fs_node_cached(&n)) {
+		fi->keep_cache = 1; /* served from the page cache until fs/notify.c says it changed */
+		of->opened = accel_node_snapshot(fs->node); /* what poll() compares against */
+	}
+	else
+		fi->direct_io = 1; /* the size is not known in advance; every read reaches us */
+	fuse_reply_open(req, fi);
+}
+
+void fs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	struct accelfs *fs = fs_of(req);
+	struct open_file *of = (struct open_file *)(uintptr_t)fi->fh;
+
+	(void)ino;
+	if (fs_dies_is_vram(fi)) {
+		fs_dies_read(req, size, off, fi);
+		return;
+	}
+	pthread_mutex_lock(&of->lock);
+	if (off == 0 || !of->generated) {
+		struct accel_snapshot *snap = accel_node_snapshot(fs->node);
+		struct fs_node n;
+		char *buf = NULL;
+		size_t len = 0;
+		int ret = fs_tree_resolve(snap, of->path, &n) ? -ENOENT : fs_render(fs->node, snap, &n, &buf, &len);
+
+		accel_snapshot_unref(snap);
+		if (ret) {
+			fuse_reply_err(req, -ret);
+			pthread_mutex_unlock(&of->lock);
+			return;
+		}
+		free(of->buf);
+		of->buf = buf;
+		of->len = len;
+		of->generated = true;
+	}
+	if ((size_t)off >= of->len)
+		fuse_reply_buf(req, NULL, 0);
+	else
+		fuse_reply_buf(req, of->buf + off, of->len - (size_t)off < size ? of->len - (size_t)off : size);
+	pthread_mutex_unlock(&of->lock);
+}
+
+void fs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
+		     struct fuse_file_info *fi)
+{
+	struct accelfs *fs = fs_of(req);
+	struct open_file *of = (struct open_file *)(uintptr_t)fi->fh;
+	struct accel_snapshot *snap;
+	struct fs_node n;
+	int ret;
+
+	(void)ino;
+	if (fs_dies_is_vram(fi)) {
+		fs_dies_write(req, buf, size, off, fi);
+		return;
+	}
+	/* Besides vram, dies/<n>/enabled is the one writable file: the whole value in one write. */
+	snap = accel_node_snapshot(fs->node);
+	ret = fs_tree_resolve(snap, of->path, &n) ? -ENOENT : n.kind != FS_DIE_ENABLED ? -EACCES : off ? -EINVAL : 0;
+	accel_snapshot_unref(snap);
+	if (!ret)
+		ret = fs_dies_write_enabled(n.die, buf, size);
+	if (ret < 0)
+		fuse_reply_err(req, -ret);
+	else
+		fuse_reply_write(req, (size_t)ret);
+}
+
+void fs_op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	if (fs_dies_is_vram(fi)) {
+		fs_dies_flush(req, ino, fi); /* close(2) of a vram handle gives the slot back now */
+		return;
+	}
+	fuse_reply_err(req, 0);
+}
+
+void fs_op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct open_file *of = (struct open_file *)(uintptr_t)fi->fh;
+
+	(void)ino;
+	if (fs_dies_is_vram(fi)) {
+		fs_dies_release(req, fi);
+		return;
+	}
+	if (of) {
+		fs_poll_forget(fs_of(req), of);
+		/* Wait out a read still returning from its reply. */
+		pthread_mutex_lock(&of->lock);
+		pthread_mutex_unlock(&of->lock);
+		pthread_mutex_destroy(&of->lock);
+		accel_snapshot_unref(of->opened);
+		free(of->buf);
+		free(of);
+	}
+	fuse_reply_err(req, 0);
+}
+
+void fs_op_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, struct fuse_pollhandle *ph)
+{
+	(void)ino;
+	if (fs_dies_is_vram(fi)) {
+		/* Memory is always ready; nothing to wait for. */
+		if (ph)
+			fuse_pollhandle_destroy(ph);
+		fuse_reply_poll(req, POLLIN | POLLRDNORM | POLLOUT | POLLWRNORM);
+		return;
+	}
+	fs_poll_file(req, fs_of(req), (struct open_file *)(uintptr_t)fi->fh, ph);
+}
+

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the three files of the operation table share (fs/ops.c,
+ * fs/ops_dir.c, fs/ops_file.c).  Nothing outside them includes this.
+ */
+#ifndef ACCELFS_OPS_INTERNAL_H
+#define ACCELFS_OPS_INTERNAL_H
+
+#include <sys/stat.h>
+
+#include <fuse_lowlevel.h>
+
+#include "core/model.h"
+#include "fs/accelfs.h"
+#include "fs/openfile.h"
+#include "fs/tree.h"
+
+#define PATH_BUF FS_PATH_BUF
+
+static inline struct accelfs *fs_of(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
+
+/* The mode bits of a node, before delegation. */
+mode_t fs_kind_mode(const struct fs_node *n);
+/* A node's attributes in a snapshot (snap may be NULL for nodes whose size needs none). */
+void fs_fill_attr(struct accelfs *fs, const struct accel_snapshot *snap, const char *path, const struct fs_node *n,
+		  uint64_t ino, struct stat *st);
+/* Resolve an inode in the current snapshot; the caller unrefs *snap.  0, -ESTALE or -ENOENT. */
+int fs_resolve_ino(struct accelfs *fs, fuse_ino_t ino, struct accel_snapshot **snap, struct fs_node *n, char *path,
+		   size_t len);
+/* Answer a lookup (or mkdir) with the entry of parent/name, taking one lookup reference. */
+void fs_reply_entry(fuse_req_t req, struct accelfs *fs, const struct accel_snapshot *snap, fuse_ino_t parent,
+		    const char *name, const char *path, const struct fs_node *n);
+
+void fs_op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void fs_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi);
+void fs_op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void fs_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode);
+void fs_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name);
+
+void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void fs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi);
+void fs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off, struct fuse_file_info *fi);
+void fs_op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void fs_op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void fs_op_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, struct fuse_pollhandle *ph);
+
+#endif

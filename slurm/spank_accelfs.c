@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * accelfs's SPANK plugin: --accel-mig=[DEVICE/]PROFILE[:COUNT][,...] carves
+ * the job's MIG partitions through the accelfs mount when the job starts on
+ * a node, hands their UUIDs to every task, confines every task's device
+ * cgroup to its own job's nodes, and gives the partitions back when the job
+ * ends.  docs/slurm.md is the operator's and the user's side of it.
+ *
+ * A failed job prolog drains the whole node ("Prolog error"), so no hook of
+ * the prolog or the epilog ever returns an error: a job that cannot get its
+ * partitions is requeued (a batch job) or cancelled (an interactive one), its
+ * steps refuse to start, and the node stays up.
+ *
+ * Runs inside slurmd's helpers, which carry Slurm's own library: the few
+ * API calls here (requeue, cancel, comment) resolve against it, so the
+ * plugin does not link libslurm itself.
+ */
+#include "devcg.h"
+#include "mig_jobs.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+#include <slurm/spank.h>
+
+SPANK_PLUGIN(accelfs, 1);
+
+#define PLUG "accelfs"
+
+static char mount_path[1024] = "/accel";
+static char *opt_value; /* what --accel-mig said, when the option callback saw it */
+
+static int opt_cb(int val, const char *optarg, int remote)
+{
+	struct am_request req;
+	char err[512];
+	(void)val;
+	/* Checked where the user typed it (sbatch, srun, salloc refuse with the reason) and
+	 * again wherever the job runs. */
+	if (am_parse_request(optarg, &req, err, sizeof(err)) < 0) {
+		slurm_error(PLUG ": %s", err);
+		return -1;
+	}
+	free(opt_value);
+	opt_value = strdup(optarg);
+	return opt_value ? 0 : -1;
+}
+
+static struct spank_option accel_mig_opt = {
+	"accel-mig",
+	"[DEVICE/]PROFILE[:COUNT][,...]",
+	"MIG partitions carved for the job on each of its nodes by accelfs (e.g. 4g.48gb:2, "
+	"gpu0/1g.18gb, 1g.18gb,3g.71gb)",
+	1, 0, opt_cb,
+};
+
+/* Every hook is handed the plugstack arguments: the job prolog and epilog run in processes
+ * where slurm_spank_init was never called. */
+static int parse_args(int ac, char **av)
+{
+	for (int i = 0; i < ac; i++) {
+		if (!strncmp(av[i], "mount=", 6) && av[i][6] == '/') {
+			snprintf(mount_path, sizeof(mount_path), "%s", av[i] + 6);
+		} else {
+			slurm_error(PLUG ": unknown argument '%s' in plugstack.conf (known: mount=/ABSOLUTE/PATH)",
+				    av[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int slurm_spank_init(spank_t sp, int ac, char **av)
+{
+	if (parse_args(ac, av) < 0)
+		return -1;
+	/* Registered here, not in a spank_options[] table: 22.05 offers a table's options to
+	 * the job prolog's context only when they are registered. */
+	if (spank_option_register(sp, &accel_mig_opt) != ESPANK_SUCCESS) {
+		slurm_error(PLUG ": cannot register --accel-mig");
+		return -1;
+	}
+	return 0;
+}
+
+/* The --accel-mig value of this job, or NULL when it asked for none. */
+static const char *requested(spank_t sp)
+{
+	char *v = NULL;
+	if (spank_option_getopt(sp, &accel_mig_opt, &v) == ESPANK_SUCCESS && v)
+		return v;
+	return opt_value;
+}
+
+static uint32_t job_id(spank_t sp)
+{
+	uint32_t id = 0;
+	if (spank_get_item(sp, S_JOB_ID, &id) == ESPANK_SUCCESS && id)
+		return id;
+	const char *env = getenv("SLURM_JOB_ID");
+	return env ? (uint32_t)strtoul(env, NULL, 10) : 0;
+}
+
+/*
+ * The job cannot have its partitions here.  Requeue a batch job (it runs
+ * again once Slurm's counts, which accelfs-slurm-sync keeps equal to what
+ * can be carved, say it fits); cancel one that cannot be requeued.  Never
+ * fail the prolog: that would drain the node for everyone.
+ */
+static void give_up(uint32_t jobid, const char *why)
+{
+	job_desc_msg_t desc;
+	char comment[600];
+
+	slurm_error(PLUG ": job %u: %s", jobid, why);
+	slurm_init_job_desc_msg(&desc);
+	desc.job_id = jobid;
+	snprintf(comment, sizeof(comment), "accelfs: %s", why);
+	desc.admin_comment = comment;
+	if (slurm_update_job(&desc) != SLURM_SUCCESS)
+		slurm_info(PLUG ": job %u: cannot set its admin comment: %s", jobid, slurm_strerror(errno));
+	if (slurm_requeue(jobid, 0) == SLURM_SUCCESS) {
+		slurm_info(PLUG ": job %u requeued: its MIG partitions do not fit on this node now", jobid);
+		return;
+	}
+	int rerr = errno;
+	if (slurm_kill_job(jobid, SIGKILL, 0) == SLURM_SUCCESS) {
+		slurm_info(PLUG ": job %u cancelled (requeue refused: %s)", jobid, slurm_strerror(rerr));
+		return;
+	}
+	slurm_error(PLUG ": job %u: neither requeue (%s) nor cancel (%s) was accepted; its steps will refuse "
+		    "to start", jobid, slurm_strerror(rerr), slurm_strerror(errno));
+}
+
+int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
+{
+	const char *want = requested(sp);
+	uint32_t jobid = job_id(sp);
+	struct am_request req;
+	char err[2048];
+
+	if (parse_args(ac, av) < 0)
+		return 0;
+
+	if (!want)
+		return 0;
+	if (!jobid) {
+		slurm_error(PLUG ": job prolog without a job id; nothing carved");
+		return 0;
+	}
+	if (am_parse_request(want, &req, err, sizeof(err)) < 0) {
+		give_up(jobid, err);
+		return 0;
+	}
+	int e = am_carve(mount_path, jobid, &req, err, sizeof(err));
+	if (e) {
+		give_up(jobid, err);
+		return 0;
+	}
+	slurm_info(PLUG ": job %u: carved %u MIG partition(s) for --accel-mig=%s under %s", jobid, req.total, want,
+		   mount_path);
+	return 0;
+}
+
+int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
+{
+	uint32_t jobid = job_id(sp);
+	char err[2048] = "";
+
+	if (parse_args(ac, av) < 0)
+		return 0;
+
+	if (!jobid)
+		return 0;
+	/* Every job's epilog looks, option or not: the name says whose a partition is, and a
+	 * requeued job's old partitions must go even if this run asked differently. */
+	int left = am_reclaim_job(mount_path, jobid, 25, err, sizeof(err));
+	if (left)
+		slurm_error(PLUG ": job %u: %d MIG partition(s) still there after the epilog (%s); "
+			    "accelfs-slurm-sync gives them back once they are free", jobid, left, err);
+	return 0;
+}
+
+/* "a,b,c" of the UUIDs of one family ("ppu" or "gpu"; NULL: all), in carve order. */
+static void uuid_list(const struct am_part *p, size_t n, const char *family, char *out, size_t len)
+{
+	size_t used = 0;
+	out[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		if (family && strncmp(p[i].device, family, 3))
+			continue;
+		int w = snprintf(out + used, len - used, "%s%s", used ? "," : "", p[i].uuid);
+		if (w < 0 || (size_t)w >= len - used)
+			break;
+		used += (size_t)w;
+	}
+}
+
+int slurm_spank_user_init(spank_t sp, int ac, char **av)
+{
+	const char *want = requested(sp);
+	uint32_t jobid = job_id(sp);
+	struct am_request req;
+	struct am_part parts[AM_MAX_PER_JOB];
+	char err[2048], list[AM_MAX_PER_JOB * 100], names[AM_MAX_PER_JOB * AM_NAME_MAX];
+	size_t n = 0;
+
+	if (parse_args(ac, av) < 0)
+		return -1;
+
+	if (!want || !jobid)
+		return 0;
+	if (am_parse_request(want, &req, err, sizeof(err)) < 0) {
+		slurm_error(PLUG ": %s", err);
+		return -1;
+	}
+	if (am_list(mount_path, jobid, 1, parts, AM_MAX_PER_JOB, &n, err, sizeof(err)) < 0) {
+		slurm_error(PLUG ": job %u: %s", jobid, err);
+		return -1;
+	}
+	size_t ready = 0;
+	for (size_t i = 0; i < n; i++)
+		ready += parts[i].uuid[0] != '\0';
+	if (ready < req.total) {
+		/* The prolog could not carve and has requeued or cancelled the job; a step that
+		 * starts anyway must not run without the partitions it asked for. */
+		slurm_error(PLUG ": job %u has %zu of its %u MIG partition(s) for --accel-mig=%s on this node; "
+			    "the step does not start", jobid, ready, req.total, want);
+		return -1;
+	}
+	uuid_list(parts, n, "gpu", list, sizeof(list));
+	if (!list[0])
+		uuid_list(parts, n, "ppu", list, sizeof(list));
+	/* NVIDIA's runtime and T-Head's PPU SDK both read CUDA_VISIBLE_DEVICES; a job holding both
+	 * families gives it the NVIDIA UUIDs and finds the PPUs' in PPU_VISIBLE_DEVICES. */
+	spank_setenv(sp, "CUDA_VISIBLE_DEVICES", list, 1);
+	uuid_list(parts, n, "gpu", list, sizeof(list));
+	if (list[0])
+		spank_setenv(sp, "NVIDIA_VISIBLE_DEVICES", list, 1);
+	uuid_list(parts, n, "ppu", list, sizeof(list));
+	if (list[0])
+		spank_setenv(sp, "PPU_VISIBLE_DEVICES", list, 1);
+	size_t used = 0;
+	names[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		int w = snprintf(names + used, sizeof(names) - used, "%s%s/mig/%s/%s", i ? "," : "", mount_path,
+				 parts[i].profile, parts[i].name);
+		if (w < 0 || (size_t)w >= sizeof(names) - used)
+			break;
+		used += (size_t)w;
+	}
+	spank_setenv(sp, "ACCELFS_MIG_JOBS", names, 1);
+	return 0;
+}
+
+int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
+{
+	uint32_t jobid = job_id(sp), taskid = 0;
+	char err[2048];
+
+	if (parse_args(ac, av) < 0)
+		return -1;
+
+	if (spank_get_item(sp, S_TASK_ID, (int *)&taskid) != ESPANK_SUCCESS) {
+		slurm_error(PLUG ": job %u: no task id in task_init_privileged", jobid);
+		return -1;
+	}
+	/* Every task is confined, with --accel-mig or without: a job that asked for nothing
+	 * may open no one's partition either. */
+	if (devcg_confine(mount_path, jobid, taskid, err, sizeof(err)) < 0) {
+		slurm_error(PLUG ": job %u task %u: %s", jobid, taskid, err);
+		return -1;
+	}
+	return 0;
+}

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the three files of the operation table share (fs/ops.c,
- * fs/ops_dir.c, fs/ops_file.c).  Nothing outside them includes this.
+ * What the files of the operation table share (fs/ops.c, fs/ops_dir.c,
+ * fs/ops_file.c, fs/attr.c).  Nothing outside them includes this.
  */
 #ifndef ACCELFS_OPS_INTERNAL_H
 #define ACCELFS_OPS_INTERNAL_H
@@ -22,7 +22,7 @@ static inline struct accelfs *fs_of(fuse_req_t req)
 	return fuse_req_userdata(req);
 }
 
-/* The mode bits of a node, before delegation. */
+/* fs/attr.c.  The mode bits of a node, before delegation. */
 mode_t fs_kind_mode(const struct fs_node *n);
 /* A node's attributes in a snapshot (snap may be NULL for nodes whose size needs none). */
 void fs_fill_attr(struct accelfs *fs, const struct accel_snapshot *snap, const char *path, const struct fs_node *n,
@@ -30,6 +30,8 @@ void fs_fill_attr(struct accelfs *fs, const struct accel_snapshot *snap, const c
 /* Resolve an inode in the current snapshot; the caller unrefs *snap.  0, -ESTALE or -ENOENT. */
 int fs_resolve_ino(struct accelfs *fs, fuse_ino_t ino, struct accel_snapshot **snap, struct fs_node *n, char *path,
 		   size_t len);
+/* Where a node-level job's `device` link points; its length when buf is NULL. */
+int fs_link_target(const struct fs_node *n, char *buf, size_t len);
 /* Answer a lookup (or mkdir) with the entry of parent/name, taking one lookup reference. */
 void fs_reply_entry(fuse_req_t req, struct accelfs *fs, const struct accel_snapshot *snap, fuse_ino_t parent,
 		    const char *name, const char *path, const struct fs_node *n);

@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What a node looks like to stat(2) and to the kernel's caches: its mode,
+ * owner (delegation), size (exact for page-cached files), and the entry a
+ * lookup answers with.  Shared by every file of the operation table.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "core/delegation.h"
+#include "fs/accelfs.h"
+#include "fs/cache.h"
+#include "fs/dies.h"
+#include "fs/ops_internal.h"
+#include "fs/render.h"
+#include "fs/tree.h"
+
+mode_t fs_kind_mode(const struct fs_node *n)
+{
+	switch (n->kind) {
+	case FS_PROFILE:
+	case FS_NODE_PROFILE:
+		/* mkdir here carves (root's unless delegated); sticky: only a job's owner removes it */
+		return S_IFDIR | S_ISVTX | 0755;
+	case FS_JOB:
+	case FS_NODE_JOB:
+		return S_IFDIR | 0755;
+	case FS_JOB_DEV_NODE:
+		return S_IFCHR | 0660;
+	case FS_JOB_LINK:
+		return S_IFLNK | 0777;
+	case FS_DIE_VRAM:
+		return S_IFREG | 0600;
+	case FS_DIE_ENABLED:
+		return S_IFREG | 0644;
+	default:
+		return fs_kind_is_dir(n->kind) ? (S_IFDIR | 0555) : (S_IFREG | 0444);
+	}
+}
+
+/*
+ * A delegatable directory's owner and mode: its own setting, else the
+ * nearest ancestor's (so chown of ppu3/ delegates every profile of ppu3,
+ * chown of /accel the whole node).  Profile directories stay sticky.
+ */
+static void delegated_attr(struct accelfs *fs, const char *path, const struct fs_node *n, struct stat *st)
+{
+	char p[PATH_BUF];
+	struct accel_perm perm;
+
+	snprintf(p, sizeof(p), "%s", path);
+	for (;;) {
+		if (accel_delegation_get(fs->deleg, p, &perm)) {
+			st->st_uid = perm.uid;
+			st->st_gid = perm.gid;
+			st->st_mode = (st->st_mode & S_IFMT) | (perm.mode & 07777);
+			if (n->kind == FS_PROFILE || n->kind == FS_NODE_PROFILE)
+				st->st_mode |= S_ISVTX;
+			return;
+		}
+		if (!p[0])
+			return;
+		char *slash = strrchr(p, '/');
+		if (slash)
+			*slash = '\0';
+		else
+			p[0] = '\0';
+	}
+}
+
+/* Where mig/<profile>/<job>/device points: up to the root, then down to the device's job. */
+int fs_link_target(const struct fs_node *n, char *buf, size_t len)
+{
+	return snprintf(buf, len, "../../../%s/mig/%s/%s", n->dev->name, n->job->profile, n->job->name);
+}
+
+/* The exact length of a cached file: the kernel serves reads from its page cache up to it. */
+static off_t cached_size(struct accelfs *fs, const struct accel_snapshot *snap, const struct fs_node *n)
+{
+	char *buf = NULL;
+	size_t len = 0;
+
+	if (!snap || fs_render(fs->node, snap, n, &buf, &len))
+		return 0;
+	free(buf);
+	return (off_t)len;
+}
+
+void fs_fill_attr(struct accelfs *fs, const struct accel_snapshot *snap, const char *path, const struct fs_node *n,
+		      uint64_t ino, struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_ino = ino;
+	st->st_mode = fs_kind_mode(n);
+	st->st_nlink = fs_kind_is_dir(n->kind) ? 2 : 1;
+	/* Other generated files: the size is a hint; reads run until EOF (direct_io). */
+	st->st_size = S_ISREG(st->st_mode) ? 4096 : 0;
+	if (fs_node_cached(n))
+		st->st_size = cached_size(fs, snap, n);
+	st->st_blksize = 4096;
+	if (n->job) {
+		/* A job and everything in it belong to whoever made it. */
+		st->st_uid = n->job->uid;
+		st->st_gid = n->job->gid;
+		st->st_mtime = st->st_ctime = st->st_atime = (time_t)n->job->created;
+	}
+	if (n->kind == FS_JOB_DEV_NODE)
+		st->st_rdev = makedev(n->devnode->major, n->devnode->minor);
+	if (n->kind == FS_JOB_LINK)
+		st->st_size = (off_t)fs_link_target(n, NULL, 0);
+	if (n->kind == FS_DIE_VRAM)
+		st->st_size = (off_t)fs_dies_vram_size(n->die);
+	if (!n->job)
+		st->st_mtime = st->st_ctime = st->st_atime = fs->started;
+	if (fs_kind_is_delegatable(n->kind))
+		delegated_attr(fs, path, n, st);
+}
+
+/* Resolve an inode in the current snapshot; the caller unrefs *snap. */
+int fs_resolve_ino(struct accelfs *fs, fuse_ino_t ino, struct accel_snapshot **snap, struct fs_node *n,
+		       char *path, size_t len)
+{
+	if (!fs_inodes_path(fs->inodes, ino, path, len))
+		return -ESTALE;
+	*snap = accel_node_snapshot(fs->node);
+	if (fs_tree_resolve(*snap, path, n)) {
+		accel_snapshot_unref(*snap);
+		*snap = NULL;
+		return -ENOENT;
+	}
+	return 0;
+}
+
+void fs_reply_entry(fuse_req_t req, struct accelfs *fs, const struct accel_snapshot *snap, fuse_ino_t parent,
+			const char *name, const char *path, const struct fs_node *n)
+{
+	struct fuse_entry_param e;
+
+	memset(&e, 0, sizeof(e));
+	e.ino = fs_inodes_lookup(fs->inodes, parent, name);
+	if (!e.ino) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	e.attr_timeout = fs_kind_timeout(n->kind);
+	e.entry_timeout = fs_kind_timeout(n->kind);
+	fs_fill_attr(fs, snap, path, n, e.ino, &e.attr);
+	if (fuse_reply_entry(req, &e) == -ENOENT)
+		fs_inodes_forget(fs->inodes, e.ino, 1); /* the request was interrupted */
+}

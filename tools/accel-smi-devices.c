@@ -5,7 +5,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "tools/accel-smi.h"
+#include "tools/smi-commands.h"
 
 #define MAX_DEVICES 256
 

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "core/names.h"
-#include "tools/accel-smi.h"
+#include "tools/smi.h"
 
 int smi_fail(struct smi *s, mig_return_t r, const char *fmt, ...)
 {

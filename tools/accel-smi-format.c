@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tools/accel-smi.h"
+#include "tools/smi.h"
 
 void smi_print_rule(const struct smi *s, unsigned width)
 {

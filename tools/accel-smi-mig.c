@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "core/ledger.h"
-#include "tools/accel-smi.h"
+#include "tools/smi-commands.h"
 
 #define MAX_DEVICES 256
 #define MAX_GIS 32

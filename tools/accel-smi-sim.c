@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "sim/accelsim.h"
-#include "tools/accel-smi.h"
+#include "tools/smi-commands.h"
 
 /* The control function <prefix><suffix> of the loaded library, or NULL. */
 static void *control(struct smi *s, const char *suffix)

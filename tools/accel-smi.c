@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tools/accel-smi.h"
+#include "tools/smi-commands.h"
 #include "sim/locate.h"
 
 static void usage(FILE *f)

@@ -1,13 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * accel-smi: a small ppu-smi / nvidia-smi for whatever MIG driver the
- * product would load, real or simulated.  It talks to the driver only
- * through core/mig_lib.c (the product's seam), so what it shows is what
- * the daemon would see.  The sim-only commands use the simulators' control
- * extension (sim/accelsim.h), found with dlsym on the same handle.
+ * What every file of accel-smi shares: the session (struct smi), the
+ * driver helpers (accel-smi-driver.c) and the table layouts
+ * (accel-smi-format.c).  The commands are in tools/smi-commands.h.
  */
-#ifndef ACCEL_SMI_H
-#define ACCEL_SMI_H
+#ifndef ACCEL_SMI_SHARED_H
+#define ACCEL_SMI_SHARED_H
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -80,13 +78,6 @@ unsigned smi_gpu_instances(struct smi *s, mig_device_t dev, struct smi_gi *out, 
 
 /* "MIG 4g48gb" -> "4g48gb". */
 const char *smi_short_name(const char *name);
-
-/* Commands. */
-int smi_cmd_list(struct smi *s);                  /* -L */
-int smi_cmd_query(struct smi *s);                 /* -q */
-int smi_cmd_set_mig(struct smi *s, int mode);     /* -mig 0|1 */
-int smi_cmd_mig(struct smi *s, int argc, char **argv);
-int smi_cmd_sim(struct smi *s, int argc, char **argv);
 
 /* Table layouts (accel-smi-format.c), in the vendor tool's own shape. */
 void smi_print_lgip_header(const struct smi *s);

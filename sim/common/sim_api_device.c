@@ -27,30 +27,32 @@ const char *sim_ErrorString(struct sim_ctx *ctx, mig_return_t result)
 
 mig_return_t sim_DeviceGetCount_v2(struct sim_ctx *ctx, unsigned int *count)
 {
-	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceGetCount_v2);
+	struct sim_call call;
+	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceGetCount_v2, &call);
 
 	if (r)
 		return r;
 	if (!count)
-		return sim_leave(ctx, MIG_ERROR_INVALID_ARGUMENT);
-	*count = ctx->state.n_devices;
-	return sim_leave(ctx, MIG_SUCCESS);
+		return sim_leave(&call, MIG_ERROR_INVALID_ARGUMENT);
+	*count = ctx->n_devices; /* fixed at power-on: no card is looked at */
+	return sim_leave(&call, MIG_SUCCESS);
 }
 
 mig_return_t sim_DeviceGetHandleByIndex_v2(struct sim_ctx *ctx, unsigned int index, mig_device_t *device)
 {
-	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceGetHandleByIndex_v2);
+	struct sim_call call;
+	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceGetHandleByIndex_v2, &call);
 	struct sim_device *d;
 
 	if (r)
 		return r;
-	d = sim_ctx_device(ctx, index);
-	if (!device || !d)
-		return sim_leave(ctx, MIG_ERROR_INVALID_ARGUMENT);
-	if (!d->present)
-		return sim_leave(ctx, MIG_ERROR_GPU_IS_LOST);
+	if (!device)
+		return sim_leave(&call, MIG_ERROR_INVALID_ARGUMENT);
+	r = sim_resolve_card(&call, index, &d);
+	if (r)
+		return sim_leave(&call, r);
 	*device = sim_device_handle(ctx, d);
-	return sim_leave(ctx, *device ? MIG_SUCCESS : MIG_ERROR_MEMORY);
+	return sim_leave(&call, *device ? MIG_SUCCESS : MIG_ERROR_MEMORY);
 }
 
 static mig_return_t copy_out(char *dst, unsigned int length, const char *src)
@@ -65,7 +67,8 @@ static mig_return_t copy_out(char *dst, unsigned int length, const char *src)
 
 mig_return_t sim_DeviceGetName(struct sim_ctx *ctx, mig_device_t device, char *name, unsigned int length)
 {
-	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceGetName);
+	struct sim_call call;
+	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceGetName, &call);
 	const struct sim_handle *hh;
 	struct sim_device *d;
 	struct sim_gi *gi;
@@ -74,29 +77,30 @@ mig_return_t sim_DeviceGetName(struct sim_ctx *ctx, mig_device_t device, char *n
 
 	if (r)
 		return r;
-	r = sim_resolve_any_device(ctx, device, &hh, &d);
+	r = sim_resolve_any_device(&call, device, &hh, &d);
 	if (!r && !name)
 		r = MIG_ERROR_INVALID_ARGUMENT;
 	if (r)
-		return sim_leave(ctx, r);
+		return sim_leave(&call, r);
 	if (hh->kind == SIM_HANDLE_MIG_DEVICE) {
 		/* As NVML names one: "NVIDIA H200 MIG 3g.71gb". */
 		const struct sim_gi_profile *p;
 
-		r = sim_resolve_mig_parts(ctx, hh, d, &gi, &ci);
+		r = sim_resolve_mig_parts(hh, d, &gi, &ci);
 		if (r)
-			return sim_leave(ctx, r);
+			return sim_leave(&call, r);
 		p = sim_gi_profile_by_id(d, gi->profile_id);
 		snprintf(buf, sizeof(buf), "%s MIG %s", d->name, p ? sim_profile_short_name(p->name) : "");
 	} else {
 		snprintf(buf, sizeof(buf), "%s", d->name);
 	}
-	return sim_leave(ctx, copy_out(name, length, buf));
+	return sim_leave(&call, copy_out(name, length, buf));
 }
 
 mig_return_t sim_DeviceGetUUID(struct sim_ctx *ctx, mig_device_t device, char *uuid, unsigned int length)
 {
-	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceGetUUID);
+	struct sim_call call;
+	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceGetUUID, &call);
 	const struct sim_handle *hh;
 	struct sim_device *d;
 	struct sim_gi *gi;
@@ -104,68 +108,71 @@ mig_return_t sim_DeviceGetUUID(struct sim_ctx *ctx, mig_device_t device, char *u
 
 	if (r)
 		return r;
-	r = sim_resolve_any_device(ctx, device, &hh, &d);
+	r = sim_resolve_any_device(&call, device, &hh, &d);
 	if (!r && !uuid)
 		r = MIG_ERROR_INVALID_ARGUMENT;
 	if (r)
-		return sim_leave(ctx, r);
+		return sim_leave(&call, r);
 	if (hh->kind == SIM_HANDLE_MIG_DEVICE) {
-		r = sim_resolve_mig_parts(ctx, hh, d, &gi, &ci);
-		return sim_leave(ctx, r ? r : copy_out(uuid, length, ci->uuid));
+		r = sim_resolve_mig_parts(hh, d, &gi, &ci);
+		return sim_leave(&call, r ? r : copy_out(uuid, length, ci->uuid));
 	}
-	return sim_leave(ctx, copy_out(uuid, length, d->uuid));
+	return sim_leave(&call, copy_out(uuid, length, d->uuid));
 }
 
 mig_return_t sim_DeviceGetMinorNumber(struct sim_ctx *ctx, mig_device_t device, unsigned int *minor)
 {
-	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceGetMinorNumber);
+	struct sim_call call;
+	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceGetMinorNumber, &call);
 	const struct sim_handle *hh;
 	struct sim_device *d;
 
 	if (r)
 		return r;
-	r = sim_resolve_any_device(ctx, device, &hh, &d);
+	r = sim_resolve_any_device(&call, device, &hh, &d);
 	if (!r && !minor)
 		r = MIG_ERROR_INVALID_ARGUMENT;
 	if (!r && hh->kind == SIM_HANDLE_MIG_DEVICE)
 		r = MIG_ERROR_NOT_SUPPORTED; /* a MIG device has no node of its own */
 	if (!r)
 		*minor = d->minor;
-	return sim_leave(ctx, r);
+	return sim_leave(&call, r);
 }
 
 mig_return_t sim_DeviceGetMigMode(struct sim_ctx *ctx, mig_device_t device, unsigned int *current,
 				  unsigned int *pending)
 {
-	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceGetMigMode);
+	struct sim_call call;
+	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceGetMigMode, &call);
 	struct sim_device *d;
 
 	if (r)
 		return r;
-	r = sim_resolve_device(ctx, device, &d);
+	r = sim_resolve_device(&call, device, &d);
 	if (!r && (!current || !pending))
 		r = MIG_ERROR_INVALID_ARGUMENT;
 	if (!r) {
 		*current = d->mig_current;
 		*pending = d->mig_pending;
 	}
-	return sim_leave(ctx, r);
+	return sim_leave(&call, r);
 }
 
 mig_return_t sim_DeviceGetPciInfo_v3(struct sim_ctx *ctx, mig_device_t device, mig_pci_info_t *pci)
 {
-	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceGetPciInfo_v3);
+	struct sim_call call;
+	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceGetPciInfo_v3, &call);
 	const struct sim_handle *hh;
 	struct sim_device *d;
 	unsigned dom = 0, bus = 0, dev = 0, fn = 0;
 
 	if (r)
 		return r;
-	r = sim_resolve_any_device(ctx, device, &hh, &d);
+	r = sim_resolve_any_device(&call, device, &hh, &d);
 	if (!r && !pci)
 		r = MIG_ERROR_INVALID_ARGUMENT;
 	if (r)
-		return sim_leave(ctx, r);
+		return sim_leave(&call, r);
 	/* A MIG device reports its parent's PCI identity, as NVML does. */
 	memset(pci, 0, sizeof(*pci));
 	if (sscanf(d->bus_id, "%x:%x:%x.%x", &dom, &bus, &dev, &fn) != 4)
@@ -178,32 +185,33 @@ mig_return_t sim_DeviceGetPciInfo_v3(struct sim_ctx *ctx, mig_device_t device, m
 	pci->device = dev;
 	pci->pciDeviceId = d->pci_device_id;
 	pci->pciSubSystemId = d->pci_subsystem_id;
-	return sim_leave(ctx, MIG_SUCCESS);
+	return sim_leave(&call, MIG_SUCCESS);
 }
 
 mig_return_t sim_DeviceGetMemoryInfo(struct sim_ctx *ctx, mig_device_t device, mig_memory_t *memory)
 {
-	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceGetMemoryInfo);
+	struct sim_call call;
+	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceGetMemoryInfo, &call);
 	const struct sim_handle *hh;
 	struct sim_device *d;
 	unsigned long long mib;
 
 	if (r)
 		return r;
-	r = sim_resolve_any_device(ctx, device, &hh, &d);
+	r = sim_resolve_any_device(&call, device, &hh, &d);
 	if (!r && !memory)
 		r = MIG_ERROR_INVALID_ARGUMENT;
 	if (r)
-		return sim_leave(ctx, r);
+		return sim_leave(&call, r);
 	mib = d->memory_mib;
 	if (hh->kind == SIM_HANDLE_MIG_DEVICE) {
 		const struct sim_gi_profile *p;
 		struct sim_gi *gi;
 		struct sim_ci *ci;
 
-		r = sim_resolve_mig_parts(ctx, hh, d, &gi, &ci);
+		r = sim_resolve_mig_parts(hh, d, &gi, &ci);
 		if (r)
-			return sim_leave(ctx, r);
+			return sim_leave(&call, r);
 		p = sim_gi_profile_by_id(d, gi->profile_id);
 		mib = p ? p->memory_mib : 0;
 	}
@@ -211,5 +219,5 @@ mig_return_t sim_DeviceGetMemoryInfo(struct sim_ctx *ctx, mig_device_t device, m
 	memory->total = mib << 20;
 	memory->used = 0;
 	memory->free = memory->total;
-	return sim_leave(ctx, MIG_SUCCESS);
+	return sim_leave(&call, MIG_SUCCESS);
 }

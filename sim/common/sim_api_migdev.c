@@ -10,17 +10,18 @@
 
 mig_return_t sim_DeviceGetMaxMigDeviceCount(struct sim_ctx *ctx, mig_device_t device, unsigned int *count)
 {
-	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceGetMaxMigDeviceCount);
+	struct sim_call call;
+	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceGetMaxMigDeviceCount, &call);
 	struct sim_device *d;
 
 	if (r)
 		return r;
-	r = sim_resolve_device(ctx, device, &d);
+	r = sim_resolve_device(&call, device, &d);
 	if (!r && !count)
 		r = MIG_ERROR_INVALID_ARGUMENT;
 	if (!r)
 		*count = d->mig_current == MIG_DEVICE_MIG_ENABLE ? d->compute_slices : 0;
-	return sim_leave(ctx, r);
+	return sim_leave(&call, r);
 }
 
 /* The index-th compute instance of the card in (GI id, CI id) order. */
@@ -49,68 +50,71 @@ static bool nth_ci(struct sim_device *d, unsigned index, struct sim_gi **gi_out,
 mig_return_t sim_DeviceGetMigDeviceHandleByIndex(struct sim_ctx *ctx, mig_device_t device, unsigned int index,
 						 mig_device_t *migDevice)
 {
-	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceGetMigDeviceHandleByIndex);
+	struct sim_call call;
+	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceGetMigDeviceHandleByIndex, &call);
 	struct sim_device *d;
 	struct sim_gi *gi;
 	struct sim_ci *ci;
 
 	if (r)
 		return r;
-	r = sim_resolve_device(ctx, device, &d);
+	r = sim_resolve_device(&call, device, &d);
 	if (!r && !migDevice)
 		r = MIG_ERROR_INVALID_ARGUMENT;
 	/* Past the card's slots: invalid; a slot without a MIG device (mode off included): not found. */
 	if (!r && index >= d->compute_slices)
 		r = MIG_ERROR_INVALID_ARGUMENT;
 	if (r)
-		return sim_leave(ctx, r);
+		return sim_leave(&call, r);
 	if (!nth_ci(d, index, &gi, &ci))
-		return sim_leave(ctx, MIG_ERROR_NOT_FOUND);
+		return sim_leave(&call, MIG_ERROR_NOT_FOUND);
 	*migDevice = sim_mig_device_handle(ctx, d, gi, ci);
-	return sim_leave(ctx, *migDevice ? MIG_SUCCESS : MIG_ERROR_MEMORY);
+	return sim_leave(&call, *migDevice ? MIG_SUCCESS : MIG_ERROR_MEMORY);
 }
 
 /* The live parts of a MIG-device handle; a whole card answers INVALID_ARGUMENT (as a real NVML does). */
-static mig_return_t mig_parts(struct sim_ctx *ctx, mig_device_t device, void *out, struct sim_gi **gi,
+static mig_return_t mig_parts(struct sim_call *call, mig_device_t device, void *out, struct sim_gi **gi,
 			      struct sim_ci **ci)
 {
 	const struct sim_handle *hh;
 	struct sim_device *d;
-	mig_return_t r = sim_resolve_any_device(ctx, device, &hh, &d);
+	mig_return_t r = sim_resolve_any_device(call, device, &hh, &d);
 
 	if (!r && !out)
 		r = MIG_ERROR_INVALID_ARGUMENT;
 	if (!r && hh->kind != SIM_HANDLE_MIG_DEVICE)
 		r = MIG_ERROR_INVALID_ARGUMENT;
 	if (!r)
-		r = sim_resolve_mig_parts(ctx, hh, d, gi, ci);
+		r = sim_resolve_mig_parts(hh, d, gi, ci);
 	return r;
 }
 
 mig_return_t sim_DeviceGetGpuInstanceId(struct sim_ctx *ctx, mig_device_t device, unsigned int *id)
 {
-	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceGetGpuInstanceId);
+	struct sim_call call;
+	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceGetGpuInstanceId, &call);
 	struct sim_gi *gi;
 	struct sim_ci *ci;
 
 	if (r)
 		return r;
-	r = mig_parts(ctx, device, id, &gi, &ci);
+	r = mig_parts(&call, device, id, &gi, &ci);
 	if (!r)
 		*id = gi->id;
-	return sim_leave(ctx, r);
+	return sim_leave(&call, r);
 }
 
 mig_return_t sim_DeviceGetComputeInstanceId(struct sim_ctx *ctx, mig_device_t device, unsigned int *id)
 {
-	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceGetComputeInstanceId);
+	struct sim_call call;
+	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceGetComputeInstanceId, &call);
 	struct sim_gi *gi;
 	struct sim_ci *ci;
 
 	if (r)
 		return r;
-	r = mig_parts(ctx, device, id, &gi, &ci);
+	r = mig_parts(&call, device, id, &gi, &ci);
 	if (!r)
 		*id = ci->id;
-	return sim_leave(ctx, r);
+	return sim_leave(&call, r);
 }

@@ -61,30 +61,31 @@ static mig_return_t check_holders(struct sim_ctx *ctx, const struct sim_device *
 mig_return_t sim_DeviceSetMigMode(struct sim_ctx *ctx, mig_device_t device, unsigned int mode,
 				  mig_return_t *activationStatus)
 {
-	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceSetMigMode);
+	struct sim_call call;
+	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceSetMigMode, &call);
 	struct sim_device *d;
 
 	if (r)
 		return r;
-	r = sim_resolve_device(ctx, device, &d);
+	r = sim_resolve_device(&call, device, &d);
 	if (!r && (!activationStatus || (mode != MIG_DEVICE_MIG_DISABLE && mode != MIG_DEVICE_MIG_ENABLE)))
 		r = MIG_ERROR_INVALID_ARGUMENT;
 	if (r)
-		return sim_leave(ctx, r);
+		return sim_leave(&call, r);
 	if (d->mig_current == mode && d->mig_pending == mode) {
 		*activationStatus = MIG_SUCCESS;
-		return sim_leave(ctx, MIG_SUCCESS);
+		return sim_leave(&call, MIG_SUCCESS);
 	}
 	if (d->n_gis > 0) {
 		ctx->vendor->log_mig_resources_in_use(&ctx->paths, d);
-		return sim_leave(ctx, MIG_ERROR_IN_USE);
+		return sim_leave(&call, MIG_ERROR_IN_USE);
 	}
 	r = check_holders(ctx, d);
 	if (r)
-		return sim_leave(ctx, r);
+		return sim_leave(&call, r);
 	d->mig_current = d->mig_pending = mode;
-	r = sim_commit(ctx);
+	r = sim_commit(&call);
 	if (!r)
 		*activationStatus = MIG_SUCCESS;
-	return sim_leave(ctx, r);
+	return sim_leave(&call, r);
 }

@@ -14,6 +14,7 @@
 #define ACCEL_SIM_CALLS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "core/mig_abi.h"
 
@@ -23,6 +24,10 @@ enum sim_fn {
 	MIG_ABI_FUNCTIONS(SIM_FN_ENUM_) MIG_ABI_OPTIONAL_FUNCTIONS(SIM_FN_ENUM_) SIM_FN_COUNT
 };
 #undef SIM_FN_ENUM_
+
+/* One bit per call, for sets of calls (the armed faults' mask in the counters file). */
+_Static_assert(SIM_FN_COUNT <= 64, "a set of calls fits in 64 bits");
+#define sim_fn_bit(fn) ((uint64_t)1 << (unsigned)(fn))
 
 /* The fault name that stands for every call sim_fn_any() accepts. */
 #define SIM_FN_ANY_NAME "*"

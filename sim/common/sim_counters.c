@@ -9,25 +9,33 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MAGIC "accelfs-sim-cnt1"
+/* Format 2 (cnt2): format 1 had no card generations and was 8 KiB; it is started afresh. */
+#define MAGIC "accelfs-sim-cnt2"
 #define NAME_LEN 56
+#define MAX_SLOTS 127
 
 struct slot {
-	char name[NAME_LEN]; /* an ABI suffix, NUL-terminated; written once, under the flock */
+	char name[NAME_LEN]; /* an ABI suffix, NUL-terminated; written once, under the node's lock */
 	uint64_t count;
+};
+
+/* A card's generation alone in its cache line: two cards' writers never contend for one. */
+struct card_slot {
+	uint64_t generation;
+	uint8_t pad[56];
 };
 
 struct sim_counters_file {
 	char magic[16];
-	uint64_t generation;
+	uint64_t node_generation;
+	uint64_t fault_mask;
 	uint32_t n_slots;
-	uint8_t reserved[64 - 16 - 8 - 4];
-	struct slot slots[];
+	uint8_t reserved[64 - 16 - 8 - 8 - 4];
+	struct slot slots[MAX_SLOTS];
+	struct card_slot cards[SIM_MAX_DEVICES];
 };
 
-#define MAX_SLOTS ((SIM_COUNTERS_SIZE - sizeof(struct sim_counters_file)) / sizeof(struct slot))
-
-_Static_assert(sizeof(struct sim_counters_file) == 64, "the header is one cache line");
+_Static_assert(sizeof(struct sim_counters_file) == SIM_COUNTERS_SIZE, "the counters file is exactly its size");
 _Static_assert(sizeof(struct slot) == 64, "a slot is one cache line: counting on one never contends with another");
 _Static_assert(MAX_SLOTS >= SIM_FN_COUNT, "every ABI function has room in the counters file");
 _Static_assert(sizeof(((accelsim_call_count_t *)0)->function) >= NAME_LEN, "names fit accelsim_call_count_t");
@@ -79,7 +87,7 @@ int sim_counters_open(struct sim_counters *c, const char *path, char *err, size_
 		return ret;
 	}
 	if (memcmp(f->magic, MAGIC, sizeof(f->magic)) != 0 || f->n_slots > MAX_SLOTS) {
-		/* New (all zeros) or not ours: start it; generation 0 makes every reader reread. */
+		/* New (all zeros), of format 1, or not ours: start it; generation 0 makes every reader reread. */
 		memset(f, 0, SIM_COUNTERS_SIZE);
 		memcpy(f->magic, MAGIC, sizeof(f->magic));
 	}
@@ -123,13 +131,37 @@ void sim_counters_reset(struct sim_counters *c)
 		__atomic_store_n(&c->map->slots[i].count, 0, __ATOMIC_RELAXED);
 }
 
-uint64_t sim_counters_generation(const struct sim_counters *c)
+uint64_t sim_counters_node_generation(const struct sim_counters *c)
 {
-	return c->map ? __atomic_load_n(&c->map->generation, __ATOMIC_ACQUIRE) : 0;
+	return c->map ? __atomic_load_n(&c->map->node_generation, __ATOMIC_ACQUIRE) : 0;
 }
 
-void sim_counters_set_generation(struct sim_counters *c, uint64_t generation)
+void sim_counters_set_node_generation(struct sim_counters *c, uint64_t generation)
 {
 	if (c->map)
-		__atomic_store_n(&c->map->generation, generation, __ATOMIC_RELEASE);
+		__atomic_store_n(&c->map->node_generation, generation, __ATOMIC_RELEASE);
+}
+
+uint64_t sim_counters_fault_mask(const struct sim_counters *c)
+{
+	return c->map ? __atomic_load_n(&c->map->fault_mask, __ATOMIC_ACQUIRE) : 0;
+}
+
+void sim_counters_set_fault_mask(struct sim_counters *c, uint64_t mask)
+{
+	if (c->map)
+		__atomic_store_n(&c->map->fault_mask, mask, __ATOMIC_RELEASE);
+}
+
+uint64_t sim_counters_card_generation(const struct sim_counters *c, unsigned ordinal)
+{
+	if (!c->map || ordinal >= SIM_MAX_DEVICES)
+		return 0;
+	return __atomic_load_n(&c->map->cards[ordinal].generation, __ATOMIC_ACQUIRE);
+}
+
+void sim_counters_set_card_generation(struct sim_counters *c, unsigned ordinal, uint64_t generation)
+{
+	if (c->map && ordinal < SIM_MAX_DEVICES)
+		__atomic_store_n(&c->map->cards[ordinal].generation, generation, __ATOMIC_RELEASE);
 }

@@ -9,165 +9,206 @@
 
 #include "sim/common/sim_faults.h"
 #include "sim/common/sim_handles.h"
-#include "sim/common/sim_nodes.h"
 #include "sim/common/sim_store.h"
-#include "sim/common/sim_topology.h"
 
-/* Every message says which simulator speaks: a reader must never mistake it for hardware. */
-static void complain(const struct sim_ctx *ctx, const char *msg)
+void sim_complain(const struct sim_ctx *ctx, const char *msg)
 {
 	fprintf(stderr, "accelfs simulated %s driver: %s\n", ctx->vendor->dir, msg);
 }
 
-struct sim_device *sim_ctx_device(struct sim_ctx *ctx, unsigned ordinal)
+/* Take the node: the threads of this process (node_mutex), then other processes (its byte lock). */
+static int node_take(struct sim_ctx *ctx)
 {
-	return ordinal < ctx->state.n_devices ? &ctx->state.devices[ordinal] : NULL;
-}
-
-/* Fault check inside the locks; a fired fault is the call's whole result. */
-static bool fault_fires(struct sim_ctx *ctx, enum sim_fn fn, mig_return_t *ret)
-{
-	bool changed = false, fired;
-	char err[256];
-
-	fired = sim_faults_hit(&ctx->state, fn, ret, &changed);
-	if (changed && sim_store_save(ctx, err, sizeof(err)) != 0)
-		complain(ctx, err);
-	return fired;
-}
-
-mig_return_t sim_enter(struct sim_ctx *ctx, enum sim_fn fn)
-{
-	char err[512];
-	mig_return_t r;
+	char err[512], msg[600];
 	int ret;
 
-	pthread_mutex_lock(&ctx->mutex);
+	pthread_mutex_lock(&ctx->node_mutex);
+	ret = sim_store_lock_node(ctx);
+	if (ret) {
+		snprintf(msg, sizeof(msg), "cannot lock %s: %s", ctx->paths.lock, strerror(-ret));
+		sim_complain(ctx, msg);
+		pthread_mutex_unlock(&ctx->node_mutex);
+		return ret;
+	}
+	ret = sim_store_node_refresh(ctx, err, sizeof(err));
+	if (ret) {
+		sim_complain(ctx, err);
+		sim_store_unlock_node(ctx);
+		pthread_mutex_unlock(&ctx->node_mutex);
+	}
+	return ret;
+}
+
+static void node_let_go(struct sim_ctx *ctx)
+{
+	sim_store_unlock_node(ctx);
+	pthread_mutex_unlock(&ctx->node_mutex);
+}
+
+mig_return_t sim_fault_hit_locked(struct sim_ctx *ctx, enum sim_fn fn)
+{
+	mig_return_t r = MIG_SUCCESS;
+	bool changed = false;
+	char err[512];
+
+	if (sim_faults_hit(&ctx->node, fn, &r, &changed) == false)
+		r = MIG_SUCCESS;
+	if (changed && sim_store_node_save(ctx, err, sizeof(err)) != 0)
+		sim_complain(ctx, err);
+	return r;
+}
+
+/*
+ * The armed faults see this call.  Only calls the published fault mask names
+ * come here, and only they are put in one order, across every card and
+ * process, by the node's lock: "*" with --skip K is the K-th such call from
+ * now, whichever card it is on.
+ */
+static mig_return_t fault_check(struct sim_ctx *ctx, enum sim_fn fn)
+{
+	mig_return_t r;
+
+	if (fn == SIM_FN_NONE || !(sim_counters_fault_mask(&ctx->counters) & sim_fn_bit(fn)))
+		return MIG_SUCCESS;
+	if (node_take(ctx) != 0)
+		return MIG_ERROR_UNKNOWN;
+	r = sim_fault_hit_locked(ctx, fn);
+	node_let_go(ctx);
+	return r;
+}
+
+mig_return_t sim_enter(struct sim_ctx *ctx, enum sim_fn fn, struct sim_call *call)
+{
+	mig_return_t r;
+
+	*call = (struct sim_call){ .ctx = ctx, .fn = fn };
+	pthread_rwlock_rdlock(&ctx->lifetime);
 	if (ctx->refcount == 0) {
-		pthread_mutex_unlock(&ctx->mutex);
+		pthread_rwlock_unlock(&ctx->lifetime);
 		return MIG_ERROR_UNINITIALIZED;
 	}
 	/* Received, whatever comes of it: a call a fault fails counts too. */
 	sim_counters_hit(&ctx->counters, fn);
 	/*
-	 * A call that only reads, on a cache no other process has made stale,
-	 * with no armed fault to count it down: it needs nothing from the
-	 * flock.  Any writer stores its new generation before its call returns,
-	 * so a call that starts after another process's change returned sees
-	 * the mismatch and takes the path below; one that overlaps the change
-	 * reads the state just before it.  A fault armed anywhere is a change
-	 * too, so an armed fault is always seen.
+	 * A fault armed anywhere publishes its mask before its arming returns,
+	 * so a call that starts after that sees it; one that overlaps the
+	 * arming may not, as it would have run first.
 	 */
-	if (!sim_fn_changes_state(fn) && sim_store_current(ctx) && !sim_faults_armed_for(&ctx->state, fn))
-		return MIG_SUCCESS;
-	ret = sim_store_lock(ctx);
-	if (ret) {
-		snprintf(err, sizeof(err), "cannot lock %s: %s", ctx->paths.lock, strerror(-ret));
-		complain(ctx, err);
-		pthread_mutex_unlock(&ctx->mutex);
-		return MIG_ERROR_UNKNOWN;
+	r = fault_check(ctx, fn);
+	if (r) {
+		pthread_rwlock_unlock(&ctx->lifetime);
+		return r;
 	}
-	ret = sim_store_refresh(ctx, err, sizeof(err));
-	if (ret) {
-		complain(ctx, err);
-		return sim_leave(ctx, MIG_ERROR_UNKNOWN);
-	}
-	if (fn != SIM_FN_NONE && fault_fires(ctx, fn, &r))
-		return sim_leave(ctx, r);
 	return MIG_SUCCESS;
 }
 
-mig_return_t sim_leave(struct sim_ctx *ctx, mig_return_t r)
+mig_return_t sim_call_card(struct sim_call *call, unsigned ordinal, struct sim_device **d)
 {
-	sim_store_unlock(ctx);
-	pthread_mutex_unlock(&ctx->mutex);
+	struct sim_ctx *ctx = call->ctx;
+	struct sim_card *card;
+	char err[512], msg[600];
+	int ret;
+
+	if (ordinal >= ctx->n_devices || call->card || call->node)
+		return MIG_ERROR_INVALID_ARGUMENT;
+	card = &ctx->cards[ordinal];
+	pthread_mutex_lock(&card->mutex);
+	call->card = card;
+	/*
+	 * A call that only reads, on a copy no other process has made stale:
+	 * it needs nothing from the byte lock.  Any writer stores its new
+	 * generation before its call returns, so a call that starts after
+	 * another process's change returned sees the mismatch and takes the
+	 * path below; one that overlaps the change reads the card just before it.
+	 */
+	if (!sim_fn_changes_state(call->fn) && card->valid &&
+	    sim_counters_card_generation(&ctx->counters, ordinal) == card->generation) {
+		*d = &card->dev;
+		return MIG_SUCCESS;
+	}
+	ret = sim_store_lock_card(ctx, ordinal);
+	if (ret) {
+		snprintf(msg, sizeof(msg), "cannot lock %s for card %u: %s", ctx->paths.lock, ordinal, strerror(-ret));
+		sim_complain(ctx, msg);
+		return MIG_ERROR_UNKNOWN;
+	}
+	card->locked = true;
+	ret = sim_store_card_refresh(ctx, card, err, sizeof(err));
+	if (ret) {
+		sim_complain(ctx, err);
+		return MIG_ERROR_UNKNOWN;
+	}
+	*d = &card->dev;
+	return MIG_SUCCESS;
+}
+
+mig_return_t sim_call_node(struct sim_call *call)
+{
+	if (call->card || call->node)
+		return MIG_ERROR_INVALID_ARGUMENT;
+	if (node_take(call->ctx) != 0)
+		return MIG_ERROR_UNKNOWN;
+	call->node = true;
+	return MIG_SUCCESS;
+}
+
+mig_return_t sim_leave(struct sim_call *call, mig_return_t r)
+{
+	struct sim_ctx *ctx = call->ctx;
+	struct sim_card *card = call->card;
+
+	if (card) {
+		if (card->locked)
+			sim_store_unlock_card(ctx, (unsigned)(card - ctx->cards));
+		card->locked = false;
+		pthread_mutex_unlock(&card->mutex);
+	}
+	if (call->node)
+		node_let_go(ctx);
+	call->card = NULL;
+	call->node = false;
+	pthread_rwlock_unlock(&ctx->lifetime);
 	return r;
 }
 
-mig_return_t sim_commit(struct sim_ctx *ctx)
+mig_return_t sim_commit(struct sim_call *call)
 {
+	struct sim_ctx *ctx = call->ctx;
 	char err[512];
+	int ret;
 
-	if (!ctx->flocked) {
+	if (call->node) {
+		ret = sim_store_node_save(ctx, err, sizeof(err));
+	} else if (call->card && call->card->locked) {
+		ret = sim_store_card_save(ctx, call->card, err, sizeof(err));
+	} else {
 		/* sim_fn_changes_state() is missing the function that called us: never write unlocked. */
-		complain(ctx, "internal error: a change in a call taken for a read (see sim_fn_changes_state)");
-		ctx->state_valid = false; /* drop whatever it changed in memory */
+		sim_complain(ctx, "internal error: a change in a call taken for a read (see sim_fn_changes_state)");
+		if (call->card)
+			call->card->valid = false; /* drop whatever it changed in memory */
 		return MIG_ERROR_UNKNOWN;
 	}
-	if (sim_store_save(ctx, err, sizeof(err)) == 0)
+	if (!ret)
 		return MIG_SUCCESS;
-	complain(ctx, err);
+	sim_complain(ctx, err);
 	return MIG_ERROR_UNKNOWN;
 }
 
-/* The first Init of a process: find or make the hardware, and its files. */
-static mig_return_t first_init(struct sim_ctx *ctx)
+void sim_release(struct sim_ctx *ctx)
 {
-	const char *root = getenv("ACCELFS_SIM_ROOT");
-	const char *topology = getenv("ACCELFS_SIM_TOPOLOGY");
-	char err[1024], msg[1200];
-	mig_return_t r = MIG_SUCCESS;
-	int ret;
-
-	if (!root || !*root) {
-		complain(ctx, "ACCELFS_SIM_ROOT is not set; it names the directory that holds the simulated "
-			      "hardware (accelfs --sim and accel-smi --sim set it to <state-dir>/sim)");
-		return MIG_ERROR_DRIVER_NOT_LOADED;
+	for (unsigned i = 0; ctx->cards && i < ctx->n_devices; i++) {
+		sim_device_free(&ctx->cards[i].dev);
+		pthread_mutex_destroy(&ctx->cards[i].mutex);
 	}
-	if (sim_paths_init(&ctx->paths, root, ctx->vendor->dir) != 0 || accel_mkdirs(ctx->paths.root, 0755) != 0) {
-		snprintf(msg, sizeof(msg), "cannot create %s/%s", root, ctx->vendor->dir);
-		complain(ctx, msg);
-		return MIG_ERROR_DRIVER_NOT_LOADED;
-	}
-	ret = sim_store_lock(ctx);
-	if (ret) {
-		snprintf(msg, sizeof(msg), "cannot lock %s: %s", ctx->paths.lock, strerror(-ret));
-		complain(ctx, msg);
-		return MIG_ERROR_DRIVER_NOT_LOADED;
-	}
-	ret = sim_counters_open(&ctx->counters, ctx->paths.counters, err, sizeof(err));
-	if (ret) {
-		complain(ctx, err);
-		r = MIG_ERROR_DRIVER_NOT_LOADED;
-		goto out;
-	}
-	sim_counters_hit(&ctx->counters, SIM_FN_Init_v2);
-	ret = sim_store_refresh(ctx, err, sizeof(err));
-	if (ret == -ENOENT) {
-		/* No hardware yet: this is its first power-on. */
-		ret = sim_topology_build(ctx->vendor, topology && *topology ? topology : NULL, &ctx->state, err,
-					 sizeof(err));
-		if (!ret)
-			ret = sim_store_save(ctx, err, sizeof(err));
-		if (!ret)
-			ret = sim_store_refresh(ctx, err, sizeof(err));
-	}
-	if (ret) {
-		complain(ctx, err);
-		r = MIG_ERROR_DRIVER_NOT_LOADED;
-		goto out;
-	}
-	if (fault_fires(ctx, SIM_FN_Init_v2, &r))
-		goto out;
-	ret = sim_nodes_sync(ctx, err, sizeof(err));
-	if (ret) {
-		snprintf(msg, sizeof(msg), "%s: %s%s", err, strerror(-ret),
-			 ret == -EPERM ? " (creating device nodes needs CAP_MKNOD: run as root)" : "");
-		complain(ctx, msg);
-		r = ret == -EPERM ? MIG_ERROR_NO_PERMISSION : MIG_ERROR_DRIVER_NOT_LOADED;
-	}
-out:
-	sim_store_unlock(ctx);
-	return r;
-}
-
-static void release_everything(struct sim_ctx *ctx)
-{
+	free(ctx->cards);
+	ctx->cards = NULL;
+	ctx->n_devices = 0;
+	ctx->node_valid = false;
 	if (ctx->lock_fd >= 0)
 		close(ctx->lock_fd);
 	ctx->lock_fd = -1;
+	ctx->lock_pid = 0;
 	sim_counters_close(&ctx->counters);
-	sim_store_forget(ctx);
 	sim_handles_free(ctx);
 }
 
@@ -175,39 +216,42 @@ mig_return_t sim_init(struct sim_ctx *ctx)
 {
 	mig_return_t r = MIG_SUCCESS;
 
-	pthread_mutex_lock(&ctx->mutex);
+	pthread_rwlock_wrlock(&ctx->lifetime);
 	if (ctx->refcount == 0) {
-		r = first_init(ctx);
+		r = sim_boot(ctx);
 		if (r != MIG_SUCCESS)
-			release_everything(ctx);
+			sim_release(ctx);
 	} else {
 		sim_counters_hit(&ctx->counters, SIM_FN_Init_v2);
 	}
 	if (r == MIG_SUCCESS)
 		ctx->refcount++;
-	pthread_mutex_unlock(&ctx->mutex);
+	pthread_rwlock_unlock(&ctx->lifetime);
 	return r;
 }
 
 mig_return_t sim_shutdown(struct sim_ctx *ctx)
 {
-	mig_return_t r = sim_enter(ctx, SIM_FN_Shutdown);
+	mig_return_t r = MIG_SUCCESS;
 
-	if (r)
-		return r;
-	if (--ctx->refcount == 0) {
-		sim_store_unlock(ctx);
-		release_everything(ctx);
-		pthread_mutex_unlock(&ctx->mutex);
-		return MIG_SUCCESS;
+	/* Alone: no call is running when the last Shutdown frees what calls use. */
+	pthread_rwlock_wrlock(&ctx->lifetime);
+	if (ctx->refcount == 0) {
+		r = MIG_ERROR_UNINITIALIZED;
+	} else {
+		sim_counters_hit(&ctx->counters, SIM_FN_Shutdown);
+		r = fault_check(ctx, SIM_FN_Shutdown);
 	}
-	return sim_leave(ctx, MIG_SUCCESS);
+	if (r == MIG_SUCCESS && --ctx->refcount == 0)
+		sim_release(ctx);
+	pthread_rwlock_unlock(&ctx->lifetime);
+	return r;
 }
 
 void sim_ctx_unload(struct sim_ctx *ctx)
 {
-	pthread_mutex_lock(&ctx->mutex);
+	pthread_rwlock_wrlock(&ctx->lifetime);
 	ctx->refcount = 0;
-	release_everything(ctx);
-	pthread_mutex_unlock(&ctx->mutex);
+	sim_release(ctx);
+	pthread_rwlock_unlock(&ctx->lifetime);
 }

@@ -1,21 +1,34 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * One loaded simulated driver: its vendor, its init count, its cached copy
- * of the hardware state and the handles it has given out.  Each library
- * (libhgml.so, libnvidia-ml.so.1) has exactly one, defined next to its
- * export shims; everything in sim/common takes it as the first argument.
+ * of each card and of the node, and the handles it has given out.  Each
+ * library (libhgml.so, libnvidia-ml.so.1) has exactly one, defined next to
+ * its export shims; everything in sim/common takes it as the first argument.
  *
- * Every API call runs between sim_enter() and sim_leave(): the process-wide
- * mutex (threads of one process share one flock), then the flock on the
- * state's lock file (other processes), then a reload when another process
- * changed the state (the generation in the shared counters file says so),
- * then the armed faults.
+ * Every API call runs between sim_enter() and sim_leave(), and what it
+ * holds in between is only what it touches:
+ *
+ *   - the lifetime lock, shared (only Init and Shutdown take it alone);
+ *   - its call counted (one atomic add in the counters file);
+ *   - the armed faults, looked at only when the counters file's fault mask
+ *     says one matches this call: then the node (node_mutex, then the
+ *     node's byte lock) for as long as it takes to count the call down;
+ *   - the one card it is about (sim_call_card, through the handle it was
+ *     given): that card's mutex (the threads of this process), and, when
+ *     the call changes the card or its copy is stale, the card's byte lock
+ *     (other processes) and a reread of that card's file alone.
+ *
+ * So calls on different cards share no lock, in a process or between
+ * processes, and no call looks at more than one card.  The lock order is
+ * lifetime, node, card, handles; a call never holds two cards, nor the node
+ * and a card (the node is let go once the faults have counted the call).
  */
 #ifndef ACCEL_SIM_CTX_H
 #define ACCEL_SIM_CTX_H
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -27,43 +40,93 @@
 
 struct sim_handle;
 
+/* One card as this process last read it. */
+struct sim_card {
+	pthread_mutex_t mutex; /* one call of this process at a time on this card */
+	bool loaded;           /* dev's fixed part and profile tables are read (cards/<N>.hw.json) */
+	bool valid;            /* dev's changing part is cards/<N>.json at `generation` */
+	bool locked;           /* the call holding mutex holds the card's byte lock too */
+	uint64_t generation;
+	struct sim_device dev;
+};
+
+/* Handles interned twice over: by address (is this pointer ours?) and by identity. */
+struct sim_handle_table {
+	struct sim_handle **by_ptr; /* open addressing, cap slots */
+	struct sim_handle **by_id;
+	size_t n, cap;
+};
+
 struct sim_ctx {
 	const struct sim_vendor *vendor;
-	pthread_mutex_t mutex;
+	/* Calls hold it shared; Init and Shutdown alone, so nothing is freed under a call. */
+	pthread_rwlock_t lifetime;
 	unsigned refcount; /* Init_v2 minus Shutdown */
 	struct sim_paths paths;
-	int lock_fd;
-	pid_t lock_pid; /* the process lock_fd was opened in: a fork must open its own */
-	bool flocked;   /* this call holds the flock (a read-only call on a current cache does not) */
-	struct sim_state state;
-	bool state_valid;
 	struct sim_counters counters; /* mapped from first Init to last Shutdown */
-	struct sim_handle **handles;
-	size_t n_handles, cap_handles;
+
+	pthread_mutex_t lock_fd_mutex; /* only to open lock_fd afresh after a fork */
+	int lock_fd;                   /* <root>/locks, for open-file-description byte locks */
+	pid_t lock_pid;                /* the process lock_fd was opened in: a fork must open its own */
+
+	unsigned n_devices; /* fixed at power-on */
+	struct sim_card *cards;
+
+	pthread_mutex_t node_mutex; /* node, node_valid */
+	bool node_valid;
+	struct sim_node node;
+
+	pthread_mutex_t handles_mutex; /* a leaf: held only to look up or add a handle */
+	struct sim_handle_table handles;
 };
 
 #define SIM_CTX_INITIALIZER(vendor_desc)                                                                   \
-	{ .vendor = &(vendor_desc), .mutex = PTHREAD_MUTEX_INITIALIZER, .lock_fd = -1 }
+	{ .vendor = &(vendor_desc), .lifetime = PTHREAD_RWLOCK_INITIALIZER,                               \
+	  .lock_fd_mutex = PTHREAD_MUTEX_INITIALIZER, .lock_fd = -1, .node_mutex = PTHREAD_MUTEX_INITIALIZER, \
+	  .handles_mutex = PTHREAD_MUTEX_INITIALIZER }
+
+/* What one API call holds: on the caller's stack, so that threads never share it. */
+struct sim_call {
+	struct sim_ctx *ctx;
+	enum sim_fn fn;
+	struct sim_card *card; /* the card it holds, or NULL */
+	bool node;             /* it holds the node (node_mutex and the node's byte lock) */
+};
 
 /*
  * Start an API call: fn is the ABI function answering (for the armed
  * faults), SIM_FN_NONE for a control-extension call, which faults never hit.
- * On SUCCESS the caller holds the locks and must call sim_leave(); on
- * anything else (a fault that fired included) nothing is held and nothing
- * was changed.
+ * On SUCCESS the caller must end with sim_leave(); on anything else (a
+ * fault that fired included) nothing is held and nothing was changed.
  */
-mig_return_t sim_enter(struct sim_ctx *ctx, enum sim_fn fn);
-/* Drop the locks; returns r, so a call can end with `return sim_leave(ctx, r);`. */
-mig_return_t sim_leave(struct sim_ctx *ctx, mig_return_t r);
-/* Persist the state changed by this call (inside enter/leave). */
-mig_return_t sim_commit(struct sim_ctx *ctx);
+mig_return_t sim_enter(struct sim_ctx *ctx, enum sim_fn fn, struct sim_call *call);
+/* Drop what the call holds; returns r, so a call can end with `return sim_leave(&call, r);`. */
+mig_return_t sim_leave(struct sim_call *call, mig_return_t r);
+
+/*
+ * Take card `ordinal` for this call and make *d its current state:
+ * INVALID_ARGUMENT past the last card, UNKNOWN when its files cannot be
+ * read (said on stderr).  Whatever it answers, sim_leave() lets it go.
+ */
+mig_return_t sim_call_card(struct sim_call *call, unsigned ordinal, struct sim_device **d);
+/* Take the node (its faults) for this call; UNKNOWN when node.json cannot be read. */
+mig_return_t sim_call_node(struct sim_call *call);
+/* Persist what this call changed: its card's file, or node.json. */
+mig_return_t sim_commit(struct sim_call *call);
 
 mig_return_t sim_init(struct sim_ctx *ctx);
 mig_return_t sim_shutdown(struct sim_ctx *ctx);
 /* The library is being unloaded: free everything, whatever the init count. */
 void sim_ctx_unload(struct sim_ctx *ctx);
 
-/* The card at index, or NULL. */
-struct sim_device *sim_ctx_device(struct sim_ctx *ctx, unsigned ordinal);
+/* Every message says which simulator speaks: a reader must never mistake it for hardware. */
+void sim_complain(const struct sim_ctx *ctx, const char *msg);
+
+/* The first Init of a process (sim_boot.c): find, migrate or make the hardware, and its files. */
+mig_return_t sim_boot(struct sim_ctx *ctx);
+/* Count a call against the armed faults while holding the node: SUCCESS, or what the call answers. */
+mig_return_t sim_fault_hit_locked(struct sim_ctx *ctx, enum sim_fn fn);
+/* Free what the first Init made (cards, node, handles, counters, lock file). */
+void sim_release(struct sim_ctx *ctx);
 
 #endif

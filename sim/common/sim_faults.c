@@ -15,17 +15,18 @@ static bool matches(const accelsim_fault_t *f, enum sim_fn fn)
 	return !strcmp(f->function, sim_fn_name(fn));
 }
 
-bool sim_faults_armed_for(const struct sim_state *s, enum sim_fn fn)
+uint64_t sim_faults_mask(const struct sim_node *s)
 {
-	if (!sim_fn_name(fn))
-		return false;
+	uint64_t mask = 0;
+
 	for (unsigned i = 0; i < s->n_faults; i++)
-		if (s->faults[i].times > 0 && matches(&s->faults[i], fn))
-			return true;
-	return false;
+		for (int fn = 0; s->faults[i].times > 0 && fn < SIM_FN_COUNT; fn++)
+			if (matches(&s->faults[i], (enum sim_fn)fn))
+				mask |= sim_fn_bit((enum sim_fn)fn);
+	return mask;
 }
 
-bool sim_faults_hit(struct sim_state *s, enum sim_fn fn, mig_return_t *ret, bool *changed)
+bool sim_faults_hit(struct sim_node *s, enum sim_fn fn, mig_return_t *ret, bool *changed)
 {
 	bool fired = false;
 
@@ -49,7 +50,7 @@ bool sim_faults_hit(struct sim_state *s, enum sim_fn fn, mig_return_t *ret, bool
 	return fired;
 }
 
-mig_return_t sim_faults_arm(struct sim_state *s, const accelsim_fault_t *f)
+mig_return_t sim_faults_arm(struct sim_node *s, const accelsim_fault_t *f)
 {
 	unsigned kept = 0;
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Armed faults live in the state, so a fault armed by one process (the
+ * Armed faults live in node.json, so a fault armed by one process (the
  * control tool) fires in another (the daemon).  A call that a fault hits
  * returns the fault's code before doing anything: no side effect at all.
  *
@@ -12,6 +12,7 @@
 #define ACCEL_SIM_FAULTS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "sim/common/sim_calls.h"
 #include "sim/common/sim_model.h"
@@ -26,12 +27,18 @@ bool sim_fault_function_known(const char *function);
  * whether one fired (*ret is its code) and sets *changed when the state
  * needs saving.
  */
-bool sim_faults_hit(struct sim_state *s, enum sim_fn fn, mig_return_t *ret, bool *changed);
+bool sim_faults_hit(struct sim_node *s, enum sim_fn fn, mig_return_t *ret, bool *changed);
 
-/* Would a call of fn see an armed fault (one with firings left that matches it)? */
-bool sim_faults_armed_for(const struct sim_state *s, enum sim_fn fn);
+/*
+ * The calls an armed fault (one with firings left) matches, one bit per
+ * call (sim_fn_bit).  The counters file publishes it, so that a call no
+ * fault matches never looks at node.json, nor waits for the node's lock:
+ * only calls a fault may hit are put in one order across cards and
+ * processes.
+ */
+uint64_t sim_faults_mask(const struct sim_node *s);
 
 /* Add a fault; spent ones are dropped first to make room.  SUCCESS or INSUFFICIENT_RESOURCES. */
-mig_return_t sim_faults_arm(struct sim_state *s, const accelsim_fault_t *f);
+mig_return_t sim_faults_arm(struct sim_node *s, const accelsim_fault_t *f);
 
 #endif

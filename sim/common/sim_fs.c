@@ -27,11 +27,21 @@ int sim_paths_init(struct sim_paths *p, const char *sim_root, const char *vendor
 	    sim_path_join(p->dev, sizeof(p->dev), p->root, "dev") ||
 	    sim_path_join(p->proc, sizeof(p->proc), p->root, "proc") ||
 	    sim_path_join(p->kmsg, sizeof(p->kmsg), p->root, "kmsg") ||
-	    sim_path_join(p->state, sizeof(p->state), p->root, "state.json") ||
-	    sim_path_join(p->lock, sizeof(p->lock), p->root, "state.lock") ||
-	    sim_path_join(p->counters, sizeof(p->counters), p->root, "counters"))
+	    sim_path_join(p->node, sizeof(p->node), p->root, "node.json") ||
+	    sim_path_join(p->cards, sizeof(p->cards), p->root, "cards") ||
+	    sim_path_join(p->lock, sizeof(p->lock), p->root, "locks") ||
+	    sim_path_join(p->counters, sizeof(p->counters), p->root, "counters") ||
+	    sim_path_join(p->legacy_state, sizeof(p->legacy_state), p->root, "state.json") ||
+	    sim_path_join(p->legacy_lock, sizeof(p->legacy_lock), p->root, "state.lock"))
 		return -ENAMETOOLONG;
 	return 0;
+}
+
+int sim_card_path(const struct sim_paths *p, unsigned ordinal, bool hw, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s/%u%s", p->cards, ordinal, hw ? ".hw.json" : ".json");
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
 static int mkdirs_parent(const char *path)

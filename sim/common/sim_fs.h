@@ -8,6 +8,7 @@
 #define ACCEL_SIM_FS_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -18,13 +19,19 @@ struct sim_paths {
 	char dev[PATH_MAX];   /* <root>/dev */
 	char proc[PATH_MAX];  /* <root>/proc */
 	char kmsg[PATH_MAX];  /* <root>/kmsg */
-	char state[PATH_MAX]; /* <root>/state.json */
-	char lock[PATH_MAX];  /* <root>/state.lock */
-	char counters[PATH_MAX]; /* <root>/counters: call counts and the state's generation (sim_counters.h) */
+	char node[PATH_MAX];  /* <root>/node.json: what is node-wide (card count, armed faults) */
+	char cards[PATH_MAX]; /* <root>/cards: <N>.json (what changes), <N>.hw.json (what never does) */
+	char lock[PATH_MAX];  /* <root>/locks: byte-range locks, byte 0 the node's, byte 1 + N card N's */
+	char counters[PATH_MAX]; /* <root>/counters: call counts and generations (sim_counters.h) */
+	char legacy_state[PATH_MAX]; /* <root>/state.json: the whole node in format 1, migrated at Init */
+	char legacy_lock[PATH_MAX];  /* <root>/state.lock: format 1's flock, removed with it */
 };
 
 /* Returns 0 or -ENAMETOOLONG. */
 int sim_paths_init(struct sim_paths *p, const char *sim_root, const char *vendor_dir);
+
+/* <cards>/<ordinal>.json, or <ordinal>.hw.json when hw; 0 or -ENAMETOOLONG. */
+int sim_card_path(const struct sim_paths *p, unsigned ordinal, bool hw, char *buf, size_t len);
 
 /* dir + "/" + rel into buf; 0 or -ENAMETOOLONG. */
 int sim_path_join(char *buf, size_t len, const char *dir, const char *rel);

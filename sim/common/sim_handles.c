@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "sim/common/sim_handles.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,55 +11,133 @@ static bool same_identity(const struct sim_handle *a, const struct sim_handle *b
 	       a->gi_serial == b->gi_serial && a->ci_id == b->ci_id && a->ci_serial == b->ci_serial;
 }
 
+/* 64-bit mixing (splitmix64's finalizer): addresses and ids are far from random. */
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+static uint64_t hash_identity(const struct sim_handle *h)
+{
+	uint64_t x = mix(((uint64_t)h->kind << 32) | h->ordinal);
+
+	x = mix(x ^ (((uint64_t)h->gi_id << 32) | h->ci_id));
+	x = mix(x ^ h->gi_serial);
+	return mix(x ^ h->ci_serial);
+}
+
+static uint64_t hash_ptr(const void *p)
+{
+	return mix((uint64_t)(uintptr_t)p);
+}
+
+/* Linear probing in a power-of-two table: the slot holding match, or the empty slot where it would go. */
+static size_t probe_id(struct sim_handle **tab, size_t cap, const struct sim_handle *key)
+{
+	size_t i = (size_t)hash_identity(key) & (cap - 1);
+
+	while (tab[i] && !same_identity(tab[i], key))
+		i = (i + 1) & (cap - 1);
+	return i;
+}
+
+static size_t probe_ptr(struct sim_handle **tab, size_t cap, const void *ptr)
+{
+	size_t i = (size_t)hash_ptr(ptr) & (cap - 1);
+
+	while (tab[i] && (const void *)tab[i] != ptr)
+		i = (i + 1) & (cap - 1);
+	return i;
+}
+
+/* Double both tables (kept at most half full, so probes stay short). */
+static int grow(struct sim_handle_table *t)
+{
+	size_t cap = t->cap ? t->cap * 2 : 64;
+	struct sim_handle **by_ptr = calloc(cap, sizeof(*by_ptr)), **by_id = calloc(cap, sizeof(*by_id));
+
+	if (!by_ptr || !by_id) {
+		free(by_ptr);
+		free(by_id);
+		return -1;
+	}
+	for (size_t i = 0; i < t->cap; i++) {
+		if (t->by_ptr[i])
+			by_ptr[probe_ptr(by_ptr, cap, t->by_ptr[i])] = t->by_ptr[i];
+		if (t->by_id[i])
+			by_id[probe_id(by_id, cap, t->by_id[i])] = t->by_id[i];
+	}
+	free(t->by_ptr);
+	free(t->by_id);
+	t->by_ptr = by_ptr;
+	t->by_id = by_id;
+	t->cap = cap;
+	return 0;
+}
+
 struct sim_handle *sim_handle_intern(struct sim_ctx *ctx, const struct sim_handle *key)
 {
-	struct sim_handle *h;
+	struct sim_handle_table *t = &ctx->handles;
+	struct sim_handle *h = NULL;
+	size_t i;
 
-	for (size_t i = 0; i < ctx->n_handles; i++)
-		if (same_identity(ctx->handles[i], key))
-			return ctx->handles[i];
-	if (ctx->n_handles == ctx->cap_handles) {
-		size_t cap = ctx->cap_handles ? ctx->cap_handles * 2 : 64;
-		struct sim_handle **grown = realloc(ctx->handles, cap * sizeof(*grown));
-
-		if (!grown)
-			return NULL;
-		ctx->handles = grown;
-		ctx->cap_handles = cap;
+	pthread_mutex_lock(&ctx->handles_mutex);
+	if (t->cap) {
+		i = probe_id(t->by_id, t->cap, key);
+		if (t->by_id[i]) {
+			h = t->by_id[i];
+			goto out;
+		}
 	}
+	if (2 * (t->n + 1) > t->cap && grow(t) != 0)
+		goto out;
 	h = malloc(sizeof(*h));
 	if (!h)
-		return NULL;
+		goto out;
 	*h = *key;
-	ctx->handles[ctx->n_handles++] = h;
+	t->by_id[probe_id(t->by_id, t->cap, h)] = h;
+	t->by_ptr[probe_ptr(t->by_ptr, t->cap, h)] = h;
+	t->n++;
+out:
+	pthread_mutex_unlock(&ctx->handles_mutex);
 	return h;
 }
 
-const struct sim_handle *sim_handle_lookup(const struct sim_ctx *ctx, const void *ptr)
+const struct sim_handle *sim_handle_lookup(struct sim_ctx *ctx, const void *ptr)
 {
+	const struct sim_handle *h = NULL;
+
 	if (!ptr)
 		return NULL;
-	for (size_t i = 0; i < ctx->n_handles; i++)
-		if ((const void *)ctx->handles[i] == ptr)
-			return ctx->handles[i];
-	return NULL;
+	pthread_mutex_lock(&ctx->handles_mutex);
+	if (ctx->handles.cap)
+		h = ctx->handles.by_ptr[probe_ptr(ctx->handles.by_ptr, ctx->handles.cap, ptr)];
+	pthread_mutex_unlock(&ctx->handles_mutex);
+	return h;
 }
 
 void sim_handles_free(struct sim_ctx *ctx)
 {
-	for (size_t i = 0; i < ctx->n_handles; i++)
-		free(ctx->handles[i]);
-	free(ctx->handles);
-	ctx->handles = NULL;
-	ctx->n_handles = ctx->cap_handles = 0;
+	struct sim_handle_table *t = &ctx->handles;
+
+	for (size_t i = 0; i < t->cap; i++)
+		free(t->by_ptr[i]);
+	free(t->by_ptr);
+	free(t->by_id);
+	memset(t, 0, sizeof(*t));
 }
 
-static mig_return_t card_of(struct sim_ctx *ctx, const struct sim_handle *hh, struct sim_device **d)
+mig_return_t sim_resolve_card(struct sim_call *call, unsigned ordinal, struct sim_device **d)
 {
-	struct sim_device *dev = sim_ctx_device(ctx, hh->ordinal);
+	struct sim_device *dev;
+	mig_return_t r = sim_call_card(call, ordinal, &dev);
 
-	if (!dev)
-		return MIG_ERROR_INVALID_ARGUMENT;
+	if (r)
+		return r;
 	if (!dev->present)
 		return MIG_ERROR_GPU_IS_LOST;
 	*d = dev;
@@ -79,56 +158,55 @@ static struct sim_ci *live_ci(struct sim_gi *gi, unsigned id, unsigned long long
 	return ci && ci->serial == serial ? ci : NULL;
 }
 
-mig_return_t sim_resolve_device(struct sim_ctx *ctx, mig_device_t h, struct sim_device **d)
+mig_return_t sim_resolve_device(struct sim_call *call, mig_device_t h, struct sim_device **d)
 {
-	const struct sim_handle *hh = sim_handle_lookup(ctx, h);
+	const struct sim_handle *hh = sim_handle_lookup(call->ctx, h);
 
 	if (!hh || hh->kind != SIM_HANDLE_DEVICE)
 		return MIG_ERROR_INVALID_ARGUMENT;
-	return card_of(ctx, hh, d);
+	return sim_resolve_card(call, hh->ordinal, d);
 }
 
-mig_return_t sim_resolve_any_device(struct sim_ctx *ctx, mig_device_t h, const struct sim_handle **hh,
+mig_return_t sim_resolve_any_device(struct sim_call *call, mig_device_t h, const struct sim_handle **hh,
 				    struct sim_device **d)
 {
-	*hh = sim_handle_lookup(ctx, h);
+	*hh = sim_handle_lookup(call->ctx, h);
 	if (!*hh || ((*hh)->kind != SIM_HANDLE_DEVICE && (*hh)->kind != SIM_HANDLE_MIG_DEVICE))
 		return MIG_ERROR_INVALID_ARGUMENT;
-	return card_of(ctx, *hh, d);
+	return sim_resolve_card(call, (*hh)->ordinal, d);
 }
 
-mig_return_t sim_resolve_gi(struct sim_ctx *ctx, mig_gpu_instance_t h, struct sim_device **d, struct sim_gi **gi)
+mig_return_t sim_resolve_gi(struct sim_call *call, mig_gpu_instance_t h, struct sim_device **d, struct sim_gi **gi)
 {
-	const struct sim_handle *hh = sim_handle_lookup(ctx, h);
+	const struct sim_handle *hh = sim_handle_lookup(call->ctx, h);
 	mig_return_t r;
 
 	if (!hh || hh->kind != SIM_HANDLE_GI)
 		return MIG_ERROR_INVALID_ARGUMENT;
-	r = card_of(ctx, hh, d);
+	r = sim_resolve_card(call, hh->ordinal, d);
 	if (r)
 		return r;
 	*gi = live_gi(*d, hh->gi_id, hh->gi_serial);
 	return *gi ? MIG_SUCCESS : MIG_ERROR_NOT_FOUND;
 }
 
-mig_return_t sim_resolve_ci(struct sim_ctx *ctx, mig_compute_instance_t h, struct sim_device **d,
+mig_return_t sim_resolve_ci(struct sim_call *call, mig_compute_instance_t h, struct sim_device **d,
 			    struct sim_gi **gi, struct sim_ci **ci)
 {
-	const struct sim_handle *hh = sim_handle_lookup(ctx, h);
+	const struct sim_handle *hh = sim_handle_lookup(call->ctx, h);
 	mig_return_t r;
 
 	if (!hh || hh->kind != SIM_HANDLE_CI)
 		return MIG_ERROR_INVALID_ARGUMENT;
-	r = card_of(ctx, hh, d);
+	r = sim_resolve_card(call, hh->ordinal, d);
 	if (r)
 		return r;
-	return sim_resolve_mig_parts(ctx, hh, *d, gi, ci);
+	return sim_resolve_mig_parts(hh, *d, gi, ci);
 }
 
-mig_return_t sim_resolve_mig_parts(struct sim_ctx *ctx, const struct sim_handle *hh, struct sim_device *d,
-				   struct sim_gi **gi, struct sim_ci **ci)
+mig_return_t sim_resolve_mig_parts(const struct sim_handle *hh, struct sim_device *d, struct sim_gi **gi,
+				   struct sim_ci **ci)
 {
-	(void)ctx;
 	*gi = live_gi(d, hh->gi_id, hh->gi_serial);
 	*ci = *gi ? live_ci(*gi, hh->ci_id, hh->ci_serial) : NULL;
 	return *ci ? MIG_SUCCESS : MIG_ERROR_NOT_FOUND;

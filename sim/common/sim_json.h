@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The simulated hardware as JSON: the state file, and the profile entries
- * that the topology files share with it.  Readers are strict (unknown keys
+ * The JSON the simulators read: the helpers, and the profile entries that
+ * the topology files share with the state files (sim_state_json.h).  Readers are strict (unknown keys
  * and wrong types are errors with the key named) because a typo in a test
  * topology should fail loudly, not quietly fall back to a default.
  */
@@ -18,6 +18,9 @@
 /* Key checking: every key of o must be listed (keys starting with '_' are comments). */
 int sim_json_check_keys(json_t *o, const char *const *allowed, const char *what, char *err, size_t errlen);
 
+/* Every key listed must be present. */
+int sim_json_require(json_t *o, const char *const *keys, const char *what, char *err, size_t errlen);
+
 /* Optional fields; absent leaves *out untouched.  Numbers may be given as "0x..." strings. */
 int sim_json_uint(json_t *o, const char *key, unsigned *out, const char *what, char *err, size_t errlen);
 int sim_json_ull(json_t *o, const char *key, unsigned long long *out, const char *what, char *err, size_t errlen);
@@ -33,8 +36,5 @@ int sim_json_read_ci_profile(json_t *o, struct sim_ci_profile *c, const char *wh
 json_t *sim_json_gi_profile(const struct sim_gi_profile *p);
 json_t *sim_json_ci_profile(const struct sim_ci_profile *c);
 
-/* The whole state file. */
-json_t *sim_state_to_json(const struct sim_state *s, const char *vendor);
-int sim_state_from_json(json_t *root, const char *vendor, struct sim_state *s, char *err, size_t errlen);
 
 #endif

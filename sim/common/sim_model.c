@@ -5,14 +5,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+void sim_device_free(struct sim_device *d)
+{
+	free(d->gi_profiles);
+	free(d->ci_profiles);
+	d->gi_profiles = NULL;
+	d->ci_profiles = NULL;
+	d->n_gi_profiles = d->n_ci_profiles = 0;
+}
+
 void sim_state_free(struct sim_state *s)
 {
 	if (!s)
 		return;
-	for (unsigned i = 0; i < s->n_devices; i++) {
-		free(s->devices[i].gi_profiles);
-		free(s->devices[i].ci_profiles);
-	}
+	for (unsigned i = 0; i < s->n_devices; i++)
+		sim_device_free(&s->devices[i]);
 	free(s->devices);
 	memset(s, 0, sizeof(*s));
 }

@@ -85,7 +85,7 @@ enum sim_name_policy {
 
 struct sim_device {
 	unsigned ordinal;
-	bool present;
+	/* What the card is, fixed at power-on (cards/<N>.hw.json). */
 	char name[SIM_NAME_LEN];
 	char uuid[SIM_UUID_LEN];
 	char bus_id[SIM_BUS_ID_LEN];
@@ -93,8 +93,6 @@ struct sim_device {
 	unsigned pci_subsystem_id;
 	unsigned minor;
 	unsigned long long memory_mib;
-	unsigned mig_current;
-	unsigned mig_pending;
 	enum sim_name_policy profile_names;
 	unsigned memory_slices;
 	unsigned compute_slices;
@@ -102,19 +100,37 @@ struct sim_device {
 	struct sim_gi_profile *gi_profiles;
 	unsigned n_ci_profiles;
 	struct sim_ci_profile *ci_profiles;
+	/* What changes (cards/<N>.json). */
+	bool present;
+	unsigned mig_current;
+	unsigned mig_pending;
+	/*
+	 * For sim_gi.serial / sim_ci.serial.  Per card: a handle names its card
+	 * too, so serials need only be unique on one card, and a create never
+	 * has to touch anything node-wide.
+	 */
+	unsigned long long next_serial;
 	unsigned n_gis;
 	struct sim_gi gis[SIM_MAX_GI];
 };
 
-struct sim_state {
-	unsigned long long generation;  /* bumped by every write */
-	unsigned long long next_serial; /* for sim_gi.serial / sim_ci.serial */
-	unsigned n_devices;
-	struct sim_device *devices;
+/* What is node-wide (node.json): how many cards there are, and the armed faults. */
+struct sim_node {
+	unsigned long long generation; /* bumped by every write of node.json */
+	unsigned n_devices;            /* fixed at power-on */
 	unsigned n_faults;
 	accelsim_fault_t faults[ACCELSIM_MAX_FAULTS];
 };
 
+/* A whole node in memory: what power-on builds, or what a format-1 state.json held. */
+struct sim_state {
+	unsigned n_devices;
+	struct sim_device *devices;
+	struct sim_node node; /* its faults; node.n_devices is n_devices once written */
+};
+
+/* Free a card's profile tables (the only memory a struct sim_device owns). */
+void sim_device_free(struct sim_device *d);
 void sim_state_free(struct sim_state *s);
 
 /* Lookups; NULL when absent. */

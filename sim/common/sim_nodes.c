@@ -116,36 +116,35 @@ static bool ci_is_live(void *arg, int id)
 	return sim_ci_by_id(arg, (unsigned)id) != NULL;
 }
 
-int sim_nodes_sync(struct sim_ctx *ctx, char *err, size_t errlen)
+int sim_nodes_sync_static(struct sim_ctx *ctx, const struct sim_device *const *devs, unsigned n, char *err,
+			  size_t errlen)
 {
-	int ret;
-
 	if (accel_mkdirs(ctx->paths.dev, 0755) || accel_mkdirs(ctx->paths.proc, 0755)) {
 		snprintf(err, errlen, "cannot create %s and %s", ctx->paths.dev, ctx->paths.proc);
 		return -EIO;
 	}
-	ret = ctx->vendor->make_static_nodes(&ctx->paths, &ctx->state, err, errlen);
-	if (ret)
-		return ret;
-	for (unsigned i = 0; i < ctx->state.n_devices; i++) {
-		struct sim_device *d = &ctx->state.devices[i];
-		char dir[PATH_MAX];
+	return ctx->vendor->make_static_nodes(&ctx->paths, devs, n, err, errlen);
+}
 
-		if (record_dir(ctx, d, -1, -1, dir, sizeof(dir)) == 0)
-			prune(dir, "gi", gi_is_live, d);
-		for (unsigned g = 0; g < d->n_gis; g++) {
-			struct sim_gi *gi = &d->gis[g];
+int sim_nodes_sync_card(struct sim_ctx *ctx, struct sim_device *d, char *err, size_t errlen)
+{
+	char dir[PATH_MAX];
+	int ret;
 
-			if (record_dir(ctx, d, (int)gi->id, -1, dir, sizeof(dir)) == 0)
-				prune(dir, "ci", ci_is_live, gi);
-			ret = sim_nodes_gi_created(ctx, d, gi);
-			for (unsigned c = 0; c < gi->n_cis && !ret; c++)
-				ret = sim_nodes_ci_created(ctx, d, gi, &gi->cis[c]);
-			if (ret) {
-				snprintf(err, errlen, "cannot write the capability records of %s %u GPU instance %u",
-					 ctx->vendor->device_word, d->ordinal, gi->id);
-				return ret;
-			}
+	if (record_dir(ctx, d, -1, -1, dir, sizeof(dir)) == 0)
+		prune(dir, "gi", gi_is_live, d);
+	for (unsigned g = 0; g < d->n_gis; g++) {
+		struct sim_gi *gi = &d->gis[g];
+
+		if (record_dir(ctx, d, (int)gi->id, -1, dir, sizeof(dir)) == 0)
+			prune(dir, "ci", ci_is_live, gi);
+		ret = sim_nodes_gi_created(ctx, d, gi);
+		for (unsigned c = 0; c < gi->n_cis && !ret; c++)
+			ret = sim_nodes_ci_created(ctx, d, gi, &gi->cis[c]);
+		if (ret) {
+			snprintf(err, errlen, "cannot write the capability records of %s %u GPU instance %u",
+				 ctx->vendor->device_word, d->ordinal, gi->id);
+			return ret;
 		}
 	}
 	return 0;

@@ -16,12 +16,15 @@
 #include "sim/common/sim_ctx.h"
 
 /*
- * Bring the files in line with the state: the vendor's static nodes, a
- * record and a node for every live instance, no record for a dead one.
- * Run at Init, which also repairs a crash between a state write and its
- * records.  0 or -errno with a message.
+ * Bring the files in line with the state, at Init (which also repairs a
+ * crash between a state write and its records): the vendor's static nodes
+ * (control and card nodes, /proc files) for these cards; and, under the
+ * card's lock, a record and a node for every live instance of one card and
+ * no record for a dead one.  0 or -errno with a message.
  */
-int sim_nodes_sync(struct sim_ctx *ctx, char *err, size_t errlen);
+int sim_nodes_sync_static(struct sim_ctx *ctx, const struct sim_device *const *devs, unsigned n, char *err,
+			  size_t errlen);
+int sim_nodes_sync_card(struct sim_ctx *ctx, struct sim_device *d, char *err, size_t errlen);
 
 /* Create the record and node of a new instance.  0 or -errno. */
 int sim_nodes_gi_created(struct sim_ctx *ctx, const struct sim_device *d, const struct sim_gi *gi);

@@ -171,6 +171,7 @@ static int build_device(const struct sim_vendor *v, json_t *section, json_t *ove
 	memset(d, 0, sizeof(*d));
 	d->ordinal = ordinal;
 	d->present = true;
+	d->next_serial = 1;
 	d->minor = ordinal + v->minor_offset;
 	snprintf(d->bus_id, sizeof(d->bus_id), "00000000:%02X:00.0", 0x10 + ordinal * 8);
 
@@ -313,7 +314,6 @@ int sim_topology_build(const struct sim_vendor *v, const char *topology_path, st
 	int ret;
 
 	memset(s, 0, sizeof(*s));
-	s->next_serial = 1;
 	builtin = json_loads(sim_builtin_topology, 0, &jerr);
 	if (!builtin || !json_is_object(json_object_get(builtin, v->dir))) {
 		snprintf(err, errlen, "the built-in topology has no \"%s\" section", v->dir);

@@ -55,7 +55,8 @@ struct sim_vendor {
 	 * and card nodes, /proc/devices, the per-card capability directories.
 	 * Returns 0 or -errno with a message.
 	 */
-	int (*make_static_nodes)(const struct sim_paths *p, const struct sim_state *s, char *err, size_t errlen);
+	int (*make_static_nodes)(const struct sim_paths *p, const struct sim_device *const *devs, unsigned n, char *err,
+				 size_t errlen);
 
 	/* Kernel-log lines for the refusals the runbook documents. */
 	void (*log_mode_refused)(const struct sim_paths *p, const struct sim_device *d,

@@ -127,14 +127,14 @@ static int write_rel(const char *root, const char *rel, const char *text, char *
 	return ret;
 }
 
-static int nvidia_make_static_nodes(const struct sim_paths *p, const struct sim_state *s, char *err,
-				    size_t errlen)
+static int nvidia_make_static_nodes(const struct sim_paths *p, const struct sim_device *const *devs, unsigned n,
+				 char *err, size_t errlen)
 {
 	char path[PATH_MAX], rel[160], text[512];
 	char *minors;
 	int ret;
 
-	if (s->n_devices == 0)
+	if (n == 0)
 		return 0;
 #define MAKE_NODE(relpath, perm, maj, min)                                                             \
 	do {                                                                                           \
@@ -151,9 +151,9 @@ static int nvidia_make_static_nodes(const struct sim_paths *p, const struct sim_
 	MAKE_NODE("nvidia-uvm-tools", 0666, NV_MAJOR_UVM, 1);
 	MAKE_NODE("nvidia-caps/nvidia-cap1", 0400, NV_MAJOR_CAPS, 1);
 	MAKE_NODE("nvidia-caps/nvidia-cap2", 0444, NV_MAJOR_CAPS, 2);
-	for (unsigned i = 0; i < s->n_devices; i++) {
-		nvidia_card_node(&s->devices[i], rel, sizeof(rel));
-		MAKE_NODE(rel, 0666, NV_MAJOR, s->devices[i].minor);
+	for (unsigned i = 0; i < n; i++) {
+		nvidia_card_node(devs[i], rel, sizeof(rel));
+		MAKE_NODE(rel, 0666, NV_MAJOR, devs[i]->minor);
 	}
 #undef MAKE_NODE
 
@@ -182,8 +182,8 @@ static int nvidia_make_static_nodes(const struct sim_paths *p, const struct sim_
 	if (ret)
 		return ret;
 
-	for (unsigned i = 0; i < s->n_devices; i++) {
-		const struct sim_device *d = &s->devices[i];
+	for (unsigned i = 0; i < n; i++) {
+		const struct sim_device *d = devs[i];
 		char bdf[32];
 
 		nvidia_caps_dir(d, rel, sizeof(rel));

@@ -85,12 +85,13 @@ static unsigned thead_ci_cap_minor(const struct sim_device *d, unsigned gi, unsi
 	return thead_gi_cap_minor(d, gi) + 1 + ci;
 }
 
-static int thead_make_static_nodes(const struct sim_paths *p, const struct sim_state *s, char *err, size_t errlen)
+static int thead_make_static_nodes(const struct sim_paths *p, const struct sim_device *const *devs, unsigned n,
+				  char *err, size_t errlen)
 {
 	char path[PATH_MAX], rel[128];
 	int ret;
 
-	if (s->n_devices == 0)
+	if (n == 0)
 		return 0;
 #define MAKE_NODE(relpath, maj, min)                                                                   \
 	do {                                                                                           \
@@ -104,17 +105,17 @@ static int thead_make_static_nodes(const struct sim_paths *p, const struct sim_s
 	} while (0)
 	MAKE_NODE("alixpu", THEAD_MAJOR_ALIXPU, 0);
 	MAKE_NODE("alixpu_ctl", THEAD_MAJOR_CTL, 0);
-	for (unsigned i = 0; i < s->n_devices; i++) {
-		thead_card_node(&s->devices[i], rel, sizeof(rel));
-		MAKE_NODE(rel, THEAD_MAJOR_ALIXPU, s->devices[i].minor);
+	for (unsigned i = 0; i < n; i++) {
+		thead_card_node(devs[i], rel, sizeof(rel));
+		MAKE_NODE(rel, THEAD_MAJOR_ALIXPU, devs[i]->minor);
 	}
 #undef MAKE_NODE
 	if (sim_path_join(path, sizeof(path), p->dev, "alixpu-caps") || accel_mkdirs(path, 0755)) {
 		snprintf(err, errlen, "cannot create %s/alixpu-caps", p->dev);
 		return -EIO;
 	}
-	for (unsigned i = 0; i < s->n_devices; i++) {
-		thead_caps_dir(&s->devices[i], rel, sizeof(rel));
+	for (unsigned i = 0; i < n; i++) {
+		thead_caps_dir(devs[i], rel, sizeof(rel));
 		if (snprintf(path, sizeof(path), "%s/%s/mig", p->proc, rel) >= (int)sizeof(path) ||
 		    accel_mkdirs(path, 0755)) {
 			snprintf(err, errlen, "cannot create %s/%s/mig", p->proc, rel);

@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -330,22 +329,26 @@ static void test_counts_exact(void **state)
 	assert_counts(fx, NULL, NULL, 0);
 }
 
-/* Counting is not writing: reads leave state.json alone, whatever they count. */
+/* Counting is not writing: reads leave the state files alone, whatever they count. */
 static void test_counting_writes_no_state(void **state)
 {
+	static const char *const files[] = { "node.json", "cards/0.json", "cards/0.hw.json" };
 	struct sim_fixture *fx = *state;
 	mig_device_t dev = fx_device(fx, 0);
-	struct stat before, after;
+	struct stat before[3], after;
 	char path[PATH_MAX];
 	unsigned cur, pend;
 
-	assert_int_equal(stat(fx_path(fx, path, "state.json"), &before), 0);
+	for (int f = 0; f < 3; f++)
+		assert_int_equal(stat(fx_path(fx, path, files[f]), &before[f]), 0);
 	for (int i = 0; i < 200; i++)
 		assert_int_equal(fx->lib.DeviceGetMigMode(dev, &cur, &pend), MIG_SUCCESS);
-	assert_int_equal(stat(path, &after), 0);
-	assert_int_equal(before.st_ino, after.st_ino);
-	assert_int_equal(before.st_mtim.tv_sec, after.st_mtim.tv_sec);
-	assert_int_equal(before.st_mtim.tv_nsec, after.st_mtim.tv_nsec);
+	for (int f = 0; f < 3; f++) {
+		assert_int_equal(stat(fx_path(fx, path, files[f]), &after), 0);
+		assert_int_equal(before[f].st_ino, after.st_ino);
+		assert_int_equal(before[f].st_mtim.tv_sec, after.st_mtim.tv_sec);
+		assert_int_equal(before[f].st_mtim.tv_nsec, after.st_mtim.tv_nsec);
+	}
 	assert_counts(fx, (const char *const[]){ "Init_v2", "DeviceGetHandleByIndex_v2", "DeviceGetMigMode" },
 		      (const long long[]){ 1, 1, 200 }, 3);
 }
@@ -405,7 +408,7 @@ static void test_uninitialized_not_counted(void **state)
 	assert_counts(fx, (const char *const[]){ "Init_v2", "Shutdown" }, (const long long[]){ 1, 1 }, 2);
 }
 
-/* A child that holds the state's flock until its pipe closes; returns its pid. */
+/* A child that holds every byte lock of the node (node and cards) until its pipe closes; returns its pid. */
 static pid_t hold_state_lock(struct sim_fixture *fx, int *release_fd)
 {
 	int ready[2], release[2];
@@ -417,11 +420,13 @@ static pid_t hold_state_lock(struct sim_fixture *fx, int *release_fd)
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		int fd = open(fx_path(fx, path, "state.lock"), O_RDWR | O_CLOEXEC);
+		/* l_len 0: the whole file, byte 0 (the node's) and every card's. */
+		struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0 };
+		int fd = open(fx_path(fx, path, "locks"), O_RDWR | O_CLOEXEC);
 
 		close(ready[0]);
 		close(release[1]);
-		if (fd < 0 || flock(fd, LOCK_EX) != 0 || write(ready[1], "x", 1) != 1)
+		if (fd < 0 || fcntl(fd, F_OFD_SETLKW, &fl) != 0 || write(ready[1], "x", 1) != 1)
 			_exit(1);
 		while (read(release[0], &c, 1) > 0)
 			;
@@ -437,8 +442,8 @@ static pid_t hold_state_lock(struct sim_fixture *fx, int *release_fd)
 
 /*
  * Reads need no cross-process lock while nothing changed: they answer while
- * another process holds the flock (were they to wait, the alarm would end
- * the test).  A change does wait for it.
+ * another process holds every lock of the node (were they to wait, the
+ * alarm would end the test).
  */
 static void test_reads_take_no_lock(void **state)
 {

@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The first Init of a process: find the hardware (node.json and the cards'
+ * files), or migrate a format-1 state.json to it, or power a new node on
+ * from the topology; then bring the device nodes and capability records in
+ * line with it.  Everything here runs under the node's lock and with the
+ * lifetime lock held alone; each card's records are synced under that
+ * card's lock too, as another process may be carving on it meanwhile.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sim/common/sim_nodes.h"
+#include "sim/common/sim_state_json.h"
+#include "sim/common/sim_store.h"
+#include "sim/common/sim_topology.h"
+
+/*
+ * No node.json yet: migrate a format-1 state.json if there is one (the
+ * whole node in one file, as simulators before format 2 kept it), else
+ * power a new node on.  Anything else in state.json is refused.
+ */
+static int power_on(struct sim_ctx *ctx, char *err, size_t errlen)
+{
+	const char *topology = getenv("ACCELFS_SIM_TOPOLOGY");
+	struct sim_state s;
+	json_t *old = NULL;
+	char detail[512];
+	bool migrating = false;
+	int ret;
+
+	ret = sim_store_load_json(ctx->paths.legacy_state, &old, detail, sizeof(detail));
+	if (ret == -ENOENT) {
+		ret = sim_topology_build(ctx->vendor, topology && *topology ? topology : NULL, &s, err, errlen);
+	} else if (ret) {
+		snprintf(err, errlen, "%s", detail);
+	} else {
+		migrating = true;
+		if (sim_json_format_of(old) != 1) {
+			snprintf(err, errlen,
+				 "%s is of format %u: this simulator reads node.json (format %d) and migrates a "
+				 "state.json of format 1 only; remove %s to start a fresh node",
+				 ctx->paths.legacy_state, sim_json_format_of(old), SIM_STATE_FORMAT, ctx->paths.root);
+			ret = -EINVAL;
+		} else {
+			ret = sim_json_read_format1(old, ctx->vendor->dir, &s, detail, sizeof(detail));
+			if (ret)
+				snprintf(err, errlen, "%s (format 1) cannot be migrated: %s", ctx->paths.legacy_state,
+					 detail);
+		}
+		json_decref(old);
+	}
+	if (ret)
+		return ret;
+	ret = sim_store_write_all(ctx, &s, err, errlen);
+	sim_state_free(&s);
+	if (ret || !migrating)
+		return ret;
+	/* node.json is in place: the old file is no longer the truth (a crash before this line redoes it). */
+	unlink(ctx->paths.legacy_state);
+	unlink(ctx->paths.legacy_lock);
+	snprintf(detail, sizeof(detail), "migrated %s (format 1) to node.json and cards/ (format %d)",
+		 ctx->paths.legacy_state, SIM_STATE_FORMAT);
+	sim_complain(ctx, detail);
+	return 0;
+}
+
+static int find_node(struct sim_ctx *ctx, char *err, size_t errlen)
+{
+	char detail[512];
+	int ret = sim_store_node_refresh(ctx, detail, sizeof(detail));
+
+	if (ret == -ENOENT) {
+		ret = power_on(ctx, err, errlen);
+		if (!ret)
+			ret = sim_store_node_refresh(ctx, detail, sizeof(detail));
+		else
+			return ret;
+	} else if (!ret && access(ctx->paths.legacy_state, F_OK) == 0) {
+		/* A migration stopped between node.json and the removal of the old file. */
+		unlink(ctx->paths.legacy_state);
+		unlink(ctx->paths.legacy_lock);
+	}
+	if (ret == -EINVAL)
+		snprintf(err, errlen, "%s (this simulator reads format %d; remove %s to start a fresh node)", detail,
+			 SIM_STATE_FORMAT, ctx->paths.root);
+	else if (ret)
+		snprintf(err, errlen, "%s", detail);
+	return ret;
+}
+
+/* Every card read, and its capability records made to match it. */
+static int load_cards(struct sim_ctx *ctx, char *err, size_t errlen)
+{
+	char detail[512];
+	int ret = 0;
+
+	ctx->cards = calloc(ctx->node.n_devices + 1, sizeof(*ctx->cards));
+	if (!ctx->cards) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < ctx->node.n_devices; i++)
+		pthread_mutex_init(&ctx->cards[i].mutex, NULL);
+	ctx->n_devices = ctx->node.n_devices;
+	for (unsigned i = 0; i < ctx->n_devices && !ret; i++) {
+		ret = sim_store_lock_card(ctx, i);
+		if (ret) {
+			snprintf(err, errlen, "cannot lock %s for card %u: %s", ctx->paths.lock, i, strerror(-ret));
+			break;
+		}
+		ret = sim_store_card_refresh(ctx, &ctx->cards[i], err, errlen);
+		if (!ret && sim_nodes_sync_card(ctx, &ctx->cards[i].dev, detail, sizeof(detail)) != 0) {
+			snprintf(err, errlen, "%s", detail);
+			ret = -EIO;
+		}
+		sim_store_unlock_card(ctx, i);
+	}
+	return ret;
+}
+
+static mig_return_t boot_locked(struct sim_ctx *ctx)
+{
+	char err[1024], msg[1200];
+	const struct sim_device **devs;
+	mig_return_t r;
+	int ret;
+
+	ret = sim_counters_open(&ctx->counters, ctx->paths.counters, err, sizeof(err));
+	if (ret) {
+		sim_complain(ctx, err);
+		return MIG_ERROR_DRIVER_NOT_LOADED;
+	}
+	sim_counters_hit(&ctx->counters, SIM_FN_Init_v2);
+	ret = find_node(ctx, err, sizeof(err));
+	if (ret) {
+		sim_complain(ctx, err);
+		return MIG_ERROR_DRIVER_NOT_LOADED;
+	}
+	/* A fault on Init_v2 (armed by name only) fails it before it touches anything. */
+	if (sim_counters_fault_mask(&ctx->counters) & sim_fn_bit(SIM_FN_Init_v2)) {
+		r = sim_fault_hit_locked(ctx, SIM_FN_Init_v2);
+		if (r)
+			return r;
+	}
+	ret = load_cards(ctx, err, sizeof(err));
+	if (ret) {
+		sim_complain(ctx, err);
+		return MIG_ERROR_DRIVER_NOT_LOADED;
+	}
+	devs = calloc(ctx->n_devices + 1, sizeof(*devs));
+	if (!devs)
+		return MIG_ERROR_MEMORY;
+	for (unsigned i = 0; i < ctx->n_devices; i++)
+		devs[i] = &ctx->cards[i].dev;
+	ret = sim_nodes_sync_static(ctx, devs, ctx->n_devices, err, sizeof(err));
+	free(devs);
+	if (ret) {
+		snprintf(msg, sizeof(msg), "%s: %s%s", err, strerror(-ret),
+			 ret == -EPERM ? " (creating device nodes needs CAP_MKNOD: run as root)" : "");
+		sim_complain(ctx, msg);
+		return ret == -EPERM ? MIG_ERROR_NO_PERMISSION : MIG_ERROR_DRIVER_NOT_LOADED;
+	}
+	return MIG_SUCCESS;
+}
+
+mig_return_t sim_boot(struct sim_ctx *ctx)
+{
+	const char *root = getenv("ACCELFS_SIM_ROOT");
+	char msg[1200];
+	mig_return_t r;
+	int ret;
+
+	if (!root || !*root) {
+		sim_complain(ctx, "ACCELFS_SIM_ROOT is not set; it names the directory that holds the simulated "
+				  "hardware (accelfs --sim and accel-smi --sim set it to <state-dir>/sim)");
+		return MIG_ERROR_DRIVER_NOT_LOADED;
+	}
+	if (sim_paths_init(&ctx->paths, root, ctx->vendor->dir) != 0 || accel_mkdirs(ctx->paths.root, 0755) != 0) {
+		snprintf(msg, sizeof(msg), "cannot create %s/%s", root, ctx->vendor->dir);
+		sim_complain(ctx, msg);
+		return MIG_ERROR_DRIVER_NOT_LOADED;
+	}
+	ret = sim_store_lock_node(ctx);
+	if (ret) {
+		snprintf(msg, sizeof(msg), "cannot lock %s: %s", ctx->paths.lock, strerror(-ret));
+		sim_complain(ctx, msg);
+		return MIG_ERROR_DRIVER_NOT_LOADED;
+	}
+	r = boot_locked(ctx);
+	sim_store_unlock_node(ctx);
+	return r;
+}

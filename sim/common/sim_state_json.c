@@ -1,0 +1,443 @@
+/* SPDX-License-Identifier: MIT */
+#include "sim/common/sim_state_json.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/common/sim_json.h"
+
+/* The keys of a card's fixed part and of its changing part, in every format that holds them. */
+#define HW_KEYS                                                                                            \
+	"name", "uuid", "bus_id", "pci_device_id", "pci_subsystem_id", "minor", "memory_mib", "memory_slices",  \
+		"compute_slices", "profile_names", "gi_profiles", "ci_profiles"
+#define LIVE_KEYS "present", "mig_current", "mig_pending", "gpu_instances"
+
+unsigned sim_json_format_of(json_t *root)
+{
+	json_t *v = json_is_object(root) ? json_object_get(root, "format") : NULL;
+
+	return json_is_integer(v) && json_integer_value(v) > 0 && json_integer_value(v) < 1000
+		       ? (unsigned)json_integer_value(v)
+		       : 0;
+}
+
+/* "format" and "vendor" are what the reader expects: a file of another vendor or format is refused. */
+static int check_header(json_t *root, unsigned format, const char *vendor, const char *what, char *err,
+			size_t errlen)
+{
+	json_t *v = json_object_get(root, "vendor");
+	unsigned have = sim_json_format_of(root);
+
+	if (have != format || !json_is_string(v) || strcmp(json_string_value(v), vendor) != 0) {
+		snprintf(err, errlen, "%s: format %u of vendor \"%s\", expected format %u of \"%s\"", what, have,
+			 json_is_string(v) ? json_string_value(v) : "", format, vendor);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static json_t *placement_json(struct sim_placement p)
+{
+	return json_pack("{s:I, s:I}", "start", (json_int_t)p.start, "size", (json_int_t)p.size);
+}
+
+static json_t *ci_json(const struct sim_ci *ci)
+{
+	json_t *o = json_pack("{s:I, s:I, s:I, s:s, s:I}", "id", (json_int_t)ci->id, "profile_id",
+			      (json_int_t)ci->profile_id, "serial", (json_int_t)ci->serial, "uuid", ci->uuid,
+			      "processes", (json_int_t)ci->processes);
+
+	json_object_set_new(o, "placement", placement_json(ci->placement));
+	return o;
+}
+
+static json_t *gi_json(const struct sim_gi *gi)
+{
+	json_t *o = json_pack("{s:I, s:I, s:I}", "id", (json_int_t)gi->id, "profile_id", (json_int_t)gi->profile_id,
+			      "serial", (json_int_t)gi->serial);
+	json_t *cis = json_array();
+
+	json_object_set_new(o, "placement", placement_json(gi->placement));
+	for (unsigned i = 0; i < gi->n_cis; i++)
+		json_array_append_new(cis, ci_json(&gi->cis[i]));
+	json_object_set_new(o, "compute_instances", cis);
+	return o;
+}
+
+static json_t *fault_json(const accelsim_fault_t *f)
+{
+	return json_pack("{s:s, s:I, s:I, s:I, s:I}", "function", f->function, "ret", (json_int_t)f->ret, "skip",
+			 (json_int_t)f->skip, "times", (json_int_t)f->times, "fired", (json_int_t)f->fired);
+}
+
+json_t *sim_json_node(const struct sim_node *n, const char *vendor)
+{
+	json_t *root = json_pack("{s:I, s:s, s:I, s:I}", "format", (json_int_t)SIM_STATE_FORMAT, "vendor", vendor,
+				 "generation", (json_int_t)n->generation, "devices", (json_int_t)n->n_devices);
+	json_t *faults = json_array();
+
+	for (unsigned i = 0; i < n->n_faults; i++)
+		json_array_append_new(faults, fault_json(&n->faults[i]));
+	json_object_set_new(root, "faults", faults);
+	return root;
+}
+
+json_t *sim_json_card_hw(const struct sim_device *d, const char *vendor)
+{
+	json_t *o = json_pack("{s:I, s:s, s:I, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:s}", "format",
+			      (json_int_t)SIM_STATE_FORMAT, "vendor", vendor, "ordinal", (json_int_t)d->ordinal,
+			      "name", d->name, "uuid", d->uuid, "bus_id", d->bus_id, "pci_device_id",
+			      (json_int_t)d->pci_device_id, "pci_subsystem_id", (json_int_t)d->pci_subsystem_id,
+			      "minor", (json_int_t)d->minor, "memory_mib", (json_int_t)d->memory_mib, "memory_slices",
+			      (json_int_t)d->memory_slices, "compute_slices", (json_int_t)d->compute_slices,
+			      "profile_names", sim_name_policy_string(d->profile_names));
+	json_t *gips = json_array(), *cips = json_array();
+
+	for (unsigned i = 0; i < d->n_gi_profiles; i++)
+		json_array_append_new(gips, sim_json_gi_profile(&d->gi_profiles[i]));
+	for (unsigned i = 0; i < d->n_ci_profiles; i++)
+		json_array_append_new(cips, sim_json_ci_profile(&d->ci_profiles[i]));
+	json_object_set_new(o, "gi_profiles", gips);
+	json_object_set_new(o, "ci_profiles", cips);
+	return o;
+}
+
+json_t *sim_json_card(const struct sim_device *d, uint64_t generation, const char *vendor)
+{
+	json_t *o = json_pack("{s:I, s:s, s:I, s:I, s:I, s:b, s:I, s:I}", "format", (json_int_t)SIM_STATE_FORMAT,
+			      "vendor", vendor, "ordinal", (json_int_t)d->ordinal, "generation",
+			      (json_int_t)generation, "next_serial", (json_int_t)d->next_serial, "present",
+			      d->present, "mig_current", (json_int_t)d->mig_current, "mig_pending",
+			      (json_int_t)d->mig_pending);
+	json_t *gis = json_array();
+
+	for (unsigned i = 0; i < d->n_gis; i++)
+		json_array_append_new(gis, gi_json(&d->gis[i]));
+	json_object_set_new(o, "gpu_instances", gis);
+	return o;
+}
+
+static int read_placement(json_t *o, struct sim_placement *p, const char *what, char *err, size_t errlen)
+{
+	static const char *const keys[] = { "start", "size", NULL };
+	int ret = sim_json_check_keys(o, keys, what, err, errlen);
+
+	if (!ret)
+		ret = sim_json_require(o, keys, what, err, errlen);
+	if (!ret)
+		ret = sim_json_uint(o, "start", &p->start, what, err, errlen);
+	if (!ret)
+		ret = sim_json_uint(o, "size", &p->size, what, err, errlen);
+	return ret;
+}
+
+static int read_ci(json_t *o, struct sim_ci *ci, const char *what, char *err, size_t errlen)
+{
+	static const char *const keys[] = { "id", "profile_id", "serial", "uuid", "processes", "placement", NULL };
+	int ret;
+
+	memset(ci, 0, sizeof(*ci));
+	ret = sim_json_check_keys(o, keys, what, err, errlen);
+	if (!ret)
+		ret = sim_json_require(o, keys, what, err, errlen);
+	if (!ret)
+		ret = sim_json_uint(o, "id", &ci->id, what, err, errlen);
+	if (!ret)
+		ret = sim_json_uint(o, "profile_id", &ci->profile_id, what, err, errlen);
+	if (!ret)
+		ret = sim_json_ull(o, "serial", &ci->serial, what, err, errlen);
+	if (!ret)
+		ret = sim_json_str(o, "uuid", ci->uuid, sizeof(ci->uuid), what, err, errlen);
+	if (!ret)
+		ret = sim_json_uint(o, "processes", &ci->processes, what, err, errlen);
+	if (!ret)
+		ret = read_placement(json_object_get(o, "placement"), &ci->placement, what, err, errlen);
+	return ret;
+}
+
+static int read_gi(json_t *o, struct sim_gi *gi, const char *what, char *err, size_t errlen)
+{
+	static const char *const keys[] = { "id", "profile_id", "serial", "placement", "compute_instances", NULL };
+	json_t *cis, *v;
+	size_t i;
+	int ret;
+
+	memset(gi, 0, sizeof(*gi));
+	ret = sim_json_check_keys(o, keys, what, err, errlen);
+	if (!ret)
+		ret = sim_json_require(o, keys, what, err, errlen);
+	if (!ret)
+		ret = sim_json_uint(o, "id", &gi->id, what, err, errlen);
+	if (!ret)
+		ret = sim_json_uint(o, "profile_id", &gi->profile_id, what, err, errlen);
+	if (!ret)
+		ret = sim_json_ull(o, "serial", &gi->serial, what, err, errlen);
+	if (!ret)
+		ret = read_placement(json_object_get(o, "placement"), &gi->placement, what, err, errlen);
+	if (ret)
+		return ret;
+	cis = json_object_get(o, "compute_instances");
+	if (!json_is_array(cis) || json_array_size(cis) > SIM_MAX_CI) {
+		snprintf(err, errlen, "%s: \"compute_instances\" must be an array of at most %d", what, SIM_MAX_CI);
+		return -EINVAL;
+	}
+	json_array_foreach(cis, i, v) {
+		ret = read_ci(v, &gi->cis[gi->n_cis++], what, err, errlen);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* The fixed fields of a card, from a hw file or a format-1 device. */
+static int read_hw_fields(json_t *o, struct sim_device *d, const char *what, char *err, size_t errlen)
+{
+	json_t *gips = json_object_get(o, "gi_profiles"), *cips = json_object_get(o, "ci_profiles"), *v;
+	size_t i;
+	int ret = sim_json_str(o, "name", d->name, sizeof(d->name), what, err, errlen);
+
+	if (!ret)
+		ret = sim_json_str(o, "uuid", d->uuid, sizeof(d->uuid), what, err, errlen);
+	if (!ret)
+		ret = sim_json_str(o, "bus_id", d->bus_id, sizeof(d->bus_id), what, err, errlen);
+	if (!ret)
+		ret = sim_json_uint(o, "pci_device_id", &d->pci_device_id, what, err, errlen);
+	if (!ret)
+		ret = sim_json_uint(o, "pci_subsystem_id", &d->pci_subsystem_id, what, err, errlen);
+	if (!ret)
+		ret = sim_json_uint(o, "minor", &d->minor, what, err, errlen);
+	if (!ret)
+		ret = sim_json_ull(o, "memory_mib", &d->memory_mib, what, err, errlen);
+	if (!ret)
+		ret = sim_json_uint(o, "memory_slices", &d->memory_slices, what, err, errlen);
+	if (!ret)
+		ret = sim_json_uint(o, "compute_slices", &d->compute_slices, what, err, errlen);
+	if (!ret)
+		ret = sim_json_name_policy(o, &d->profile_names, what, err, errlen);
+	if (ret)
+		return ret;
+	if (!json_is_array(gips) || !json_is_array(cips)) {
+		snprintf(err, errlen, "%s: gi_profiles and ci_profiles must be arrays", what);
+		return -EINVAL;
+	}
+	d->gi_profiles = calloc(json_array_size(gips) + 1, sizeof(*d->gi_profiles));
+	d->ci_profiles = calloc(json_array_size(cips) + 1, sizeof(*d->ci_profiles));
+	if (!d->gi_profiles || !d->ci_profiles)
+		return -ENOMEM;
+	json_array_foreach(gips, i, v) {
+		ret = sim_json_read_gi_profile(v, &d->gi_profiles[d->n_gi_profiles++], what, err, errlen);
+		if (ret)
+			return ret;
+	}
+	json_array_foreach(cips, i, v) {
+		ret = sim_json_read_ci_profile(v, &d->ci_profiles[d->n_ci_profiles++], what, err, errlen);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* The changing fields of a card, from a card file or a format-1 device. */
+static int read_live_fields(json_t *o, struct sim_device *d, const char *what, char *err, size_t errlen)
+{
+	json_t *list = json_object_get(o, "gpu_instances"), *v;
+	size_t i;
+	int ret = sim_json_bool(o, "present", &d->present, what, err, errlen);
+
+	if (!ret)
+		ret = sim_json_uint(o, "mig_current", &d->mig_current, what, err, errlen);
+	if (!ret)
+		ret = sim_json_uint(o, "mig_pending", &d->mig_pending, what, err, errlen);
+	if (ret)
+		return ret;
+	if (!json_is_array(list) || json_array_size(list) > SIM_MAX_GI) {
+		snprintf(err, errlen, "%s: \"gpu_instances\" must be an array of at most %d", what, SIM_MAX_GI);
+		return -EINVAL;
+	}
+	d->n_gis = 0;
+	json_array_foreach(list, i, v) {
+		ret = read_gi(v, &d->gis[d->n_gis++], what, err, errlen);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int check_ordinal(json_t *o, unsigned ordinal, const char *what, char *err, size_t errlen)
+{
+	unsigned have = ~0u;
+	int ret = sim_json_uint(o, "ordinal", &have, what, err, errlen);
+
+	if (!ret && have != ordinal) {
+		snprintf(err, errlen, "%s: carries ordinal %u", what, have);
+		ret = -EINVAL;
+	}
+	return ret;
+}
+
+int sim_json_read_card_hw(json_t *root, const char *vendor, unsigned ordinal, struct sim_device *d, char *err,
+			  size_t errlen)
+{
+	static const char *const keys[] = { "format", "vendor", "ordinal", HW_KEYS, NULL };
+	char what[64];
+	int ret;
+
+	snprintf(what, sizeof(what), "card %u (hw)", ordinal);
+	ret = sim_json_check_keys(root, keys, what, err, errlen);
+	if (!ret)
+		ret = sim_json_require(root, keys, what, err, errlen);
+	if (!ret)
+		ret = check_header(root, SIM_STATE_FORMAT, vendor, what, err, errlen);
+	if (!ret)
+		ret = check_ordinal(root, ordinal, what, err, errlen);
+	d->ordinal = ordinal;
+	if (!ret)
+		ret = read_hw_fields(root, d, what, err, errlen);
+	return ret;
+}
+
+int sim_json_read_card(json_t *root, const char *vendor, unsigned ordinal, struct sim_device *d,
+		       uint64_t *generation, char *err, size_t errlen)
+{
+	static const char *const keys[] = { "format", "vendor", "ordinal", "generation", "next_serial", LIVE_KEYS,
+					    NULL };
+	unsigned long long gen = 0;
+	char what[64];
+	int ret;
+
+	snprintf(what, sizeof(what), "card %u", ordinal);
+	ret = sim_json_check_keys(root, keys, what, err, errlen);
+	if (!ret)
+		ret = sim_json_require(root, keys, what, err, errlen);
+	if (!ret)
+		ret = check_header(root, SIM_STATE_FORMAT, vendor, what, err, errlen);
+	if (!ret)
+		ret = check_ordinal(root, ordinal, what, err, errlen);
+	if (!ret)
+		ret = sim_json_ull(root, "generation", &gen, what, err, errlen);
+	if (!ret)
+		ret = sim_json_ull(root, "next_serial", &d->next_serial, what, err, errlen);
+	if (!ret)
+		ret = read_live_fields(root, d, what, err, errlen);
+	*generation = gen;
+	return ret;
+}
+
+static int read_faults(json_t *list, struct sim_node *n, char *err, size_t errlen)
+{
+	static const char *const keys[] = { "function", "ret", "skip", "times", "fired", NULL };
+	json_t *o;
+	size_t i;
+
+	if (!json_is_array(list) || json_array_size(list) > ACCELSIM_MAX_FAULTS) {
+		snprintf(err, errlen, "state: \"faults\" must be an array of at most %d", ACCELSIM_MAX_FAULTS);
+		return -EINVAL;
+	}
+	n->n_faults = 0;
+	json_array_foreach(list, i, o) {
+		accelsim_fault_t *f = &n->faults[n->n_faults++];
+		unsigned ret_code = 0;
+		int ret;
+
+		memset(f, 0, sizeof(*f));
+		ret = sim_json_check_keys(o, keys, "state fault", err, errlen);
+		if (!ret)
+			ret = sim_json_require(o, keys, "state fault", err, errlen);
+		if (!ret)
+			ret = sim_json_str(o, "function", f->function, sizeof(f->function), "state fault", err, errlen);
+		if (!ret)
+			ret = sim_json_uint(o, "ret", &ret_code, "state fault", err, errlen);
+		if (!ret)
+			ret = sim_json_uint(o, "skip", &f->skip, "state fault", err, errlen);
+		if (!ret)
+			ret = sim_json_uint(o, "times", &f->times, "state fault", err, errlen);
+		if (!ret)
+			ret = sim_json_uint(o, "fired", &f->fired, "state fault", err, errlen);
+		f->ret = (mig_return_t)ret_code;
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int sim_json_read_node(json_t *root, const char *vendor, struct sim_node *n, char *err, size_t errlen)
+{
+	static const char *const keys[] = { "format", "vendor", "generation", "devices", "faults", NULL };
+	int ret;
+
+	memset(n, 0, sizeof(*n));
+	ret = sim_json_check_keys(root, keys, "node", err, errlen);
+	if (!ret)
+		ret = sim_json_require(root, keys, "node", err, errlen);
+	if (!ret)
+		ret = check_header(root, SIM_STATE_FORMAT, vendor, "node", err, errlen);
+	if (!ret)
+		ret = sim_json_ull(root, "generation", &n->generation, "node", err, errlen);
+	if (!ret)
+		ret = sim_json_uint(root, "devices", &n->n_devices, "node", err, errlen);
+	if (!ret && n->n_devices > SIM_MAX_DEVICES) {
+		snprintf(err, errlen, "node: at most %d cards", SIM_MAX_DEVICES);
+		ret = -EINVAL;
+	}
+	if (!ret)
+		ret = read_faults(json_object_get(root, "faults"), n, err, errlen);
+	return ret;
+}
+
+int sim_json_read_format1(json_t *root, const char *vendor, struct sim_state *s, char *err, size_t errlen)
+{
+	static const char *const keys[] = { "format", "vendor", "generation", "next_serial", "devices", "faults",
+					    NULL };
+	static const char *const device_keys[] = { "ordinal", HW_KEYS, LIVE_KEYS, NULL };
+	unsigned long long next_serial = 1;
+	json_t *list, *v;
+	size_t i;
+	int ret;
+
+	memset(s, 0, sizeof(*s));
+	ret = sim_json_check_keys(root, keys, "state", err, errlen);
+	if (!ret)
+		ret = sim_json_require(root, keys, "state", err, errlen);
+	if (!ret)
+		ret = check_header(root, 1, vendor, "state", err, errlen);
+	if (!ret)
+		ret = sim_json_ull(root, "next_serial", &next_serial, "state", err, errlen);
+	if (ret)
+		return ret;
+	list = json_object_get(root, "devices");
+	if (!json_is_array(list) || json_array_size(list) > SIM_MAX_DEVICES) {
+		snprintf(err, errlen, "state: \"devices\" must be an array of at most %d", SIM_MAX_DEVICES);
+		return -EINVAL;
+	}
+	s->devices = calloc(json_array_size(list) + 1, sizeof(*s->devices));
+	if (!s->devices)
+		return -ENOMEM;
+	json_array_foreach(list, i, v) {
+		struct sim_device *d = &s->devices[s->n_devices++];
+		char what[64];
+
+		snprintf(what, sizeof(what), "state device %zu", i);
+		d->ordinal = (unsigned)i;
+		d->next_serial = next_serial;
+		ret = sim_json_check_keys(v, device_keys, what, err, errlen);
+		if (!ret)
+			ret = sim_json_require(v, device_keys, what, err, errlen);
+		if (!ret)
+			ret = check_ordinal(v, (unsigned)i, what, err, errlen);
+		if (!ret)
+			ret = read_hw_fields(v, d, what, err, errlen);
+		if (!ret)
+			ret = read_live_fields(v, d, what, err, errlen);
+		if (ret)
+			goto fail;
+	}
+	s->node.n_devices = s->n_devices;
+	ret = read_faults(json_object_get(root, "faults"), &s->node, err, errlen);
+	if (!ret)
+		return 0;
+fail:
+	sim_state_free(s);
+	return ret;
+}

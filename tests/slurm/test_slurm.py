@@ -1,0 +1,334 @@
+# SPDX-License-Identifier: MIT
+"""Real Slurm jobs with --accel-mig on a simulated accelfs node (docs/slurm.md).
+
+One cluster for the whole file (starting munged, slurmctld and slurmd costs seconds); every test
+ends with the node settled: no job left, no slurm-* partition, Slurm's free count of every profile
+equal to accelfs's `available`, and no drained node.
+"""
+import errno
+import os
+import signal
+import time
+import unittest
+
+from accel_cluster import AccelCluster, wait_until
+
+JOB_TIMEOUT = 60   # a job that is not released ends by itself after this many seconds
+WAIT = 45          # bounded waits for Slurm to start, requeue or finish a job
+
+
+class SlurmTest(unittest.TestCase):
+    maxDiff = None
+
+    @classmethod
+    def setUpClass(cls):
+        cls.env = AccelCluster()
+        try:
+            cls.env.start()
+        except BaseException:
+            logs = cls.env.logs() if cls.env.cluster else ""
+            cls.env.cleanup()
+            raise AssertionError(f"the cluster did not start{logs}")
+        cls.c = cls.env.cluster
+        cls.node = cls.env.node
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.env.cleanup()
+        # Nothing of ours may outlive the suite.
+        leftovers = [p for p in (cls.env.sync,) if p and p.poll() is None]
+        assert not leftovers, "accelfs-slurm-sync still running"
+
+    def setUp(self):
+        self.releases = []
+
+    def tearDown(self):
+        try:
+            for r in self.releases:
+                open(r, "w").close()
+            self.c.run(["scancel", "--full", "--partition=test"], check=False)
+            self.assert_settled()
+        except AssertionError as e:
+            raise AssertionError(f"{e}{self.env.logs()}") from None
+
+    # -- helpers --------------------------------------------------------------------------------
+    def submit(self, accel, extra_script="", args=()):
+        """sbatch a job that records its environment, then holds until released (or JOB_TIMEOUT)."""
+        rel = self.c.path("out", f"release-{len(self.releases)}-{time.monotonic_ns()}")
+        self.releases.append(rel)
+        script = (f"env > {self.c.path('out')}/env-$SLURM_JOB_ID; {extra_script}\n"
+                  f"for i in $(seq {JOB_TIMEOUT * 10}); do [ -e {rel} ] && exit 0; sleep 0.1; done")
+        opt = [f"--accel-mig={accel}"] if accel else []
+        res = self.c.run(["sbatch", "--parsable", *opt, *args, "-o", self.c.path("out", "%j.out"),
+                          "--wrap", script])
+        return int(res.stdout.strip().split(";")[0]), rel
+
+    def release(self, rel):
+        open(rel, "w").close()
+
+    def state(self, job):
+        return self.c.job_field(job, "JobState")
+
+    def wait_state(self, job, *states):
+        return wait_until(lambda: self.state(job) in states, WAIT,
+                          f"job {job} to be {'/'.join(states)} (is {self.state(job)}){self.env.logs()}")
+
+    def wait_running(self, job):
+        self.wait_state(job, "RUNNING")
+        # Running in Slurm's eyes once the prolog is done; the batch script writes its env first.
+        wait_until(lambda: os.path.exists(self.c.path("out", f"env-{job}")), WAIT, f"job {job}'s script")
+
+    def job_env(self, job):
+        out = {}
+        with open(self.c.path("out", f"env-{job}")) as f:
+            for line in f:
+                k, _, v = line.rstrip("\n").partition("=")
+                out[k] = v
+        return out
+
+    def partitions(self):
+        """{name: profile} of every slurm-* partition on the node."""
+        out = {}
+        for profile in os.listdir(self.node.path("mig")):
+            for name in os.listdir(self.node.path("mig", profile)):
+                if name.startswith("slurm-"):
+                    out[name] = profile
+        return out
+
+    def partitions_of(self, job):
+        return {n: p for n, p in self.partitions().items() if n.startswith(f"slurm-{job}-")}
+
+    def available(self):
+        return {p: int(self.node.read("mig", p, "available")) for p in os.listdir(self.node.path("mig"))}
+
+    def counts_match(self):
+        total, used = self.c.slurm_gres()
+        avail = self.available()
+        free = {p: total.get(p, 0) - used.get(p, 0) for p in avail}
+        return free == avail, free, avail
+
+    def assert_counts_match(self):
+        try:
+            wait_until(lambda: self.counts_match()[0], 10, "Slurm's free counts to equal available")
+        except AssertionError:
+            ok, free, avail = self.counts_match()
+            self.assertEqual(free, avail, "Slurm's free count per profile vs accelfs's available")
+
+    def assert_owned_by_live_jobs(self):
+        for name, profile in self.partitions().items():
+            job = int(name.split("-")[1])
+            st = self.state(job)
+            self.assertIn(st, ("RUNNING", "CONFIGURING", "COMPLETING"),
+                          f"{profile}/{name} belongs to job {job}, which is {st}")
+
+    def assert_no_drain(self):
+        self.assertEqual(self.c.drain_reason(), "", "sinfo -R lists a node")
+        state = self.c.node_state()
+        self.assertFalse(any(s in state for s in ("DRAIN", "DOWN", "FAIL")), f"node state {state}")
+
+    def assert_invariants(self):
+        self.assert_owned_by_live_jobs()
+        self.assert_counts_match()
+        self.assert_no_drain()
+
+    def assert_settled(self):
+        wait_until(lambda: not self.c.jobs(), WAIT, f"every job to end (left: {self.c.jobs()})")
+        wait_until(lambda: not self.partitions(), WAIT, f"every slurm-* partition to go (left: {self.partitions()})")
+        self.assert_counts_match()
+        self.assert_no_drain()
+
+    def uuid(self, profile, name):
+        return self.node.keyvals("mig", profile, name, "status")["uuid"]
+
+    # -- tests ------------------------------------------------------------------------------------
+    def test_sbatch_carves_hands_uuids_and_reclaims(self):
+        job, rel = self.submit("4g.48gb")
+        self.wait_running(job)
+        self.assertEqual(self.partitions_of(job), {f"slurm-{job}-0": "4g.48gb"})
+        uuid = self.uuid("4g.48gb", f"slurm-{job}-0")
+        env = self.job_env(job)
+        self.assertEqual(env.get("CUDA_VISIBLE_DEVICES"), uuid)
+        self.assertEqual(env.get("PPU_VISIBLE_DEVICES"), uuid)
+        self.assertNotIn("NVIDIA_VISIBLE_DEVICES", env)
+        self.assertEqual(env.get("ACCELFS_MIG_JOBS"), self.node.path("mig", "4g.48gb", f"slurm-{job}-0"))
+        # The carve shows in Slurm at once: 4g.48gb has one left, 8g.96gb (same slices) none.
+        self.assert_invariants()
+        total, used = self.c.slurm_gres()
+        self.assertEqual(total["8g.96gb"] - used.get("8g.96gb", 0), 0)
+        self.release(rel)
+        self.wait_state(job, "COMPLETED")
+
+    def test_srun_on_a_chosen_device(self):
+        res = self.c.run(["srun", "--accel-mig=gpu0/1g.18gb:2", "sh", "-c",
+                          'echo "CVD=$CUDA_VISIBLE_DEVICES"; echo "NVD=$NVIDIA_VISIBLE_DEVICES"; '
+                          'for d in $(echo "$ACCELFS_MIG_JOBS" | tr , " "); do grep -E "^(uuid|device):" $d/status; done'],
+                         timeout=WAIT)
+        lines = res.stdout.splitlines()
+        cvd = [l for l in lines if l.startswith("CVD=")][0][4:].split(",")
+        uuids = [l.split(": ")[1] for l in lines if l.startswith("uuid:")]
+        devices = {l.split(": ")[1] for l in lines if l.startswith("device:")}
+        self.assertEqual(len(cvd), 2, res.stdout)
+        self.assertEqual(cvd, uuids)
+        self.assertEqual(devices, {"gpu0"})
+        self.assertIn(f"NVD={','.join(cvd)}", lines)
+
+    def test_jobs_across_profiles_that_share_slices(self):
+        whole_ppu, rel_a = self.submit("8g.96gb")
+        self.wait_running(whole_ppu)
+        half_ppu, rel_b = self.submit("4g.48gb")          # shares the PPU's slices: waits
+        two_3g, rel_c = self.submit("3g.71gb:2")          # fills the H200
+        self.wait_running(two_3g)
+        whole_gpu, rel_d = self.submit("7g.141gb")        # waits for the H200
+        small, rel_e = self.submit("ppu0/4g.48gb", args=["--begin=now+3600"])  # held: never started here
+        time.sleep(2)  # several scheduling passes
+        for job in (half_ppu, whole_gpu):
+            self.assertEqual(self.state(job), "PENDING")
+            self.assertEqual(self.partitions_of(job), {})
+        self.assertEqual(len(self.partitions_of(two_3g)), 2)
+        self.assert_invariants()
+        avail = self.available()
+        self.assertEqual((avail["4g.48gb"], avail["1g.18gb"], avail["7g.141gb"]), (0, 0, 0))
+        self.release(rel_a)
+        self.release(rel_c)
+        self.wait_running(half_ppu)
+        self.wait_running(whole_gpu)
+        self.assert_invariants()
+        for job in (whole_ppu, two_3g):
+            self.assertEqual(self.partitions_of(job), {})
+        self.release(rel_b)
+        self.release(rel_d)
+        self.c.run(["scancel", str(small)])
+
+    def test_more_than_fits_waits_and_the_node_stays_up(self):
+        big, rel_a = self.submit("8g.96gb")
+        self.wait_running(big)
+        waiting, rel_b = self.submit("4g.48gb:2")
+        time.sleep(2)
+        self.assertEqual(self.state(waiting), "PENDING")
+        self.assertNotIn("launch failed", self.c.job_field(waiting, "Reason") or "")
+        self.assert_invariants()
+        # More than the node could ever carve is refused at submission, with nothing carved.
+        res = self.c.run(["sbatch", "--accel-mig=4g.48gb:3", "--wrap", "true"], check=False)
+        self.assertNotEqual(res.returncode, 0)
+        self.assertIn("Requested node configuration is not available", res.stderr)
+        self.release(rel_a)
+        self.wait_running(waiting)
+        self.assertEqual(len(self.partitions_of(waiting)), 2)
+        self.assert_invariants()
+
+    def test_scancel_mid_job(self):
+        job, _ = self.submit("2g.35gb:2,1g.35gb")
+        self.wait_running(job)
+        self.assertEqual(sorted(self.partitions_of(job).values()), ["1g.35gb", "2g.35gb", "2g.35gb"])
+        self.assert_invariants()
+        self.c.run(["scancel", str(job)])
+        self.wait_state(job, "CANCELLED")
+        wait_until(lambda: not self.partitions_of(job), WAIT, "the cancelled job's partitions to go")
+
+    def test_slurmd_killed_during_a_job(self):
+        job, rel = self.submit("4g.71gb")
+        self.wait_running(job)
+        self.c.kill9("slurmd")
+        self.c.start_slurmd()  # registers gres.conf's counts; accelfs-slurm-sync puts the true ones back
+        self.assertEqual(self.state(job), "RUNNING")
+        self.assertEqual(len(self.partitions_of(job)), 1)
+        self.assert_invariants()
+        self.release(rel)
+        self.wait_state(job, "COMPLETED")
+
+    def test_node_crash_partitions_of_dead_jobs_are_reclaimed(self):
+        job, _ = self.submit("1g.18gb:2")
+        self.wait_running(job)
+        # The node "crashes": slurmd and the job's step daemons die without an epilog.
+        self.c.kill9("slurmd")
+        stepds = self.c.stepds()
+        self.assertTrue(stepds, "no step daemon for the running job")
+        for pid in stepds:
+            os.kill(pid, signal.SIGKILL)
+        self.c.run(["scancel", str(job)])
+        self.c.start_slurmd()
+        wait_until(lambda: not self.partitions_of(job), WAIT, "the dead job's partitions to be given back")
+        # A partition named for a job Slurm never heard of goes too; any other name stays.
+        os.mkdir(self.node.path("mig", "1g.18gb", "slurm-999999-0"))
+        os.mkdir(self.node.path("mig", "1g.18gb", "notebook"))
+        try:
+            wait_until(lambda: "slurm-999999-0" not in self.partitions(), 10, "slurm-999999-0 to be given back")
+            time.sleep(1)
+            self.assertTrue(os.path.isdir(self.node.path("mig", "1g.18gb", "notebook")))
+            self.assert_counts_match()  # the hand-made partition counts against Slurm too
+            self.assertEqual(self.c.slurm_gres()[0]["1g.18gb"], 6)
+        finally:
+            os.rmdir(self.node.path("mig", "1g.18gb", "notebook"))
+
+    def test_another_jobs_device_nodes_are_refused(self):
+        owner, rel_a = self.submit("4g.48gb")
+        self.wait_running(owner)
+        theirs = [line.split()[0] for line in self.node.read("mig", "4g.48gb", f"slurm-{owner}-0", "devices").splitlines()]
+        cap = [p for p in theirs if "caps" in p][0]
+        their_node = self.node.path("mig", "4g.48gb", f"slurm-{owner}-0", "dev", cap[len("/dev/"):])
+        probe = ("import os, errno, sys\n"
+                 "def try_open(p):\n"
+                 "    try:\n"
+                 "        os.close(os.open(p, os.O_RDONLY)); return 'ok'\n"
+                 "    except OSError as e:\n"
+                 "        return errno.errorcode[e.errno]\n"
+                 "for p in sys.argv[1:]: print(p, try_open(p))\n")
+        with open(self.c.path("out", "probe.py"), "w") as f:
+            f.write(probe)
+        mine = "$(ls -d $ACCELFS_MIG_JOBS/dev/nvidia-caps/* | tail -1)"
+        other, rel_b = self.submit("1g.18gb", extra_script=(
+            f"python3 {self.c.path('out', 'probe.py')} {their_node} {mine} /dev/null "
+            f"> {self.c.path('out')}/p-$SLURM_JOB_ID && mv {self.c.path('out')}/p-$SLURM_JOB_ID {self.c.path('out')}/probe-$SLURM_JOB_ID"))
+        plain, rel_c = self.submit(None, extra_script=(
+            f"python3 {self.c.path('out', 'probe.py')} {their_node} /dev/null "
+            f"> {self.c.path('out')}/p-$SLURM_JOB_ID && mv {self.c.path('out')}/p-$SLURM_JOB_ID {self.c.path('out')}/probe-$SLURM_JOB_ID"))
+        for job in (other, plain):
+            self.wait_running(job)
+            wait_until(lambda: os.path.exists(self.c.path("out", f"probe-{job}")), WAIT, "the probe")
+        with open(self.c.path("out", f"probe-{other}")) as f:
+            res = dict(line.rsplit(" ", 1) for line in f.read().splitlines())
+        self.assertEqual(res[their_node], "EPERM", res)              # the device cgroup refuses it
+        self.assertEqual(res["/dev/null"], "ok", res)
+        own = [v for k, v in res.items() if "nvidia-cap" in k]
+        self.assertEqual(own, ["ENXIO"], res)                         # allowed; no driver behind it here
+        with open(self.c.path("out", f"probe-{plain}")) as f:
+            res = dict(line.rsplit(" ", 1) for line in f.read().splitlines())
+        self.assertEqual(res, {their_node: "EPERM", "/dev/null": "ok"})
+        # The node itself can open it: the refusal is the job's cgroup, not the node.
+        with self.assertRaises(OSError) as cm:
+            os.open(their_node, os.O_RDONLY)
+        self.assertEqual(cm.exception.errno, errno.ENXIO)
+
+    def test_race_for_the_last_placement_requeues_the_loser(self):
+        # Slurm is told there is room (the sync is stopped) while a hand-made partition takes it.
+        self.env.stop_sync()
+        os.mkdir(self.node.path("mig", "4g.48gb", "notebook"))
+        try:
+            job, rel = self.submit("8g.96gb")
+            wait_until(lambda: (self.c.job_field(job, "Restarts") or "0") != "0", WAIT, "the job to be requeued")
+            self.assertEqual(self.state(job), "PENDING")
+            self.assertIn("no device has a free placement for 8g.96gb", self.c.job_field(job, "AdminComment") or "")
+            self.assertEqual(self.partitions_of(job), {})
+            self.assert_no_drain()
+        finally:
+            self.env.start_sync()
+            os.rmdir(self.node.path("mig", "4g.48gb", "notebook"))
+        self.assert_counts_match()
+        # Slurm holds a requeued job back for a while; once it may start, it fits and runs.
+        self.c.run(["scontrol", "update", f"jobid={job}", "StartTime=now"])
+        self.wait_running(job)
+        self.assertEqual(len(self.partitions_of(job)), 1)
+        self.release(rel)
+        self.wait_state(job, "COMPLETED")
+
+    def test_bad_option_is_refused_where_it_is_typed(self):
+        res = self.c.run(["sbatch", "--accel-mig=4g.48gb:zero", "--wrap", "true"], check=False)
+        self.assertNotEqual(res.returncode, 0)
+        self.assertIn("bad count 'zero'", res.stderr)
+        res = self.c.run(["srun", "--accel-mig=../4g.48gb", "true"], check=False, timeout=WAIT)
+        self.assertNotEqual(res.returncode, 0)
+        self.assertIn("accelfs", res.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -57,14 +57,18 @@ static int mkdirs_parent(const char *path)
 	return accel_mkdirs(buf, 0755);
 }
 
+/*
+ * The parent directories are made only when an operation finds them
+ * missing: a carve makes a record and a node in directories that mostly
+ * exist already, and walking every component with mkdir first cost about
+ * ten system calls per change.
+ */
 int sim_make_chr(const char *path, mode_t perm, unsigned major, unsigned minor)
 {
 	dev_t want = makedev(major, minor);
 	struct stat st;
-	int ret = mkdirs_parent(path);
+	int ret;
 
-	if (ret)
-		return ret;
 	if (lstat(path, &st) == 0) {
 		if (S_ISCHR(st.st_mode) && st.st_rdev == want) {
 			if ((st.st_mode & 07777) != perm && chmod(path, perm) != 0)
@@ -74,8 +78,15 @@ int sim_make_chr(const char *path, mode_t perm, unsigned major, unsigned minor)
 		if (unlink(path) != 0)
 			return -errno;
 	}
-	if (mknod(path, S_IFCHR | perm, want) != 0)
-		return -errno;
+	if (mknod(path, S_IFCHR | perm, want) != 0) {
+		if (errno != ENOENT)
+			return -errno;
+		ret = mkdirs_parent(path);
+		if (ret)
+			return ret;
+		if (mknod(path, S_IFCHR | perm, want) != 0)
+			return -errno;
+	}
 	/* mknod honours the umask; the record's mode is what a reader expects. */
 	if (chmod(path, perm) != 0)
 		return -errno;
@@ -86,13 +97,17 @@ int sim_write_text(const char *path, const char *text)
 {
 	char tmp[PATH_MAX];
 	size_t len = strlen(text);
-	int fd, ret = mkdirs_parent(path);
+	int fd, ret;
 
-	if (ret)
-		return ret;
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0444);
+	if (fd < 0 && errno == ENOENT) {
+		ret = mkdirs_parent(path);
+		if (ret)
+			return ret;
+		fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0444);
+	}
 	if (fd < 0)
 		return -errno;
 	if (write(fd, text, len) != (ssize_t)len) {

@@ -339,6 +339,78 @@ static void test_many_cards(void **state)
 	unlink(topo);
 }
 
+/* How many GPU instances of profile 0 another process sees on card 0. */
+static unsigned gis_seen_elsewhere(struct sim_fixture *fx)
+{
+	int status;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		mig_gpu_instance_t gis[16];
+		struct mig_lib lib;
+		mig_device_t d;
+		unsigned n = 16;
+		char err[256];
+
+		if (accel_family_open_lib(fx->family, fx->lib_path, &lib, err, sizeof(err)) ||
+		    lib.DeviceGetHandleByIndex_v2(0, &d) || lib.DeviceGetGpuInstances(d, 0, gis, &n))
+			_exit(100);
+		_exit((int)n);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return (unsigned)WEXITSTATUS(status);
+}
+
+/*
+ * A card whose state outgrows a page is written by tmp + rename, one that
+ * fits by one write over its page (sim_store.c): either way another process
+ * reads what was written, on the way up and back down.
+ */
+static void test_card_file_outgrows_a_page(void **state)
+{
+	char topo[] = "/tmp/accelfs-sim-wide.XXXXXX", rel[] = "cards/0.json", path[PATH_MAX];
+	mig_gpu_instance_t gis[16];
+	mig_compute_instance_t ci;
+	struct sim_fixture fx;
+	struct stat st;
+	int fd = mkstemp(topo);
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_true(dprintf(fd, "{ \"nvidia\": null, \"thead\": { \"count\": 1, \"memory_slices\": 16, "
+				"\"compute_slices\": 16, \"gi_profiles\": [ { \"index\": 0, \"id\": 0, "
+				"\"name\": \"MIG 1g6gb\", \"slices\": 1, \"instances\": 16, \"memory_mib\": 6144, "
+				"\"placements\": \"{0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15}:1\" } ], "
+				"\"ci_profiles\": [ { \"index\": 0, \"id\": 0, \"slices\": 1 } ] } }\n") > 0);
+	close(fd);
+	fx_prepare(&fx, &accel_family_thead, topo);
+	fx_open(&fx);
+	for (unsigned i = 0; i < 16; i++) {
+		mig_gpu_instance_placement_t pl = { i, 1 };
+
+		assert_int_equal(fx.lib.DeviceCreateGpuInstanceWithPlacement(fx_device(&fx, 0), 0, &pl, &gis[i]),
+				 MIG_SUCCESS);
+		assert_int_equal(fx.lib.GpuInstanceCreateComputeInstance(gis[i], 0, &ci), MIG_SUCCESS);
+	}
+	assert_int_equal(stat(fx_path(&fx, path, rel), &st), 0);
+	assert_true(st.st_size > 4096);
+	assert_int_equal(gis_seen_elsewhere(&fx), 16);
+	for (unsigned i = 0; i < 16; i++) {
+		mig_compute_instance_t cis[1];
+		unsigned n = 1;
+
+		assert_int_equal(fx.lib.GpuInstanceGetComputeInstances(gis[i], 0, cis, &n), MIG_SUCCESS);
+		assert_int_equal(fx.lib.ComputeInstanceDestroy(cis[0]), MIG_SUCCESS);
+		assert_int_equal(fx.lib.GpuInstanceDestroy(gis[i]), MIG_SUCCESS);
+	}
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, 4096);
+	assert_int_equal(gis_seen_elsewhere(&fx), 0);
+	fx_destroy(&fx);
+	unlink(topo);
+}
+
 /* <vendor root>/state.json from tests/sim/data, as a simulator of format 1 left it. */
 static void place_format1(struct sim_fixture *fx, const char *name)
 {
@@ -487,6 +559,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_next_call_sees_other_process, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_any_fault_one_order, setup, teardown),
 		cmocka_unit_test(test_many_cards),
+		cmocka_unit_test(test_card_file_outgrows_a_page),
 		cmocka_unit_test(test_migrate_format1),
 		cmocka_unit_test(test_migrate_format1_nvidia),
 		cmocka_unit_test(test_refuse_unknown_format),

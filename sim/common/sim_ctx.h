@@ -50,11 +50,22 @@ struct sim_card {
 	struct sim_device dev;
 };
 
-/* Handles interned twice over: by address (is this pointer ours?) and by identity. */
+/*
+ * Handles interned twice over, in one allocation: by address (is this
+ * pointer ours?) in slot[0..cap), by identity in slot[cap..2 cap).  Open
+ * addressing, at most half full.  A grown table replaces the current one
+ * but is kept (retired) until the last Shutdown, so a lookup may go on
+ * reading the table it started with: lookups take no lock.
+ */
+struct sim_handle_slots {
+	struct sim_handle_slots *retired;
+	size_t cap;
+	struct sim_handle *slot[];
+};
+
 struct sim_handle_table {
-	struct sim_handle **by_ptr; /* open addressing, cap slots */
-	struct sim_handle **by_id;
-	size_t n, cap;
+	struct sim_handle_slots *cur; /* published with a release store, read with an acquire load */
+	size_t n;                     /* under handles_mutex */
 };
 
 struct sim_ctx {
@@ -76,7 +87,7 @@ struct sim_ctx {
 	bool node_valid;
 	struct sim_node node;
 
-	pthread_mutex_t handles_mutex; /* a leaf: held only to look up or add a handle */
+	pthread_mutex_t handles_mutex; /* a leaf: held only to add a handle */
 	struct sim_handle_table handles;
 };
 

@@ -35,72 +35,89 @@ static uint64_t hash_ptr(const void *p)
 	return mix((uint64_t)(uintptr_t)p);
 }
 
-/* Linear probing in a power-of-two table: the slot holding match, or the empty slot where it would go. */
-static size_t probe_id(struct sim_handle **tab, size_t cap, const struct sim_handle *key)
+/*
+ * Linear probing: the slot holding the match, or the empty slot where it
+ * would go.  Slots are read with acquire loads: a writer may fill an empty
+ * one meanwhile (with a release store, once the handle is complete), and a
+ * probe that missed it was looking for a handle no caller could yet hold.
+ */
+static size_t probe_id(struct sim_handle *const *tab, size_t cap, const struct sim_handle *key)
 {
 	size_t i = (size_t)hash_identity(key) & (cap - 1);
+	struct sim_handle *h;
 
-	while (tab[i] && !same_identity(tab[i], key))
+	while ((h = __atomic_load_n(&tab[i], __ATOMIC_ACQUIRE)) && !same_identity(h, key))
 		i = (i + 1) & (cap - 1);
 	return i;
 }
 
-static size_t probe_ptr(struct sim_handle **tab, size_t cap, const void *ptr)
+static size_t probe_ptr(struct sim_handle *const *tab, size_t cap, const void *ptr)
 {
 	size_t i = (size_t)hash_ptr(ptr) & (cap - 1);
+	struct sim_handle *h;
 
-	while (tab[i] && (const void *)tab[i] != ptr)
+	while ((h = __atomic_load_n(&tab[i], __ATOMIC_ACQUIRE)) && (const void *)h != ptr)
 		i = (i + 1) & (cap - 1);
 	return i;
 }
 
-/* Double both tables (kept at most half full, so probes stay short). */
+static struct sim_handle_slots *current(const struct sim_ctx *ctx)
+{
+	return __atomic_load_n(&ctx->handles.cur, __ATOMIC_ACQUIRE);
+}
+
+/* The interned handle equal to key, if any; takes no lock. */
+static struct sim_handle *find_identity(const struct sim_ctx *ctx, const struct sim_handle *key)
+{
+	struct sim_handle_slots *t = current(ctx);
+
+	return t ? __atomic_load_n(&t->slot[t->cap + probe_id(t->slot + t->cap, t->cap, key)], __ATOMIC_ACQUIRE)
+		 : NULL;
+}
+
+/* A table twice the size holding every handle; the old one is retired, not freed. */
 static int grow(struct sim_handle_table *t)
 {
-	size_t cap = t->cap ? t->cap * 2 : 64;
-	struct sim_handle **by_ptr = calloc(cap, sizeof(*by_ptr)), **by_id = calloc(cap, sizeof(*by_id));
+	struct sim_handle_slots *old = t->cur, *fresh;
+	size_t cap = old ? old->cap * 2 : 64;
 
-	if (!by_ptr || !by_id) {
-		free(by_ptr);
-		free(by_id);
+	fresh = calloc(1, sizeof(*fresh) + 2 * cap * sizeof(fresh->slot[0]));
+	if (!fresh)
 		return -1;
+	fresh->cap = cap;
+	fresh->retired = old;
+	for (size_t i = 0; old && i < old->cap; i++) {
+		struct sim_handle *h = old->slot[i];
+
+		if (h) {
+			fresh->slot[probe_ptr(fresh->slot, cap, h)] = h;
+			fresh->slot[cap + probe_id(fresh->slot + cap, cap, h)] = h;
+		}
 	}
-	for (size_t i = 0; i < t->cap; i++) {
-		if (t->by_ptr[i])
-			by_ptr[probe_ptr(by_ptr, cap, t->by_ptr[i])] = t->by_ptr[i];
-		if (t->by_id[i])
-			by_id[probe_id(by_id, cap, t->by_id[i])] = t->by_id[i];
-	}
-	free(t->by_ptr);
-	free(t->by_id);
-	t->by_ptr = by_ptr;
-	t->by_id = by_id;
-	t->cap = cap;
+	__atomic_store_n(&t->cur, fresh, __ATOMIC_RELEASE);
 	return 0;
 }
 
 struct sim_handle *sim_handle_intern(struct sim_ctx *ctx, const struct sim_handle *key)
 {
 	struct sim_handle_table *t = &ctx->handles;
-	struct sim_handle *h = NULL;
-	size_t i;
+	struct sim_handle *h = find_identity(ctx, key);
+	struct sim_handle_slots *cur;
 
+	if (h)
+		return h;
 	pthread_mutex_lock(&ctx->handles_mutex);
-	if (t->cap) {
-		i = probe_id(t->by_id, t->cap, key);
-		if (t->by_id[i]) {
-			h = t->by_id[i];
-			goto out;
-		}
-	}
-	if (2 * (t->n + 1) > t->cap && grow(t) != 0)
+	/* Another thread may have made it meanwhile. */
+	h = find_identity(ctx, key);
+	if (h || (2 * (t->n + 1) > (t->cur ? t->cur->cap : 0) && grow(t) != 0))
 		goto out;
 	h = malloc(sizeof(*h));
 	if (!h)
 		goto out;
 	*h = *key;
-	t->by_id[probe_id(t->by_id, t->cap, h)] = h;
-	t->by_ptr[probe_ptr(t->by_ptr, t->cap, h)] = h;
+	cur = t->cur;
+	__atomic_store_n(&cur->slot[probe_ptr(cur->slot, cur->cap, h)], h, __ATOMIC_RELEASE);
+	__atomic_store_n(&cur->slot[cur->cap + probe_id(cur->slot + cur->cap, cur->cap, h)], h, __ATOMIC_RELEASE);
 	t->n++;
 out:
 	pthread_mutex_unlock(&ctx->handles_mutex);
@@ -109,26 +126,27 @@ out:
 
 const struct sim_handle *sim_handle_lookup(struct sim_ctx *ctx, const void *ptr)
 {
-	const struct sim_handle *h = NULL;
+	struct sim_handle_slots *t = current(ctx);
 
-	if (!ptr)
+	if (!ptr || !t)
 		return NULL;
-	pthread_mutex_lock(&ctx->handles_mutex);
-	if (ctx->handles.cap)
-		h = ctx->handles.by_ptr[probe_ptr(ctx->handles.by_ptr, ctx->handles.cap, ptr)];
-	pthread_mutex_unlock(&ctx->handles_mutex);
-	return h;
+	return __atomic_load_n(&t->slot[probe_ptr(t->slot, t->cap, ptr)], __ATOMIC_ACQUIRE);
 }
 
+/* With the lifetime lock held alone: no lookup is running. */
 void sim_handles_free(struct sim_ctx *ctx)
 {
-	struct sim_handle_table *t = &ctx->handles;
+	struct sim_handle_slots *t = ctx->handles.cur;
 
-	for (size_t i = 0; i < t->cap; i++)
-		free(t->by_ptr[i]);
-	free(t->by_ptr);
-	free(t->by_id);
-	memset(t, 0, sizeof(*t));
+	for (size_t i = 0; t && i < t->cap; i++)
+		free(t->slot[i]);
+	while (t) {
+		struct sim_handle_slots *next = t->retired;
+
+		free(t);
+		t = next;
+	}
+	memset(&ctx->handles, 0, sizeof(ctx->handles));
 }
 
 mig_return_t sim_resolve_card(struct sim_call *call, unsigned ordinal, struct sim_device **d)

@@ -9,8 +9,9 @@
  * Every handle a caller passes in is first looked up among the ones given
  * out: a pointer we never made is rejected, not dereferenced.  Both lookups
  * are hashed, so their cost does not grow with the cards, nor with the
- * instances a long-running process has seen; the table's mutex is a leaf
- * held only for the lookup.
+ * instances a long-running process has seen, and take no lock (struct
+ * sim_handle_table): threads on different cards share nothing here but
+ * the mutex that adds a new handle.
  */
 #ifndef ACCEL_SIM_HANDLES_H
 #define ACCEL_SIM_HANDLES_H

@@ -36,6 +36,8 @@
 #include <slurm/slurm_errno.h>
 
 #define MAX_PARTS 1024
+/* The mig type no job asks for, whose count keeps the node's total constant (docs/slurm.md). */
+#define RESERVE "unavailable"
 
 struct config {
 	const char *mount;
@@ -177,11 +179,26 @@ static int push_counts(const struct config *cfg, const struct gres_set *held)
 	if (load_node(cfg, &total, &used) < 0)
 		return -1;
 	want = total;
-	for (size_t i = 0; i < want.n; i++)
-		want.mig[i].count = 0; /* a profile no card offers now can carve nothing */
+	long sum = 0, profiles = 0;
+	for (size_t i = 0; i < want.n; i++) {
+		sum += want.mig[i].count;
+		if (strcmp(want.mig[i].type, RESERVE))
+			want.mig[i].count = 0; /* a profile no card offers now can carve nothing */
+	}
 	for (size_t i = 0; i < navail; i++) {
 		long u = gres_get(&used, avail[i].profile), h = gres_get(held, avail[i].profile);
 		gres_put(&want, avail[i].profile, avail[i].available + (u < h ? u : h));
+		profiles += avail[i].available + (u < h ? u : h);
+	}
+	/* slurmctld drains a re-registering node whose total mig count differs from the one it
+	 * first registered while jobs use them ("count changed and jobs are using them"): the
+	 * reserve type absorbs every change, so the total never moves. */
+	if (gres_has(&total, RESERVE)) {
+		if (sum - profiles < 0)
+			say("node %s: the %s count is too small to keep the total (%ld) while the profiles need "
+			    "%ld: raise it in slurm.conf and gres.conf", cfg->node, RESERVE, sum, profiles);
+		else
+			gres_put(&want, RESERVE, sum - profiles);
 	}
 	if (gres_equal(&want, &total))
 		return 0;

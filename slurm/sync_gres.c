@@ -15,6 +15,14 @@ long gres_get(const struct gres_set *s, const char *type)
 	return 0;
 }
 
+int gres_has(const struct gres_set *s, const char *type)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (!strcmp(s->mig[i].type, type))
+			return 1;
+	return 0;
+}
+
 void gres_put(struct gres_set *s, const char *type, long count)
 {
 	for (size_t i = 0; i < s->n; i++)

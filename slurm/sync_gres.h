@@ -30,6 +30,8 @@ int gres_parse(const char *text, struct gres_set *out);
 
 /* The count of one mig type (0 when absent). */
 long gres_get(const struct gres_set *s, const char *type);
+/* 1 when the set names the type, whatever its count. */
+int gres_has(const struct gres_set *s, const char *type);
 void gres_put(struct gres_set *s, const char *type, long count);
 
 /* "other,mig:a:1,mig:b:0" with the mig items sorted by type; what slurm_update_node is given. */

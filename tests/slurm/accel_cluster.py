@@ -33,7 +33,9 @@ class AccelCluster:
     def start(self):
         self.node.start()
         capacity = {p: int(self.node.read("mig", p, "available")) for p in os.listdir(self.node.path("mig"))}
-        self.capacity = capacity
+        self.capacity = dict(capacity)
+        # The type no job asks for that keeps the node's total mig count constant (docs/slurm.md).
+        capacity["unavailable"] = sum(self.capacity.values())
         # A FUTURE node carrying the node's full capacity: Slurm refuses at submission a job that no
         # node's *current* count could hold, and accelfs lowers counts as partitions are carved.
         # Slurm validates against this node but never schedules on it (docs/slurm.md).

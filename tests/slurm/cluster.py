@@ -47,6 +47,7 @@ class Cluster:
         self.gres = dict(gres)
         self.plugstack_lines = list(plugstack_lines)
         self.extra_conf = list(extra_conf)
+        self.gres_conf_count = None
         self.procs = {}
         self.conf = os.path.join(self.dir, "slurm.conf")
         self.env = dict(os.environ, SLURM_CONF=self.conf)
@@ -117,7 +118,7 @@ class Cluster:
             f.write("\n".join(lines) + "\n")
         with open(self.path("gres.conf"), "w") as f:
             for p, n in sorted(self.gres.items()):
-                f.write(f"NodeName={self.host} Name=mig Type={p} Count={n} Flags=CountOnly\n")
+                f.write(f"NodeName={self.host} Name=mig Type={p} Count={self.gres_conf_count or n} Flags=CountOnly\n")
         with open(self.path("cgroup.conf"), "w") as f:
             f.write("CgroupPlugin=cgroup/v1\nConstrainDevices=yes\n")
         with open(self.path("plugstack.conf"), "w") as f:
@@ -259,11 +260,16 @@ class Cluster:
         return dict(line.split() for line in res.stdout.splitlines() if line.strip())
 
     def job_field(self, jobid, key):
-        res = self.run(["scontrol", "-o", "show", "job", str(jobid)], check=False)
-        for tok in res.stdout.split():
-            k, _, v = tok.partition("=")
-            if k == key:
-                return v
+        """One field of `scontrol show job`; AdminComment and the like run to the end of their line."""
+        res = self.run(["scontrol", "show", "job", str(jobid)], check=False)
+        for line in res.stdout.splitlines():
+            line = line.strip()
+            if line.startswith(key + "=") and key in ("AdminComment", "Comment", "Reason"):
+                return line[len(key) + 1:]
+            for tok in line.split():
+                k, _, v = tok.partition("=")
+                if k == key:
+                    return v
         return None
 
     def slurm_gres(self):

@@ -60,6 +60,8 @@ void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	pthread_mutex_init(&of->lock, NULL);
 	snprintf(of->path, sizeof(of->path), "%s", path);
 	fi->fh = (uint64_t)(uintptr_t)of;
+	/* close(2) of a generated file has nothing to do: spare the kernel a FLUSH request. */
+	fi->noflush = 1;
 	if (fs_node_cached(&n)) {
 		fi->keep_cache = 1; /* served from the page cache until fs/notify.c says it changed */
 		of->opened = accel_node_snapshot(fs->node); /* what poll() compares against */

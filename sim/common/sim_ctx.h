@@ -22,6 +22,8 @@
  * processes, and no call looks at more than one card.  The lock order is
  * lifetime, node, card, handles; a call never holds two cards, nor the node
  * and a card (the node is let go once the faults have counted the call).
+ * Only the first Init, holding the lifetime lock alone, holds the node
+ * while it takes each card in turn.
  */
 #ifndef ACCEL_SIM_CTX_H
 #define ACCEL_SIM_CTX_H

@@ -44,17 +44,41 @@ int sim_card_path(const struct sim_paths *p, unsigned ordinal, bool hw, char *bu
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
+/*
+ * mkdir -p from the bottom up: the directory a record goes in is usually
+ * the only one missing (a GPU instance's), so one mkdir, where walking
+ * down from the root tried every component of a ten-deep path.
+ */
+static int mkdirs_up(char *dir)
+{
+	char *slash;
+	int ret;
+
+	if (mkdir(dir, 0755) == 0 || errno == EEXIST)
+		return 0;
+	slash = strrchr(dir, '/');
+	if (errno != ENOENT || !slash || slash == dir)
+		return -errno;
+	*slash = '\0';
+	ret = mkdirs_up(dir);
+	*slash = '/';
+	if (!ret && mkdir(dir, 0755) != 0 && errno != EEXIST)
+		ret = -errno;
+	return ret;
+}
+
 static int mkdirs_parent(const char *path)
 {
 	char buf[PATH_MAX];
 	char *slash;
 
-	snprintf(buf, sizeof(buf), "%s", path);
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
+		return -ENAMETOOLONG;
 	slash = strrchr(buf, '/');
 	if (!slash || slash == buf)
 		return 0;
 	*slash = '\0';
-	return accel_mkdirs(buf, 0755);
+	return mkdirs_up(buf);
 }
 
 /*

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The JSON the simulators read: the helpers, and the profile entries that
- * the topology files share with the state files (sim_state_json.h).  Readers are strict (unknown keys
- * and wrong types are errors with the key named) because a typo in a test
- * topology should fail loudly, not quietly fall back to a default.
+ * the topology files share with the state files (sim_state_json.h).
+ * Readers are strict (unknown keys and wrong types are errors with the key
+ * named) because a typo in a test topology should fail loudly, not quietly
+ * fall back to a default.
  */
 #ifndef ACCEL_SIM_JSON_H
 #define ACCEL_SIM_JSON_H

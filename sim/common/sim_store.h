@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The hardware state on disk (format 2, sim_state_json.h): node.json, and
- * per card cards/<N>.hw.json (written once) and cards/<N>.json (replaced
- * atomically, tmp + rename, no fsync, on every change of that card).
+ * per card cards/<N>.hw.json (written once) and cards/<N>.json (rewritten
+ * by every change of that card: one page overwritten in place, or tmp +
+ * rename when it outgrows a page; never fsync'ed: see write_json).
  *
  * Locks are open-file-description byte-range locks on <root>/locks: byte 0
  * is the node's, byte 1 + N card N's.  One descriptor per process serves

@@ -158,6 +158,20 @@ static void *change_blocked_card(void *arg)
 }
 
 /*
+ * Valgrind runs one thread at a time, and version 3.19 does not let the
+ * others run while one waits in fcntl(F_OFD_SETLKW): a thread of ours
+ * waiting for a card held by a process that waits for us would stop the
+ * whole test.  (In the daemon such a wait only stalls it until accel-smi's
+ * call ends.)
+ */
+static bool under_valgrind(void)
+{
+	const char *preload = getenv("LD_PRELOAD");
+
+	return preload && strstr(preload, "vgpreload");
+}
+
+/*
  * Another process holds card 1.  Our reads of card 1's current copy need
  * no lock and answer.  A thread of ours changing card 1 waits for it (and
  * so does any other call of ours on card 1, behind that thread); meanwhile
@@ -169,6 +183,7 @@ static void test_locked_card_holds_up_no_other(void **state)
 	struct sim_fixture *fx = *state;
 	mig_device_t dev0 = fx_device(fx, 0), dev1 = fx_device(fx, 1), dev2 = fx_device(fx, 2);
 	struct blocked b = { .fx = fx, .dev = dev1 };
+	bool waiter = !under_valgrind();
 	unsigned cur, pend;
 	pthread_t th;
 	int release, status;
@@ -177,7 +192,8 @@ static void test_locked_card_holds_up_no_other(void **state)
 	holder = hold_card(fx, 1, &release);
 	alarm(30);
 	assert_int_equal(fx->lib.DeviceGetMigMode(dev1, &cur, &pend), MIG_SUCCESS);
-	assert_int_equal(pthread_create(&th, NULL, change_blocked_card, &b), 0);
+	if (waiter)
+		assert_int_equal(pthread_create(&th, NULL, change_blocked_card, &b), 0);
 	for (int i = 0; i < 20; i++) {
 		assert_int_equal(fx->lib.GpuInstanceDestroy(carve(&fx->lib, dev0, (unsigned)(i % 2) * 4)), MIG_SUCCESS);
 		assert_int_equal(fx->lib.DeviceGetMigMode(dev2, &cur, &pend), MIG_SUCCESS);
@@ -186,8 +202,10 @@ static void test_locked_card_holds_up_no_other(void **state)
 	assert_int_equal(__atomic_load_n(&b.done, __ATOMIC_ACQUIRE), 0);
 	close(release);
 	assert_int_equal(waitpid(holder, &status, 0), holder);
-	assert_int_equal(pthread_join(th, NULL), 0);
-	assert_int_equal(b.r, MIG_SUCCESS);
+	if (waiter) {
+		assert_int_equal(pthread_join(th, NULL), 0);
+		assert_int_equal(b.r, MIG_SUCCESS);
+	}
 	alarm(0);
 }
 

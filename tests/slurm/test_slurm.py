@@ -309,7 +309,7 @@ class SlurmTest(unittest.TestCase):
         try:
             job, rel = self.submit("8g.96gb")
             wait_until(lambda: (self.c.job_field(job, "Restarts") or "0") != "0", WAIT, "the job to be requeued")
-            self.assertEqual(self.state(job), "PENDING")
+            self.wait_state(job, "PENDING")  # COMPLETING while its epilog runs, then PENDING
             self.assertIn("no device has a free placement for 8g.96gb", self.c.job_field(job, "AdminComment") or "")
             self.assertEqual(self.partitions_of(job), {})
             self.assert_no_drain()

@@ -1,11 +1,27 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Container Device Interface specs for jobs.  Every job is a CDI device of
- * the kind accelfs.io/mig named after the job (job names are unique on the
- * node), so `podman run --device accelfs.io/mig=job1` works the same from a
- * job's own cdi.json and from the node-level spec.  The version written is
- * the lowest whose fields the spec uses: 0.5.0 when a node's host path
- * differs from its container path or a name starts with a digit, else 0.3.0.
+ * Container Device Interface specs for jobs.
+ *
+ * The node-level spec (<cdi-dir>/accelfs.json, kind accelfs.io/mig) names
+ * every ready job as a device: `podman run --device accelfs.io/mig=job1`.
+ * It is rewritten with every change, so it never names a job that is gone.
+ *
+ * A job's own cdi.json is of another kind, accelfs.io/job, so that a copy
+ * of it beside the node spec never conflicts with it; and its nodes are
+ * found through the job's dev/ directory in the mounted tree (hostPath,
+ * numbers left to the runtime's stat), so a copy kept after rmdir names
+ * nodes that no longer exist and the runtime refuses it: it cannot outlive
+ * the job.
+ *
+ * Both carry, per job, the mode and owner of the job's dev/ nodes (so a
+ * container sees what the tree's delegation says) and two OCI hooks:
+ * createRuntime runs `accelfs-hook attach JOBDIR MIG-UUID`, poststop
+ * `accelfs-hook detach ...`, which record the container in the job
+ * (fs/jobctl.c): a job given to a container cannot be reclaimed until the
+ * container is gone.
+ *
+ * The version written is the lowest whose fields the spec uses: 0.5.0 when
+ * a node has a hostPath or a name starts with a digit, else 0.3.0.
  */
 #ifndef ACCEL_CDI_H
 #define ACCEL_CDI_H
@@ -15,7 +31,19 @@
 #include "core/model.h"
 
 #define ACCEL_CDI_KIND "accelfs.io/mig"
+#define ACCEL_CDI_JOB_KIND "accelfs.io/job"
 #define ACCEL_CDI_FILE "accelfs.json"
+/* The mode of a job's device nodes, in its dev/ directory and in a container. */
+#define ACCEL_JOB_NODE_MODE 0660
+/* Seconds a runtime gives the hook before it fails the container (the hook writes one line). */
+#define ACCEL_CDI_HOOK_TIMEOUT 20
+
+/*
+ * Where the hook program is and where the tree is mounted.  Set once at
+ * start-up, before any spec is made; until then (and for NULL) specs carry
+ * no hooks and a job's spec gives the nodes' own host paths.
+ */
+void accel_cdi_configure(const char *hook_program, const char *mountpoint);
 
 /*
  * A spec for one job alone: its card and capability nodes in the device,
@@ -27,8 +55,9 @@ char *accel_cdi_job_spec(const struct accel_device *d, const struct accel_job *j
 /*
  * The node-level spec: every ready job of every device, each carrying all
  * its nodes (the families' control nodes differ, so none is shared at spec
- * level).  NULL with *empty set when there is no ready job (a spec must
- * list at least one device).
+ * level).  A job whose name a runtime would refuse (a record older than the
+ * name rule) is left out rather than let it void the whole spec.  NULL with
+ * *empty set when there is no ready job (a spec must list a device).
  */
 char *accel_cdi_node_spec(const struct accel_snapshot *s, bool *empty);
 

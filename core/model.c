@@ -100,7 +100,13 @@ int accel_job_name_check(const char *name)
 	for (size_t i = 0; i < n; i++) {
 		char c = name[i];
 		bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-		if (!alnum && (i == 0 || (c != '_' && c != '.' && c != '-')))
+		/*
+		 * The name is also a CDI device name: a runtime refuses one that
+		 * does not start and end with a letter or digit, and with it the
+		 * whole node spec.  CDI's ':' is left out: it separates host and
+		 * container paths in `--device JOB/dev:/dev`.
+		 */
+		if (!alnum && (i == 0 || i == n - 1 || (c != '_' && c != '.' && c != '-')))
 			return -EINVAL;
 	}
 	return 0;

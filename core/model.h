@@ -157,9 +157,16 @@ int accel_job_copy(struct accel_job *dst, const struct accel_job *src);
 const char *accel_job_state_str(enum accel_job_state s);
 
 /*
- * Validate a job name: 0, -EINVAL (not [A-Za-z0-9][A-Za-z0-9_.-]*) or
- * -ENAMETOOLONG (over ACCEL_JOB_NAME_MAX bytes).
+ * Validate a job name: 0, -EINVAL (not ACCEL_JOB_NAME_RULE) or
+ * -ENAMETOOLONG (over ACCEL_JOB_NAME_MAX bytes).  One rule for the
+ * filesystem and for CDI, where the name is a device name
+ * (accelfs.io/mig=<job>): a name CDI refuses would make a runtime reject
+ * the node's whole spec, every other job with it.
  */
+#define ACCEL_JOB_NAME_RULE                                                                                 \
+	"letters, digits, '.', '_' and '-', starting and ending with a letter or digit "                     \
+	"([A-Za-z0-9] or [A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9]), at most 63 bytes: a job's name is also its " \
+	"CDI device name"
 int accel_job_name_check(const char *name);
 
 #endif

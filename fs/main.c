@@ -38,10 +38,13 @@
 #include "core/node.h"
 #include "core/record.h"
 #include "fs/accelfs.h"
+#include "fs/attached.h"
 #include "fs/dies_setup.h"
+#include "fs/hook_setup.h"
 #include "fs/notify.h"
 #include "fs/waiters.h"
 #include "fs/options.h"
+#include "fs/reclaimer.h"
 #include "fs/sim_setup.h"
 #include "fs/startup.h"
 
@@ -206,6 +209,11 @@ int main(int argc, char *argv[])
 		goto out;
 
 	ret = 1;
+	/* The CDI specs name the hook that records containers: without one, refuse before any side effect. */
+	if (fs_hook_setup(o.hook, mp.path, err, sizeof(err))) {
+		fprintf(stderr, "accelfs: %s\n", err);
+		goto out;
+	}
 	if (accel_mkdirs(want_state_dir, 0755) || !realpath(want_state_dir, state_dir)) {
 		fprintf(stderr, "accelfs: cannot use the state directory %s: %s\n", want_state_dir, strerror(errno));
 		goto out;
@@ -256,6 +264,11 @@ int main(int argc, char *argv[])
 		log_error("%s", err);
 		goto out;
 	}
+	/* Before the mount serves: a job a container holds must refuse rmdir from the first request on. */
+	if (fs_attached_open(&fs, state_dir, err, sizeof(err))) {
+		log_error("%s", err);
+		goto out;
+	}
 	/* After the fork: the dies' arbiter runs a thread of its own. */
 	if (fs_dies_setup(o.sim, o.sim_topology, state_dir, o.read_only, &dies, err, sizeof(err))) {
 		log_error("%s", err);
@@ -275,6 +288,10 @@ int main(int argc, char *argv[])
 	fs.notifier = fs_notifier_start(&fs);
 	if (!fs.notifier)
 		goto out_unmount;
+	if (fs_reclaimer_start(&fs, nopt.poll_ms)) {
+		log_error("cannot start the thread that clears stale attachments");
+		goto out_unmount;
+	}
 	log_info("serving %s%s (state in %s)", mp.path, o.sim ? " as a simulated node" : "", state_dir);
 	write_pid_file(state_dir);
 	if (!o.foreground) {
@@ -296,6 +313,7 @@ int main(int argc, char *argv[])
 	remove_pid_file(state_dir);
 
 out_unmount:
+	fs_reclaimer_stop(); /* it rmdirs and invalidates: before the node and the session go */
 	fs_notifier_stop(fs.notifier);
 	fs.notifier = NULL;
 	fuse_session_unmount(fs.se);
@@ -303,6 +321,7 @@ out_signals:
 	fuse_remove_signal_handlers(fs.se);
 out:
 	report_ready(1);
+	fs_attached_close();
 	fs_dies_free(dies); /* before the session: parked opens are answered */
 	if (fs.se)
 		fuse_session_destroy(fs.se);

@@ -15,7 +15,9 @@
 #include "core/log.h"
 #include "fs/accelfs.h"
 #include "fs/cache.h"
+#include "fs/attached.h"
 #include "fs/dies.h"
+#include "fs/jobctl.h"
 #include "fs/notify.h"
 #include "fs/openfile.h"
 #include "fs/ops_internal.h"
@@ -156,6 +158,12 @@ void fs_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mod
 	snprintf(device, sizeof(device), "%s", node_level ? "" : n.dev->name);
 	snprintf(profile, sizeof(profile), "%s", node_level ? n.node_profile : n.profile->name);
 	accel_snapshot_unref(snap);
+	/* One name rule for the tree and CDI; last_error states it (fs/jobctl.c). */
+	ret = fs_jobctl_check_name(fs, device, profile, name);
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
 
 	struct accel_job made;
 
@@ -210,7 +218,7 @@ void fs_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	snprintf(device, sizeof(device), "%s", n.dev->name);
 	snprintf(profile, sizeof(profile), "%s", n.profile->name);
 	accel_snapshot_unref(snap);
-	ret = accel_node_rmdir(fs->node, device, profile, name, why, sizeof(why));
+	ret = fs_attached_rmdir(fs, device, profile, name, why, sizeof(why)); /* EBUSY while containers hold it */
 	fs_notify_flush(fs); /* capacity back before rmdir returns: `available` says so at once */
 	if (n.via_node) {
 		/* The failure belongs to the directory the user worked in too. */

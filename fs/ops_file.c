@@ -16,6 +16,7 @@
 #include "fs/accelfs.h"
 #include "fs/cache.h"
 #include "fs/dies.h"
+#include "fs/jobctl.h"
 #include "fs/notify.h"
 #include "fs/openfile.h"
 #include "fs/ops_internal.h"
@@ -124,8 +125,10 @@ void fs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, o
 	/* Besides vram, dies/<n>/enabled is the one writable file: the whole value in one write. */
 	snap = accel_node_snapshot(fs->node);
 	ret = fs_tree_resolve(snap, of->path, &n) ? -ENOENT : n.kind != FS_DIE_ENABLED ? -EACCES : off ? -EINVAL : 0;
+	if (ret == -EACCES && fs_jobctl_writes(n.kind)) /* a job's containers or reclaim: n lives in snap */
+		ret = fs_jobctl_write(fs, &n, fuse_req_ctx(req), buf, size);
 	accel_snapshot_unref(snap);
-	if (!ret)
+	if (!ret && n.kind == FS_DIE_ENABLED)
 		ret = fs_dies_write_enabled(n.die, buf, size);
 	if (ret < 0)
 		fuse_reply_err(req, -ret);

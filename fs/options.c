@@ -23,6 +23,7 @@ static const struct fuse_opt option_spec[] = {
 	STR("--sim=%s", sim_topology),
 	STR("--state-dir=%s", state_dir),
 	STR("--cdi-dir=%s", cdi_dir),
+	STR("--hook=%s", hook),
 	STR("--log=%s", log_file),
 	STR("--poll-interval=%s", poll_interval),
 	STR("--orphan-grace=%s", orphan_grace),
@@ -47,6 +48,8 @@ void fs_options_usage(FILE *f, const char *prog)
 		"                          one accelfs per state directory (DIR/accelfs.lock names the one\n"
 		"                          that serves it, DIR/accelfs.pid too)\n"
 		"  --cdi-dir=DIR           where the node-level CDI spec is kept (default /var/run/cdi)\n"
+		"  --hook=PATH             the OCI hook the CDI specs run to record which containers hold a\n"
+		"                          job (default: accelfs-hook beside accelfs)\n"
 		"  --log=FILE              also append the log to FILE (default when in the background:\n"
 		"                          STATE_DIR/accelfs.log); SIGHUP reopens it (log rotation)\n"
 		"  --poll-interval=SEC     how often the drivers are re-read for what udev cannot report\n"
@@ -153,7 +156,7 @@ int fs_options_parse(struct fuse_args *args, struct fs_options *o)
 		fprintf(stderr, "accelfs: no mountpoint given\n");
 		return fs_options_usage_error(prog);
 	}
-	if (nonempty(o->state_dir, "--state-dir") || nonempty(o->cdi_dir, "--cdi-dir") ||
+	if (nonempty(o->state_dir, "--state-dir") || nonempty(o->cdi_dir, "--cdi-dir") || nonempty(o->hook, "--hook") ||
 	    nonempty(o->log_file, "--log") || nonempty(o->sim_topology, "--sim"))
 		return fs_options_usage_error(prog);
 	if (o->poll_interval && parse_seconds_ms(o->poll_interval, "--poll-interval", &o->poll_ms))
@@ -188,6 +191,7 @@ void fs_options_free(struct fs_options *o)
 	free(o->sim_topology);
 	free(o->state_dir);
 	free(o->cdi_dir);
+	free(o->hook);
 	free(o->log_file);
 	free(o->poll_interval);
 	free(o->orphan_grace);

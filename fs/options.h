@@ -21,6 +21,7 @@ struct fs_options {
 	char *sim_topology;
 	char *state_dir;
 	char *cdi_dir;
+	char *hook; /* --hook: the OCI hook program the CDI specs name */
 	char *log_file;
 	char *poll_interval;
 	char *orphan_grace;

@@ -11,6 +11,7 @@
 #include "core/cdi.h"
 #include "core/family.h"
 #include "fs/dies.h"
+#include "fs/jobctl.h"
 
 /* A growing text buffer. */
 struct text {
@@ -167,6 +168,13 @@ static void render_status(struct text *t, const struct accel_device *d, const st
 	put(t, "uuid: %s\n", j->uuid);
 	put(t, "owner: %u:%u\n", (unsigned)j->uid, (unsigned)j->gid);
 	put(t, "created: %s\n", when);
+	/* reclaim and the containers given it (fs/jobctl.c) */
+	char *more = fs_jobctl_status_lines(j);
+	if (!more)
+		t->oom = true;
+	else
+		put(t, "%s", more);
+	free(more);
 }
 
 /* dies/slot: the slot as every process sees it, then this mount's share of it. */
@@ -297,6 +305,15 @@ int fs_render(struct accel_node *node, const struct accel_snapshot *s, const str
 		if (!cdi)
 			return -ENOMEM;
 		put(&t, "%s\n", cdi);
+		free(cdi);
+		break;
+	case FS_JOB_HOLDERS:
+	case FS_JOB_CONTAINERS:
+	case FS_JOB_RECLAIM:
+		cdi = fs_jobctl_render(n);
+		if (!cdi)
+			return -ENOMEM;
+		put(&t, "%s", cdi);
 		free(cdi);
 		break;
 	case FS_DIES_SLOT:

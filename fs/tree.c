@@ -37,6 +37,9 @@ static const struct static_entry job_files[] = {
 	{ "devices", FS_JOB_DEVICES },
 	{ "cdi.json", FS_JOB_CDI },
 	{ "dev", FS_JOB_DEV },
+	{ "holders", FS_JOB_HOLDERS },
+	{ "containers", FS_JOB_CONTAINERS },
+	{ "reclaim", FS_JOB_RECLAIM },
 	{ NULL, FS_NONE },
 };
 
@@ -93,7 +96,7 @@ static const struct accel_job *node_job(const struct accel_snapshot *s, const ch
 
 bool fs_kind_is_writable(enum fs_kind kind)
 {
-	return kind == FS_DIE_ENABLED || kind == FS_DIE_VRAM;
+	return kind == FS_DIE_ENABLED || kind == FS_DIE_VRAM || kind == FS_JOB_CONTAINERS || kind == FS_JOB_RECLAIM;
 }
 
 static enum fs_kind static_kind(const struct static_entry *table, const char *name)

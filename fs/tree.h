@@ -32,6 +32,9 @@ enum fs_kind {
 	FS_JOB_CDI,
 	FS_JOB_DEV,      /* job1/dev/ and directories inside it */
 	FS_JOB_DEV_NODE, /* a character device inside job1/dev/ */
+	FS_JOB_HOLDERS,    /* job1/holders: processes on its nodes, containers given it (fs/jobctl.c) */
+	FS_JOB_CONTAINERS, /* job1/containers: the containers given it; the OCI hooks write here */
+	FS_JOB_RECLAIM,    /* job1/reclaim: manual | when-detached */
 	FS_NODE_MIG,     /* mig/: every profile of every device */
 	FS_NODE_PROFILE, /* mig/4g.48gb/ */
 	FS_NODE_PROFILE_INFO,
@@ -72,7 +75,7 @@ bool fs_kind_is_delegatable(enum fs_kind kind);
 
 /* The node-level profile's numbers: devices offering it and the sum of their available. */
 size_t fs_node_profile_devices(const struct accel_snapshot *s, const char *profile, unsigned *available);
-/* Files a user may write (none in the MIG tree; dies/<n>/enabled and dies/<n>/vram). */
+/* Files a user may write (a job's containers and reclaim; dies/<n>/enabled and dies/<n>/vram). */
 bool fs_kind_is_writable(enum fs_kind kind);
 
 #endif

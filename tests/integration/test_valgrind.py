@@ -1,12 +1,14 @@
 # SPDX-License-Identifier: MIT
 """The daemon under valgrind: a simulated node carved and given back through
 the filesystem, unmounted cleanly, with no memory error and no definite leak."""
+import errno
 import os
 import shutil
+import subprocess
 import time
 import unittest
 
-from harness import daemon_under_valgrind
+from harness import daemon_under_valgrind, wait_until
 
 
 @unittest.skipIf(os.environ.get("ACCELFS_NO_VALGRIND") or not shutil.which("valgrind"),
@@ -31,6 +33,35 @@ class Valgrind(unittest.TestCase):
             os.rmdir(os.path.join(prof, "a"))
             os.rmdir(os.path.join(mnt, "mig", "1g.18gb", "b"))
             time.sleep(1)  # a few poller passes
+
+    def test_attachments_are_clean_under_valgrind(self):
+        """A job's containers, reclaim and holders files, rmdir refused, a stale attachment cleared and the
+        job reclaimed by the daemon's own thread (fs/jobctl.c, fs/reclaimer.c, core/attach.c)."""
+        with daemon_under_valgrind(self, "ppu3", extra=["--poll-interval=0.3"]) as mnt:
+            job = os.path.join(mnt, "ppu3", "mig", "4g.48gb", "a")
+            os.mkdir(job)
+            with self.assertRaises(OSError) as bad:
+                os.mkdir(os.path.join(mnt, "ppu3", "mig", "4g.48gb", "b-"))
+            self.assertEqual(bad.exception.errno, errno.EINVAL)
+            ctr = subprocess.Popen(["sleep", "1000"])
+            try:
+                with open(os.path.join(job, "containers"), "w") as f:
+                    f.write(f"attach ctr1 {ctr.pid}\n")
+                with self.assertRaises(OSError):
+                    with open(os.path.join(job, "containers"), "w") as f:
+                        f.write("attach\n")
+                with open(os.path.join(job, "reclaim"), "w") as f:
+                    f.write("when-detached\n")
+                for name in ("containers", "holders", "status", "reclaim", "cdi.json"):
+                    with open(os.path.join(job, name)) as f:
+                        self.assertTrue(f.read(), name)
+                with self.assertRaises(OSError) as busy:
+                    os.rmdir(job)
+                self.assertEqual(busy.exception.errno, errno.EBUSY)
+            finally:
+                ctr.kill()
+                ctr.wait()
+            wait_until(lambda: not os.path.exists(job), timeout=60, what="the job to be reclaimed")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Attachments: which containers a job was given.
+ *
+ * A container given a job by CDI has the job's device numbers in its
+ * device cgroup whether or not it has opened a node yet, and the driver
+ * hands the same numbers to the next job carved on that card.  So a job is
+ * busy from the moment a runtime creates a container with it (the OCI
+ * createRuntime hook attaches) until that container is gone (its poststop
+ * hook detaches, or its process is found dead).  While a job has
+ * attachments it cannot be removed.
+ *
+ * A container is known by its id and the pid of its first process; the
+ * pid's start time (from /proc/<pid>/stat) tells a live container from a
+ * reused pid.  Per job there is also the reclaim policy: `manual`, or
+ * `when-detached`, which removes the job once its last container goes.
+ *
+ * Kept in <state-dir>/attachments.json, replaced atomically at every
+ * change, so a restarted daemon knows what its predecessor knew.  It is
+ * not fsync'd: a host crash takes the containers with it.
+ *
+ * Entries are keyed by job name (unique on the node) and tagged with the
+ * job's MIG UUID: a later job of the same name is another instance, and
+ * what was recorded for the old one does not carry over.
+ *
+ * Thread-safe; no call blocks on anything but the registry's own lock and
+ * the file it writes.
+ */
+#ifndef ACCEL_ATTACH_H
+#define ACCEL_ATTACH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core/model.h"
+
+/* Container ids: what runc accepts ([A-Za-z0-9_+.-]), podman's are 64 hex digits. */
+#define ACCEL_CONTAINER_ID_MAX 128
+
+struct accel_attachment {
+	char id[ACCEL_CONTAINER_ID_MAX + 1];
+	pid_t pid;
+	unsigned long long start; /* the pid's start time in clock ticks since boot */
+	int64_t since;            /* when it was attached, unix seconds */
+};
+
+enum accel_reclaim {
+	ACCEL_RECLAIM_MANUAL = 0,
+	ACCEL_RECLAIM_WHEN_DETACHED,
+};
+
+struct accel_attach;
+
+/*
+ * Open the registry of state_dir (absent file: nothing attached).  proc_root
+ * is "/proc" (tests may point elsewhere).  NULL with err set when the file
+ * cannot be read or parsed: starting without knowing which jobs containers
+ * hold could reclaim one from under a container.
+ */
+struct accel_attach *accel_attach_open(const char *state_dir, const char *proc_root, char *err, size_t errlen);
+void accel_attach_close(struct accel_attach *a);
+
+/* "manual" / "when-detached", and back: 0, or -EINVAL for anything else. */
+const char *accel_reclaim_str(enum accel_reclaim r);
+int accel_reclaim_parse(const char *text, enum accel_reclaim *out);
+
+/* Is id a container id this registry accepts? */
+bool accel_container_id_valid(const char *id);
+
+/*
+ * Record that container id, whose first process is pid, was given job
+ * (MIG UUID uuid).  Attaching an id that is already attached updates its
+ * pid (a restarted container).  -EINVAL for a bad id, -ESRCH when pid is
+ * not a live process, -EBUSY while the job is being removed; why says so.
+ * A write error is returned after the attachment is undone.
+ */
+int accel_attach_add(struct accel_attach *a, const char *job, const char *uuid, const char *id, pid_t pid,
+		     char *why, size_t whylen);
+
+/*
+ * Forget container id's attachment to job (uuid NULL: whatever instance).
+ * 0 also when it was not attached (a poststop hook may run twice).  *due is
+ * set when this left a when-detached job with no container: it should be
+ * reclaimed now.
+ */
+int accel_attach_remove(struct accel_attach *a, const char *job, const char *uuid, const char *id, bool *due);
+
+/*
+ * The live attachments of job instance uuid, stale ones (the process is
+ * gone) dropped first.  Malloc'd array (free()), possibly NULL with *n 0.
+ */
+int accel_attach_list(struct accel_attach *a, const char *job, const char *uuid, struct accel_attachment **out,
+		      size_t *n);
+
+/* The reclaim policy of job instance uuid (manual unless set). */
+enum accel_reclaim accel_attach_reclaim(struct accel_attach *a, const char *job, const char *uuid);
+/*
+ * Set it, durably.  *due is set when the job already had a container and
+ * has none now: with when-detached, it should be reclaimed now.
+ */
+int accel_attach_set_reclaim(struct accel_attach *a, const char *job, const char *uuid, enum accel_reclaim r,
+			     bool *due);
+
+/*
+ * rmdir's guard.  begin: -EBUSY when the job has live attachments, why
+ * naming the containers; else the job is marked as being removed (attach
+ * answers -EBUSY) until end.  end: removed says the job is gone, and
+ * everything recorded for it is forgotten.
+ */
+int accel_attach_rmdir_begin(struct accel_attach *a, const char *job, char *why, size_t whylen);
+void accel_attach_rmdir_end(struct accel_attach *a, const char *job, bool removed);
+
+/* What a sweep found, for the caller to log and act on. */
+struct accel_sweep_event {
+	char job[ACCEL_JOB_NAME_MAX + 1];
+	struct accel_attachment gone; /* a stale attachment that was cleared (id "" when none) */
+	bool due;                     /* the job should be reclaimed now */
+};
+
+/*
+ * Drop the attachments whose process is gone (their poststop hook never
+ * ran) and the entries of jobs that no longer exist (exists(ctx, job, uuid)
+ * false).  Reports each cleared attachment, and each when-detached job that
+ * had a container and has none, as events (malloc'd, free()).
+ */
+int accel_attach_sweep(struct accel_attach *a, bool (*exists)(void *ctx, const char *job, const char *uuid),
+		       void *ctx, struct accel_sweep_event **events, size_t *n);
+
+/* Is the process pid alive with this start time (0: any)?  Its start time in *start. */
+bool accel_pid_alive(const char *proc_root, pid_t pid, unsigned long long want, unsigned long long *start);
+
+#endif

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+#include "fs/attached.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <fuse_lowlevel.h>
+
+#include "core/log.h"
+#include "core/node.h"
+#include "fs/accelfs.h"
+#include "fs/waiters.h"
+
+static struct {
+	struct accelfs *fs;
+	struct accel_attach *reg;
+} g;
+
+int fs_attached_open(struct accelfs *fs, const char *state_dir, char *err, size_t errlen)
+{
+	g.reg = accel_attach_open(state_dir, "/proc", err, errlen);
+	if (!g.reg)
+		return -EINVAL;
+	g.fs = fs;
+	return 0;
+}
+
+void fs_attached_close(void)
+{
+	accel_attach_close(g.reg);
+	g.reg = NULL;
+	g.fs = NULL;
+}
+
+struct accel_attach *fs_attached(void)
+{
+	return g.reg;
+}
+
+void fs_attached_report(struct accelfs *fs, const char *device, const char *profile, bool via_node, const char *why)
+{
+	char key[160];
+
+	snprintf(key, sizeof(key), "%s/%s", device[0] ? device : "mig", profile);
+	accel_node_set_last_error(fs->node, key, why);
+	if (via_node && device[0]) {
+		snprintf(key, sizeof(key), "mig/%s", profile);
+		accel_node_set_last_error(fs->node, key, why);
+	}
+}
+
+int fs_attached_rmdir(struct accelfs *fs, const char *device, const char *profile, const char *job, char *why,
+		      size_t whylen)
+{
+	int ret;
+
+	if (g.reg) {
+		ret = accel_attach_rmdir_begin(g.reg, job, why, whylen);
+		if (ret) {
+			fs_attached_report(fs, device, profile, false, why);
+			log_info("rmdir %s refused: %s", job, why);
+			return ret;
+		}
+	}
+	ret = accel_node_rmdir(fs->node, device, profile, job, why, whylen);
+	if (g.reg)
+		accel_attach_rmdir_end(g.reg, job, ret == 0);
+	return ret;
+}
+
+/* ---- keeping the kernel's copy of status true ------------------------------ */
+
+struct stale {
+	char paths[2][1024];
+	uint64_t ino[8];
+	size_t n;
+};
+
+static void match(void *ctx, const struct fs_inode *in)
+{
+	struct stale *s = ctx;
+
+	for (size_t i = 0; i < 2; i++)
+		if (!strcmp(in->path, s->paths[i]) && s->n < 8)
+			s->ino[s->n++] = in->ino;
+}
+
+void fs_attached_changed(const char *job)
+{
+	struct accelfs *fs = g.fs;
+	struct accel_snapshot *snap;
+	struct stale s;
+	char top[16] = "";
+
+	if (!fs || !fs->inodes || !fs->se)
+		return;
+	memset(&s, 0, sizeof(s));
+	snap = accel_node_snapshot(fs->node);
+	for (size_t i = 0; snap && i < snap->n_devices && !top[0]; i++) {
+		const struct accel_job *j = accel_device_job(snap->devices[i], job);
+		if (!j)
+			continue;
+		snprintf(top, sizeof(top), "%s", snap->devices[i]->name);
+		snprintf(s.paths[0], sizeof(s.paths[0]), "%s/mig/%s/%s/status", top, j->profile, job);
+		snprintf(s.paths[1], sizeof(s.paths[1]), "mig/%s/%s/status", j->profile, job);
+	}
+	accel_snapshot_unref(snap);
+	if (!top[0])
+		return;
+	/* status is served from the page cache (fs/cache.c): the attachments in it move without a snapshot. */
+	fs_inodes_each_under(fs->inodes, top, match, &s);
+	fs_inodes_each_under(fs->inodes, "mig", match, &s);
+	for (size_t i = 0; i < s.n; i++)
+		fuse_lowlevel_notify_inval_inode(fs->se, s.ino[i], 0, 0);
+	if (fs->pollers)
+		fs_poll_check(fs);
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The daemon's registry of attachments (core/attach.c): opened before the
+ * mount serves, and what every part of the daemon that changes or reads it
+ * shares: rmdir's guard, the profile directories' last_error, and keeping
+ * the kernel's page-cached copy of a job's status true when its containers
+ * change (status is otherwise a function of the snapshot, fs/cache.c).
+ *
+ * One registry per daemon, so the renderers reach it without a handle
+ * (fs_render has none to give).
+ */
+#ifndef ACCELFS_ATTACHED_H
+#define ACCELFS_ATTACHED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/attach.h"
+
+struct accelfs;
+
+/* Open <state_dir>/attachments.json before the mount serves: 0, or -errno with err. */
+int fs_attached_open(struct accelfs *fs, const char *state_dir, char *err, size_t errlen);
+/* Close it, once nothing serves requests or reclaims any more; idempotent. */
+void fs_attached_close(void);
+/* The registry, or NULL before fs_attached_open. */
+struct accel_attach *fs_attached(void);
+
+/*
+ * rmdir: -EBUSY (last_error naming the containers) while the job has a live
+ * attachment, and no attach while it is being removed; else
+ * accel_node_rmdir.
+ */
+int fs_attached_rmdir(struct accelfs *fs, const char *device, const char *profile, const char *job, char *why,
+		      size_t whylen);
+
+/*
+ * A failure of a job's file or of mkdir/rmdir goes where mkdir's and
+ * rmdir's do: last_error of the profile directory (device "" for the
+ * node-level mig/<profile>; via_node: both).
+ */
+void fs_attached_report(struct accelfs *fs, const char *device, const char *profile, bool via_node, const char *why);
+
+/* Something changed for job: drop the kernel's copies of its status and wake its pollers. */
+void fs_attached_changed(const char *job);
+
+#endif

@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: MIT */
+#include "fs/jobctl.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/log.h"
+#include "core/node.h"
+#include "fs/accelfs.h"
+#include "fs/attached.h"
+#include "fs/reclaimer.h"
+
+int fs_jobctl_check_name(struct accelfs *fs, const char *device, const char *profile, const char *job)
+{
+	char why[ACCEL_TEXT_MAX];
+	int ret = accel_job_name_check(job);
+
+	if (!ret)
+		return 0;
+	if (ret == -ENAMETOOLONG)
+		snprintf(why, sizeof(why), "job name '%.64s...' is longer than %d bytes: a job name is " ACCEL_JOB_NAME_RULE,
+			 job, ACCEL_JOB_NAME_MAX);
+	else
+		snprintf(why, sizeof(why), "job name '%s' is not valid: a job name is " ACCEL_JOB_NAME_RULE, job);
+	fs_attached_report(fs, device, profile, false, why);
+	return ret;
+}
+
+/* ---- writes --------------------------------------------------------------- */
+
+bool fs_jobctl_writes(enum fs_kind kind)
+{
+	return kind == FS_JOB_CONTAINERS || kind == FS_JOB_RECLAIM;
+}
+
+/* Is the job still there, the same instance, ready?  Asked again after an attach took effect. */
+static bool still_ready(struct accelfs *fs, const char *job, const char *uuid)
+{
+	struct accel_snapshot *s = accel_node_snapshot(fs->node);
+	bool ok = false;
+
+	for (size_t i = 0; s && i < s->n_devices && !ok; i++) {
+		const struct accel_job *j = accel_device_job(s->devices[i], job);
+		ok = j && j->state == ACCEL_JOB_READY && !strcmp(j->uuid, uuid);
+	}
+	accel_snapshot_unref(s);
+	return ok;
+}
+
+static int attach(struct accelfs *fs, const struct accel_job *j, char **arg, int n, char *why, size_t whylen)
+{
+	char *end;
+	long pid;
+	int ret;
+
+	if (n != 3 && n != 4) {
+		snprintf(why, whylen, "containers: write 'attach ID PID [MIG-UUID]' or 'detach ID [MIG-UUID]'");
+		return -EINVAL;
+	}
+	errno = 0;
+	pid = strtol(arg[2], &end, 10);
+	if (errno || *end || pid <= 0 || pid > 4194304) {
+		snprintf(why, whylen, "containers: '%.32s' is not a process id", arg[2]);
+		return -EINVAL;
+	}
+	if (j->state != ACCEL_JOB_READY) {
+		snprintf(why, whylen, "%s is %s (%s): it cannot be given to container %.12s", j->name,
+			 accel_job_state_str(j->state), j->state_reason, arg[1]);
+		return -ENODEV;
+	}
+	if (n == 4 && strcmp(arg[3], j->uuid)) {
+		snprintf(why, whylen,
+			 "%s is now instance %s, not %.60s: container %.12s was given an earlier job of that name, "
+			 "removed since",
+			 j->name, j->uuid, arg[3], arg[1]);
+		return -ESTALE;
+	}
+	ret = accel_attach_add(fs_attached(), j->name, j->uuid, arg[1], (pid_t)pid, why, whylen);
+	if (ret)
+		return ret;
+	/*
+	 * The job was looked up before the attachment existed; an rmdir that
+	 * began after that lookup has finished by now or sees the attachment.
+	 * Look again, so that a container never keeps a job that was removed.
+	 */
+	if (!still_ready(fs, j->name, j->uuid)) {
+		bool due;
+		accel_attach_remove(fs_attached(), j->name, j->uuid, arg[1], &due);
+		snprintf(why, whylen, "%s was removed: it cannot be given to container %.12s", j->name, arg[1]);
+		return -ENOENT;
+	}
+	log_info("%s: given to container %.12s (pid %ld)", j->name, arg[1], pid);
+	return 0;
+}
+
+static int detach(const struct accel_job *j, char **arg, int n, char *why, size_t whylen)
+{
+	bool due;
+	int ret;
+
+	if (n != 2 && n != 3) {
+		snprintf(why, whylen, "containers: write 'attach ID PID [MIG-UUID]' or 'detach ID [MIG-UUID]'");
+		return -EINVAL;
+	}
+	ret = accel_attach_remove(fs_attached(), j->name, n == 3 ? arg[2] : NULL, arg[1], &due);
+	if (ret) {
+		snprintf(why, whylen, "cannot record that container %.12s left %s: %s", arg[1], j->name, strerror(-ret));
+		return ret;
+	}
+	log_info("%s: container %.12s is gone", j->name, arg[1]);
+	if (due)
+		fs_reclaimer_kick();
+	return 0;
+}
+
+static int containers_line(struct accelfs *fs, const struct accel_job *j, char *line, char *why, size_t whylen)
+{
+	char *arg[5], *save = NULL;
+	int n = 0;
+
+	for (char *t = strtok_r(line, " \t", &save); t; t = strtok_r(NULL, " \t", &save))
+		if (n < 5)
+			arg[n++] = t;
+		else
+			n = 6;
+	if (n == 0)
+		return 0;
+	if (!strcmp(arg[0], "attach") && n <= 5)
+		return attach(fs, j, arg, n, why, whylen);
+	if (!strcmp(arg[0], "detach") && n <= 5)
+		return detach(j, arg, n, why, whylen);
+	snprintf(why, whylen, "containers: write 'attach ID PID [MIG-UUID]' or 'detach ID [MIG-UUID]'");
+	return -EINVAL;
+}
+
+static int reclaim(const struct accel_job *j, char *text, char *why, size_t whylen)
+{
+	enum accel_reclaim r;
+	bool due;
+	int ret;
+
+	text[strcspn(text, " \t\n")] = '\0';
+	if (accel_reclaim_parse(text, &r)) {
+		snprintf(why, whylen, "reclaim: write 'manual' or 'when-detached' (reclaim the job once its last "
+				      "container is gone), not '%.32s'",
+			 text);
+		return -EINVAL;
+	}
+	ret = accel_attach_set_reclaim(fs_attached(), j->name, j->uuid, r, &due);
+	if (ret) {
+		snprintf(why, whylen, "cannot record the reclaim policy of %s: %s", j->name, strerror(-ret));
+		return ret;
+	}
+	log_info("%s: reclaim %s", j->name, accel_reclaim_str(r));
+	if (due)
+		fs_reclaimer_kick();
+	return 0;
+}
+
+int fs_jobctl_write(struct accelfs *fs, const struct fs_node *n, const struct fuse_ctx *ctx, const char *buf,
+		    size_t size)
+{
+	const char *file = n->kind == FS_JOB_RECLAIM ? "reclaim" : "containers";
+	char text[1024], why[ACCEL_TEXT_MAX] = "";
+	int ret = 0;
+
+	if (!fs_attached()) {
+		snprintf(why, sizeof(why), "%s: the attachment registry is not open", file);
+		ret = -ENODEV;
+	} else if (ctx->uid != 0) {
+		/* The hooks run as root, in the runtime; anyone else could pin or free a job they do not hold. */
+		snprintf(why, sizeof(why), "%s of %s: only root may write it (the runtime's OCI hooks do)", file,
+			 n->job->name);
+		ret = -EPERM;
+	} else if (size >= sizeof(text)) {
+		snprintf(why, sizeof(why), "%s: write one command of at most %zu bytes", file, sizeof(text) - 1);
+		ret = -EINVAL;
+	}
+	if (!ret) {
+		memcpy(text, buf, size);
+		text[size] = '\0';
+		if (n->kind == FS_JOB_RECLAIM) {
+			ret = reclaim(n->job, text, why, sizeof(why));
+		} else {
+			char *save = NULL;
+			for (char *line = strtok_r(text, "\n", &save); line && !ret; line = strtok_r(NULL, "\n", &save))
+				ret = containers_line(fs, n->job, line, why, sizeof(why));
+		}
+	}
+	if (fs_attached())
+		fs_attached_changed(n->job->name);
+	if (ret) {
+		fs_attached_report(fs, n->dev->name, n->profile->name, n->via_node, why);
+		log_warn("%s", why);
+		return ret;
+	}
+	return (int)size;
+}
+
+/* ---- text ------------------------------------------------------------------- */
+
+static void when(int64_t t, char *buf, size_t len)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	buf[0] = '\0';
+	if (gmtime_r(&tt, &tm))
+		strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* One line per attached container: lead, the id, its pid and when it was attached. */
+static void put_containers(FILE *f, const struct accel_job *j, const char *lead)
+{
+	struct accel_attachment *c;
+	size_t n;
+	char since[32];
+
+	if (!fs_attached() || accel_attach_list(fs_attached(), j->name, j->uuid, &c, &n))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		when(c[i].since, since, sizeof(since));
+		fprintf(f, "%s%s pid=%d since=%s\n", lead, c[i].id, (int)c[i].pid, since);
+	}
+	free(c);
+}
+
+/* The job's own nodes: its capability nodes; the card and control nodes are shared with other jobs. */
+static void put_processes(FILE *f, const struct accel_device *d, const struct accel_job *j)
+{
+	struct accel_devnode *own = calloc(j->n_nodes ? j->n_nodes : 1, sizeof(*own));
+	struct accel_holder *h = NULL;
+	size_t n_own = 0, n = 0;
+
+	if (!own)
+		return;
+	for (size_t i = 0; i < j->n_nodes; i++) {
+		bool shared = false;
+		for (size_t k = 0; k < d->n_card_nodes && !shared; k++)
+			shared = !strcmp(d->card_nodes[k].path, j->nodes[i].path);
+		if (!shared)
+			own[n_own++] = j->nodes[i];
+	}
+	if (!accel_device_nodes_holders(own, n_own, &h, &n))
+		for (size_t i = 0; i < n; i++)
+			fprintf(f, "pid=%d command=%s fds=%u cmdline=%s\n", (int)h[i].pid, h[i].comm, h[i].nfds,
+				h[i].cmdline);
+	free(h);
+	free(own);
+}
+
+char *fs_jobctl_render(const struct fs_node *n)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		return NULL;
+	switch (n->kind) {
+	case FS_JOB_HOLDERS:
+		put_processes(f, n->dev, n->job);
+		put_containers(f, n->job, "container=");
+		break;
+	case FS_JOB_CONTAINERS:
+		put_containers(f, n->job, "id=");
+		break;
+	case FS_JOB_RECLAIM:
+		fprintf(f, "%s\n",
+			accel_reclaim_str(fs_attached() ? accel_attach_reclaim(fs_attached(), n->job->name, n->job->uuid)
+						: ACCEL_RECLAIM_MANUAL));
+		break;
+	default:
+		break;
+	}
+	if (fclose(f)) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+char *fs_jobctl_status_lines(const struct accel_job *j)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		return NULL;
+	if (fs_attached()) {
+		fprintf(f, "reclaim: %s\n", accel_reclaim_str(accel_attach_reclaim(fs_attached(), j->name, j->uuid)));
+		put_containers(f, j, "container: ");
+	}
+	if (fclose(f)) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}

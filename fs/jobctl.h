@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What a job directory adds to carving: the containers it was given and
+ * what happens when they go.
+ *
+ *   containers  one line per attached container; root writes
+ *               `attach ID PID [MIG-UUID]` and `detach ID [MIG-UUID]`
+ *               (the OCI hooks of the CDI specs do, tools/accelfs-hook.c)
+ *   reclaim     `manual` or `when-detached`; root writes either
+ *   holders     the processes with a descriptor on the job's own nodes,
+ *               then the attached containers
+ *
+ * mkdir goes through fs_jobctl_check_name.  The registry is core/attach.c,
+ * opened by fs/attached.c, which also guards rmdir; the thread that clears
+ * stale attachments and reclaims when-detached jobs is fs/reclaimer.c.
+ */
+#ifndef ACCELFS_JOBCTL_H
+#define ACCELFS_JOBCTL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <fuse_lowlevel.h>
+
+#include "fs/tree.h"
+
+struct accelfs;
+
+/*
+ * mkdir's check of a job name (the one rule, core/model.h): 0, or -EINVAL /
+ * -ENAMETOOLONG with last_error of the profile directory (device "" for
+ * the node-level mig/<profile>) stating the rule.
+ */
+int fs_jobctl_check_name(struct accelfs *fs, const char *device, const char *profile, const char *job);
+
+/* Is this a job file written through fs_jobctl_write? */
+bool fs_jobctl_writes(enum fs_kind kind);
+/* A write to containers or reclaim: the bytes taken, or -errno (last_error and the log say why). */
+int fs_jobctl_write(struct accelfs *fs, const struct fs_node *n, const struct fuse_ctx *ctx, const char *buf,
+		    size_t size);
+
+/*
+ * The text of a job's holders, containers and reclaim files, and the lines
+ * status adds (reclaim, one per container).  Malloc'd, NULL when out of
+ * memory.
+ */
+char *fs_jobctl_render(const struct fs_node *n);
+char *fs_jobctl_status_lines(const struct accel_job *j);
+
+#endif

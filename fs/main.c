@@ -209,10 +209,20 @@ int main(int argc, char *argv[])
 		goto out;
 
 	ret = 1;
-	/* The CDI specs name the hook that records containers: without one, refuse before any side effect. */
+	/* The CDI specs name the hook that records containers (fs/hook_setup.c). */
+	bool no_hook = false;
 	if (fs_hook_setup(o.hook, mp.path, err, sizeof(err))) {
-		fprintf(stderr, "accelfs: %s\n", err);
-		goto out;
+		if (o.hook) {
+			fprintf(stderr, "accelfs: %s\n", err); /* asked for by name: a usage error to fix now */
+			goto out;
+		}
+		/*
+		 * Not installed: serve everything else (the dies need no hook), but
+		 * write no node-level CDI spec, since a container given a job by it
+		 * could not be recorded.  Said on stderr and in the log.
+		 */
+		fprintf(stderr, "accelfs: warning: %s; no CDI spec is written until it is\n", err);
+		no_hook = true;
 	}
 	if (accel_mkdirs(want_state_dir, 0755) || !realpath(want_state_dir, state_dir)) {
 		fprintf(stderr, "accelfs: cannot use the state directory %s: %s\n", want_state_dir, strerror(errno));
@@ -229,6 +239,8 @@ int main(int argc, char *argv[])
 	/* A simulated node's nodes cannot be opened: keep its CDI spec out of the system's unless asked. */
 	snprintf(sim_cdi_dir, sizeof(sim_cdi_dir), "%s/cdi", state_dir);
 	nopt.cdi_dir = o.cdi_dir ? o.cdi_dir : o.sim ? sim_cdi_dir : "/var/run/cdi";
+	if (no_hook)
+		nopt.cdi_dir = NULL;
 	nopt.poll_ms = o.poll_ms;
 	nopt.orphan_grace_ms = o.orphan_grace_ms;
 	nopt.busy_retries = o.busy_retry_count;

@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What one simulated driver call costs (docs/simulator.md, "Storage").
- * Each figure is measured in a child process of its own, over a fresh
- * state directory, with the library loaded through the product's own seam
- * (a library holds one context per process, and its node is fixed at the
- * first Init): the mean of many calls.
+ * Each node is measured in a child process of its own, over a fresh state
+ * directory, with the library loaded through the product's own seam (a
+ * library holds one context per process, and its node is fixed at the
+ * first Init); each figure is the mean of many calls, and the median of
+ * REPEATS such runs, the nodes taking turns (the development VM is shared:
+ * a single run moves by tens of percent).  Changes and foreign reads are
+ * also given in CPU time of the calling thread, which time spent waiting
+ * for a core does not inflate.
  *
  *   read          DeviceGetMigMode on one card, nothing else changing
  *   write         DeviceCreateGpuInstanceWithPlacement + GpuInstanceDestroy
@@ -44,12 +48,25 @@ static struct mig_lib lib;
 static unsigned profile_id;
 static mig_gpu_instance_placement_t placement;
 
-static double now(void)
+#define REPEATS 3
+
+static double clock_s(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double now(void)
+{
+	return clock_s(CLOCK_MONOTONIC);
+}
+
+/* CPU time of the calling thread. */
+static double cpu(void)
+{
+	return clock_s(CLOCK_THREAD_CPUTIME_ID);
 }
 
 static void die(const char *what, mig_return_t r)
@@ -122,12 +139,12 @@ static double in_parallel(struct worker *w)
  * Reads right after another process changed the same card: the pipes make
  * the two alternate, so each timed read follows a foreign change.
  */
-static double foreign_read(unsigned rounds)
+static void foreign_read(unsigned rounds, double *wall, double *cpu_s)
 {
 	int go[2], done[2], status;
 	mig_device_t dev = card(&lib, 0);
 	unsigned cur, pend;
-	double t = 0, t0;
+	double t = 0, spent = 0, t0, c0;
 	char err[512];
 	pid_t child;
 
@@ -160,44 +177,51 @@ static double foreign_read(unsigned rounds)
 			exit(1);
 		}
 		t0 = now();
+		c0 = cpu();
 		if (lib.DeviceGetMigMode(dev, &cur, &pend))
 			die("DeviceGetMigMode", MIG_ERROR_UNKNOWN);
+		spent += cpu() - c0;
 		t += now() - t0;
 	}
 	close(go[1]);
 	close(done[0]);
 	waitpid(child, &status, 0);
-	return t / rounds;
+	*wall = t / rounds;
+	*cpu_s = spent / rounds;
 }
 
-enum { RESULTS = 5 };
+/* The figures of one node, in seconds (wall time unless said). */
+enum { READ, WRITE, FOREIGN, READ_2, WRITE_2, WRITE_CPU, FOREIGN_CPU, RESULTS };
 
 /*
- * The figures of one node, in seconds: read, write (per change), foreign,
- * 2 cards read (wall per call), 2 writers (wall per change) and 1 writer
- * making as many changes.  Those needing two cards are 0 on a one-card node.
+ * The figures of one node: read, write (per change), foreign, 2 cards read
+ * (wall per call), 2 writers (wall per change), and the CPU times.  Those
+ * needing two cards are 0 on a one-card node.
  */
 static void measure(double *out)
 {
 	unsigned rounds = iterations / 10 ? iterations / 10 : 1, count = 0;
 	struct worker w[2] = { { .card = 0, .rounds = iterations } };
-	double t0;
+	mig_device_t dev = card(&lib, 0);
+	double t0, c0;
 
 	work(&w[0]);
-	out[0] = w[0].seconds / iterations;
+	out[READ] = w[0].seconds / iterations;
 	t0 = now();
+	c0 = cpu();
 	for (unsigned i = 0; i < rounds; i++)
-		change(&lib, card(&lib, 0));
-	out[1] = (now() - t0) / (2.0 * rounds);
-	out[2] = foreign_read(rounds);
+		change(&lib, dev);
+	out[WRITE_CPU] = (cpu() - c0) / (2.0 * rounds);
+	out[WRITE] = (now() - t0) / (2.0 * rounds);
+	foreign_read(rounds, &out[FOREIGN], &out[FOREIGN_CPU]);
 	if (lib.DeviceGetCount_v2(&count) || count < 2)
 		return;
 	w[0] = (struct worker){ .card = 0, .rounds = iterations };
 	w[1] = (struct worker){ .card = 1, .rounds = iterations };
-	out[3] = in_parallel(w) / (2.0 * iterations);
+	out[READ_2] = in_parallel(w) / (2.0 * iterations);
 	w[0] = (struct worker){ .card = 0, .rounds = rounds, .write = true };
 	w[1] = (struct worker){ .card = 1, .rounds = rounds, .write = true };
-	out[4] = in_parallel(w) / (4.0 * rounds);
+	out[WRITE_2] = in_parallel(w) / (4.0 * rounds);
 }
 
 /*
@@ -260,9 +284,31 @@ static int node(unsigned cards, double *out)
 	return ret;
 }
 
+static int by_value(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* runs[r][i] -> out[i]: the median over the runs, figure by figure. */
+static void medians(double runs[REPEATS][RESULTS], double *out)
+{
+	for (int i = 0; i < RESULTS; i++) {
+		double v[REPEATS];
+
+		for (int r = 0; r < REPEATS; r++)
+			v[r] = runs[r][i];
+		qsort(v, REPEATS, sizeof(v[0]), by_value);
+		out[i] = v[REPEATS / 2];
+	}
+}
+
 int main(int argc, char **argv)
 {
-	double builtin[RESULTS], small[RESULTS], large[RESULTS];
+	static const unsigned sizes[3] = { 0, 4, 64 }; /* the built-in node, then generated ones */
+	double runs[3][REPEATS][RESULTS], fig[3][RESULTS];
+	double *builtin = fig[0], *small = fig[1], *large = fig[2];
 	char err[512];
 
 	if (argc > 1 && !strcmp(argv[1], "gpu"))
@@ -277,27 +323,34 @@ int main(int argc, char **argv)
 		fprintf(stderr, "sim-bench: %s\n", err);
 		return 1;
 	}
-	printf("%s simulator, %u iterations, microseconds\n", family->sym_prefix, iterations);
-	if (node(0, builtin) || node(4, small) || node(64, large)) {
-		fprintf(stderr, "sim-bench: a measurement failed\n");
-		return 1;
-	}
+	printf("%s simulator, %u iterations, medians of %d runs, microseconds\n", family->sym_prefix, iterations,
+	       REPEATS);
+	for (int r = 0; r < REPEATS; r++)
+		for (int n = 0; n < 3; n++)
+			if (node(sizes[n], runs[n][r])) {
+				fprintf(stderr, "sim-bench: a measurement failed\n");
+				return 1;
+			}
+	for (int n = 0; n < 3; n++)
+		medians(runs[n], fig[n]);
 	printf("built-in node:\n");
-	printf("  read              %10.2f us/call\n", builtin[0] * 1e6);
-	printf("  write             %10.2f us/change\n", builtin[1] * 1e6);
-	printf("  foreign           %10.2f us/call\n", builtin[2] * 1e6);
-	if (builtin[3] > 0)
-		printf("  2 cards read      %10.2f us/call (wall, both threads' calls together)\n", builtin[3] * 1e6);
+	printf("  read              %10.2f us/call\n", builtin[READ] * 1e6);
+	printf("  write             %10.2f us/change (cpu %.2f)\n", builtin[WRITE] * 1e6, builtin[WRITE_CPU] * 1e6);
+	printf("  foreign           %10.2f us/call   (cpu %.2f)\n", builtin[FOREIGN] * 1e6, builtin[FOREIGN_CPU] * 1e6);
+	if (builtin[READ_2] > 0)
+		printf("  2 cards read      %10.2f us/call (wall, both threads' calls together)\n", builtin[READ_2] * 1e6);
 	printf("flat in cards (4 -> 64):\n");
-	printf("  write             %10.2f -> %10.2f us/change  (x%.2f)\n", small[1] * 1e6, large[1] * 1e6,
-	       large[1] / small[1]);
-	printf("  foreign           %10.2f -> %10.2f us/call    (x%.2f)\n", small[2] * 1e6, large[2] * 1e6,
-	       large[2] / small[2]);
-	if (small[4] > 0) {
+	printf("  write             %10.2f -> %10.2f us/change  (x%.2f; cpu %.2f -> %.2f, x%.2f)\n", small[WRITE] * 1e6,
+	       large[WRITE] * 1e6, large[WRITE] / small[WRITE], small[WRITE_CPU] * 1e6, large[WRITE_CPU] * 1e6,
+	       large[WRITE_CPU] / small[WRITE_CPU]);
+	printf("  foreign           %10.2f -> %10.2f us/call    (x%.2f; cpu %.2f -> %.2f, x%.2f)\n",
+	       small[FOREIGN] * 1e6, large[FOREIGN] * 1e6, large[FOREIGN] / small[FOREIGN], small[FOREIGN_CPU] * 1e6,
+	       large[FOREIGN_CPU] * 1e6, large[FOREIGN_CPU] / small[FOREIGN_CPU]);
+	if (small[WRITE_2] > 0) {
 		printf("2 writers on 2 cards (4-card node):\n");
-		printf("  1 thread          %10.2f us/change\n", small[1] * 1e6);
-		printf("  2 threads         %10.2f us/change (wall)  (x%.2f faster)\n", small[4] * 1e6,
-		       small[1] / small[4]);
+		printf("  1 thread          %10.2f us/change\n", small[WRITE] * 1e6);
+		printf("  2 threads         %10.2f us/change (wall)  (x%.2f faster)\n", small[WRITE_2] * 1e6,
+		       small[WRITE] / small[WRITE_2]);
 	}
 	return 0;
 }

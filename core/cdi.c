@@ -23,6 +23,11 @@ void accel_cdi_configure(const char *program, const char *mnt)
 	snprintf(mountpoint, sizeof(mountpoint), "%s", mnt ? mnt : "");
 }
 
+bool accel_cdi_hooked(void)
+{
+	return hook_program[0] && mountpoint[0];
+}
+
 /* What the spec needs of the CDI versions: hostPath and digit-first names came in 0.5.0. */
 struct needs {
 	bool host_path;

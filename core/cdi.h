@@ -44,6 +44,8 @@
  * no hooks and a job's spec gives the nodes' own host paths.
  */
 void accel_cdi_configure(const char *hook_program, const char *mountpoint);
+/* Do the specs carry the hooks?  Without them no spec should be handed out (fs/render.c, fs/main.c). */
+bool accel_cdi_hooked(void);
 
 /*
  * A spec for one job alone: its card and capability nodes in the device,

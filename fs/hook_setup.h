@@ -5,7 +5,8 @@
  * ../tools/accelfs-hook from it (a build tree).  The CDI specs name it with
  * the mountpoint (core/cdi.h), so a runtime can record which containers a
  * job was given.  Without it a container could keep a job's device numbers
- * after rmdir, so the daemon refuses to start.
+ * after rmdir: then no CDI spec is handed out (fs/main.c writes no node
+ * spec, a job has no cdi.json), and a --hook that cannot run is refused.
  */
 #ifndef ACCELFS_HOOK_SETUP_H
 #define ACCELFS_HOOK_SETUP_H

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/cdi.h"
 #include "fs/dies_tree.h"
 
 struct static_entry {
@@ -99,11 +100,17 @@ bool fs_kind_is_writable(enum fs_kind kind)
 	return kind == FS_DIE_ENABLED || kind == FS_DIE_VRAM || kind == FS_JOB_CONTAINERS || kind == FS_JOB_RECLAIM;
 }
 
+/* A job's cdi.json exists only while the specs carry the hooks that record its containers (core/cdi.h). */
+static bool offered(enum fs_kind kind)
+{
+	return kind != FS_JOB_CDI || accel_cdi_hooked();
+}
+
 static enum fs_kind static_kind(const struct static_entry *table, const char *name)
 {
 	for (size_t i = 0; table[i].name; i++)
 		if (!strcmp(table[i].name, name))
-			return table[i].kind;
+			return offered(table[i].kind) ? table[i].kind : FS_NONE;
 	return FS_NONE;
 }
 
@@ -226,6 +233,8 @@ static void emit_static(const struct static_entry *table, const struct fs_node *
 {
 	for (size_t i = 0; table[i].name; i++) {
 		struct fs_node child = *dir;
+		if (!offered(table[i].kind))
+			continue;
 		child.kind = table[i].kind;
 		emit(ctx, table[i].name, table[i].kind, &child);
 	}

@@ -7,12 +7,13 @@ plain processes here; test_podman.py runs the real runtime."""
 import errno
 import json
 import os
-import signal
+import shutil
 import subprocess
+import tempfile
 import time
 import unittest
 
-from harness import NodeTestCase, wait_until
+from harness import ACCELFS, NodeTestCase, wait_until
 from test_containers import as_user
 
 HOOK = os.environ.get("ACCELFS_HOOK", "accelfs-hook")
@@ -342,6 +343,36 @@ class Specs(JobTestCase):
         os.rmdir(self.job())
         for x in nodes:
             self.assertFalse(os.path.exists(x["hostPath"]), "a copy kept after rmdir resolves nothing")
+
+
+class NoHook(unittest.TestCase):
+    """accelfs run where accelfs-hook is not installed: the tree is served, no spec is handed out."""
+
+    def test_without_the_hook_no_cdi_spec_is_handed_out(self):
+        tmp = tempfile.mkdtemp(prefix="accelfs-nohook-")
+        state, mnt = os.path.join(tmp, "state"), os.path.join(tmp, "mnt")
+        os.mkdir(mnt)
+        shutil.copy(ACCELFS, os.path.join(tmp, "accelfs"))  # nothing beside it, no ../tools/
+        try:
+            res = subprocess.run([os.path.join(tmp, "accelfs"), "--sim", f"--state-dir={state}", mnt],
+                                 capture_output=True, text=True, timeout=60)
+            self.assertEqual(res.returncode, 0, res.stderr)
+            self.assertIn("warning: the OCI hook program accelfs-hook is neither at", res.stderr)
+            self.assertIn("no CDI spec is written until it is", res.stderr)
+            os.mkdir(os.path.join(mnt, *PROF, "job1"))
+            self.assertNotIn("cdi.json", os.listdir(os.path.join(mnt, *PROF, "job1")))
+            self.assertFalse(os.path.exists(os.path.join(mnt, *PROF, "job1", "cdi.json")))
+            self.assertFalse(os.path.exists(os.path.join(state, "cdi", "accelfs.json")))
+            os.rmdir(os.path.join(mnt, *PROF, "job1"))
+        finally:
+            subprocess.run(["fusermount3", "-u", mnt], check=False)
+        # named but unusable: refused before anything is made
+        res = subprocess.run([ACCELFS, "--sim", f"--state-dir={state}-2", "--hook=/nonexistent/accelfs-hook", mnt],
+                             capture_output=True, text=True, timeout=60)
+        self.assertEqual(res.returncode, 1)
+        self.assertIn("the OCI hook program /nonexistent/accelfs-hook (--hook) cannot be run", res.stderr)
+        self.assertFalse(os.path.exists(f"{state}-2"))
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

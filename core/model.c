@@ -112,6 +112,23 @@ int accel_job_name_check(const char *name)
 	return 0;
 }
 
+int accel_job_name_check_stored(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n == 0)
+		return -EINVAL;
+	if (n > ACCEL_JOB_NAME_MAX)
+		return -ENAMETOOLONG;
+	for (size_t i = 0; i < n; i++) {
+		char c = name[i];
+		bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+		if (!alnum && (i == 0 || (c != '_' && c != '.' && c != '-')))
+			return -EINVAL;
+	}
+	return 0;
+}
+
 static void *dup_array(const void *src, size_t n, size_t size)
 {
 	void *p;

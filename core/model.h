@@ -168,5 +168,12 @@ const char *accel_job_state_str(enum accel_job_state s);
 	"([A-Za-z0-9] or [A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9]), at most 63 bytes: a job's name is also its " \
 	"CDI device name"
 int accel_job_name_check(const char *name);
+/*
+ * The rule records written before the CDI rule were checked against
+ * ([A-Za-z0-9][A-Za-z0-9_.-]*): a record of such a job still loads, so its
+ * card is not refused after an upgrade; only the node-level CDI spec
+ * leaves it out.  0, -EINVAL or -ENAMETOOLONG.
+ */
+int accel_job_name_check_stored(const char *name);
 
 #endif

@@ -124,9 +124,10 @@ static int check_job_name(const char *job, char *why, size_t whylen)
 	int ret = accel_job_name_check(job);
 
 	if (ret) {
-		snprintf(why, whylen, ret == -ENAMETOOLONG ? "job name '%.64s...' is longer than %d bytes"
-							   : "job name '%s' is not [A-Za-z0-9][A-Za-z0-9_.-]*",
-			 job, ACCEL_JOB_NAME_MAX);
+		if (ret == -ENAMETOOLONG)
+			snprintf(why, whylen, "job name '%.64s...' is longer than %d bytes", job, ACCEL_JOB_NAME_MAX);
+		else
+			snprintf(why, whylen, "job name '%s' is not valid: a job name is " ACCEL_JOB_NAME_RULE, job);
 		return ret;
 	}
 	for (size_t i = 0; profile_files[i]; i++)

@@ -121,7 +121,7 @@ int accel_record_parse(const char *text, const char *expect_family, const char *
 	else if (!get_str(o, "phase", phase, sizeof(phase), false) ||
 		 (strcmp(phase, "active") && strcmp(phase, "removing")))
 		bad = "missing or unknown phase";
-	else if (accel_job_name_check(out->job))
+	else if (accel_job_name_check_stored(out->job))
 		bad = "job name is not valid";
 	else if (expect_family && strcmp(out->family, expect_family))
 		bad = "family does not match the directory";

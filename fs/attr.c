@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include "core/cdi.h"
 #include "core/delegation.h"
 #include "fs/accelfs.h"
 #include "fs/cache.h"
@@ -30,7 +31,7 @@ mode_t fs_kind_mode(const struct fs_node *n)
 	case FS_NODE_JOB:
 		return S_IFDIR | 0755;
 	case FS_JOB_DEV_NODE:
-		return S_IFCHR | 0660;
+		return S_IFCHR | ACCEL_JOB_NODE_MODE; /* what the CDI specs give containers */
 	case FS_JOB_LINK:
 		return S_IFLNK | 0777;
 	case FS_DIE_VRAM:

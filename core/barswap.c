@@ -196,6 +196,63 @@ const char *bs_backend(bs_context *ctx)
 	return ctx->slot->ops->backend;
 }
 
+int bs_lend(bs_context *ctx, bs_gpu *gpu, const char *driver)
+{
+	int ret = !gpu || gpu->die_id < 0 || !driver ? -EINVAL : bs_slot_lend(ctx->slot, (uint32_t)gpu->die_id, driver);
+
+	return ret ? fail(ret) : 0;
+}
+
+int bs_return_ex(bs_context *ctx, bs_gpu *gpu, unsigned flags)
+{
+	int ret = !gpu || gpu->die_id < 0 || (flags & ~BS_NONBLOCK) ? -EINVAL
+								      : bs_slot_return(ctx->slot, (uint32_t)gpu->die_id, flags);
+
+	return ret ? fail(ret) : 0;
+}
+
+int bs_return(bs_context *ctx, bs_gpu *gpu)
+{
+	return bs_return_ex(ctx, gpu, 0);
+}
+
+int bs_die_lend_get(bs_context *ctx, int die_id, bs_die_lend *out)
+{
+	int ret = die_id < 0 ? -EINVAL : bs_slot_die_lend(ctx->slot, (uint32_t)die_id, out);
+
+	return ret ? fail(ret) : 0;
+}
+
+int bs_set_policy(bs_context *ctx, int die_id, int policy)
+{
+	int ret = die_id < 0 || (policy != BS_POLICY_PINNED && policy != BS_POLICY_RESIDENT)
+			  ? -EINVAL
+			  : bs_slot_set_policy(ctx->slot, (uint32_t)die_id, (uint32_t)policy);
+
+	return ret ? fail(ret) : 0;
+}
+
+int bs_set_lease(bs_context *ctx, uint32_t lease_ms)
+{
+	int ret = bs_slot_set_lease(ctx->slot, lease_ms);
+
+	return ret ? fail(ret) : 0;
+}
+
+int bs_lease_get(bs_context *ctx, bs_lease_info *out)
+{
+	int ret = bs_slot_lease(ctx->slot, out);
+
+	return ret ? fail(ret) : 0;
+}
+
+int bs_queue(bs_context *ctx, bs_queue_entry *out, uint32_t max, uint32_t *total)
+{
+	int ret = bs_slot_queue(ctx->slot, out, max, total);
+
+	return ret < 0 ? fail(ret) : ret;
+}
+
 void bs_free(bs_context *ctx)
 {
 	if (!ctx)

@@ -22,7 +22,8 @@
  * Errors: a function that returns a pointer returns NULL, one that returns
  * int returns -1, and errno says why (the module's errno, see docs/kmod.md:
  * EAGAIN busy with BS_NONBLOCK, EINTR a signal while queued, ETIMEDOUT,
- * EINVAL no such die, ENODEV die removed or quarantined, EPERM not the owner).
+ * EINVAL no such die, ENODEV die removed or quarantined, EPERM not the owner,
+ * ETIME the slot was taken back by the lease).
  *
  * Ownership belongs to the context: two contexts never share the slot, and
  * freeing a context (or the process dying) releases it.  A context may be
@@ -40,6 +41,7 @@ extern "C" {
 
 #define BS_DEVICE "/dev/bar_swap"
 #define BS_BUS_ID_LEN 32
+#define BS_DRIVER_LEN 32
 
 typedef struct bs_context bs_context;
 
@@ -82,6 +84,7 @@ typedef struct bs_status {
 #define BS_DIE_ENABLED (1u << 1) /* not quarantined */
 #define BS_DIE_ACTIVE (1u << 2)  /* in the slot now */
 #define BS_DIE_SIM (1u << 3)     /* simulated: no PCI device behind it */
+#define BS_DIE_LENT (1u << 4)    /* bound to another driver (bs_die_lend_get says which) */
 
 typedef struct bs_die_info {
 	uint32_t die;
@@ -107,6 +110,66 @@ int bs_release_ex(bs_context *ctx, bs_gpu *gpu);
 int bs_set_enabled(bs_context *ctx, int die_id, int enabled);
 /* "bar_swap" (the module) or "simulated". */
 const char *bs_backend(bs_context *ctx);
+
+/* ---- lending a die to a GPU driver, and the lease (docs/kmod.md, "Lend") -- */
+
+#define BS_LEND_NONE 0      /* bound to bar_swap */
+#define BS_LEND_LENDING 1   /* being handed to the driver */
+#define BS_LEND_LENT 2      /* bound to the driver */
+#define BS_LEND_RETURNING 3 /* waiting for the driver to let go */
+
+#define BS_POLICY_PINNED 0   /* lent only while held: comes back before the slot moves on */
+#define BS_POLICY_RESIDENT 1 /* stays with its driver, parked, when the slot moves on */
+
+typedef struct bs_die_lend {
+	uint32_t die;
+	uint32_t policy;            /* BS_POLICY_* */
+	uint32_t state;             /* BS_LEND_* */
+	int32_t lender_pid;         /* while lent; 0 otherwise */
+	char driver[BS_DRIVER_LEN]; /* bound now: "bar_swap", or the driver it is lent to */
+} bs_die_lend;
+
+#define BS_SLOT_EXPIRED (1u << 0) /* the owner's lease ran out; its lent die comes back first */
+#define BS_SLOT_LEAVING (1u << 1) /* the owner let go of a lent die; the slot moves once it is back */
+
+typedef struct bs_lease_info {
+	uint32_t lease_ms;               /* 0: no lease */
+	int32_t lease_left_ms;           /* the owner's, -1: it does not run (nobody waits) */
+	int32_t lent_die;                /* the die in the slot if lent, else -1 */
+	uint32_t lend_state;             /* BS_LEND_* of lent_die */
+	int32_t lender_pid;
+	uint32_t returning_ms;           /* how long its return has waited for the driver */
+	uint32_t slot_flags;             /* BS_SLOT_* */
+	int revoked_by_lease;            /* 1: this context lost the slot to the lease */
+	char lent_driver[BS_DRIVER_LEN];
+} bs_lease_info;
+
+typedef struct bs_queue_entry {
+	int32_t pid;  /* 0: not visible from here */
+	uint32_t die;
+	uint64_t waited_ns;
+} bs_queue_entry;
+
+/*
+ * Hand the die this context holds (gpu) to a PCI driver from the module's
+ * lend_drivers= allowlist.  gpu->vram faults from then on: the memory is the
+ * driver's.  EPERM (not the holder, or not allowed), ENOENT (no such driver
+ * loaded), ENXIO (its probe refused), EBUSY (lent elsewhere), EOPNOTSUPP (a
+ * RAM-backed die of sim_dies=).
+ */
+int bs_lend(bs_context *ctx, bs_gpu *gpu, const char *driver);
+/* Take it back (waiting for the driver to let go); gpu->vram works again. */
+int bs_return(bs_context *ctx, bs_gpu *gpu);
+/* With BS_NONBLOCK: EINPROGRESS while the driver has not let go (the return goes on). */
+int bs_return_ex(bs_context *ctx, bs_gpu *gpu, unsigned flags);
+int bs_die_lend_get(bs_context *ctx, int die_id, bs_die_lend *out);
+/* BS_POLICY_PINNED or BS_POLICY_RESIDENT; CAP_SYS_ADMIN; EBUSY while lent. */
+int bs_set_policy(bs_context *ctx, int die_id, int policy);
+/* While others wait, an owner keeps the slot at most lease_ms (0: no lease); CAP_SYS_ADMIN. */
+int bs_set_lease(bs_context *ctx, uint32_t lease_ms);
+int bs_lease_get(bs_context *ctx, bs_lease_info *out);
+/* The slot's waiters, head first: how many were written to out (at most max), or -1; *total: all. */
+int bs_queue(bs_context *ctx, bs_queue_entry *out, uint32_t max, uint32_t *total);
 
 #ifdef __cplusplus
 }

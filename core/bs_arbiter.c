@@ -1,53 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The arbiter's state machine:
+ * The arbiter's state machine (states and locks: bs_arbiter_internal.h).
  *
- *   IDLE        the handle holds nothing
- *   OWNED(d)    the handle owns the slot with die d; `holders` holds on it
- *   ACQUIRING(d) the arbiter's thread waits in the slot's FIFO for d, on
- *               behalf of the head of this queue
- *
- * settle() brings it back to a consistent state after every change: an
+ * arb_settle() brings it back to a consistent state after every change: an
  * owned slot without holders is released, an idle arbiter with waiters asks
  * for the head's die (without blocking; if another process owns the slot,
- * the thread waits instead).
- *
- * Locks: `lock` guards everything; `io` is held for reading during a copy
- * and for writing whenever the slot changes hands, so no copy ever runs
- * while the mapping moves.  Order: lock, then io.
+ * the thread waits instead).  Lending, returns and the lease are in
+ * bs_arb_lend.c; its rounds run on the same thread.
  */
-#include "core/bs_arbiter.h"
+#include "core/bs_arbiter_internal.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-enum { W_NEW = 0, W_QUEUED, W_DONE, W_CANCELLED };
-enum arb_state { IDLE, OWNED, ACQUIRING };
-
-struct bs_arbiter {
-	struct bs_slot *slot;
-	bs_arb_done_fn done;
-	void *ctx;
-	pthread_mutex_t lock;
-	pthread_rwlock_t io;
-	pthread_cond_t kick;
-	pthread_t thread;
-	bool running;   /* the thread has not exited */
-	bool in_slot;   /* the thread is inside a blocking acquire */
-	bool stop;
-	enum arb_state state;
-	uint32_t die;   /* OWNED, ACQUIRING */
-	void *vram;     /* OWNED */
-	unsigned holders;
-	uint64_t epoch;
-	struct bs_waiter queue; /* sentinel of the FIFO */
-	unsigned nwaiters;
-	uint64_t grants;
-};
 
 /*
  * The signal that takes the thread out of a blocking acquire at shutdown.
@@ -61,32 +28,56 @@ static void on_arb_signal(int sig)
 	(void)sig;
 }
 
-/* ---- the FIFO and the answers -------------------------------------------- */
-
-static void enqueue(struct bs_arbiter *a, struct bs_waiter *w)
+uint64_t arb_now_ms(void)
 {
-	w->prev = a->queue.prev;
-	w->next = &a->queue;
-	a->queue.prev->next = w;
-	a->queue.prev = w;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* ---- the FIFOs and the answers ------------------------------------------- */
+
+static struct bs_waiter *list_of(struct bs_arbiter *a, const struct bs_waiter *w, unsigned **count)
+{
+	if (w->kind == BS_WAIT_RETURN) {
+		*count = &a->nreturns;
+		return &a->returns;
+	}
+	*count = &a->nwaiters;
+	return &a->queue;
+}
+
+void arb_enqueue(struct bs_arbiter *a, struct bs_waiter *w)
+{
+	unsigned *count;
+	struct bs_waiter *head = list_of(a, w, &count);
+
+	w->prev = head->prev;
+	w->next = head;
+	head->prev->next = w;
+	head->prev = w;
 	w->state = W_QUEUED;
-	a->nwaiters++;
+	w->since_ms = arb_now_ms();
+	(*count)++;
+	if (w->kind == BS_WAIT_HOLD)
+		arb_lease_update(a); /* someone waits: the holders' lease runs */
 }
 
 static void unqueue(struct bs_arbiter *a, struct bs_waiter *w)
 {
+	unsigned *count;
+
+	list_of(a, w, &count);
 	w->prev->next = w->next;
 	w->next->prev = w->prev;
 	w->next = w->prev = NULL;
-	a->nwaiters--;
+	(*count)--;
+	if (w->kind == BS_WAIT_HOLD)
+		arb_lease_update(a);
 }
 
-/* Answers are collected under the lock and delivered after it, in FIFO order. */
-struct answers {
-	struct bs_waiter *head, **tail;
-};
-
-static void answer(struct bs_arbiter *a, struct answers *ans, struct bs_waiter *w, int err)
+void arb_answer(struct bs_arbiter *a, struct answers *ans, struct bs_waiter *w, int err)
 {
 	unqueue(a, w);
 	w->state = W_DONE;
@@ -96,10 +87,21 @@ static void answer(struct bs_arbiter *a, struct answers *ans, struct bs_waiter *
 	ans->tail = &w->next;
 }
 
+void arb_note(struct answers *ans, enum bs_arb_event what, uint32_t die, uint64_t epoch, int err, uint32_t ms)
+{
+	if (ans->nnotes < ARB_MAX_NOTES)
+		ans->notes[ans->nnotes++] = (struct bs_arb_note){ what, die, epoch, err, ms };
+}
+
+/* Notes first: a revocation marks the caller's handles before any open is answered. */
 static void deliver(struct bs_arbiter *a, struct answers *ans)
 {
 	struct bs_waiter *w = ans->head, *next;
 
+	for (unsigned i = 0; i < ans->nnotes; i++)
+		if (a->note)
+			a->note(a->ctx, &ans->notes[i]);
+	ans->nnotes = 0;
 	for (; w; w = next) {
 		next = w->next; /* done() may free w */
 		a->done(a->ctx, w, w->result);
@@ -107,8 +109,6 @@ static void deliver(struct bs_arbiter *a, struct answers *ans)
 	ans->head = NULL;
 	ans->tail = &ans->head;
 }
-
-#define ANSWERS(name) struct answers name = { NULL, &name.head }
 
 static void grant_waiters(struct bs_arbiter *a, uint32_t die, struct answers *ans)
 {
@@ -118,7 +118,7 @@ static void grant_waiters(struct bs_arbiter *a, uint32_t die, struct answers *an
 			continue;
 		w->epoch = a->epoch;
 		a->holders++;
-		answer(a, ans, w, 0);
+		arb_answer(a, ans, w, 0);
 	}
 }
 
@@ -127,7 +127,7 @@ static void fail_waiters(struct bs_arbiter *a, uint32_t die, int err, struct ans
 	for (struct bs_waiter *w = a->queue.next, *next; w != &a->queue; w = next) {
 		next = w->next;
 		if (w->die == die)
-			answer(a, ans, w, err);
+			arb_answer(a, ans, w, err);
 	}
 }
 
@@ -141,6 +141,10 @@ static void set_owned(struct bs_arbiter *a, uint32_t die, void *vram)
 	a->vram = vram;
 	a->epoch++;
 	a->grants++;
+	a->expired = a->returning = false;
+	a->contended_since = 0;
+	arb_owned_refresh(a);
+	arb_lease_update(a);
 }
 
 /* Under lock: acquire die through the handle (non-blocking), then grant every waiter of die. */
@@ -164,26 +168,38 @@ static int take(struct bs_arbiter *a, uint32_t die, struct answers *ans)
 	return ret;
 }
 
-/* Under lock: give the slot back, whatever the handle's opinion (-ENODEV after a revocation). */
-static void let_go(struct bs_arbiter *a)
+void arb_let_go(struct bs_arbiter *a, struct answers *ans)
 {
 	pthread_rwlock_wrlock(&a->io);
-	bs_slot_release(a->slot);
+	bs_slot_release(a->slot); /* whatever its opinion (-ENODEV, -ETIME after a revocation) */
 	a->state = IDLE;
 	a->holders = 0;
 	a->epoch++;
 	a->vram = NULL;
+	a->lent = a->returning = a->expired = false;
+	a->contended_since = 0;
 	pthread_rwlock_unlock(&a->io);
+	/* A pinned die still lent comes back by itself before the slot moves on. */
+	while (a->nreturns)
+		arb_answer(a, ans, a->returns.next, 0);
 }
 
-static void settle(struct bs_arbiter *a, struct answers *ans)
+void arb_revoke_holds(struct bs_arbiter *a, struct answers *ans, int err)
+{
+	arb_note(ans, BS_ARB_REVOKED, a->die, a->epoch, err, 0);
+	if (err == -ETIME)
+		a->revocations++;
+	arb_let_go(a, ans);
+}
+
+void arb_settle(struct bs_arbiter *a, struct answers *ans)
 {
 	for (;;) {
 		uint32_t head;
 		int ret;
 
 		if (a->state == OWNED && !a->holders)
-			let_go(a); /* other processes queued on the slot get their turn */
+			arb_let_go(a, ans); /* other processes queued on the slot get their turn */
 		if (a->state != IDLE || !a->nwaiters)
 			return;
 		head = a->queue.next->die;
@@ -199,7 +215,43 @@ static void settle(struct bs_arbiter *a, struct answers *ans)
 	}
 }
 
-/* The thread: waits for the slot when another process owns it. */
+/* ---- the thread ------------------------------------------------------------- */
+
+/* Under lock, not ACQUIRING: sleep until kicked or the next round is due. */
+static void wait_for_work(struct bs_arbiter *a)
+{
+	int64_t ms = arb_next_wake(a);
+	struct timespec ts;
+
+	if (ms < 0) {
+		pthread_cond_wait(&a->kick, &a->lock);
+		return;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_cond_timedwait(&a->kick, &a->lock, &ts);
+}
+
+/* The slot came (or did not) to the thread waiting for it. */
+static void acquired(struct bs_arbiter *a, uint32_t die, void *vram, int ret, struct answers *ans)
+{
+	if (!ret) {
+		pthread_rwlock_wrlock(&a->io);
+		set_owned(a, die, vram);
+		pthread_rwlock_unlock(&a->io);
+		grant_waiters(a, die, ans); /* perhaps none: the head gave up meanwhile */
+	} else {
+		a->state = IDLE;
+		fail_waiters(a, die, ret, ans);
+	}
+}
+
+/* Waits for the slot when another process owns it, and runs the rounds of bs_arb_lend.c. */
 static void *acquirer(void *arg)
 {
 	struct bs_arbiter *a = arg;
@@ -217,37 +269,32 @@ static void *acquirer(void *arg)
 		int ret;
 
 		if (a->state != ACQUIRING) {
-			pthread_cond_wait(&a->kick, &a->lock);
-			continue;
-		}
-		die = a->die;
-		a->in_slot = true;
-		pthread_mutex_unlock(&a->lock);
-		ret = bs_slot_acquire(a->slot, die, 0, 0, NULL);
-		if (!ret) {
-			ret = bs_slot_window(a->slot, die, &vram);
-			if (ret)
-				bs_slot_release(a->slot);
-		}
-		pthread_mutex_lock(&a->lock);
-		a->in_slot = false;
-		if (a->stop) {
-			if (!ret)
-				bs_slot_release(a->slot);
-			break;
-		}
-		if (ret == -EINTR)
-			continue; /* still ACQUIRING: ask again */
-		if (!ret) {
-			pthread_rwlock_wrlock(&a->io);
-			set_owned(a, die, vram);
-			pthread_rwlock_unlock(&a->io);
-			grant_waiters(a, die, &ans); /* perhaps none: the head gave up meanwhile */
+			wait_for_work(a);
+			if (a->stop)
+				break;
+			arb_tick(a, &ans);
 		} else {
-			a->state = IDLE;
-			fail_waiters(a, die, ret, &ans);
+			die = a->die;
+			a->in_slot = true;
+			pthread_mutex_unlock(&a->lock);
+			ret = bs_slot_acquire(a->slot, die, 0, 0, NULL);
+			if (!ret) {
+				ret = bs_slot_window(a->slot, die, &vram);
+				if (ret)
+					bs_slot_release(a->slot);
+			}
+			pthread_mutex_lock(&a->lock);
+			a->in_slot = false;
+			if (a->stop) {
+				if (!ret)
+					bs_slot_release(a->slot);
+				break;
+			}
+			if (ret == -EINTR)
+				continue; /* still ACQUIRING: ask again */
+			acquired(a, die, vram, ret, &ans);
 		}
-		settle(a, &ans);
+		arb_settle(a, &ans);
 		pthread_mutex_unlock(&a->lock);
 		deliver(a, &ans);
 		pthread_mutex_lock(&a->lock);
@@ -259,10 +306,12 @@ static void *acquirer(void *arg)
 
 /* ---- the API --------------------------------------------------------------- */
 
-struct bs_arbiter *bs_arb_new(struct bs_slot *slot, bs_arb_done_fn done, void *ctx, int *err)
+struct bs_arbiter *bs_arb_new(struct bs_slot *slot, bs_arb_done_fn done, bs_arb_note_fn note, void *ctx, int *err)
 {
 	struct bs_arbiter *a = calloc(1, sizeof(*a));
+	pthread_condattr_t ca;
 	struct sigaction sa;
+	bs_lease_info li;
 
 	if (!a) {
 		*err = -ENOMEM;
@@ -274,11 +323,18 @@ struct bs_arbiter *bs_arb_new(struct bs_slot *slot, bs_arb_done_fn done, void *c
 	sigaction(ARB_SIGNAL, &sa, NULL);
 	a->slot = slot;
 	a->done = done;
+	a->note = note;
 	a->ctx = ctx;
 	a->queue.next = a->queue.prev = &a->queue;
+	a->returns.next = a->returns.prev = &a->returns;
+	/* A module without leases (-EPROTO) has none: 0. */
+	a->lease_ms = bs_slot_lease(slot, &li) ? 0 : li.lease_ms;
 	pthread_mutex_init(&a->lock, NULL);
 	pthread_rwlock_init(&a->io, NULL);
-	pthread_cond_init(&a->kick, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&a->kick, &ca);
+	pthread_condattr_destroy(&ca);
 	a->running = true;
 	*err = -pthread_create(&a->thread, NULL, acquirer, a);
 	if (*err) {
@@ -310,9 +366,11 @@ void bs_arb_free(struct bs_arbiter *a)
 		pthread_mutex_lock(&a->lock);
 	}
 	while (a->nwaiters)
-		answer(a, &ans, a->queue.next, -ESHUTDOWN);
+		arb_answer(a, &ans, a->queue.next, -ESHUTDOWN);
+	while (a->nreturns)
+		arb_answer(a, &ans, a->returns.next, -ESHUTDOWN);
 	if (a->state == OWNED)
-		let_go(a);
+		arb_let_go(a, &ans);
 	pthread_mutex_unlock(&a->lock);
 	pthread_join(a->thread, NULL);
 	deliver(a, &ans);
@@ -341,6 +399,7 @@ int bs_arb_hold(struct bs_arbiter *a, struct bs_waiter *w, uint32_t die, bool no
 
 	pthread_mutex_lock(&a->lock);
 	w->die = die;
+	w->kind = BS_WAIT_HOLD;
 	if (w->state == W_CANCELLED) {
 		ret = -EINTR;
 		goto out;
@@ -348,13 +407,13 @@ int bs_arb_hold(struct bs_arbiter *a, struct bs_waiter *w, uint32_t die, bool no
 	ret = usable(a, die);
 	if (ret)
 		goto out;
-	if (a->state == OWNED && a->die == die) {
-		ret = 0; /* openers of one die share the slot */
+	if (a->state == OWNED && a->die == die && !a->expired) {
+		ret = 0; /* openers of one die share the slot (not one whose lease ran out) */
 	} else if (a->state == IDLE && !a->nwaiters) {
 		ret = take(a, die, &ans);
 		if (ret == -EAGAIN && !nonblock) {
 			/* Another process owns the slot: wait in its FIFO on our thread. */
-			enqueue(a, w);
+			arb_enqueue(a, w);
 			a->state = ACQUIRING;
 			a->die = die;
 			pthread_cond_signal(&a->kick);
@@ -363,7 +422,7 @@ int bs_arb_hold(struct bs_arbiter *a, struct bs_waiter *w, uint32_t die, bool no
 	} else if (nonblock) {
 		ret = -EAGAIN;
 	} else {
-		enqueue(a, w);
+		arb_enqueue(a, w);
 		ret = 1;
 	}
 	if (!ret) {
@@ -402,7 +461,7 @@ void bs_arb_drop(struct bs_arbiter *a, uint32_t die, uint64_t epoch)
 	pthread_mutex_lock(&a->lock);
 	if (a->state == OWNED && a->die == die && a->epoch == epoch && a->holders) {
 		a->holders--;
-		settle(a, &ans);
+		arb_settle(a, &ans);
 	}
 	pthread_mutex_unlock(&a->lock);
 	deliver(a, &ans);
@@ -418,8 +477,8 @@ int bs_arb_set_enabled(struct bs_arbiter *a, uint32_t die, bool enabled)
 	if (!ret && !enabled) {
 		fail_waiters(a, die, -ENODEV, &ans);
 		if (a->state == OWNED && a->die == die)
-			let_go(a); /* revoked: every hold of this epoch is void */
-		settle(a, &ans);
+			arb_revoke_holds(a, &ans, -ENODEV);
+		arb_settle(a, &ans);
 	}
 	pthread_mutex_unlock(&a->lock);
 	deliver(a, &ans);
@@ -429,8 +488,12 @@ int bs_arb_set_enabled(struct bs_arbiter *a, uint32_t die, bool enabled)
 int bs_arb_io_begin(struct bs_arbiter *a, uint32_t die, uint64_t epoch, void **vram)
 {
 	pthread_rwlock_rdlock(&a->io);
-	/* state, die, epoch and vram change only under io held for writing */
+	/* state, die, epoch, vram and lent change only under io held for writing */
 	if (a->state == OWNED && a->die == die && a->epoch == epoch) {
+		if (a->lent) {
+			pthread_rwlock_unlock(&a->io);
+			return -EBUSY; /* the die's memory is its driver's while lent */
+		}
 		*vram = a->vram;
 		return 0;
 	}
@@ -447,14 +510,16 @@ int bs_arb_io_fault(struct bs_arbiter *a, uint32_t die, uint64_t epoch)
 {
 	ANSWERS(ans);
 	bs_status st;
+	bs_lease_info li;
 	int ret = -EIO;
 
 	pthread_mutex_lock(&a->lock);
 	if (a->state == OWNED && a->die == die && a->epoch == epoch && !bs_slot_query(a->slot, &st) &&
 	    (!st.owner || st.revoked || st.active_die != (int32_t)die)) {
-		let_go(a);
-		settle(a, &ans);
-		ret = -ENODEV;
+		/* Taken back by the slot: by its lease, or by a quarantine or unbind elsewhere. */
+		ret = !bs_slot_lease(a->slot, &li) && li.revoked_by_lease ? -ETIME : -ENODEV;
+		arb_revoke_holds(a, &ans, ret);
+		arb_settle(a, &ans);
 	} else if (a->state != OWNED || a->die != die || a->epoch != epoch) {
 		ret = -ENODEV; /* revoked meanwhile, by us */
 	}
@@ -466,12 +531,31 @@ int bs_arb_io_fault(struct bs_arbiter *a, uint32_t die, uint64_t epoch)
 void bs_arb_stats(struct bs_arbiter *a, struct bs_arb_stats *out)
 {
 	pthread_mutex_lock(&a->lock);
+	memset(out, 0, sizeof(*out));
 	out->active = a->state == OWNED ? (int)a->die : -1;
 	out->holders = a->state == OWNED ? a->holders : 0;
 	out->waiters = a->nwaiters;
 	out->acquiring = a->state == ACQUIRING;
 	out->grants = a->grants;
+	out->lent = a->state == OWNED && a->lent;
+	out->returning = a->state == OWNED && a->returning;
+	out->expired = a->state == OWNED && a->expired;
+	out->lease_ms = a->lease_ms;
+	out->lease_left_ms = arb_lease_left(a);
+	out->revocations = a->revocations;
 	pthread_mutex_unlock(&a->lock);
+}
+
+unsigned bs_arb_waiters(struct bs_arbiter *a, struct bs_arb_waiter_info *out, unsigned max)
+{
+	uint64_t now = arb_now_ms();
+	unsigned n = 0;
+
+	pthread_mutex_lock(&a->lock);
+	for (struct bs_waiter *w = a->queue.next; w != &a->queue && n < max; w = w->next, n++)
+		out[n] = (struct bs_arb_waiter_info){ w->pid, w->die, now - w->since_ms };
+	pthread_mutex_unlock(&a->lock);
+	return n;
 }
 
 struct bs_slot *bs_arb_slot(struct bs_arbiter *a)

@@ -23,8 +23,19 @@
  * set_enabled never wait for anything but short locks.
  *
  * A hold carries an epoch.  Every change of the slot starts a new one; a
- * hold of an older epoch was revoked (quarantine, removal): dropping it does
- * nothing and I/O under it fails with -ENODEV.
+ * hold of an older epoch was revoked (quarantine, removal, the lease):
+ * dropping it does nothing and I/O under it fails.  Revocations are told
+ * through the note callback with their errno (-ENODEV, -ETIME), so the
+ * caller can mark its handles.
+ *
+ * The lease (bs_arb_set_lease, the slot's own setting): while waiters of
+ * this arbiter wait, the holds on the owned die last at most lease_ms from
+ * the later of the grant and the first waiter's arrival; then they are
+ * revoked with -ETIME and the head's die is taken.  A die lent to a driver
+ * (bs_arb_lend) is returned first, and never revoked while its driver has
+ * not let go.  Other processes waiting on the slot are the slot's business:
+ * it revokes this arbiter's handle, which the arbiter notices within 100 ms
+ * and passes on to its holds the same way.
  *
  * No FUSE types here: a waiter is a plain record the caller embeds in its
  * own (fs/dies.c keeps the parked request beside it).
@@ -37,11 +48,19 @@
 
 #include "core/bs_slot.h"
 
+enum bs_waiter_kind {
+	BS_WAIT_HOLD,   /* bs_arb_hold: waits for the slot */
+	BS_WAIT_RETURN, /* bs_arb_return: waits for a lent die to come back */
+};
+
 struct bs_waiter {
 	struct bs_waiter *next, *prev; /* private: in the FIFO, then in the list of answers */
 	uint32_t die;
 	int state;                     /* private */
 	int result;                    /* private */
+	enum bs_waiter_kind kind;      /* set by hold or return */
+	int32_t pid;                   /* in: who waits (for bs_arb_waiters), 0 if unknown */
+	uint64_t since_ms;             /* private: when it started waiting */
 	uint64_t epoch;                /* out: the hold's epoch, once granted */
 };
 
@@ -56,11 +75,31 @@ static inline void bs_waiter_init(struct bs_waiter *w)
  * the arbiter.
  */
 typedef void (*bs_arb_done_fn)(void *ctx, struct bs_waiter *w, int err);
+/* What happened to the holds, for the caller to act on and to log. */
+enum bs_arb_event {
+	/* Every hold on die of this epoch was revoked: I/O under them fails with err
+	 * (-ENODEV: quarantined or lost elsewhere; -ETIME: the lease ran out). */
+	BS_ARB_REVOKED,
+	BS_ARB_EXPIRED_LENT, /* the lease ran out on a lent die: it is being returned first */
+	BS_ARB_RETURN_SLOW,  /* a return has waited ms for its driver, which has not let go */
+	BS_ARB_RETURNED,     /* the lent die is back after ms */
+};
+
+struct bs_arb_note {
+	enum bs_arb_event what;
+	uint32_t die;
+	uint64_t epoch;
+	int err;
+	uint32_t ms;
+};
+
+/* Called without the arbiter's lock, on any thread; it must not call back into the arbiter. */
+typedef void (*bs_arb_note_fn)(void *ctx, const struct bs_arb_note *n);
 
 struct bs_arbiter;
 
-/* The arbiter takes the slot handle (and closes it in bs_arb_free). */
-struct bs_arbiter *bs_arb_new(struct bs_slot *slot, bs_arb_done_fn done, void *ctx, int *err);
+/* The arbiter takes the slot handle (and closes it in bs_arb_free).  note may be NULL. */
+struct bs_arbiter *bs_arb_new(struct bs_slot *slot, bs_arb_done_fn done, bs_arb_note_fn note, void *ctx, int *err);
 /* Stops the thread; waiters still parked are answered -ESHUTDOWN. */
 void bs_arb_free(struct bs_arbiter *a);
 
@@ -86,7 +125,8 @@ int bs_arb_set_enabled(struct bs_arbiter *a, uint32_t die, bool enabled);
 
 /*
  * I/O under a hold: the die's VRAM, pinned in the slot until bs_arb_io_end.
- * -ENODEV if the hold was revoked.
+ * -ENODEV if the hold was revoked, -EBUSY while the die is lent to a driver
+ * (its memory is the driver's).
  */
 int bs_arb_io_begin(struct bs_arbiter *a, uint32_t die, uint64_t epoch, void **vram);
 void bs_arb_io_end(struct bs_arbiter *a);
@@ -97,14 +137,44 @@ void bs_arb_io_end(struct bs_arbiter *a);
  */
 int bs_arb_io_fault(struct bs_arbiter *a, uint32_t die, uint64_t epoch);
 
+/*
+ * A holder (epoch current) lends the owned die to driver: the slot's lend,
+ * with its errno (-EPERM not allowed, -ENOENT, -ENXIO, -EBUSY, ...).
+ * -EPERM also when the hold is not the current one (revoked, or another die).
+ */
+int bs_arb_lend(struct bs_arbiter *a, uint32_t die, uint64_t epoch, const char *driver);
+/*
+ * Take a lent die back.  0: back (or was not lent); 1: parked in w until
+ * the driver lets go (answered through done, kind BS_WAIT_RETURN; cancel
+ * with bs_arb_cancel); without w, -EINPROGRESS (the return goes on).
+ * -EPERM if the hold is not current.
+ */
+int bs_arb_return(struct bs_arbiter *a, uint32_t die, uint64_t epoch, struct bs_waiter *w);
+/* The lease for the slot and this arbiter's waiters (0: none); the slot's errno (-EPERM without CAP_SYS_ADMIN). */
+int bs_arb_set_lease(struct bs_arbiter *a, uint32_t lease_ms);
+
 struct bs_arb_stats {
-	int active;        /* the die the arbiter holds the slot with, -1 */
-	unsigned holders;  /* holds on it */
-	unsigned waiters;  /* parked holds */
-	bool acquiring;    /* its thread waits for the slot (another process owns it) */
-	uint64_t grants;   /* times it got the slot */
+	int active;             /* the die the arbiter holds the slot with, -1 */
+	unsigned holders;       /* holds on it */
+	unsigned waiters;       /* parked holds */
+	bool acquiring;         /* its thread waits for the slot (another process owns it) */
+	uint64_t grants;        /* times it got the slot */
+	bool lent;              /* the owned die is lent to a driver */
+	bool returning;         /* ... and on its way back */
+	bool expired;           /* the holds' lease ran out; they go once the die is back */
+	uint32_t lease_ms;      /* the lease (the slot's) */
+	int32_t lease_left_ms;  /* what is left of the holds' lease among this arbiter's waiters, -1 */
+	uint64_t revocations;   /* holds revoked by the lease so far */
 };
 void bs_arb_stats(struct bs_arbiter *a, struct bs_arb_stats *out);
+
+struct bs_arb_waiter_info {
+	int32_t pid;
+	uint32_t die;
+	uint64_t waited_ms;
+};
+/* The parked holds, head first: how many were written (at most max). */
+unsigned bs_arb_waiters(struct bs_arbiter *a, struct bs_arb_waiter_info *out, unsigned max);
 
 struct bs_slot *bs_arb_slot(struct bs_arbiter *a);
 

@@ -52,6 +52,21 @@ struct bs_slot_ops {
 	 */
 	int (*window)(struct bs_slot *s, uint32_t die, void **addr);
 	void (*close)(struct bs_slot *s);
+	/*
+	 * Lending (version 2 of the module's API).  lend: the owner hands the
+	 * die in the slot to driver (-EPERM not the owner or not allowed,
+	 * -ENOENT no such driver, -ENXIO refused, -EBUSY lent elsewhere,
+	 * -EOPNOTSUPP a RAM die).  return_die: take it back, waiting unless
+	 * BS_NONBLOCK (-EINPROGRESS), -EINTR on a signal.
+	 */
+	int (*lend)(struct bs_slot *s, uint32_t die, const char *driver);
+	int (*return_die)(struct bs_slot *s, uint32_t die, unsigned flags);
+	int (*die_lend)(struct bs_slot *s, uint32_t die, bs_die_lend *out);
+	int (*set_policy)(struct bs_slot *s, uint32_t die, uint32_t policy);
+	int (*set_lease)(struct bs_slot *s, uint32_t lease_ms);
+	int (*lease)(struct bs_slot *s, bs_lease_info *out);
+	/* Waiters head first: how many were written (at most max), or -errno. */
+	int (*queue)(struct bs_slot *s, bs_queue_entry *out, uint32_t max, uint32_t *total);
 };
 
 struct bs_slot {
@@ -90,6 +105,41 @@ static inline int bs_slot_set_enabled(struct bs_slot *s, uint32_t die, bool enab
 static inline int bs_slot_window(struct bs_slot *s, uint32_t die, void **addr)
 {
 	return s->ops->window(s, die, addr);
+}
+
+static inline int bs_slot_lend(struct bs_slot *s, uint32_t die, const char *driver)
+{
+	return s->ops->lend(s, die, driver);
+}
+
+static inline int bs_slot_return(struct bs_slot *s, uint32_t die, unsigned flags)
+{
+	return s->ops->return_die(s, die, flags);
+}
+
+static inline int bs_slot_die_lend(struct bs_slot *s, uint32_t die, bs_die_lend *out)
+{
+	return s->ops->die_lend(s, die, out);
+}
+
+static inline int bs_slot_set_policy(struct bs_slot *s, uint32_t die, uint32_t policy)
+{
+	return s->ops->set_policy(s, die, policy);
+}
+
+static inline int bs_slot_set_lease(struct bs_slot *s, uint32_t lease_ms)
+{
+	return s->ops->set_lease(s, lease_ms);
+}
+
+static inline int bs_slot_lease(struct bs_slot *s, bs_lease_info *out)
+{
+	return s->ops->lease(s, out);
+}
+
+static inline int bs_slot_queue(struct bs_slot *s, bs_queue_entry *out, uint32_t max, uint32_t *total)
+{
+	return s->ops->queue(s, out, max, total);
 }
 
 static inline void bs_slot_close(struct bs_slot *s)

@@ -60,7 +60,8 @@ static int kmod_query(struct bs_slot *s, bs_status *out)
 
 /* The uapi's die flags are the seam's, bit for bit; say so at compile time. */
 _Static_assert(BS_DIE_PRESENT == BAR_SWAP_DIE_PRESENT && BS_DIE_ENABLED == BAR_SWAP_DIE_ENABLED &&
-		       BS_DIE_ACTIVE == BAR_SWAP_DIE_ACTIVE && BS_DIE_SIM == BAR_SWAP_DIE_SIM,
+		       BS_DIE_ACTIVE == BAR_SWAP_DIE_ACTIVE && BS_DIE_SIM == BAR_SWAP_DIE_SIM &&
+		       BS_DIE_LENT == BAR_SWAP_DIE_LENT,
 	       "die flags differ between barswap.h and bar_swap_uapi.h");
 _Static_assert(BS_BUS_ID_LEN == BAR_SWAP_BUS_ID_LEN, "bus id length differs");
 
@@ -149,6 +150,107 @@ static int kmod_window(struct bs_slot *s, uint32_t die, void **addr)
 	return ret;
 }
 
+/* The uapi's lend states and policies are the seam's, value for value. */
+_Static_assert(BS_LEND_NONE == BAR_SWAP_LEND_NONE && BS_LEND_LENDING == BAR_SWAP_LEND_LENDING &&
+		       BS_LEND_LENT == BAR_SWAP_LEND_LENT && BS_LEND_RETURNING == BAR_SWAP_LEND_RETURNING,
+	       "lend states differ between barswap.h and bar_swap_uapi.h");
+_Static_assert(BS_POLICY_PINNED == BAR_SWAP_POLICY_PINNED && BS_POLICY_RESIDENT == BAR_SWAP_POLICY_RESIDENT,
+	       "policies differ between barswap.h and bar_swap_uapi.h");
+_Static_assert(BS_SLOT_EXPIRED == BAR_SWAP_SLOT_EXPIRED && BS_SLOT_LEAVING == BAR_SWAP_SLOT_LEAVING,
+	       "slot flags differ between barswap.h and bar_swap_uapi.h");
+_Static_assert(BS_DRIVER_LEN == BAR_SWAP_DRIVER_LEN, "driver name length differs");
+
+static int kmod_lend(struct bs_slot *s, uint32_t die, const char *driver)
+{
+	struct bar_swap_lend l = { .size = sizeof(l), .die = die };
+
+	if (strlen(driver) >= sizeof(l.driver))
+		return -EINVAL;
+	strcpy(l.driver, driver);
+	return kioctl(K(s), BAR_SWAP_IOC_LEND, &l);
+}
+
+static int kmod_return(struct bs_slot *s, uint32_t die, unsigned flags)
+{
+	struct bar_swap_return r = {
+		.size = sizeof(r),
+		.die = die,
+		.flags = (flags & BS_NONBLOCK) ? BAR_SWAP_RETURN_NONBLOCK : 0,
+	};
+
+	return kioctl(K(s), BAR_SWAP_IOC_RETURN, &r);
+}
+
+static int kmod_die_lend(struct bs_slot *s, uint32_t die, bs_die_lend *out)
+{
+	struct bar_swap_die_info d = { .size = sizeof(d), .die = die };
+	int ret = kioctl(K(s), BAR_SWAP_IOC_DIE_INFO, &d);
+
+	if (ret)
+		return ret;
+	if (d.size < BAR_SWAP_DIE_INFO_SIZE_VER2)
+		return -EPROTO; /* a module without lending */
+	memset(out, 0, sizeof(*out));
+	out->die = d.die;
+	out->policy = d.policy;
+	out->state = d.lend_state;
+	out->lender_pid = d.lender_pid;
+	memcpy(out->driver, d.driver, sizeof(out->driver));
+	out->driver[sizeof(out->driver) - 1] = '\0';
+	return 0;
+}
+
+static int kmod_set_policy(struct bs_slot *s, uint32_t die, uint32_t policy)
+{
+	struct bar_swap_set_policy p = { .size = sizeof(p), .die = die, .policy = policy };
+
+	return kioctl(K(s), BAR_SWAP_IOC_SET_POLICY, &p);
+}
+
+static int kmod_set_lease(struct bs_slot *s, uint32_t lease_ms)
+{
+	struct bar_swap_set_lease l = { .size = sizeof(l), .lease_ms = lease_ms };
+
+	return kioctl(K(s), BAR_SWAP_IOC_SET_LEASE, &l);
+}
+
+static int kmod_lease(struct bs_slot *s, bs_lease_info *out)
+{
+	struct bar_swap_query q = { .size = sizeof(q) };
+	int ret = kioctl(K(s), BAR_SWAP_IOC_QUERY, &q);
+
+	if (ret)
+		return ret;
+	if (q.size < BAR_SWAP_QUERY_SIZE_VER2)
+		return -EPROTO; /* a module without leases */
+	memset(out, 0, sizeof(*out));
+	out->lease_ms = q.lease_ms;
+	out->lease_left_ms = q.lease_left_ms;
+	out->lent_die = q.lent_die;
+	out->lend_state = q.lend_state;
+	out->lender_pid = q.lender_pid;
+	out->returning_ms = q.returning_ms;
+	out->slot_flags = q.slot_flags;
+	out->revoked_by_lease = !!(q.flags & BAR_SWAP_QUERY_LEASE);
+	memcpy(out->lent_driver, q.lent_driver, sizeof(out->lent_driver));
+	out->lent_driver[sizeof(out->lent_driver) - 1] = '\0';
+	return 0;
+}
+
+_Static_assert(sizeof(bs_queue_entry) == sizeof(struct bar_swap_queue_entry), "queue entries differ");
+
+static int kmod_queue(struct bs_slot *s, bs_queue_entry *out, uint32_t max, uint32_t *total)
+{
+	struct bar_swap_queue q = { .size = sizeof(q), .capacity = max, .entries = (uintptr_t)out };
+	int ret = kioctl(K(s), BAR_SWAP_IOC_QUEUE, &q);
+
+	if (ret)
+		return ret;
+	if (total)
+		*total = q.total;
+	return (int)q.count;
+}
+
 static void kmod_close(struct bs_slot *s)
 {
 	struct kmod_slot *k = K(s);
@@ -169,6 +271,13 @@ static const struct bs_slot_ops kmod_ops = {
 	.set_enabled = kmod_set_enabled,
 	.window = kmod_window,
 	.close = kmod_close,
+	.lend = kmod_lend,
+	.return_die = kmod_return,
+	.die_lend = kmod_die_lend,
+	.set_policy = kmod_set_policy,
+	.set_lease = kmod_set_lease,
+	.lease = kmod_lease,
+	.queue = kmod_queue,
 };
 
 struct bs_slot *bs_slot_kmod_open(const char *path, int *err)

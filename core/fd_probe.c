@@ -48,6 +48,25 @@ bool accel_proc_same_process(pid_t a, pid_t b)
 	return access(path, F_OK) == 0;
 }
 
+pid_t accel_proc_tgid(pid_t tid)
+{
+	char path[64], line[128];
+	pid_t tgid = tid;
+	FILE *f;
+
+	if (tid <= 0)
+		return tid;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return tid;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
+}
+
 int accel_path_dev(const char *path, dev_t *dev)
 {
 	struct statx sx;

@@ -15,6 +15,8 @@
 bool accel_proc_has_file(pid_t pid, dev_t dev, uint64_t ino);
 /* Are two thread ids threads of one process?  (One stat, not a read of /proc/<tid>/status.) */
 bool accel_proc_same_process(pid_t a, pid_t b);
+/* The process (thread group) of a thread id, for display; tid itself if /proc cannot say. */
+pid_t accel_proc_tgid(pid_t tid);
 /* The device number of the filesystem at path, without asking a FUSE daemon. */
 int accel_path_dev(const char *path, dev_t *dev);
 

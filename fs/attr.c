@@ -37,6 +37,9 @@ mode_t fs_kind_mode(const struct fs_node *n)
 	case FS_DIE_VRAM:
 		return S_IFREG | 0600;
 	case FS_DIE_ENABLED:
+	case FS_DIE_DRIVER:
+	case FS_DIE_POLICY:
+	case FS_DIES_LEASE:
 		return S_IFREG | 0644;
 	default:
 		return fs_kind_is_dir(n->kind) ? (S_IFDIR | 0555) : (S_IFREG | 0444);

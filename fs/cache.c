@@ -29,6 +29,9 @@ double fs_kind_timeout(enum fs_kind kind)
 	case FS_DIE_INFO:
 	case FS_DIE_ENABLED:
 	case FS_DIE_VRAM:
+	case FS_DIE_DRIVER:
+	case FS_DIE_POLICY:
+	case FS_DIES_LEASE:
 		return FS_VOLATILE_TIMEOUT; /* the slot changes without a snapshot */
 	default:
 		/* Everything else exists and looks as the snapshot says; fs/notify.c drops what changes. */

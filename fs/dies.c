@@ -18,30 +18,26 @@
  * hold was dropped while another process still uses a copy of it (the
  * opener closed, a child did not) takes the slot back on its next read or
  * write if it can without waiting, and fails with EAGAIN otherwise.
+ *
+ * A hold the arbiter revoked (quarantine: ENODEV; the lease: ETIME) marks
+ * its handles: every later read and write fails with that errno, and the
+ * holder must open again to queue again.  A handle that lent its die to a
+ * driver (fs/dies_attr.c) asks for it back when its hold is dropped, unless
+ * the die's policy is resident.
  */
-#include "fs/dies.h"
+#include "fs/dies_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/bs_guard.h"
 #include "core/fd_probe.h"
 #include "core/log.h"
-
-struct fs_vram {
-	struct fs_dies *d;
-	uint32_t die;
-	fuse_ino_t ino;
-	uint64_t size;
-	pid_t opener; /* the thread that opened it */
-	bool held;    /* under d->lock, with epoch */
-	uint64_t epoch;
-	struct fs_vram *next, *prev; /* every open handle, under d->lock */
-};
 
 /* An open waiting for the slot. */
 struct park {
@@ -52,17 +48,8 @@ struct park {
 	bool interruptible; /* an interrupt callback is registered */
 };
 
-struct fs_dies {
-	struct bs_arbiter *arb;
-	const char *backend;
-	bool read_only;
-	pthread_mutex_t lock; /* handles, and each handle's held/epoch */
-	struct fs_vram handles;
-	dev_t dev; /* the mount's device number */
-	bool dev_known;
-};
-
-static struct fs_dies *the_dies;
+struct fs_dies *fs_the_dies;
+#define the_dies fs_the_dies
 
 /* File handles of vram files are tagged in bit 0 (malloc'd pointers are aligned) to tell them apart. */
 static uint64_t vram_fh(struct fs_vram *h)
@@ -92,21 +79,42 @@ static void link_handle(struct fs_dies *d, struct fs_vram *h)
 	pthread_mutex_unlock(&d->lock);
 }
 
+/*
+ * Give one hold back.  The lender's hold asks for its die back first (the
+ * arbiter does not wait for it: the slot keeps the die until it is back),
+ * unless the die is resident, which stays with its driver.
+ */
+static void drop_hold(struct fs_dies *d, uint32_t die, uint64_t epoch, bool lender)
+{
+	bs_die_lend l;
+	int ret;
+
+	if (lender && !bs_slot_die_lend(bs_arb_slot(d->arb), die, &l) && l.policy == BS_POLICY_PINNED &&
+	    l.state == BS_LEND_LENT) {
+		ret = bs_arb_return(d->arb, die, epoch, NULL);
+		if (ret && ret != -EINPROGRESS && ret != -EPERM)
+			log_warn("die %u: the lender let go, but asking %s for the die back failed: %s", die, l.driver,
+				 strerror(-ret));
+	}
+	bs_arb_drop(d->arb, die, epoch);
+}
+
 /* Unlink h; if it still held, give the hold back. */
 static void unlink_handle(struct fs_dies *d, struct fs_vram *h)
 {
-	bool held;
+	bool held, lender;
 	uint64_t epoch;
 
 	pthread_mutex_lock(&d->lock);
 	h->prev->next = h->next;
 	h->next->prev = h->prev;
 	held = h->held;
+	lender = h->lender;
 	epoch = h->epoch;
-	h->held = false;
+	h->held = h->lender = false;
 	pthread_mutex_unlock(&d->lock);
 	if (held)
-		bs_arb_drop(d->arb, h->die, epoch);
+		drop_hold(d, h->die, epoch, lender);
 }
 
 /* ---- open ------------------------------------------------------------------------ */
@@ -140,7 +148,56 @@ static void finish_open(struct park *p, int err)
 static void on_answer(void *ctx, struct bs_waiter *w, int err)
 {
 	(void)ctx;
-	finish_open((struct park *)((char *)w - offsetof(struct park, w)), err);
+	if (w->kind == BS_WAIT_RETURN)
+		fs_dies_return_answered(w, err);
+	else
+		finish_open((struct park *)((char *)w - offsetof(struct park, w)), err);
+}
+
+/* What the arbiter did to the holds: mark the handles, and say it in the log. */
+static void on_note(void *ctx, const struct bs_arb_note *n)
+{
+	struct fs_dies *d = ctx;
+	char pids[128] = "";
+	size_t len = 0;
+
+	switch (n->what) {
+	case BS_ARB_REVOKED:
+		pthread_mutex_lock(&d->lock);
+		for (struct fs_vram *h = d->handles.next; h != &d->handles; h = h->next) {
+			if (h->die != n->die || h->epoch != n->epoch || h->revoked)
+				continue;
+			h->revoked = -n->err;
+			h->held = h->lender = false;
+			if (len < sizeof(pids) - 16)
+				len += (size_t)snprintf(pids + len, sizeof(pids) - len, " %d", (int)h->opener);
+		}
+		pthread_mutex_unlock(&d->lock);
+		if (n->err == -ETIME)
+			log_info("die %u: the lease ran out with others waiting; the holds of pids%s are revoked "
+				 "(their reads and writes fail with ETIME until they open again)", n->die,
+				 len ? pids : " (none left)");
+		else
+			log_info("die %u: the slot was taken away (%s); the holds of pids%s are revoked", n->die,
+				 strerror(-n->err), len ? pids : " (none left)");
+		break;
+	case BS_ARB_EXPIRED_LENT:
+		log_info("die %u: the lease ran out while the die is lent; asking its driver for it back first "
+			 "(the holds go once it is back)", n->die);
+		break;
+	case BS_ARB_RETURN_SLOW:
+		log_warn("die %u: its driver has not let go after %u ms; the slot waits for it (a lease never "
+			 "takes a die from a driver): dies/slot says whom it waits on", n->die, n->ms);
+		break;
+	case BS_ARB_RETURNED:
+		pthread_mutex_lock(&d->lock);
+		for (struct fs_vram *h = d->handles.next; h != &d->handles; h = h->next)
+			if (h->die == n->die)
+				h->lender = false;
+		pthread_mutex_unlock(&d->lock);
+		log_info("die %u is back on bar_swap after %u ms", n->die, n->ms);
+		break;
+	}
 }
 
 /*
@@ -195,6 +252,7 @@ void fs_dies_open(fuse_req_t req, fuse_ino_t ino, uint32_t die, struct fuse_file
 	p->fi.direct_io = 1; /* every read and write reaches the die; no page cache in between */
 	p->fi.keep_cache = 0;
 	bs_waiter_init(&p->w);
+	p->w.pid = h->opener;
 	if (!nonblock) {
 		/* Before the hold: an interrupt that came first cancels it (the callback runs now). */
 		p->interruptible = true;
@@ -211,6 +269,7 @@ void fs_dies_open(fuse_req_t req, fuse_ino_t ino, uint32_t die, struct fuse_file
 struct drop {
 	uint32_t die;
 	uint64_t epoch;
+	bool lender;
 };
 
 void fs_dies_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -244,12 +303,12 @@ void fs_dies_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 			release = !closer_has && (c->opener == h->opener ? same : accel_proc_same_process(c->opener, closer));
 		if (!release)
 			continue;
-		c->held = false;
-		drops[n++] = (struct drop){ c->die, c->epoch };
+		drops[n++] = (struct drop){ c->die, c->epoch, c->lender };
+		c->held = c->lender = false;
 	}
 	pthread_mutex_unlock(&d->lock);
 	for (size_t i = 0; i < n; i++)
-		bs_arb_drop(d->arb, drops[i].die, drops[i].epoch);
+		drop_hold(d, drops[i].die, drops[i].epoch, drops[i].lender);
 	/* close(2) returns only now: the slot is already free for the next open. */
 	fuse_reply_err(req, 0);
 }
@@ -278,18 +337,20 @@ static int hold_for_io(struct fs_vram *h, uint64_t *epoch)
 
 	pthread_mutex_lock(&d->lock);
 	*epoch = h->epoch;
-	if (h->held) {
+	ret = -h->revoked;
+	if (h->held || ret) {
 		pthread_mutex_unlock(&d->lock);
-		return 0;
+		return ret;
 	}
 	pthread_mutex_unlock(&d->lock);
 	/* Not under d->lock: the arbiter may answer parked opens, which take it. */
 	bs_waiter_init(&w);
+	w.pid = h->opener;
 	ret = bs_arb_hold(d->arb, &w, h->die, true);
 	if (ret)
 		return ret;
 	pthread_mutex_lock(&d->lock);
-	if (h->held) {
+	if (h->held || h->revoked) {
 		extra = true; /* a concurrent read took it back first: one hold per handle */
 	} else {
 		h->held = true;
@@ -398,29 +459,6 @@ void fs_dies_write(fuse_req_t req, const char *buf, size_t size, off_t off, stru
 		fuse_reply_write(req, size);
 }
 
-/* ---- enabled ------------------------------------------------------------------------- */
-
-int fs_dies_write_enabled(uint32_t die, const char *buf, size_t size)
-{
-	struct fs_dies *d = the_dies;
-	size_t n = size;
-	int ret;
-
-	if (!d)
-		return -ENOENT;
-	if (d->read_only)
-		return -EROFS;
-	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-		n--;
-	if (n != 1 || (buf[0] != '0' && buf[0] != '1'))
-		return -EINVAL;
-	ret = bs_arb_set_enabled(d->arb, die, buf[0] == '1');
-	if (ret)
-		return ret;
-	log_info("die %u %s through dies/%u/enabled", die, buf[0] == '1' ? "enabled" : "quarantined", die);
-	return (int)size;
-}
-
 /* ---- what the tree shows -------------------------------------------------------------- */
 
 bool fs_dies_present(void)
@@ -464,6 +502,11 @@ int fs_dies_status(struct fs_dies_status *out)
 		return -ENOENT;
 	out->backend = the_dies->backend;
 	bs_arb_stats(the_dies->arb, &out->fs);
+	if (bs_slot_lease(bs_arb_slot(the_dies->arb), &out->lease)) {
+		memset(&out->lease, 0, sizeof(out->lease)); /* a module without leases */
+		out->lease.lent_die = -1;
+		out->lease.lease_left_ms = -1;
+	}
 	return bs_slot_query(bs_arb_slot(the_dies->arb), &out->slot);
 }
 
@@ -490,7 +533,7 @@ struct fs_dies *fs_dies_new(struct bs_slot *slot, bool read_only, int *err)
 	d->read_only = read_only;
 	d->handles.next = d->handles.prev = &d->handles;
 	pthread_mutex_init(&d->lock, NULL);
-	d->arb = bs_arb_new(slot, on_answer, d, err);
+	d->arb = bs_arb_new(slot, on_answer, on_note, d, err);
 	if (!d->arb) {
 		bs_slot_close(slot);
 		pthread_mutex_destroy(&d->lock);

@@ -2,9 +2,15 @@
 /*
  * dies/: the barswap dies in the tree (docs/dies.md).
  *
- *   dies/slot          the slot: active die, holders, waiters, swaps
- *   dies/<n>/info      bus id, VRAM bytes, enabled, ...
+ *   dies/slot          the slot: active die, holders and waiters with pids,
+ *                      the lease left, a lent die and whom the slot waits on
+ *   dies/lease_ms      the lease: while others wait, a holder keeps the slot
+ *                      at most this long (0: none)
+ *   dies/<n>/info      bus id, VRAM bytes, enabled, parked/held/lent ...
  *   dies/<n>/enabled   1 or 0; writing 0 quarantines the die
+ *   dies/<n>/driver    the driver the die is bound to; a holder lends it
+ *                      by writing a driver's name, takes it back with bar_swap
+ *   dies/<n>/policy    pinned or resident (what a lent die does when let go)
  *   dies/<n>/vram      the die's VRAM: opening it holds the slot
  *
  * This file is the FUSE side only: requests on vram files are turned into
@@ -47,8 +53,15 @@ struct fs_dies_status {
 	const char *backend;    /* "bar_swap", "simulated" */
 	bs_status slot;         /* the slot itself, every process's view */
 	struct bs_arb_stats fs; /* this mount's holders and waiters */
+	bs_lease_info lease;    /* the slot's lease and lent die (zero from a module without them) */
 };
 int fs_dies_status(struct fs_dies_status *out);
+
+/*
+ * The text of dies/slot, dies/lease_ms, dies/<n>/info, enabled, driver and
+ * policy (fs/dies_render.c), malloc'd.  kind is the file's fs_kind.
+ */
+int fs_dies_render(int kind, uint32_t die, char **out, size_t *len);
 
 /* ---- for ops.c -------------------------------------------------------------- */
 
@@ -59,8 +72,15 @@ void fs_dies_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info 
 void fs_dies_write(fuse_req_t req, const char *buf, size_t size, off_t off, struct fuse_file_info *fi);
 void fs_dies_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 void fs_dies_release(fuse_req_t req, struct fuse_file_info *fi);
-/* A write to dies/<n>/enabled: bytes taken, or -errno. */
+/* Writes to dies/<n>/enabled, dies/<n>/policy, dies/lease_ms: bytes taken, or -errno. */
 int fs_dies_write_enabled(uint32_t die, const char *buf, size_t size);
+int fs_dies_write_policy(uint32_t die, const char *buf, size_t size);
+int fs_dies_write_lease(const char *buf, size_t size);
+/* enabled, policy or lease_ms (an fs_kind): written with fs_dies_write_attr.  driver is not one. */
+bool fs_dies_attr_kind(int kind);
+int fs_dies_write_attr(int kind, uint32_t die, const char *buf, size_t size);
+/* A write to dies/<n>/driver (lend, or return with "bar_swap"): answers req itself, perhaps later. */
+void fs_dies_write_driver(fuse_req_t req, uint32_t die, const char *buf, size_t size);
 /* The connection's limits for bulk transfers (called from init). */
 void fs_dies_tune(struct fuse_conn_info *conn);
 

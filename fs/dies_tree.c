@@ -13,6 +13,8 @@ static const struct {
 } die_files[] = {
 	{ "info", FS_DIE_INFO },
 	{ "enabled", FS_DIE_ENABLED },
+	{ "driver", FS_DIE_DRIVER },
+	{ "policy", FS_DIE_POLICY },
 	{ "vram", FS_DIE_VRAM },
 };
 
@@ -41,6 +43,8 @@ enum fs_kind fs_dies_tree_step(struct fs_node *n, const char *comp)
 	if (n->kind == FS_DIES) {
 		if (!strcmp(comp, "slot"))
 			return FS_DIES_SLOT;
+		if (!strcmp(comp, "lease_ms"))
+			return FS_DIES_LEASE;
 		return parse_die(comp, &n->die) && fs_dies_has(n->die) ? FS_DIE : FS_NONE;
 	}
 	for (size_t i = 0; i < sizeof(die_files) / sizeof(die_files[0]); i++)
@@ -57,6 +61,8 @@ void fs_dies_tree_list(const struct fs_node *dir, fs_emit_fn emit, void *ctx)
 
 		child.kind = FS_DIES_SLOT;
 		emit(ctx, "slot", FS_DIES_SLOT, &child);
+		child.kind = FS_DIES_LEASE;
+		emit(ctx, "lease_ms", FS_DIES_LEASE, &child);
 		for (unsigned i = 0; i < n; i++) {
 			char name[16];
 			snprintf(name, sizeof(name), "%u", i);

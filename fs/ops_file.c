@@ -122,14 +122,18 @@ void fs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, o
 		fs_dies_write(req, buf, size, off, fi);
 		return;
 	}
-	/* Besides vram, dies/<n>/enabled is the one writable file: the whole value in one write. */
+	/* Besides vram, dies/ has enabled, driver, policy and lease_ms: the whole value in one write. */
 	snap = accel_node_snapshot(fs->node);
-	ret = fs_tree_resolve(snap, of->path, &n) ? -ENOENT : n.kind != FS_DIE_ENABLED ? -EACCES : off ? -EINVAL : 0;
+	ret = fs_tree_resolve(snap, of->path, &n) ? -ENOENT : !fs_dies_attr_kind(n.kind) && n.kind != FS_DIE_DRIVER ? -EACCES : off ? -EINVAL : 0;
 	if (ret == -EACCES && fs_jobctl_writes(n.kind)) /* a job's containers or reclaim: n lives in snap */
 		ret = fs_jobctl_write(fs, &n, fuse_req_ctx(req), buf, size);
 	accel_snapshot_unref(snap);
-	if (!ret && n.kind == FS_DIE_ENABLED)
-		ret = fs_dies_write_enabled(n.die, buf, size);
+	if (!ret && n.kind == FS_DIE_DRIVER) {
+		fs_dies_write_driver(req, n.die, buf, size); /* answered there, perhaps once the die is back */
+		return;
+	}
+	if (!ret && fs_dies_attr_kind(n.kind))
+		ret = fs_dies_write_attr(n.kind, n.die, buf, size);
 	if (ret < 0)
 		fuse_reply_err(req, -ret);
 	else

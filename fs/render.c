@@ -177,58 +177,6 @@ static void render_status(struct text *t, const struct accel_device *d, const st
 	free(more);
 }
 
-/* dies/slot: the slot as every process sees it, then this mount's share of it. */
-static int render_slot(struct text *t)
-{
-	struct fs_dies_status st;
-	int ret = fs_dies_status(&st);
-
-	if (ret)
-		return ret;
-	if (st.slot.active_die >= 0)
-		put(t, "active: %d\n", st.slot.active_die);
-	else
-		put(t, "active: none\n");
-	put(t, "holders: %u\n", st.fs.holders);
-	put(t, "waiters: %u\n", st.fs.waiters);
-	put(t, "swaps: %llu\n", (unsigned long long)st.slot.swaps);
-	put(t, "owner: %s\n", st.fs.active >= 0 ? "accelfs" : st.slot.active_die >= 0 ? "other" : "none");
-	put(t, "owner_pid: %d\n", st.slot.owner_pid);
-	put(t, "slot_waiters: %u\n", st.slot.waiters);
-	put(t, "slot_open_files: %u\n", st.slot.open_files);
-	put(t, "slot_size: %llu\n", (unsigned long long)st.slot.slot_size);
-	put(t, "dies: %u\n", st.slot.num_dies);
-	put(t, "backend: %s\n", st.backend);
-	return 0;
-}
-
-static int render_die(struct text *t, const struct fs_node *n)
-{
-	bs_die_info d;
-	int ret = fs_dies_die_info(n->die, &d);
-
-	if (ret)
-		return ret;
-	if (n->kind == FS_DIE_ENABLED) {
-		put(t, "%d\n", !!(d.flags & BS_DIE_ENABLED));
-		return 0;
-	}
-	put(t, "die: %u\n", d.die);
-	put(t, "bus_id: %s\n", d.bus_id);
-	put(t, "vram_bytes: %llu\n", (unsigned long long)d.vram_size);
-	put(t, "enabled: %d\n", !!(d.flags & BS_DIE_ENABLED));
-	put(t, "present: %d\n", !!(d.flags & BS_DIE_PRESENT));
-	put(t, "active: %d\n", !!(d.flags & BS_DIE_ACTIVE));
-	put(t, "acquires: %llu\n", (unsigned long long)d.acquires);
-	if (d.flags & BS_DIE_SIM)
-		put(t, "pci_id: none (simulated)\n");
-	else
-		put(t, "pci_id: %04x:%04x\n", d.vendor, d.device);
-	if (d.bar_phys)
-		put(t, "bar_phys: 0x%llx\n", (unsigned long long)d.bar_phys);
-	return 0;
-}
-
 int fs_render(struct accel_node *node, const struct accel_snapshot *s, const struct fs_node *n, char **out,
 	      size_t *len)
 {
@@ -317,15 +265,13 @@ int fs_render(struct accel_node *node, const struct accel_snapshot *s, const str
 		free(cdi);
 		break;
 	case FS_DIES_SLOT:
+	case FS_DIES_LEASE:
 	case FS_DIE_INFO:
-	case FS_DIE_ENABLED: {
-		int ret = n->kind == FS_DIES_SLOT ? render_slot(&t) : render_die(&t, n);
-		if (ret) {
-			free(t.buf);
-			return ret;
-		}
-		break;
-	}
+	case FS_DIE_ENABLED:
+	case FS_DIE_DRIVER:
+	case FS_DIE_POLICY:
+		free(t.buf);
+		return fs_dies_render(n->kind, n->die, out, len); /* fs/dies_render.c: the slot moves on its own */
 	default:
 		return -EISDIR;
 	}

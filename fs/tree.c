@@ -97,7 +97,8 @@ static const struct accel_job *node_job(const struct accel_snapshot *s, const ch
 
 bool fs_kind_is_writable(enum fs_kind kind)
 {
-	return kind == FS_DIE_ENABLED || kind == FS_DIE_VRAM || kind == FS_JOB_CONTAINERS || kind == FS_JOB_RECLAIM;
+	return kind == FS_DIE_ENABLED || kind == FS_DIE_VRAM || kind == FS_DIE_DRIVER || kind == FS_DIE_POLICY ||
+	       kind == FS_DIES_LEASE || kind == FS_JOB_CONTAINERS || kind == FS_JOB_RECLAIM;
 }
 
 /* A job's cdi.json exists only while the specs carry the hooks that record its containers (core/cdi.h). */

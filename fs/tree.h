@@ -48,6 +48,9 @@ enum fs_kind {
 	FS_DIE_INFO,    /* dies/3/info */
 	FS_DIE_ENABLED, /* dies/3/enabled */
 	FS_DIE_VRAM,    /* dies/3/vram */
+	FS_DIE_DRIVER,  /* dies/3/driver */
+	FS_DIE_POLICY,  /* dies/3/policy */
+	FS_DIES_LEASE,  /* dies/lease_ms */
 };
 
 struct fs_node {

@@ -9,7 +9,8 @@
  * (the same slot the daemon serves dies/ over); STATE_DIR must exist unless
  * --sim-create asks for a fresh one.  Ownership belongs to the
  * process: `acquire` holds the slot until it is told to let go, and
- * releases it on the way out.
+ * releases it on the way out.  Lending, the lease and the policies are in
+ * tools/barswap_lend.c.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -27,8 +28,9 @@
 #include "core/barswap.h"
 #include "core/bs_slot.h"
 #include "sim/barswap/bs_sim.h"
+#include "tools/barswap_cli.h"
 
-static void usage(FILE *f)
+void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: barswap [--sim=STATE_DIR [--sim-create] | --device=PATH] COMMAND ...\n"
@@ -43,6 +45,15 @@ static void usage(FILE *f)
 		"  read DIE OFFSET LENGTH      acquire, copy LENGTH bytes at OFFSET to stdout, release\n"
 		"  write DIE OFFSET            acquire, copy stdin to OFFSET (ENOSPC past the end), release\n"
 		"  disable DIE | enable DIE    quarantine a flaky die (its acquires fail: ENODEV), or re-enable it\n"
+		"  lend DIE DRIVER [SECONDS|-] acquire DIE, lend it to the PCI driver DRIVER (one of the module's\n"
+		"                              lend_drivers=), hold it as acquire does, then take it back and\n"
+		"                              release it.  Prints 'lent DIE to DRIVER' once the driver has it\n"
+		"  return DIE                  acquire DIE and take it back from its driver (a resident die)\n"
+		"  policy DIE [pinned|resident] show or set what a lent die does when its holder lets go\n"
+		"  lease [MS]                  show or set the lease: while others wait, a holder keeps the\n"
+		"                              slot at most MS milliseconds (0: no lease)\n"
+		"  use DIE [SECONDS|-]         (--sim) use the lent DIE through its simulated driver, which then\n"
+		"                              does not let go of it (as nvidia waits for a CUDA process)\n"
 		"\n"
 		"  --sim=STATE_DIR   the simulated slot of `accelfs --sim --state-dir=STATE_DIR`\n"
 		"                    (STATE_DIR must exist)\n"
@@ -52,14 +63,24 @@ static void usage(FILE *f)
 		"Offsets and lengths take K, M, G suffixes (powers of 1024).\n");
 }
 
-static volatile sig_atomic_t stop_signal;
+volatile sig_atomic_t stop_signal;
 
 static void on_stop(int sig)
 {
 	stop_signal = sig;
 }
 
-static int parse_u64(const char *s, uint64_t *out)
+void catch_stop(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop; /* no SA_RESTART: a signal ends a wait (EINTR) or the hold */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+int parse_u64(const char *s, uint64_t *out)
 {
 	char *end;
 	unsigned long long v;
@@ -94,10 +115,40 @@ static int parse_die(const char *s, int *die)
 	return 0;
 }
 
-static int fail(const char *what)
+int fail(const char *what)
 {
-	fprintf(stderr, "barswap: %s: %s\n", what, strerror(errno));
+	if (errno == ETIME)
+		fprintf(stderr, "barswap: %s: %s (the lease ran out while others waited: the slot was taken back)\n",
+			what, strerror(errno));
+	else
+		fprintf(stderr, "barswap: %s: %s\n", what, strerror(errno));
 	return 1;
+}
+
+int parse_hold(const char *hold, uint64_t *seconds)
+{
+	if (hold && strcmp(hold, "-") && parse_u64(hold, seconds)) {
+		fprintf(stderr, "barswap: not a number of seconds: %s\n", hold);
+		usage(stderr);
+		return -1;
+	}
+	return 0;
+}
+
+void hold_on(const char *hold, uint64_t seconds)
+{
+	if (hold && !strcmp(hold, "-")) {
+		char buf[256];
+		while (!stop_signal && read(STDIN_FILENO, buf, sizeof(buf)) > 0)
+			;
+	} else if (hold) {
+		struct timespec ts = { (time_t)seconds, 0 };
+		while (!stop_signal && nanosleep(&ts, &ts) && errno == EINTR)
+			;
+	} else {
+		while (!stop_signal)
+			pause();
+	}
 }
 
 static int cmd_query(bs_context *ctx)
@@ -118,13 +169,18 @@ static int cmd_query(bs_context *ctx)
 	printf("open_files: %" PRIu32 "\n", st.open_files);
 	printf("swaps: %" PRIu64 "\n", st.swaps);
 	printf("slot_size: %" PRIu64 "\n", st.slot_size);
-	printf("%-4s %-14s %-12s %-7s %-6s %s\n", "die", "bus_id", "vram_bytes", "enabled", "active", "acquires");
+	print_lease(ctx);
+	printf("%-4s %-14s %-12s %-7s %-6s %-9s %-16s %s\n", "die", "bus_id", "vram_bytes", "enabled", "active",
+	       "policy", "driver", "acquires");
 	for (uint32_t i = 0; i < st.num_dies; i++) {
 		bs_die_info d;
+		bs_die_lend l = { .driver = "bar_swap" };
 		if (bs_die_info_get(ctx, (int)i, &d))
 			return fail("die info");
-		printf("%-4" PRIu32 " %-14s %-12" PRIu64 " %-7d %-6d %" PRIu64 "%s\n", i, d.bus_id, d.vram_size,
-		       !!(d.flags & BS_DIE_ENABLED), !!(d.flags & BS_DIE_ACTIVE), d.acquires,
+		bs_die_lend_get(ctx, (int)i, &l); /* a module without lending: bar_swap, pinned */
+		printf("%-4" PRIu32 " %-14s %-12" PRIu64 " %-7d %-6d %-9s %-16s %" PRIu64 "%s\n", i, d.bus_id, d.vram_size,
+		       !!(d.flags & BS_DIE_ENABLED), !!(d.flags & BS_DIE_ACTIVE),
+		       l.policy == BS_POLICY_RESIDENT ? "resident" : "pinned", l.driver, d.acquires,
 		       d.flags & BS_DIE_PRESENT ? "" : " (removed)");
 	}
 	return 0;
@@ -146,24 +202,19 @@ static int cmd_info(bs_context *ctx, int die)
 	printf("simulated: %d\n", !!(d.flags & BS_DIE_SIM));
 	if (!(d.flags & BS_DIE_SIM))
 		printf("pci_id: %04x:%04x\nbar_phys: 0x%" PRIx64 "\n", d.vendor, d.device, d.bar_phys);
+	print_die_lend(ctx, die);
 	return 0;
 }
 
 static int cmd_acquire(bs_context *ctx, int die, const char *hold, unsigned flags, uint32_t timeout_ms)
 {
-	struct sigaction sa;
 	struct timespec t0, t1;
 	uint64_t seconds = 0;
 	bs_gpu *g;
 
-	if (hold && strcmp(hold, "-") && parse_u64(hold, &seconds)) {
-		fprintf(stderr, "barswap: not a number of seconds: %s\n", hold);
+	if (parse_hold(hold, &seconds))
 		return 2;
-	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop; /* no SA_RESTART: a signal ends the wait (EINTR) or the hold */
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	catch_stop();
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	g = bs_acquire_ex(ctx, die, flags, timeout_ms);
 	if (!g)
@@ -172,18 +223,7 @@ static int cmd_acquire(bs_context *ctx, int die, const char *hold, unsigned flag
 	printf("acquired %d (%" PRIu64 " bytes) after %.3f s\n", die, g->vram_size,
 	       (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 	fflush(stdout);
-	if (hold && !strcmp(hold, "-")) {
-		char buf[256];
-		while (!stop_signal && read(STDIN_FILENO, buf, sizeof(buf)) > 0)
-			;
-	} else if (hold) {
-		struct timespec ts = { (time_t)seconds, 0 };
-		while (!stop_signal && nanosleep(&ts, &ts) && errno == EINTR)
-			;
-	} else {
-		while (!stop_signal)
-			pause();
-	}
+	hold_on(hold, seconds);
 	if (bs_release_ex(ctx, g))
 		return fail("release");
 	printf("released %d\n", die);
@@ -289,6 +329,7 @@ int main(int argc, char **argv)
 	unsigned flags = 0;
 	uint32_t timeout_ms = 0;
 	bool sim_create = false;
+	struct bs_slot *sim_slot = NULL;
 	bs_context *ctx;
 	int c, die = 0, ret;
 
@@ -315,7 +356,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	cmd = argv[optind++];
-	if (strcmp(cmd, "query") && (optind >= argc || parse_die(argv[optind++], &die))) {
+	if (strcmp(cmd, "query") && strcmp(cmd, "lease") && (optind >= argc || parse_die(argv[optind++], &die))) {
 		usage(stderr);
 		return 2;
 	}
@@ -339,6 +380,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "barswap: %s\n", err);
 			return 1;
 		}
+		sim_slot = s;
 		ctx = bs_init_slot(s);
 	} else {
 		ctx = device ? bs_init_path(device) : bs_init();
@@ -364,6 +406,18 @@ int main(int argc, char **argv)
 		}
 	} else if (!strcmp(cmd, "disable") || !strcmp(cmd, "enable")) {
 		ret = bs_set_enabled(ctx, die, !strcmp(cmd, "enable")) ? fail(cmd) : 0;
+	} else if (!strcmp(cmd, "lend")) {
+		ret = optind < argc ? cmd_lend(ctx, die, argv[optind], optind + 1 < argc ? argv[optind + 1] : NULL, flags,
+					       timeout_ms)
+				    : (usage(stderr), 2);
+	} else if (!strcmp(cmd, "return")) {
+		ret = cmd_return(ctx, die, flags, timeout_ms);
+	} else if (!strcmp(cmd, "policy")) {
+		ret = cmd_policy(ctx, die, optind < argc ? argv[optind] : NULL);
+	} else if (!strcmp(cmd, "lease")) {
+		ret = cmd_lease(ctx, optind < argc ? argv[optind] : NULL);
+	} else if (!strcmp(cmd, "use")) {
+		ret = cmd_use(sim_slot, die, optind < argc ? argv[optind] : NULL);
 	} else {
 		fprintf(stderr, "barswap: unknown command %s\n", cmd);
 		usage(stderr);

@@ -26,28 +26,8 @@
 #include <unistd.h>
 
 #include "sim/barswap/bs_sim.h"
+#include "sim/barswap/bs_sim_slot.h"
 #include "sim/barswap/bs_sim_state.h"
-
-struct region {
-	void *addr;
-	uint64_t size;
-};
-
-struct sim_slot {
-	struct bs_slot base;
-	struct sim_state st;
-	uint64_t id;
-	int lock_fd;
-	pthread_mutex_t local; /* regions and owned */
-	struct region region[BS_SIM_MAX_DIES];
-	int owned; /* the die whose region is read-write now, -1 */
-	struct sim_slot *next;
-};
-
-static struct sim_slot *S(struct bs_slot *s)
-{
-	return (struct sim_slot *)s;
-}
 
 /* This process's open handles, so that a quarantine closes off their mappings at once. */
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -76,11 +56,14 @@ static int ensure_region(struct sim_slot *s, uint32_t die)
 	return 0;
 }
 
-/* Under the state lock: make exactly the owned die's region accessible, if any. */
-static int sync_protection(struct sim_slot *s)
+/*
+ * Under the state lock: make exactly the owned die's region accessible, if
+ * any.  Not a lent die's: its memory is its driver's then.
+ */
+int sync_protection(struct sim_slot *s)
 {
 	struct sim_shared *sh = s->st.sh;
-	int want = sh->owner == s->id ? sh->active : -1;
+	int want = sh->owner == s->id && sh->active >= 0 && sh->dies[sh->active].lend == BS_LEND_NONE ? sh->active : -1;
 	int ret = 0;
 
 	pthread_mutex_lock(&s->local);
@@ -100,7 +83,7 @@ static int sync_protection(struct sim_slot *s)
 	return ret;
 }
 
-static void sync_others(struct sim_slot *self)
+void sync_others(struct sim_slot *self)
 {
 	pthread_mutex_lock(&registry_lock);
 	for (struct sim_slot *o = registry; o; o = o->next)
@@ -149,21 +132,14 @@ static int sim_die_info(struct bs_slot *bs, uint32_t die, bs_die_info *out)
 		memset(out, 0, sizeof(*out));
 		out->die = die;
 		out->flags = BS_DIE_PRESENT | BS_DIE_SIM | (sh->dies[die].enabled ? BS_DIE_ENABLED : 0) |
-			     (sh->owner && sh->active == (int32_t)die ? BS_DIE_ACTIVE : 0);
+			     ((sh->owner || sh->leaving) && sh->active == (int32_t)die ? BS_DIE_ACTIVE : 0) |
+			     (sh->dies[die].lend != BS_LEND_NONE ? BS_DIE_LENT : 0);
 		out->vram_size = sh->dies[die].vram_size;
 		out->acquires = sh->dies[die].acquires;
 		snprintf(out->bus_id, sizeof(out->bus_id), "sim:%u", die);
 	}
 	sim_unlock(&s->st);
 	return ret;
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 /* How a wait ended, once someone took us off the queue: 1 granted, else -errno. */
@@ -175,7 +151,7 @@ static int served(const struct sim_handle *me)
 /* Under the state lock, queued: wait until served, interrupted or out of time. */
 static int wait_turn(struct sim_slot *s, struct sim_handle *me, uint32_t timeout_ms)
 {
-	uint64_t deadline = timeout_ms ? now_ms() + timeout_ms : 0;
+	uint64_t deadline = timeout_ms ? sim_now_ms() + timeout_ms : 0;
 
 	for (;;) {
 		uint32_t seen = __atomic_load_n(&s->st.sh->futex, __ATOMIC_SEQ_CST);
@@ -183,7 +159,7 @@ static int wait_turn(struct sim_slot *s, struct sim_handle *me, uint32_t timeout
 		int r;
 
 		if (deadline) {
-			uint64_t t = now_ms();
+			uint64_t t = sim_now_ms();
 			left = t >= deadline ? 1 : (uint32_t)(deadline - t);
 		}
 		sim_unlock(&s->st);
@@ -191,12 +167,12 @@ static int wait_turn(struct sim_slot *s, struct sim_handle *me, uint32_t timeout
 		sim_lock(&s->st);
 		if (!me->queued)
 			return served(me);
-		if (r == -EINTR || (deadline && now_ms() >= deadline)) {
+		if (r == -EINTR || (deadline && sim_now_ms() >= deadline)) {
 			/* Never restarted, as the module's: a restart would lose the place in the queue. */
 			sim_dequeue(&s->st, s->id);
 			return r == -EINTR ? -EINTR : -ETIMEDOUT;
 		}
-		sim_reap(&s->st); /* a dead owner hands the slot on, perhaps to us */
+		sim_reap(&s->st); /* a dead owner or an expired lease hands the slot on, perhaps to us */
 		if (!me->queued)
 			return served(me);
 	}
@@ -223,10 +199,14 @@ static int sim_acquire(struct bs_slot *bs, uint32_t die, unsigned flags, uint32_
 	if (ret)
 		goto out;
 	me->revoked = 0;
-	if (sh->owner == s->id) { /* the owner moves the slot at will */
-		if (sh->active != (int32_t)die)
+	if (sh->owner == s->id) { /* the owner moves the slot at will, unless its die is lent */
+		if (sh->active != (int32_t)die && sim_die_pins(sh, sh->active))
+			ret = -EBUSY;
+		else if (sh->active != (int32_t)die)
 			sim_switch(&s->st, s->id, die);
-	} else if (!sh->owner && !sh->nqueue) {
+		if (ret)
+			goto out;
+	} else if (sim_slot_free(sh) && !sh->nqueue) {
 		sim_switch(&s->st, s->id, die);
 	} else if (flags & BS_NONBLOCK) {
 		ret = -EAGAIN;
@@ -235,9 +215,11 @@ static int sim_acquire(struct bs_slot *bs, uint32_t die, unsigned flags, uint32_
 			ret = -EAGAIN;
 			goto out;
 		}
-		sh->queue[sh->nqueue++] = (struct sim_wait){ .handle = s->id, .die = die };
+		sh->queue[sh->nqueue++] =
+			(struct sim_wait){ .handle = s->id, .die = die, .pid = me->pid, .since_ms = sim_now_ms() };
 		me->queued = 1;
 		me->result = 0;
+		sim_lease_update(&s->st); /* someone waits: the owner's lease runs */
 		ret = wait_turn(s, me, timeout_ms);
 	}
 	if (!ret) {
@@ -263,10 +245,10 @@ static int sim_release(struct bs_slot *bs)
 	sim_reap(&s->st);
 	me = sim_handle_rec(&s->st, s->id);
 	if (s->st.sh->owner == s->id) {
-		sim_vacate(&s->st);
+		sim_leave(&s->st); /* a pinned lent die comes back first */
 		ret = 0;
 	} else if (me && me->revoked) {
-		ret = -ENODEV; /* reported once */
+		ret = -me->revoked; /* ENODEV or ETIME, reported once */
 	}
 	if (me)
 		me->revoked = 0;
@@ -275,7 +257,7 @@ static int sim_release(struct bs_slot *bs)
 	return ret;
 }
 
-static bool has_cap_sys_admin(void)
+bool has_cap_sys_admin(void)
 {
 	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
@@ -296,6 +278,8 @@ static int sim_set_enabled(struct bs_slot *bs, uint32_t die, bool enabled)
 	sim_lock(&s->st);
 	if (die >= sh->num_dies) {
 		ret = -EINVAL;
+	} else if (!enabled && sh->dies[die].lend != BS_LEND_NONE) {
+		ret = -EBUSY; /* bound to its driver: return it first */
 	} else if (sh->dies[die].enabled != (uint32_t)enabled) {
 		sh->dies[die].enabled = enabled;
 		if (!enabled)
@@ -342,7 +326,7 @@ static void sim_close(struct bs_slot *bs)
 	free(s);
 }
 
-static const struct bs_slot_ops sim_ops = {
+const struct bs_slot_ops sim_ops = {
 	.backend = "simulated",
 	.query = sim_query,
 	.die_info = sim_die_info,
@@ -351,6 +335,13 @@ static const struct bs_slot_ops sim_ops = {
 	.set_enabled = sim_set_enabled,
 	.window = sim_window,
 	.close = sim_close,
+	.lend = sim_lend,
+	.return_die = sim_return,
+	.die_lend = sim_die_lend,
+	.set_policy = sim_set_policy,
+	.set_lease = sim_set_lease,
+	.lease = sim_lease,
+	.queue = sim_queue,
 };
 
 struct bs_slot *bs_slot_sim_open(const char *dir, const struct bs_sim_geometry *g, int *ret, char *err,

@@ -29,11 +29,35 @@
 #define BS_SIM_MAX_DIES 64
 #define BS_SIM_DEFAULT_DIES 16
 #define BS_SIM_DEFAULT_VRAM (64ull << 20)
+#define BS_SIM_MAX_DRIVERS 8
 
+/*
+ * The shape of the simulated dies, and the PCI drivers around them: which
+ * are loaded (a lend to any other is ENOENT) and which a die may be lent to
+ * (the module's lend_drivers=, empty by default: EPERM).
+ */
 struct bs_sim_geometry {
 	uint32_t num_dies;
 	uint64_t vram_size; /* every die's, bytes: a whole number of pages */
+	uint32_t n_drivers, n_lend_drivers;
+	char drivers[BS_SIM_MAX_DRIVERS][BS_DRIVER_LEN];
+	char lend_drivers[BS_SIM_MAX_DRIVERS][BS_DRIVER_LEN];
 };
+
+/* The drivers a simulated node has loaded unless its topology says otherwise. */
+#define BS_SIM_DEFAULT_DRIVERS { "nvidia", "uio_pci_generic", "vfio-pci", "pci-stub" }
+
+/* The defaults: 16 dies of 64 MiB, the default drivers, nothing lendable. */
+void bs_sim_geometry_default(struct bs_sim_geometry *g);
+
+/*
+ * A user of a lent die through its simulated driver (what a CUDA process
+ * is to nvidia): while one runs, the driver does not let go of the die and
+ * a return waits.  The user holds *fd (an flock()ed file) until it closes
+ * it or dies.  slot must be a simulated one (-EOPNOTSUPP); -EINVAL (no
+ * such die), -ENODEV (not lent), or the errno of the file.
+ */
+int bs_sim_driver_use(struct bs_slot *slot, uint32_t die, char *driver, size_t len, int *fd);
 
 /*
  * A handle on the simulated slot under dir.  With g, the slot is created

@@ -141,7 +141,7 @@ void sim_handle_unregister(struct sim_state *st, uint64_t id, int lock_fd)
 		if (h->queued)
 			sim_dequeue(st, id);
 		if (st->sh->owner == id)
-			sim_vacate(st);
+			sim_leave(st);
 		drop_handle(st, h);
 	}
 	sim_unlock(st);
@@ -164,7 +164,7 @@ uint32_t sim_count_handles(struct sim_state *st)
 			sim_dequeue(st, h->id);
 		if (st->sh->owner == h->id) {
 			drop_handle(st, h);
-			sim_vacate(st);
+			sim_leave(st);
 		} else {
 			drop_handle(st, h);
 		}
@@ -179,8 +179,9 @@ void sim_reap(struct sim_state *st)
 	if (st->sh->owner && (!h || !handle_alive(st, h))) {
 		if (h)
 			drop_handle(st, h);
-		sim_vacate(st);
+		sim_leave(st); /* a dead lender's die comes back, as with the module */
 	}
+	sim_advance(st);
 }
 
 /* ---- the slot --------------------------------------------------------------- */
@@ -195,6 +196,42 @@ void sim_switch(struct sim_state *st, uint64_t handle, uint32_t die)
 	sh->owner = handle;
 	sh->dies[die].acquires++;
 	sh->swaps++;
+	/* A new tenure: a new lease, running at once if others wait already. */
+	sh->leaving = 0;
+	sh->expired = 0;
+	sh->contended_since = 0;
+	sim_lease_update(st);
+}
+
+bool sim_slot_free(const struct sim_shared *sh)
+{
+	return !sh->owner && !sh->leaving && sh->returning < 0;
+}
+
+bool sim_die_pins(const struct sim_shared *sh, int32_t die)
+{
+	const struct sim_die *d;
+
+	if (die < 0)
+		return false;
+	d = &sh->dies[die];
+	return d->lend != BS_LEND_NONE && !(d->lend == BS_LEND_LENT && d->policy == BS_POLICY_RESIDENT);
+}
+
+void sim_leave(struct sim_state *st)
+{
+	struct sim_shared *sh = st->sh;
+
+	if (sim_die_pins(sh, sh->active)) {
+		sh->owner = 0;
+		sh->owner_pid = 0;
+		sh->leaving = 1;
+		if (sh->dies[sh->active].lend == BS_LEND_LENT)
+			sim_start_return(st, (uint32_t)sh->active);
+		sim_wake(st);
+		return;
+	}
+	sim_vacate(st);
 }
 
 void sim_dequeue(struct sim_state *st, uint64_t handle)
@@ -211,6 +248,7 @@ void sim_dequeue(struct sim_state *st, uint64_t handle)
 	struct sim_handle *h = sim_handle_rec(st, handle);
 	if (h)
 		h->queued = 0;
+	sim_lease_update(st);
 }
 
 void sim_vacate(struct sim_state *st)
@@ -242,6 +280,9 @@ void sim_vacate(struct sim_state *st)
 	sh->owner = 0;
 	sh->active = -1;
 	sh->owner_pid = 0;
+	sh->leaving = 0;
+	sh->expired = 0;
+	sh->contended_since = 0;
 	sim_wake(st);
 }
 
@@ -265,9 +306,10 @@ void sim_revoke_die(struct sim_state *st, uint32_t die)
 	if (sh->owner && sh->active == (int32_t)die) {
 		struct sim_handle *h = sim_handle_rec(st, sh->owner);
 		if (h)
-			h->revoked = 1;
+			h->revoked = ENODEV;
 		sim_vacate(st);
 	}
+	sim_lease_update(st);
 	sim_wake(st);
 }
 
@@ -325,6 +367,15 @@ static bool same_shape(const struct sim_shared *sh, const struct bs_sim_geometry
 	return true;
 }
 
+/* The drivers around the dies: not the shape, so they follow the latest daemon without a re-shape. */
+static void set_drivers(struct sim_shared *sh, const struct bs_sim_geometry *g)
+{
+	sh->n_drivers = g->n_drivers;
+	sh->n_lend_drivers = g->n_lend_drivers;
+	memcpy(sh->drivers, g->drivers, sizeof(sh->drivers));
+	memcpy(sh->lend_drivers, g->lend_drivers, sizeof(sh->lend_drivers));
+}
+
 static void init_shared(struct sim_shared *sh, const struct bs_sim_geometry *g)
 {
 	pthread_mutexattr_t a;
@@ -339,7 +390,9 @@ static void init_shared(struct sim_shared *sh, const struct bs_sim_geometry *g)
 	sh->size = sizeof(*sh);
 	sh->num_dies = g->num_dies;
 	sh->active = -1;
+	sh->returning = -1;
 	sh->next_id = 1;
+	set_drivers(sh, g);
 	for (uint32_t i = 0; i < g->num_dies; i++) {
 		sh->dies[i].vram_size = g->vram_size;
 		sh->dies[i].enabled = 1;
@@ -373,7 +426,7 @@ static int size_die_files(const char *dir, const struct sim_shared *sh, char *er
 
 int sim_state_open(struct sim_state *st, const char *dir, const struct bs_sim_geometry *g, char *err, size_t errlen)
 {
-	struct bs_sim_geometry def = { BS_SIM_DEFAULT_DIES, BS_SIM_DEFAULT_VRAM };
+	struct bs_sim_geometry def;
 	char path[PATH_MAX];
 	struct stat sb;
 	bool valid;
@@ -430,8 +483,14 @@ int sim_state_open(struct sim_state *st, const char *dir, const struct bs_sim_ge
 		}
 		valid = false; /* nobody uses it: re-shape it, keeping what the die files hold */
 	}
-	if (!valid)
+	bs_sim_geometry_default(&def);
+	if (!valid) {
 		init_shared(st->sh, g ? g : &def);
+	} else if (g) {
+		sim_lock(st);
+		set_drivers(st->sh, g);
+		sim_unlock(st);
+	}
 	ret = size_die_files(dir, st->sh, err, errlen);
 out:
 	close(init_fd); /* and its lock */

@@ -19,21 +19,24 @@
 #include "sim/barswap/bs_sim.h"
 
 #define SIM_MAGIC 0x42535331u /* "BSS1" */
-#define SIM_VERSION 1
+#define SIM_VERSION 2            /* 2: lending and the lease */
 #define SIM_MAX_HANDLES 256
 
 struct sim_die {
 	uint64_t vram_size;
 	uint64_t acquires;
 	uint32_t enabled;
-	uint32_t pad;
+	uint32_t policy;             /* BS_POLICY_* */
+	uint32_t lend;               /* BS_LEND_* (never LENDING: a simulated bind is instant) */
+	int32_t lender_pid;
+	char driver[BS_DRIVER_LEN];  /* the borrower, while lent */
 };
 
 struct sim_handle {
 	uint64_t id;     /* 0: a free entry */
 	uint64_t nonce;  /* the registering process image (see handle_alive) */
 	int32_t pid;
-	uint32_t revoked; /* lost the slot to quarantine: its next release says ENODEV */
+	int32_t revoked;  /* lost the slot: ENODEV (quarantine) or ETIME (lease), said once by release */
 	uint32_t queued;  /* waiting in the FIFO (at most one waiter per handle) */
 	int32_t result;   /* set when a wait ends: 1 granted, or -errno */
 };
@@ -41,7 +44,8 @@ struct sim_handle {
 struct sim_wait {
 	uint64_t handle;
 	uint32_t die;
-	uint32_t pad;
+	int32_t pid;
+	uint64_t since_ms;
 };
 
 struct sim_shared {
@@ -58,6 +62,17 @@ struct sim_shared {
 	uint32_t nqueue;
 	uint64_t swaps;
 	uint64_t next_id;
+	/* the lease (times in CLOCK_MONOTONIC ms, the same clock for every process) */
+	uint32_t lease_ms;
+	uint32_t expired;            /* the owner's lease ran out while its die was lent */
+	uint64_t contended_since;    /* 0: the lease does not run */
+	/* lending: at most one die, the active one, is on its way back */
+	uint32_t leaving;            /* the owner let go of a pinned lent die */
+	int32_t returning;           /* that die, -1: none */
+	uint64_t return_start;
+	uint32_t n_drivers, n_lend_drivers;
+	char drivers[BS_SIM_MAX_DRIVERS][BS_DRIVER_LEN];
+	char lend_drivers[BS_SIM_MAX_DRIVERS][BS_DRIVER_LEN];
 	struct sim_die dies[BS_SIM_MAX_DIES];
 	struct sim_handle handles[SIM_MAX_HANDLES];
 	struct sim_wait queue[SIM_MAX_HANDLES]; /* FIFO: queue[0] is the head */
@@ -89,12 +104,37 @@ uint32_t sim_count_handles(struct sim_state *st);
 
 /* Under the lock: put die into the slot for handle (grant or switch). */
 void sim_switch(struct sim_state *st, uint64_t handle, uint32_t die);
-/* Under the lock: the owner leaves; the first live waiter with a usable die gets the slot. */
+/* Under the lock: the slot goes to the first live waiter with a usable die, or is emptied. */
 void sim_vacate(struct sim_state *st);
+/*
+ * Under the lock: the owner leaves (release, close, death, lease).  A die
+ * lent under the pinned policy comes back first; the slot moves once it is.
+ */
+void sim_leave(struct sim_state *st);
+/* Under the lock: nobody owns the slot and no lent die is on its way back. */
+bool sim_slot_free(const struct sim_shared *sh);
+/* Under the lock: does the active die keep the slot where it is (lent, pinned)? */
+bool sim_die_pins(const struct sim_shared *sh, int32_t die);
 /* Under the lock: quarantine die: fail its waiters, revoke it from its owner. */
 void sim_revoke_die(struct sim_state *st, uint32_t die);
 /* Under the lock: remove a handle's entry from the FIFO. */
 void sim_dequeue(struct sim_state *st, uint64_t handle);
+
+/* ---- bs_sim_lend.c: returns and the lease, advanced by whoever looks ---- */
+
+uint64_t sim_now_ms(void);
+/* Under the lock: start taking the LENT active die back; it comes back once its driver lets go. */
+void sim_start_return(struct sim_state *st, uint32_t die);
+/* Under the lock: finish a return whose driver has let go, expire a lease whose time is up. */
+void sim_advance(struct sim_state *st);
+/* Under the lock, after every change of owner or queue: start or stop the lease's clock. */
+void sim_lease_update(struct sim_state *st);
+/* The lease left to the owner, -1 if it does not run. */
+int32_t sim_lease_left(const struct sim_shared *sh);
+/* <dir>/users/die<N>: held (flock) by a user of die N's simulated driver. */
+void sim_user_path(const char *dir, uint32_t die, char *buf, size_t len);
+/* Is a process using die through its simulated driver (bs_sim_driver_use)? */
+bool sim_driver_in_use(const struct sim_state *st, uint32_t die);
 
 /* Wake every waiter (call after changing anything they wait for). */
 void sim_wake(struct sim_state *st);

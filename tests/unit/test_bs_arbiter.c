@@ -22,7 +22,7 @@
 #include "sim/barswap/bs_sim.h"
 
 #define MIB (1024ull * 1024)
-static const struct bs_sim_geometry geo = { 4, 1 * MIB };
+static const struct bs_sim_geometry geo = { .num_dies = 4, .vram_size = 1 * MIB };
 
 /* Answers, in the order the arbiter gave them. */
 struct record {
@@ -108,7 +108,7 @@ static int setup(void **state)
 		return -1;
 	pthread_mutex_init(&f->rec.lock, NULL);
 	pthread_cond_init(&f->rec.cond, NULL);
-	f->arb = bs_arb_new(open_slot(f), on_done, &f->rec, &err);
+	f->arb = bs_arb_new(open_slot(f), on_done, NULL, &f->rec, &err);
 	if (!f->arb)
 		return -1;
 	*state = f;

@@ -23,7 +23,7 @@
 #include "sim/barswap/bs_sim.h"
 
 #define MIB (1024ull * 1024)
-static const struct bs_sim_geometry geo = { 4, 1 * MIB };
+static const struct bs_sim_geometry geo = { .num_dies = 4, .vram_size = 1 * MIB };
 
 struct fixture {
 	char dir[128];
@@ -477,7 +477,7 @@ static void quarantine_fails_waiters_and_revokes_the_owner(void **state)
 static void geometry_reshape_only_when_unused(void **state)
 {
 	struct fixture *f = *state;
-	struct bs_sim_geometry other = { 2, 2 * MIB };
+	struct bs_sim_geometry other = { .num_dies = 2, .vram_size = 2 * MIB };
 	struct bs_slot *a = open_slot(f), *b;
 	char err[256];
 	int ret;

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dies/ inside: the handles of vram files and the one fs_dies of the
+ * process, shared by fs/dies.c (open, close, I/O), fs/dies_attr.c (the
+ * writable files: enabled, driver, policy, lease_ms) and fs/dies_render.c
+ * (what slot and info say).
+ */
+#ifndef ACCELFS_DIES_INTERNAL_H
+#define ACCELFS_DIES_INTERNAL_H
+
+#include <pthread.h>
+#include <sys/types.h>
+
+#include "fs/dies.h"
+
+struct fs_vram {
+	struct fs_dies *d;
+	uint32_t die;
+	fuse_ino_t ino;
+	uint64_t size;
+	pid_t opener; /* the thread that opened it */
+	/* under d->lock: */
+	bool held;
+	uint64_t epoch;
+	int revoked;  /* the hold was taken away (ENODEV, ETIME): every I/O fails so; reopen */
+	bool lender;  /* this handle lent the die: its last close returns it (pinned policy) */
+	struct fs_vram *next, *prev; /* every open handle */
+};
+
+struct fs_dies {
+	struct bs_arbiter *arb;
+	const char *backend;
+	bool read_only;
+	pthread_mutex_t lock; /* handles, and each handle's held/epoch/revoked/lender */
+	struct fs_vram handles;
+	dev_t dev; /* the mount's device number */
+	bool dev_known;
+};
+
+extern struct fs_dies *fs_the_dies;
+
+/*
+ * Under d->lock: a current hold on die of a handle the process pid holds
+ * (opened it, or has a descriptor on it: a child of the shell that opened
+ * it), or NULL.  Reads /proc for other processes.
+ */
+struct fs_vram *fs_dies_holder_of(struct fs_dies *d, uint32_t die, pid_t pid);
+
+/* A request parked until the arbiter answers it (an open, a return). */
+struct fs_dies_park;
+void fs_dies_return_answered(struct bs_waiter *w, int err);
+
+#endif

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
@@ -19,6 +20,8 @@ static enum accel_log_level max_level = ACCEL_LOG_INFO;
 static enum accel_log_level stderr_level = ACCEL_LOG_DEBUG;
 static bool to_syslog;
 static bool to_stderr = true;
+/* stderr is systemd's journal: lines carry their priority as "<N>" and no timestamp (journald adds one). */
+static bool to_journal;
 static int log_fd = -1;
 /* The log file's absolute path, for a reopen after rotation (the daemon chdirs to /). */
 static char log_path[PATH_MAX];
@@ -28,9 +31,27 @@ static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 
 static const char *const level_names[] = { "error", "warning", "info", "debug" };
 
+/*
+ * JOURNAL_STREAM is "<device>:<inode>" of the stream systemd connected to
+ * stdout/stderr.  It is inherited by children whose stderr is something
+ * else, so it counts only when stderr is still that very stream.
+ */
+static bool stderr_is_journal(void)
+{
+	const char *e = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	if (!e || sscanf(e, "%llu:%llu", &dev, &ino) != 2 || fstat(STDERR_FILENO, &st))
+		return false;
+	return (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+}
+
 static void read_env_level(void)
 {
 	const char *s = getenv("ACCELFS_LOG");
+
+	to_journal = stderr_is_journal();
 	if (!s)
 		return;
 	for (unsigned i = 0; i < sizeof(level_names) / sizeof(level_names[0]); i++)
@@ -152,8 +173,17 @@ void accel_log(enum accel_log_level level, const char *fmt, ...)
 			     ts.tv_nsec / 1000000, (int)getpid(), level_names[level], msg);
 		if (n > (int)sizeof(line) - 1)
 			n = (int)sizeof(line) - 1;
-		if (to_stderr && level <= stderr_level && write(STDERR_FILENO, line, (size_t)n) < 0)
+		if (to_stderr && level <= stderr_level && to_journal) {
+			/* sd-daemon(3)'s prefix: the journal files the line under that priority. */
+			char jline[sizeof(msg) + 8];
+			int jn = snprintf(jline, sizeof(jline), "<%d>%s\n", syslog_prio[level], msg);
+			if (jn > (int)sizeof(jline) - 1)
+				jn = (int)sizeof(jline) - 1;
+			if (write(STDERR_FILENO, jline, (size_t)jn) < 0)
+				errno = 0;
+		} else if (to_stderr && level <= stderr_level && write(STDERR_FILENO, line, (size_t)n) < 0) {
 			errno = 0; /* nowhere left to report it */
+		}
 		reopen_if_asked();
 		if (log_fd >= 0 && write(log_fd, line, (size_t)n) < 0)
 			errno = 0;

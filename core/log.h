@@ -3,7 +3,9 @@
  * One logging path for the library, the daemon and the tools.  Messages go
  * to stderr (and to syslog once the daemon has detached), prefixed with the
  * level; the caller supplies the device/profile context in the text so that
- * every line can be read on its own.
+ * every line can be read on its own.  When stderr is systemd's journal
+ * (JOURNAL_STREAM names it), a line is "<priority>message" instead: the
+ * journal keeps the priority (journalctl -p warning) and adds the time.
  */
 #ifndef ACCEL_LOG_H
 #define ACCEL_LOG_H

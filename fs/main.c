@@ -35,6 +35,7 @@
 
 #include "core/delegation.h"
 #include "core/log.h"
+#include "core/metrics.h"
 #include "core/node.h"
 #include "core/record.h"
 #include "fs/accelfs.h"
@@ -44,6 +45,8 @@
 #include "fs/notify.h"
 #include "fs/waiters.h"
 #include "fs/options.h"
+#include "fs/service.h"
+#include "fs/textfile.h"
 #include "fs/reclaimer.h"
 #include "fs/sim_setup.h"
 #include "fs/startup.h"
@@ -174,6 +177,20 @@ static void open_log(const struct fs_options *o, const char *state_dir)
 		fprintf(stderr, "accelfs: cannot open the log file %s: logging to stderr only\n", path);
 }
 
+/* A new snapshot: the kernel's caches and the metrics textfile follow (both only queue work here). */
+static void on_node_change(void *ctx, struct accel_snapshot *old_snap, struct accel_snapshot *new_snap)
+{
+	fs_notify_changed(ctx, old_snap, new_snap);
+	fs_textfile_kick();
+}
+
+/* A counter moved (a carve failed, an orphan was reclaimed): the textfile follows. */
+static void on_metrics_change(void *ctx)
+{
+	(void)ctx;
+	fs_textfile_kick();
+}
+
 int main(int argc, char *argv[])
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
@@ -203,6 +220,8 @@ int main(int argc, char *argv[])
 		goto out;
 	}
 	ret = startup_check_mountpoint(o.mountpoint, &mp);
+	if (ret == STARTUP_USAGE)
+		ret = fs_options_usage_error(argv[0]); /* a usage error ends with the usage line, as every other */
 	if (!ret && mp.live)
 		ret = startup_refuse_live(want_state_dir, &mp);
 	if (ret)
@@ -269,7 +288,7 @@ int main(int argc, char *argv[])
 		log_error("%s", err);
 		goto out;
 	}
-	nopt.on_change = fs_notify_changed;
+	nopt.on_change = on_node_change;
 	nopt.ctx = &fs;
 	fs.node = accel_node_start(&nopt, err, sizeof(err));
 	if (!fs.node) {
@@ -304,6 +323,13 @@ int main(int argc, char *argv[])
 		log_error("cannot start the thread that clears stale attachments");
 		goto out_unmount;
 	}
+	if (o.metrics_textfile) {
+		if (fs_textfile_start(fs.node, o.metrics_textfile, err, sizeof(err))) {
+			log_error("%s", err);
+			goto out_unmount;
+		}
+		accel_metrics_set_listener(on_metrics_change, NULL);
+	}
 	log_info("serving %s%s (state in %s)", mp.path, o.sim ? " as a simulated node" : "", state_dir);
 	write_pid_file(state_dir);
 	if (!o.foreground) {
@@ -312,6 +338,7 @@ int main(int argc, char *argv[])
 		detach_stdio();
 		report_ready(0);
 	}
+	fs_service_ready(mp.path, o.sim); /* under systemd: the tree is complete, as report_ready says above */
 	{
 		struct fuse_loop_config *cfg = fuse_loop_cfg_create();
 		if (!cfg)
@@ -321,6 +348,7 @@ int main(int argc, char *argv[])
 		ret = fuse_session_loop_mt(fs.se, cfg) ? 1 : 0;
 		fuse_loop_cfg_destroy(cfg);
 	}
+	fs_service_stopping(mp.path);
 	log_info("unmounted %s", mp.path);
 	remove_pid_file(state_dir);
 
@@ -338,6 +366,9 @@ out:
 	if (fs.se)
 		fuse_session_destroy(fs.se);
 	accel_node_stop(fs.node);
+	/* Nothing counts or publishes any more: the textfile writer can go, taking its file with it. */
+	accel_metrics_set_listener(NULL, NULL);
+	fs_textfile_stop();
 	startup_lock_release(lock_fd); /* last: until here this process still acted on the state directory */
 	accel_delegation_free(fs.deleg);
 	fs_pollers_free(fs.pollers);

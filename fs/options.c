@@ -2,10 +2,15 @@
 #include "fs/options.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include "fs/service.h"
+#include "sim/locate.h"
 
 #define OPT(t, p) { t, offsetof(struct fs_options, p), 1 }
 #define STR(t, p) { t, offsetof(struct fs_options, p), 0 }
@@ -28,6 +33,7 @@ static const struct fuse_opt option_spec[] = {
 	STR("--poll-interval=%s", poll_interval),
 	STR("--orphan-grace=%s", orphan_grace),
 	STR("--busy-retries=%s", busy_retries),
+	STR("--metrics-textfile=%s", metrics_textfile),
 	FUSE_OPT_END
 };
 
@@ -42,8 +48,10 @@ void fs_options_usage(FILE *f, const char *prog)
 		"MOUNTPOINT must be an existing directory.  A mount left behind by an accelfs that was\n"
 		"killed is detached first; a running accelfs there is refused.\n"
 		"\n"
-		"  -f, --foreground        stay in the foreground (default: return once the mount is ready)\n"
-		"  --sim[=TOPOLOGY.json]   serve a simulated node (built-in topology when no file is given)\n"
+		"  -f, --foreground        stay in the foreground (default: return once the mount is ready;\n"
+		"                          under systemd's Type=notify, NOTIFY_SOCKET set, always)\n"
+		"  --sim[=TOPOLOGY]        serve a simulated node: the built-in one, an installed topology\n"
+		"                          by name (default, small, nvidia-only, thead-quirks) or a JSON file\n"
 		"  --state-dir=DIR         ownership records and simulated hardware (default /var/lib/accelfs);\n"
 		"                          one accelfs per state directory (DIR/accelfs.lock names the one\n"
 		"                          that serves it, DIR/accelfs.pid too)\n"
@@ -52,6 +60,8 @@ void fs_options_usage(FILE *f, const char *prog)
 		"                          job (default: accelfs-hook beside accelfs)\n"
 		"  --log=FILE              also append the log to FILE (default when in the background:\n"
 		"                          STATE_DIR/accelfs.log); SIGHUP reopens it (log rotation)\n"
+		"  --metrics-textfile=DIR  keep DIR/accelfs.prom equal to MOUNTPOINT/metrics, for\n"
+		"                          node_exporter's textfile collector (DIR must exist)\n"
 		"  --poll-interval=SEC     how often the drivers are re-read for what udev cannot report\n"
 		"                          (MIG mode, instances carved by hand); default 2\n"
 		"  --orphan-grace=SEC      how long an unmanaged instance is left before it is reclaimed;\n"
@@ -60,10 +70,19 @@ void fs_options_usage(FILE *f, const char *prog)
 		"  --read-only             observe only: never carve, destroy or reclaim (mkdir: EROFS)\n"
 		"  -o OPT[,OPT...]         FUSE mount options (allow_other, ...)\n"
 		"  -d, --debug             log every FUSE request (implies -f)\n"
-		"  -h, --help, -V, --version\n"
+		"  -h, --help              this text\n"
+		"  -V, --version           the version of accelfs and libfuse\n"
+		"\n"
+		"Environment:\n"
+		"  ACCELFS_LOG=LEVEL       error, warning, info (default) or debug: what is logged\n"
+		"  JOURNAL_STREAM          set by systemd: when stderr is the journal, log lines carry\n"
+		"                          their priority (<3> error ... <7> debug) and no timestamp\n"
+		"  NOTIFY_SOCKET           set by systemd (Type=notify): READY=1 is sent once the mount\n"
+		"                          serves the first complete snapshot, STOPPING=1 on the way out\n"
+		"  PPU_HOME                where libhgml.so is looked for (default /usr/local/PPU_SDK)\n"
 		"\n"
 		"Exit status: 0 mounted (or help), 1 refused or failed (the message says why),\n"
-		"2 usage error (nothing was changed).\n",
+		"2 usage error (nothing was changed).  accelfs(8) runs it; accelfs(5) is the tree.\n",
 		prog);
 }
 
@@ -136,6 +155,46 @@ static int nonempty(const char *value, const char *what)
 	return 0;
 }
 
+/* Checked now, like the mountpoint: the daemon creates nothing outside its state directory. */
+static int check_textfile_dir(const char *dir)
+{
+	const char *why = NULL;
+	struct stat st;
+
+	if (!*dir)
+		why = "needs a value";
+	else if (stat(dir, &st))
+		why = strerror(errno);
+	else if (!S_ISDIR(st.st_mode))
+		why = "not a directory";
+	if (!why)
+		return 0;
+	fprintf(stderr, "accelfs: --metrics-textfile=%s: %s: give the directory of node_exporter's "
+			"--collector.textfile.directory\n", dir, why);
+	return -1;
+}
+
+/* --sim=NAME or --sim=FILE: the file it means, in place of what was given. */
+static int resolve_topology(struct fs_options *o)
+{
+	char path[PATH_MAX], err[5 * PATH_MAX];
+	char *found;
+
+	/* Checked now: later it would be found missing after the state directory was made. */
+	if (accel_sim_find_topology(o->sim_topology, path, sizeof(path), err, sizeof(err))) {
+		fprintf(stderr, "accelfs: --sim=%s: %s\n", o->sim_topology, err);
+		return -1;
+	}
+	found = strdup(path);
+	if (!found) {
+		fprintf(stderr, "accelfs: out of memory\n");
+		return -1;
+	}
+	free(o->sim_topology);
+	o->sim_topology = found;
+	return 0;
+}
+
 int fs_options_parse(struct fuse_args *args, struct fs_options *o)
 {
 	const char *prog = args->argc > 0 ? args->argv[0] : "accelfs";
@@ -159,6 +218,8 @@ int fs_options_parse(struct fuse_args *args, struct fs_options *o)
 	if (nonempty(o->state_dir, "--state-dir") || nonempty(o->cdi_dir, "--cdi-dir") || nonempty(o->hook, "--hook") ||
 	    nonempty(o->log_file, "--log") || nonempty(o->sim_topology, "--sim"))
 		return fs_options_usage_error(prog);
+	if (o->metrics_textfile && check_textfile_dir(o->metrics_textfile))
+		return fs_options_usage_error(prog);
 	if (o->poll_interval && parse_seconds_ms(o->poll_interval, "--poll-interval", &o->poll_ms))
 		return fs_options_usage_error(prog);
 	if (o->orphan_grace && parse_seconds_ms(o->orphan_grace, "--orphan-grace", &o->orphan_grace_ms))
@@ -173,15 +234,12 @@ int fs_options_parse(struct fuse_args *args, struct fs_options *o)
 		o->busy_retry_count = (unsigned)v;
 	}
 	if (o->sim_topology) {
-		/* Checked now: later it would be found missing after the state directory was made. */
-		if (access(o->sim_topology, R_OK)) {
-			fprintf(stderr, "accelfs: --sim=%s: cannot read the topology: %s\n", o->sim_topology,
-				strerror(errno));
+		if (resolve_topology(o))
 			return fs_options_usage_error(prog);
-		}
 		o->sim = 1;
 	}
-	if (o->debug)
+	/* A service manager waiting for READY=1 watches this process: it must not fork away. */
+	if (o->debug || fs_service_managed())
 		o->foreground = 1;
 	return FS_OPTIONS_GO_ON;
 }
@@ -196,5 +254,6 @@ void fs_options_free(struct fs_options *o)
 	free(o->poll_interval);
 	free(o->orphan_grace);
 	free(o->busy_retries);
+	free(o->metrics_textfile);
 	free(o->mountpoint);
 }

@@ -26,6 +26,7 @@ struct fs_options {
 	char *poll_interval;
 	char *orphan_grace;
 	char *busy_retries;
+	char *metrics_textfile; /* node_exporter's textfile directory (fs/textfile.c) */
 	char *mountpoint;
 	/* Parsed values; 0 where the option was not given (the node's default applies). */
 	unsigned poll_ms;

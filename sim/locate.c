@@ -9,8 +9,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Where meson installs things (absolute; sim/meson.build passes them). */
 #ifndef ACCELFS_PKGLIBDIR
 #define ACCELFS_PKGLIBDIR "/usr/local/lib/accelfs"
+#endif
+#ifndef ACCELFS_DATADIR
+#define ACCELFS_DATADIR "/usr/local/share"
+#endif
+#ifndef ACCELFS_BINDIR
+#define ACCELFS_BINDIR "/usr/local/bin"
+#endif
+#ifndef ACCELFS_SBINDIR
+#define ACCELFS_SBINDIR "/usr/local/sbin"
 #endif
 
 const char *accel_sim_vendor_dir(const struct accel_family *f)
@@ -98,38 +108,133 @@ static int exists(const char *path)
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-int accel_sim_locate_lib(const struct accel_family *f, char *path, size_t len, char *err, size_t errlen)
+/* The directory of the running executable ("" when /proc cannot say). */
+static void exe_dir(char *dir, size_t len)
 {
-	const char *rel = accel_sim_lib_relpath(f);
-	const char *libdir = getenv("ACCELFS_SIM_LIBDIR");
-	char exe[PATH_MAX], tried[3][PATH_MAX];
-	size_t n = 0;
-	ssize_t r;
+	ssize_t r = readlink("/proc/self/exe", dir, len - 1);
+	char *slash;
 
-	if (libdir && *libdir && fmt_path(tried[n], PATH_MAX, libdir, "/", rel) == 0)
-		n++;
-	r = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (r > 0) {
-		char *slash;
+	dir[r > 0 ? r : 0] = '\0';
+	slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	else
+		dir[0] = '\0';
+}
 
-		exe[r] = '\0';
-		slash = strrchr(exe, '/');
-		if (slash) {
-			*slash = '\0';
-			if (fmt_path(tried[n], PATH_MAX, exe, "/../sim/", rel) == 0)
-				n++;
+/*
+ * The root the running executable was installed under: "" for a plain
+ * install, the DESTDIR for a staged one (meson install --destdir puts
+ * <prefix>/sbin/accelfs at DESTDIR<prefix>/sbin/accelfs).  -1 when the
+ * executable is not in an installed bin or sbin directory (the build tree).
+ */
+static int install_root(char *root, size_t len)
+{
+	static const char *const dirs[] = { ACCELFS_SBINDIR, ACCELFS_BINDIR };
+	char dir[PATH_MAX];
+
+	exe_dir(dir, sizeof(dir));
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		size_t dl = strlen(dir), il = strlen(dirs[i]);
+		if (dl >= il && !strcmp(dir + dl - il, dirs[i])) {
+			int w = snprintf(root, len, "%.*s", (int)(dl - il), dir);
+			return w < 0 || (size_t)w >= len ? -1 : 0;
 		}
 	}
-	if (fmt_path(tried[n], PATH_MAX, ACCELFS_PKGLIBDIR, "/sim/", rel) == 0)
+	return -1;
+}
+
+/*
+ * The places a file of the simulated node is looked for, in order: the
+ * directory the environment names (tests), the build tree next to the
+ * executable (<exe>/../sim/<sub>), and the installed location under the
+ * executable's own install root (so a DESTDIR install finds its own files,
+ * not the system's) or, failing that, where meson installs it.
+ */
+static size_t candidates(const char *env, const char *build_sub, const char *installed, const char *leaf,
+			 char tried[][PATH_MAX])
+{
+	const char *envdir = getenv(env);
+	char dir[PATH_MAX], root[PATH_MAX];
+	size_t n = 0;
+
+	if (envdir && *envdir && fmt_path(tried[n], PATH_MAX, envdir, "/", leaf) == 0)
 		n++;
+	exe_dir(dir, sizeof(dir));
+	if (dir[0] && fmt_path(tried[n], PATH_MAX, dir, build_sub, leaf) == 0)
+		n++;
+	if (install_root(root, sizeof(root)) == 0 && root[0] && fmt_path(tried[n], PATH_MAX, root, installed, leaf) == 0)
+		n++;
+	if (fmt_path(tried[n], PATH_MAX, installed, "", leaf) == 0)
+		n++;
+	return n;
+}
+
+#define MAX_CANDIDATES 4
+
+/* "a, b, c": the places tried, for a message. */
+static void list_tried(char tried[][PATH_MAX], size_t n, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && used < len; i++) {
+		int w = snprintf(buf + used, len - used, "%s%s", i ? ", " : "", tried[i]);
+		if (w < 0)
+			break;
+		used += (size_t)w;
+	}
+}
+
+int accel_sim_locate_lib(const struct accel_family *f, char *path, size_t len, char *err, size_t errlen)
+{
+	char tried[MAX_CANDIDATES][PATH_MAX], installed[PATH_MAX], leaf[PATH_MAX], list[4 * PATH_MAX];
+	size_t n;
+
+	if (fmt_path(installed, sizeof(installed), ACCELFS_PKGLIBDIR, "/sim", "") ||
+	    fmt_path(leaf, sizeof(leaf), "/", accel_sim_lib_relpath(f), ""))
+		return -ENAMETOOLONG;
+	n = candidates("ACCELFS_SIM_LIBDIR", "/../sim", installed, leaf, tried);
 	for (size_t i = 0; i < n; i++)
-		if (exists(tried[i])) {
-			if (fmt_path(path, len, tried[i], "", ""))
-				return -ENAMETOOLONG;
-			return 0;
+		if (exists(tried[i]))
+			return fmt_path(path, len, tried[i], "", "") ? -ENAMETOOLONG : 0;
+	list_tried(tried, n, list, sizeof(list));
+	snprintf(err, errlen, "no simulated %s driver found (tried %s)", f->vendor, list);
+	return -ENOENT;
+}
+
+/* Is this a name (default, small) rather than a path (./x.json, /etc/x.json, x.json)? */
+static int is_name(const char *arg)
+{
+	size_t l = strlen(arg);
+
+	return !strchr(arg, '/') && !(l > 5 && !strcmp(arg + l - 5, ".json"));
+}
+
+int accel_sim_find_topology(const char *arg, char *path, size_t len, char *err, size_t errlen)
+{
+	char tried[MAX_CANDIDATES][PATH_MAX], installed[PATH_MAX], leaf[PATH_MAX], list[4 * PATH_MAX];
+	size_t n;
+
+	if (!is_name(arg) || exists(arg)) {
+		/* A path (or a file of that name here): it must be readable, and is taken as given. */
+		if (access(arg, R_OK)) {
+			int e = errno;
+			snprintf(err, errlen, "cannot read the topology %s: %s", arg, strerror(e));
+			return -e;
 		}
-	snprintf(err, errlen, "no simulated %s driver found (tried %s%s%s%s%s)", f->vendor, n > 0 ? tried[0] : "",
-		 n > 1 ? ", " : "", n > 1 ? tried[1] : "", n > 2 ? ", " : "", n > 2 ? tried[2] : "");
+		return fmt_path(path, len, arg, "", "") ? -ENAMETOOLONG : 0;
+	}
+	if (fmt_path(installed, sizeof(installed), ACCELFS_DATADIR, "/accelfs/topologies", "") ||
+	    fmt_path(leaf, sizeof(leaf), "/", arg, ".json"))
+		return -ENAMETOOLONG;
+	n = candidates("ACCELFS_SIM_TOPOLOGIES", "/../sim/topologies", installed, leaf, tried);
+	for (size_t i = 0; i < n; i++)
+		if (exists(tried[i]))
+			return fmt_path(path, len, tried[i], "", "") ? -ENAMETOOLONG : 0;
+	list_tried(tried, n, list, sizeof(list));
+	snprintf(err, errlen, "no topology named %s (tried %s); give a name installed there or the path of a "
+		 "JSON file", arg, list);
 	return -ENOENT;
 }
 

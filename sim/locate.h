@@ -54,10 +54,23 @@ int accel_sim_state_dir_check(const char *state_dir, const char *create_option, 
  * Find f's simulated driver library, trying in order:
  *   $ACCELFS_SIM_LIBDIR/<relpath>
  *   <directory of /proc/self/exe>/../sim/<relpath>    (the build tree)
+ *   <DESTDIR><pkglibdir>/sim/<relpath>                 (a staged install: the
+ *        executable runs from <DESTDIR><bindir or sbindir>)
  *   <pkglibdir>/sim/<relpath>                         (installed)
  * Returns 0 with the path, or -ENOENT with the places tried in err.
  */
 int accel_sim_locate_lib(const struct accel_family *f, char *path, size_t len, char *err, size_t errlen);
+
+/*
+ * The topology file an accelfs --sim=ARG means.  A path (ARG has a '/' or
+ * ends in .json, or a file of that name exists) is taken as given and must
+ * be readable.  A name (small, default) is an installed topology, found as
+ * NAME.json in the same places as the libraries: $ACCELFS_SIM_TOPOLOGIES,
+ * <exe>/../sim/topologies (the build tree), <DESTDIR><datadir>/accelfs/
+ * topologies, <datadir>/accelfs/topologies.  Returns 0 with the path, or
+ * -errno with a message naming the places tried.
+ */
+int accel_sim_find_topology(const char *arg, char *path, size_t len, char *err, size_t errlen);
 
 /* <state_dir>/sim/<vendor>/dev and .../proc: the simulated node's /dev and /proc. */
 int accel_sim_dev_root(const char *state_dir, const struct accel_family *f, char *buf, size_t len);

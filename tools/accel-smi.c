@@ -17,8 +17,12 @@
 #include "tools/smi-commands.h"
 #include "sim/locate.h"
 
+/* A usage error's last line, when the full text was not printed: where the rest is. */
+static bool usage_shown;
+
 static void usage(FILE *f)
 {
+	usage_shown = f == stderr;
 	fputs("usage: accel-smi [-f ppu|gpu] [--sim[=STATE_DIR] [--sim-create]] [--topology=FILE] COMMAND\n"
 	      "\n"
 	      "  -f ppu|gpu                 the family: T-Head PPUs (default) or NVIDIA GPUs\n"
@@ -27,6 +31,8 @@ static void usage(FILE *f)
 	      "  --sim-create               with --sim: create STATE_DIR if it does not exist (a fresh\n"
 	      "                             node driven by accel-smi alone)\n"
 	      "  --topology=FILE            with --sim: the hardware a fresh state directory starts with\n"
+	      "  -h, --help                 this text\n"
+	      "  -V, --version              the version of accel-smi\n"
 	      "\n"
 	      "commands (as ppu-smi / nvidia-smi):\n"
 	      "  -L                         list the cards and their MIG devices\n"
@@ -50,7 +56,9 @@ static void usage(FILE *f)
 	      "  sim hold -i N [--control]  hold the card's node (and the control nodes) until killed\n"
 	      "  sim remove -i N | sim add -i N    the card falls off / comes back on the bus\n"
 	      "  sim kmsg                   the simulated kernel log\n"
-	      "  sim paths                  where the simulated node keeps its files\n",
+	      "  sim paths                  where the simulated node keeps its files\n"
+	      "\n"
+	      "Exit status: 0 done, 1 the driver refused or failed, 2 usage error, 6 no such device.\n",
 	      f);
 }
 
@@ -99,6 +107,9 @@ static int parse(int argc, char **argv, struct cli *c, struct smi *s)
 			c->topology = argv[++i];
 		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			usage(stdout);
+			exit(SMI_OK);
+		} else if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
+			printf("accel-smi %s\n", ACCELFS_VERSION);
 			exit(SMI_OK);
 		} else if (!strcmp(a, "-L") || !strcmp(a, "--list-gpus")) {
 			if (set_cmd(c, CMD_LIST))
@@ -186,7 +197,7 @@ static int open_driver(struct smi *s, const struct cli *c)
 	return SMI_OK;
 }
 
-int main(int argc, char **argv)
+static int smi_main(int argc, char **argv)
 {
 	struct smi s = { .device = SMI_ALL, .gi = SMI_ALL, .ci = SMI_ALL };
 	struct cli c = { .family = "ppu" };
@@ -235,5 +246,17 @@ int main(int argc, char **argv)
 	}
 	mig_lib_close(&s.lib);
 	fflush(stdout);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	int rc = smi_main(argc, argv);
+
+	/* Every usage error ends with the usage line on stderr, whichever command found it. */
+	if (rc == SMI_USAGE && !usage_shown)
+		fputs("usage: accel-smi [-f ppu|gpu] [--sim[=STATE_DIR] [--sim-create]] [--topology=FILE] COMMAND  "
+		      "(accel-smi --help lists the commands)\n",
+		      stderr);
 	return rc;
 }

@@ -246,7 +246,7 @@ class NvidiaSpecific(NodeTestCase):
         self.assertEqual(self.node.keyvals("gpu0", "mig", "7g.141gb", "all", "status")["placement"], "0:8")
 
     def test_me_variant_never_offered(self):
-        self.assertEqual(sorted(p for p in os.listdir(self.gi()) if p not in ("mode", "instances")),
+        self.assertEqual(sorted(p for p in os.listdir(self.gi()) if p not in ("mode", "instances", "map")),
                          ["1g.18gb", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb"])
         self.assertNotIn("1g.18gb+me", os.listdir(self.node.path("mig")))
 
@@ -276,7 +276,7 @@ class NvidiaUnnamedProfiles(NodeTestCase):
     topology = topology_path("nvidia-unnamed.json")
 
     def test_profiles_named_from_geometry(self):
-        names = sorted(p for p in os.listdir(self.node.path("gpu0", "mig")) if p not in ("mode", "instances"))
+        names = sorted(p for p in os.listdir(self.node.path("gpu0", "mig")) if p not in ("mode", "instances", "map"))
         self.assertEqual(names, ["1g.18gb", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb"])
         info = self.node.keyvals("gpu0", "mig", "1g.35gb", "info")
         self.assertEqual(info["profile_id"], "15")

@@ -268,7 +268,7 @@ class Workload:
             if not dev.startswith(("ppu", "gpu")):
                 continue
             for prof in sorted(os.listdir(self.node.path(dev, "mig"))):
-                if prof in ("mode", "instances"):
+                if prof in ("mode", "instances", "map"):
                     continue
                 for job in os.listdir(self.node.path(dev, "mig", prof)):
                     if job.startswith("t") and "-" in job and os.path.isdir(self.node.path(dev, "mig", prof, job)):
@@ -442,7 +442,7 @@ class TrustCase(NodeTestCase):
             if not dev.startswith(("ppu", "gpu")):
                 continue
             for prof in os.listdir(n.path(dev, "mig")):
-                if prof in ("mode", "instances"):
+                if prof in ("mode", "instances", "map"):
                     continue
                 cap = int(n.keyvals(dev, "mig", prof, "info")["capacity"])
                 if n.available(dev, prof) != cap:

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * <device>/mig/map: the card's memory slices drawn, one column per slice,
+ * a letter per GPU instance (a job's or a foreign one), '.' where free,
+ * then one legend line per letter and the free ranges.  mig/instances lists;
+ * this draws, from the same snapshot:
+ *
+ *   slice 0 1 2 3 4 5 6 7
+ *         A A A A B B . .
+ *   A job=job1 profile=4g.48gb gi=0 placement=0:4 state=ready
+ *   B job=- profile=2g.24gb gi=1 placement=4:2 foreign note="orphan: ..."
+ *   . free=6:2 slices=2/8
+ */
+#ifndef ACCELFS_MIG_MAP_H
+#define ACCELFS_MIG_MAP_H
+
+#include <stddef.h>
+
+#include "core/model.h"
+
+/* Render into a malloc'd buffer: 0, or -ENOMEM. */
+int fs_mig_map_render(const struct accel_device *d, char **out, size_t *len);
+
+#endif

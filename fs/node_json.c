@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: MIT */
+#include "fs/node_json.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "core/family.h"
+#include "fs/dies.h"
+
+#ifndef ACCELFS_VERSION
+#define ACCELFS_VERSION "unknown"
+#endif
+
+/*
+ * Every builder returns a new reference or NULL when out of memory; the
+ * json_pack "o" format steals its argument and fails on NULL, so a failure
+ * anywhere below comes up as NULL at the top without leaking.
+ */
+
+static json_t *str_or_null(const char *s)
+{
+	return s && *s ? json_string(s) : json_null();
+}
+
+static json_t *span(struct accel_span sp)
+{
+	return json_pack("{s:I,s:I}", "start", (json_int_t)sp.start, "size", (json_int_t)sp.size);
+}
+
+static json_t *devnodes(const struct accel_devnode *nodes, size_t n)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && i < n; i++)
+		if (json_array_append_new(a, json_pack("{s:s,s:I,s:I}", "path", nodes[i].path, "major",
+						       (json_int_t)nodes[i].major, "minor", (json_int_t)nodes[i].minor))) {
+			json_decref(a);
+			return NULL;
+		}
+	return a;
+}
+
+static json_t *profile(const void *elem, const void *ctx)
+{
+	const struct accel_profile *p = elem;
+
+	json_t *placements = json_array();
+
+	for (size_t i = 0; placements && i < p->n_placements; i++)
+		if (json_array_append_new(placements, span(p->placements[i]))) {
+			json_decref(placements);
+			placements = NULL;
+		}
+	return json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:o,s:I,s:I}", "name", p->name,
+			 "driver_name", p->vendor_name, "driver_display_name", p->driver_name, "profile_id",
+			 (json_int_t)p->id, "memory_slices", (json_int_t)p->span, "memory_mib", (json_int_t)p->memory_mib,
+			 "compute_slices", (json_int_t)p->slice_count, "multiprocessors", (json_int_t)p->multiprocessors,
+			 "copy_engines", (json_int_t)p->copy_engines, "decoders", (json_int_t)p->decoders, "encoders",
+			 (json_int_t)p->encoders, "jpeg", (json_int_t)p->jpegs, "ofa", (json_int_t)p->ofas, "placements",
+			 placements, "capacity", (json_int_t)accel_ledger_capacity(p->n_placements), "available",
+			 (json_int_t)p->available);
+}
+
+static json_t *job(const void *elem, const void *ctx)
+{
+	const struct accel_job *j = elem;
+	const struct accel_device *d = ctx;
+	char when[32] = "";
+	struct tm tm;
+	time_t created = (time_t)j->created;
+	bool ready = j->state == ACCEL_JOB_READY;
+
+	if (gmtime_r(&created, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	/* A job that is not ready fails closed (devices answers ENODEV): no nodes here either. */
+	return json_pack("{s:s,s:s,s:s,s:o,s:s,s:I,s:I,s:I,s:o,s:s,s:{s:I,s:I},s:s,s:o}", "name", j->name, "profile",
+			 j->profile, "state", accel_job_state_str(j->state), "reason",
+			 ready ? json_null() : json_string(j->state_reason), "device", d->name, "profile_id",
+			 (json_int_t)j->profile_id, "gi", (json_int_t)j->gi, "ci", (json_int_t)j->ci, "placement",
+			 span(j->placement), "uuid", j->uuid, "owner", "uid", (json_int_t)j->uid, "gid", (json_int_t)j->gid,
+			 "created", when, "devices", ready ? devnodes(j->nodes, j->n_nodes) : json_null());
+}
+
+static json_t *instance(const void *elem, const void *ctx)
+{
+	const struct accel_instance *in = elem;
+
+	json_t *ci = json_array();
+
+	for (unsigned c = 0; ci && c < in->n_ci && c < 8; c++)
+		if (json_array_append_new(ci, json_integer(in->ci[c]))) {
+			json_decref(ci);
+			ci = NULL;
+		}
+	return json_pack("{s:I,s:o,s:s,s:I,s:o,s:o,s:o,s:o}", "gi", (json_int_t)in->gi, "ci", ci, "profile",
+			 in->profile_name, "profile_id", (json_int_t)in->profile_id, "placement", span(in->placement),
+			 "uuid", str_or_null(in->uuid), "job", str_or_null(in->job), "note", str_or_null(in->note));
+}
+
+/* An array of what fn makes of each of n elements of `size` bytes at arr. */
+static json_t *list(const void *arr, size_t n, size_t size, json_t *(*fn)(const void *elem, const void *ctx),
+		    const void *ctx)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && i < n; i++)
+		if (json_array_append_new(a, fn((const char *)arr + i * size, ctx))) {
+			json_decref(a);
+			a = NULL;
+		}
+	return a;
+}
+
+static json_t *device(const struct accel_device *d)
+{
+	const struct accel_family *f = d->family;
+	json_t *o;
+
+	o = json_pack("{s:s,s:s,s:s,s:s,s:I,s:s,s:o,s:s,s:s,s:s,s:s,s:o,s:o,s:s,s:o}", "name", d->name, "vendor",
+		      f->vendor, "product", d->product, "uuid", d->uuid, "minor", (json_int_t)d->minor, "bus_id",
+		      d->bus_id, "memory_mib", d->memory_mib ? json_integer((json_int_t)d->memory_mib) : json_null(),
+		      "mig_mode", d->mig_enabled ? "enabled" : "disabled", "mig_pending",
+		      d->mig_pending_enabled ? "enabled" : "disabled", "driver_library", d->library, "pci_driver",
+		      d->pci_driver[0] ? d->pci_driver : "unknown", "syspath", str_or_null(d->udev_syspath), "nodes",
+		      devnodes(d->card_nodes, d->n_card_nodes), "state", d->refused ? "refused" : "ok", "refusal",
+		      d->refused ? json_string(d->refusal) : json_null());
+	/* The tree's number: T-Head's card ordinal, NVIDIA's NVML index (info names it the same way). */
+	if (o && json_object_set_new(o, f->card_node_by_minor ? "index" : "ordinal", json_integer(d->ordinal))) {
+		json_decref(o);
+		return NULL;
+	}
+	/* Profile directories exist only while the mode is enabled; so do they here. */
+	if (o && json_object_set_new(o, "profiles",
+				     d->mig_enabled ? list(d->profiles, d->n_profiles, sizeof(*d->profiles), profile, NULL)
+							      : json_array())) {
+		json_decref(o);
+		return NULL;
+	}
+	if (o && (json_object_set_new(o, "jobs", list(d->jobs, d->n_jobs, sizeof(*d->jobs), job, d)) ||
+		  json_object_set_new(o, "instances", list(d->instances, d->n_instances, sizeof(*d->instances), instance, NULL)))) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* The node-level mig/: each published name once, in device order, with its devices and their sum. */
+static json_t *node_profiles(const struct accel_snapshot *s)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && i < s->n_devices; i++)
+		for (size_t k = 0; a && s->devices[i]->mig_enabled && k < s->devices[i]->n_profiles; k++) {
+			const char *name = s->devices[i]->profiles[k].name;
+			json_int_t avail = 0;
+			json_t *devs;
+			bool seen = false;
+
+			for (size_t e = 0; e < i && !seen; e++)
+				seen = accel_device_profile(s->devices[e], name) != NULL;
+			if (seen)
+				continue;
+			devs = json_array();
+			for (size_t e = i; devs && e < s->n_devices; e++) {
+				const struct accel_profile *p = accel_device_profile(s->devices[e], name);
+				if (!p)
+					continue;
+				avail += p->available;
+				if (json_array_append_new(devs, json_string(s->devices[e]->name))) {
+					json_decref(devs);
+					devs = NULL;
+				}
+			}
+			if (json_array_append_new(a, json_pack("{s:s,s:o,s:I}", "name", name, "devices", devs, "available",
+							       avail))) {
+				json_decref(a);
+				a = NULL;
+			}
+		}
+	return a;
+}
+
+static json_t *die(const bs_die_info *d)
+{
+	char pci[16];
+
+	snprintf(pci, sizeof(pci), "%04x:%04x", d->vendor, d->device);
+	return json_pack("{s:I,s:s,s:I,s:b,s:b,s:b,s:I,s:o,s:o}", "die", (json_int_t)d->die, "bus_id", d->bus_id,
+			 "vram_bytes", (json_int_t)d->vram_size, "enabled", !!(d->flags & BS_DIE_ENABLED), "present",
+			 !!(d->flags & BS_DIE_PRESENT), "active", !!(d->flags & BS_DIE_ACTIVE), "acquires",
+			 (json_int_t)d->acquires, "pci_id", d->flags & BS_DIE_SIM ? json_null() : json_string(pci),
+			 "bar_phys", d->bar_phys ? json_integer((json_int_t)d->bar_phys) : json_null());
+}
+
+/* dies/ and its slot, as dies/slot and dies/<n>/info say them; null when there is no dies/. */
+static json_t *dies(void)
+{
+	struct fs_dies_status st;
+	unsigned n = fs_dies_count();
+	json_t *list, *slot;
+
+	if (!fs_dies_present() || fs_dies_status(&st))
+		return json_null();
+	list = json_array();
+	for (unsigned i = 0; list && i < n; i++) {
+		bs_die_info d;
+		if (!fs_dies_die_info(i, &d) && json_array_append_new(list, die(&d))) {
+			json_decref(list);
+			list = NULL;
+		}
+	}
+	slot = json_pack("{s:o,s:I,s:I,s:I,s:s,s:I,s:I,s:I,s:I,s:I,s:s}", "active",
+			 st.slot.active_die >= 0 ? json_integer(st.slot.active_die) : json_null(), "holders",
+			 (json_int_t)st.fs.holders, "waiters", (json_int_t)st.fs.waiters, "swaps", (json_int_t)st.slot.swaps,
+			 "owner", st.fs.active >= 0 ? "accelfs" : st.slot.active_die >= 0 ? "other" : "none", "owner_pid",
+			 (json_int_t)st.slot.owner_pid, "slot_waiters", (json_int_t)st.slot.waiters, "slot_open_files",
+			 (json_int_t)st.slot.open_files, "slot_size", (json_int_t)st.slot.slot_size, "dies",
+			 (json_int_t)st.slot.num_dies, "backend", st.backend);
+	return json_pack("{s:o,s:o}", "slot", slot, "dies", list);
+}
+
+int fs_node_json_render(const struct accel_snapshot *s, char **out, size_t *len)
+{
+	json_t *devs = json_array(), *root;
+	char *text;
+
+	for (size_t i = 0; devs && i < s->n_devices; i++)
+		if (json_array_append_new(devs, device(s->devices[i]))) {
+			json_decref(devs);
+			devs = NULL;
+		}
+	root = json_pack("{s:i,s:s,s:I,s:o,s:{s:o},s:o}", "format", FS_NODE_JSON_FORMAT, "version", ACCELFS_VERSION,
+			 "generation", (json_int_t)s->generation, "devices", devs, "mig", "profiles", node_profiles(s),
+			 "dies", dies());
+	if (!root)
+		return -ENOMEM;
+	text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(root);
+	if (!text)
+		return -ENOMEM;
+	*len = strlen(text) + 1;
+	/* json_dumps ends without a newline; a file read by cat should end with one. */
+	char *grown = realloc(text, *len + 1);
+	if (!grown) {
+		free(text);
+		return -ENOMEM;
+	}
+	grown[*len - 1] = '\n';
+	grown[*len] = '\0';
+	*out = grown;
+	return 0;
+}

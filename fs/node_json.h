@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * /accel/node.json: the whole node from one snapshot, for programs: every
+ * device (its info, mode, profiles with placements and availability, jobs,
+ * instances), the node-level profiles, and the dies with their slot.  A
+ * program that reads the individual files reads them at different instants
+ * and may stitch together a state that never existed; this file is one
+ * instant.  Keys and values are those of the individual files (docs/tree.md),
+ * numbers as numbers; accelfs(5) lists them.
+ */
+#ifndef ACCELFS_NODE_JSON_H
+#define ACCELFS_NODE_JSON_H
+
+#include <stddef.h>
+
+#include "core/model.h"
+
+/* The format's version: it grows keys compatibly, and changes only with a new number. */
+#define FS_NODE_JSON_FORMAT 1
+
+/* Render into a malloc'd buffer (JSON, indented, ending in a newline): 0, or -ENOMEM. */
+int fs_node_json_render(const struct accel_snapshot *s, char **out, size_t *len);
+
+#endif

@@ -1,0 +1,320 @@
+# SPDX-License-Identifier: MIT
+"""accelfs as a node service, on a mounted simulated node: node.json field by
+field against the individual files of the same moment, mig/map against
+mig/instances, /accel/metrics through promtool and against the files, the
+node_exporter textfile, readiness over a notify socket as systemd reads it,
+and journal priorities on stderr."""
+import errno
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "integration"))
+from harness import ACCELFS, ACCEL_SMI, Node, NodeTestCase, daemon_under_valgrind, wait_until  # noqa: E402
+from service_checks import check_map, check_node_json, metrics_of, promtool_check  # noqa: E402
+
+DEVICE_RE = re.compile(r"^(ppu|gpu)\d+$")
+
+
+def slurp(path):
+    with open(path) as f:
+        return f.read()
+
+
+class Populated(NodeTestCase):
+    """Jobs on both families and at node level, a foreign instance, a card with the mode off."""
+
+    poll = 5.0  # an idle window: the files and node.json must come from the same snapshot
+    grace = 3600.0  # the foreign instance stays foreign
+
+    def setUp(self):
+        super().setUp()
+        n = self.node
+        n.mkdir("ppu3", "mig", "4g.48gb", "job1")
+        n.mkdir("gpu0", "mig", "3g.71gb", "jobg")
+        n.mkdir("mig", "1g.18gb", "job2")
+        n.mkdir("ppu4", "mig", "8g.96gb", "big")
+        n.smi("ppu", "mig", "-i", 6, "-cgi", 5, "-C")
+        n.smi("ppu", "-i", 5, "-mig", 0)
+        wait_until(lambda: "job=-" in n.read("ppu6", "mig", "instances"), timeout=30, what="the foreign instance")
+        wait_until(lambda: n.read("ppu5", "mig", "mode").strip() == "disabled", timeout=30, what="ppu5 off")
+
+
+class NodeJson(Populated):
+    def test_every_field_matches_the_files_of_the_same_snapshot(self):
+        problems = check_node_json(self.node)
+        self.assertEqual(problems, [], "\n".join(problems))
+
+    def test_node_json_follows_a_change(self):
+        n = self.node
+        before = json.loads(n.read("node.json"))
+        os.rmdir(n.path("ppu3", "mig", "4g.48gb", "job1"))
+        after = json.loads(n.read("node.json"))
+        self.assertGreater(after["generation"], before["generation"])
+        jobs = [j["name"] for d in after["devices"] for j in d["jobs"]]
+        self.assertNotIn("job1", jobs)
+        self.assertEqual(check_node_json(n), [])
+
+
+class Map(Populated):
+    def test_every_map_draws_its_instances(self):
+        n = self.node
+        for dev in sorted(e for e in os.listdir(n.mnt) if DEVICE_RE.match(e)):
+            with self.subTest(dev=dev):
+                self.assertEqual(check_map(n, dev), [])
+
+    def test_map_follows_mkdir_and_rmdir(self):
+        n = self.node
+        first = n.read("ppu3", "mig", "map")  # now in the page cache: the change must drop it
+        self.assertIn("A job=job1 profile=4g.48gb gi=0 placement=0:4 state=ready", first)
+        n.mkdir("ppu3", "mig", "4g.48gb", "job3")
+        self.assertIn("job=job3", n.read("ppu3", "mig", "map"))
+        self.assertIn(". free=- slices=0/8", n.read("ppu3", "mig", "map"))
+        os.rmdir(n.path("ppu3", "mig", "4g.48gb", "job1"))
+        os.rmdir(n.path("ppu3", "mig", "4g.48gb", "job3"))
+        self.assertEqual(n.read("ppu3", "mig", "map"), "slice 0 1 2 3 4 5 6 7\n      . . . . . . . .\n"
+                         ". free=0:8 slices=8/8\n")
+        self.assertEqual(check_map(n, "ppu6"), [])
+        self.assertIn("foreign", n.read("ppu6", "mig", "map"))
+
+    def test_map_of_a_card_with_the_mode_off(self):
+        self.assertEqual(self.node.read("ppu5", "mig", "map"), "MIG mode is disabled: no slices to draw\n")
+
+
+class Metrics(Populated):
+    def test_promtool_accepts_it(self):
+        self.assertEqual(promtool_check(self.node.read("metrics")), "")
+
+    def test_gauges_match_the_files(self):
+        n = self.node
+        m = metrics_of(n)
+        for dev in sorted(e for e in os.listdir(n.mnt) if DEVICE_RE.match(e)):
+            mode = n.read(dev, "mig", "mode").split()[0]
+            self.assertEqual(m[("accelfs_device_mig_enabled", (("device", dev),))], int(mode == "enabled"))
+            refused = n.keyvals(dev, "info")["state"] != "ok"
+            self.assertEqual(m[("accelfs_device_refused", (("device", dev),))], int(refused))
+            lines = n.read(dev, "mig", "instances").splitlines()
+            foreign = sum(" job=- " in line for line in lines)
+            self.assertEqual(m[("accelfs_instances", (("device", dev), ("owner", "foreign")))], foreign)
+            self.assertEqual(m[("accelfs_instances", (("device", dev), ("owner", "job")))], len(lines) - foreign)
+            states = {"ready": 0, "lost": 0, "removing": 0}
+            for prof in sorted(os.listdir(n.path(dev, "mig"))):
+                if not os.path.isdir(n.path(dev, "mig", prof)):
+                    continue
+                key = (("device", dev), ("profile", prof))
+                self.assertEqual(m[("accelfs_profile_available", key)], n.available(dev, prof))
+                self.assertEqual(m[("accelfs_profile_capacity", key)],
+                                 int(n.keyvals(dev, "mig", prof, "info")["capacity"]))
+                jobs = [j for j in os.listdir(n.path(dev, "mig", prof)) if os.path.isdir(n.path(dev, "mig", prof, j))]
+                self.assertEqual(m[("accelfs_profile_jobs", key)], len(jobs))
+                for j in jobs:
+                    states[n.keyvals(dev, "mig", prof, j, "status")["state"]] += 1
+            for state, count in states.items():
+                self.assertEqual(m[("accelfs_jobs", (("device", dev), ("state", state)))], count, (dev, state))
+        slot = n.keyvals("dies", "slot")
+        self.assertEqual(m[("accelfs_dies_slot_swaps_total", ())], int(slot["swaps"]))
+        self.assertEqual(m[("accelfs_dies_slot_holders", ())], int(slot["holders"]))
+        self.assertEqual(m[("accelfs_dies_slot_waiters", ())], int(slot["waiters"]))
+        self.assertEqual(m[("accelfs_die_enabled", (("die", "3"),))], int(n.read("dies", "3", "enabled")))
+        self.assertEqual(m[("accelfs_devices_refused", ())], 0)
+
+    def test_slot_waits_are_timed(self):
+        n = self.node
+        count = ("accelfs_dies_slot_wait_seconds_count", ())
+        slow = ("accelfs_dies_slot_wait_seconds_bucket", (("le", "0.25"),))
+        before = metrics_of(n)
+        with open(n.path("dies", "3", "vram"), "rb"):
+            pass
+        # Another process holds die 1 for a second: the next open waits that long for the slot.
+        holder = subprocess.Popen([os.environ["BARSWAP"], f"--sim={n.state}", "acquire", "1", "1"],
+                                  stdout=subprocess.PIPE, text=True)
+        self.assertTrue(holder.stdout.readline().startswith("acquired 1"))
+        with open(n.path("dies", "2", "vram"), "rb"):
+            pass
+        self.assertEqual(holder.wait(timeout=30), 0)
+        holder.stdout.close()
+        after = metrics_of(n)
+        self.assertEqual(after[count] - before[count], 2)
+        self.assertEqual(after[slow] - before[slow], 1, "the open that waited for the slot is not the fast one")
+        self.assertEqual(promtool_check(n.read("metrics")), "")
+
+    # The counts are made in core/node_jobs.c, whose owner adds the calls (docs/operations.md,
+    # "Metrics"); until then this fails as expected, and once they are in it must pass: an
+    # unexpected success fails the suite, so the decorator cannot be forgotten.
+    @unittest.expectedFailure
+    def test_counters_follow_mkdir_and_rmdir(self):
+        n = self.node
+        before = metrics_of(n)
+        n.mkdir("ppu3", "mig", "4g.48gb", "job3")
+        self.assertEqual(n.errno_of(os.mkdir, n.path("ppu3", "mig", "4g.48gb", "job4")), errno.ENOSPC)
+        os.rmdir(n.path("ppu3", "mig", "4g.48gb", "job3"))
+        after = metrics_of(n)
+
+        def grew(name, *labels):
+            return after[(name, tuple(labels))] - before[(name, tuple(labels))]
+        self.assertEqual(grew("accelfs_carves_total"), 1)
+        self.assertEqual(grew("accelfs_carve_failures_total", ("reason", "no_space")), 1)
+        self.assertEqual(grew("accelfs_reclaims_total"), 1)
+        self.assertEqual(grew("accelfs_carve_duration_seconds_count"), 1)
+        self.assertEqual(grew("accelfs_reclaim_duration_seconds_count"), 1)
+
+
+class Textfile(unittest.TestCase):
+    def test_the_textfile_follows_the_metrics_and_goes_with_the_daemon(self):
+        outdir = tempfile.mkdtemp(prefix="accelfs-textfile-")
+        prom = os.path.join(outdir, "accelfs.prom")
+        n = Node(extra=[f"--metrics-textfile={outdir}"])
+        try:
+            n.start()
+            self.assertEqual(os.listdir(outdir), ["accelfs.prom"])  # written before the mount serves
+            self.assertEqual(slurp(prom), n.read("metrics"))
+            n.mkdir("ppu3", "mig", "4g.48gb", "job1")
+            want = n.read("metrics")
+            self.assertIn('accelfs_profile_jobs{device="ppu3",profile="4g.48gb"} 1', want)
+            wait_until(lambda: slurp(prom) == want, timeout=5, what="the textfile to follow the mkdir")
+            self.assertEqual(promtool_check(slurp(prom)), "")
+            self.assertEqual(os.listdir(outdir), ["accelfs.prom"])  # no temporary file left behind
+            n.stop()
+            self.assertEqual(os.listdir(outdir), [], "a stopped daemon's metrics were left behind")
+            self.assertEqual(n.sanitizer_reports(), "")
+        finally:
+            n.cleanup()
+            for name in os.listdir(outdir):
+                os.unlink(os.path.join(outdir, name))
+            os.rmdir(outdir)
+
+
+def foreground(state, mnt, env_extra, stderr=subprocess.DEVNULL, args=()):
+    """accelfs --sim in the foreground as a service manager starts it; sanitizer reports to files."""
+    env = dict(os.environ, **env_extra)
+    env["ASAN_OPTIONS"] = f"log_path={state}/sanitizer:" + env.get("ASAN_OPTIONS", "")
+    env["UBSAN_OPTIONS"] = f"log_path={state}/sanitizer:print_stacktrace=1:" + env.get("UBSAN_OPTIONS", "")
+    return subprocess.Popen([ACCELFS, "--sim", f"--state-dir={state}", *args, mnt], env=env,
+                            stdout=subprocess.DEVNULL, stderr=stderr)
+
+
+def sanitizer_reports(state):
+    return "".join(slurp(os.path.join(state, f)) for f in os.listdir(state) if f.startswith("sanitizer"))
+
+
+class Readiness(unittest.TestCase):
+    def setUp(self):
+        self.state = tempfile.mkdtemp(prefix="accelfs-state-")
+        self.mnt = tempfile.mkdtemp(prefix="accelfs-mnt-")
+        self.sock_path = os.path.join(self.state, "notify")
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(self.sock_path)
+        self.sock.settimeout(120)
+
+    def tearDown(self):
+        subprocess.run(["fusermount3", "-u", "-z", self.mnt], check=False, stderr=subprocess.DEVNULL)
+        self.sock.close()
+        subprocess.run(["rm", "-rf", self.state], check=True)
+        os.rmdir(self.mnt)
+
+    def test_ready_once_the_tree_is_complete_and_stopping_on_the_way_out(self):
+        proc = foreground(self.state, self.mnt, {"NOTIFY_SOCKET": self.sock_path})
+        ready = self.sock.recv(4096).decode()
+        # What systemd would now let start: the whole tree, in one snapshot, is there.
+        entries = os.listdir(self.mnt)
+        self.assertIn("READY=1", ready.splitlines())
+        self.assertIn(f"STATUS=Serving {self.mnt} (a simulated node)", ready.splitlines())
+        self.assertIn(f"MAINPID={proc.pid}", ready.splitlines())
+        self.assertEqual(len([e for e in entries if DEVICE_RE.match(e)]), 17)
+        self.assertIsNone(proc.poll(), "with NOTIFY_SOCKET set accelfs must stay in the foreground")
+        self.assertTrue(os.path.isdir(os.path.join(self.mnt, "ppu15", "mig", "4g.48gb")))
+        subprocess.run(["fusermount3", "-u", self.mnt], check=True)
+        stopping = self.sock.recv(4096).decode()
+        self.assertIn("STOPPING=1", stopping.splitlines())
+        self.assertEqual(proc.wait(timeout=60), 0)
+        self.assertEqual(sanitizer_reports(self.state), "")
+
+    def test_no_socket_no_message_and_a_plain_start_still_forks(self):
+        res = subprocess.run([ACCELFS, "--sim", f"--state-dir={self.state}", self.mnt], capture_output=True,
+                             text=True, timeout=120, env={k: v for k, v in os.environ.items() if k != "NOTIFY_SOCKET"})
+        self.assertEqual(res.returncode, 0, res.stderr)
+        self.assertTrue(os.path.isdir(os.path.join(self.mnt, "ppu0")))  # the parent returned, the child serves
+        self.sock.settimeout(0.2)
+        with self.assertRaises(socket.timeout):
+            self.sock.recv(4096)
+        subprocess.run(["fusermount3", "-u", self.mnt], check=True)
+
+
+class Journal(unittest.TestCase):
+    def run_daemon(self, journal_stream):
+        state = tempfile.mkdtemp(prefix="accelfs-state-")
+        mnt = tempfile.mkdtemp(prefix="accelfs-mnt-")
+        err_path = os.path.join(state, "stderr")
+        try:
+            with open(err_path, "w") as err:
+                st = os.fstat(err.fileno())
+                stream = f"{st.st_dev}:{st.st_ino}" if journal_stream else "1:1"
+                proc = foreground(state, mnt, {"JOURNAL_STREAM": stream}, stderr=err, args=["-f"])
+                wait_until(lambda: os.path.isdir(os.path.join(mnt, "ppu3", "mig")), timeout=120, what="the mount")
+                os.mkdir(os.path.join(mnt, "ppu3", "mig", "8g.96gb", "big"))
+                with self.assertRaises(OSError):
+                    os.mkdir(os.path.join(mnt, "ppu3", "mig", "8g.96gb", "nospace"))  # an error is logged
+                subprocess.run(["fusermount3", "-u", mnt], check=True)
+                self.assertEqual(proc.wait(timeout=60), 0)
+            self.assertEqual(sanitizer_reports(state), "")
+            with open(err_path) as f:
+                return f.read().splitlines()
+        finally:
+            subprocess.run(["fusermount3", "-u", "-z", mnt], check=False, stderr=subprocess.DEVNULL)
+            subprocess.run(["rm", "-rf", state], check=True)
+            os.rmdir(mnt)
+
+    def test_journal_lines_carry_their_priority(self):
+        lines = self.run_daemon(journal_stream=True)
+        self.assertTrue(lines)
+        bad = [line for line in lines if not re.match(r"^<[0-7]>\S", line)]
+        self.assertEqual(bad, [], "every line on the journal starts with its priority")
+        self.assertTrue(any(re.match(r"^<6>serving /", line) for line in lines), lines)
+        self.assertTrue(any(line.startswith("<3>") and "mkdir nospace" in line for line in lines), lines)
+        self.assertFalse(any(re.search(r"\d{4}-\d\d-\d\dT", line[:30]) for line in lines), "the journal dates lines")
+
+    def test_a_stream_that_is_not_stderr_is_not_the_journal(self):
+        lines = self.run_daemon(journal_stream=False)
+        self.assertTrue(any(re.match(r"^\d{4}-\d\d-\d\dT\S+ accelfs\[\d+\] info: serving /", line) for line in lines),
+                        lines)
+        self.assertFalse(any(re.match(r"^<\d>", line) for line in lines))
+
+
+class PlainStartLog(NodeTestCase):
+    def test_the_log_file_keeps_timestamps_and_levels(self):
+        log = self.node.log()
+        self.assertRegex(log, r"(?m)^\d{4}-\d\d-\d\dT\S+ accelfs\[\d+\] info: serving /")
+        self.assertNotRegex(log, r"(?m)^<\d>")
+
+
+@unittest.skipIf(os.environ.get("ACCELFS_NO_VALGRIND"), "ASan and valgrind exclude each other (scripts/test --sanitize)")
+class UnderValgrind(unittest.TestCase):
+    def test_metrics_node_json_map_and_textfile(self):
+        outdir = tempfile.mkdtemp(prefix="accelfs-vg-textfile-")
+        try:
+            with daemon_under_valgrind(self, "ppu3/mig", extra=[f"--metrics-textfile={outdir}"]) as mnt:
+                os.mkdir(os.path.join(mnt, "ppu3", "mig", "4g.48gb", "job1"))
+                for path in ("metrics", "node.json", "ppu3/mig/map", "gpu0/mig/map"):
+                    with open(os.path.join(mnt, path)) as f:
+                        self.assertTrue(f.read())
+                with open(os.path.join(mnt, "dies", "3", "vram"), "rb"):
+                    pass
+                wait_until(lambda: "accelfs_dies_slot_wait_seconds_count 1" in slurp(os.path.join(outdir, "accelfs.prom")),
+                           timeout=30, what="the textfile to count the slot wait")
+                os.rmdir(os.path.join(mnt, "ppu3", "mig", "4g.48gb", "job1"))
+            self.assertEqual(os.listdir(outdir), [])
+        finally:
+            for name in os.listdir(outdir):
+                os.unlink(os.path.join(outdir, name))
+            os.rmdir(outdir)
+
+
+if __name__ == "__main__":
+    unittest.main()

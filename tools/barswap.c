@@ -60,7 +60,10 @@ void usage(FILE *f)
 		"  --sim-create      with --sim: create STATE_DIR if it does not exist (a slot driven\n"
 		"                    by barswap alone)\n"
 		"  --device=PATH     another node of the module (default " BS_DEVICE ")\n"
-		"Offsets and lengths take K, M, G suffixes (powers of 1024).\n");
+		"  -h, --help        this text\n"
+		"  -V, --version     the version of barswap\n"
+		"Offsets and lengths take K, M, G suffixes (powers of 1024).\n"
+		"Exit status: 0 done, 1 the slot or a die refused (errno in the message), 2 usage error.\n");
 }
 
 volatile sig_atomic_t stop_signal;
@@ -314,6 +317,25 @@ static int check_state_dir(const char *dir)
 	return -1;
 }
 
+/* After a message of its own: the usage line (the whole text would bury the message), and status 2. */
+static int usage_hint(void)
+{
+	fputs("usage: barswap [--sim=STATE_DIR [--sim-create] | --device=PATH] COMMAND ...  (barswap --help lists "
+	      "the commands)\n", stderr);
+	return 2;
+}
+
+static bool known_command(const char *cmd)
+{
+	static const char *const known[] = { "query", "info",  "acquire", "hold",   "read", "write", "disable",
+					     "enable", "lend", "return", "policy", "lease", "use" };
+
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if (!strcmp(cmd, known[i]))
+			return true;
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -323,6 +345,7 @@ int main(int argc, char **argv)
 		{ "nonblock", no_argument, NULL, 'n' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *sim = NULL, *device = NULL, *cmd;
@@ -333,7 +356,7 @@ int main(int argc, char **argv)
 	bs_context *ctx;
 	int c, die = 0, ret;
 
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+hV", opts, NULL)) != -1) {
 		uint64_t v;
 		switch (c) {
 		case 's': sim = optarg; break;
@@ -343,11 +366,13 @@ int main(int argc, char **argv)
 		case 't':
 			if (parse_u64(optarg, &v) || v > UINT32_MAX) {
 				fprintf(stderr, "barswap: --timeout=%s: milliseconds expected\n", optarg);
+				usage(stderr);
 				return 2;
 			}
 			timeout_ms = (uint32_t)v;
 			break;
 		case 'h': usage(stdout); return 0;
+		case 'V': printf("barswap %s\n", ACCELFS_VERSION); return 0;
 		default: usage(stderr); return 2;
 		}
 	}
@@ -356,6 +381,12 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	cmd = argv[optind++];
+	/* Before the slot is opened: a typo is a usage error (2) whether or not the module is loaded. */
+	if (!known_command(cmd)) {
+		fprintf(stderr, "barswap: unknown command %s\n", cmd);
+		usage(stderr);
+		return 2;
+	}
 	if (strcmp(cmd, "query") && strcmp(cmd, "lease") && (optind >= argc || parse_die(argv[optind++], &die))) {
 		usage(stderr);
 		return 2;
@@ -363,14 +394,14 @@ int main(int argc, char **argv)
 
 	if (sim_create && !sim) {
 		fprintf(stderr, "barswap: --sim-create only goes with --sim=STATE_DIR\n");
-		return 2;
+		return usage_hint();
 	}
 	if (sim && !*sim) {
 		fprintf(stderr, "barswap: --sim= needs the state directory of an `accelfs --sim`\n");
-		return 2;
+		return usage_hint();
 	}
 	if (sim && !sim_create && check_state_dir(sim))
-		return 2;
+		return usage_hint();
 	if (sim) {
 		char dir[PATH_MAX], err[512];
 		struct bs_slot *s;

@@ -7,6 +7,7 @@ bool fs_kind_cached(enum fs_kind kind)
 	case FS_DEVICE_INFO:
 	case FS_MIG_MODE:
 	case FS_MIG_INSTANCES:
+	case FS_MIG_MAP:
 	case FS_PROFILE_INFO:
 	case FS_PROFILE_AVAILABLE:
 	case FS_JOB_STATUS:
@@ -16,7 +17,11 @@ bool fs_kind_cached(enum fs_kind kind)
 	case FS_NODE_PROFILE_AVAILABLE:
 		return true;
 	default:
-		return false; /* holders and last_error change with no new snapshot; the dies are live */
+		/*
+		 * holders and last_error change with no new snapshot; the dies are
+		 * live; metrics and node.json carry counters and the dies too.
+		 */
+		return false;
 	}
 }
 

@@ -38,6 +38,7 @@
 #include "core/bs_guard.h"
 #include "core/fd_probe.h"
 #include "core/log.h"
+#include "core/metrics.h"
 
 /* An open waiting for the slot. */
 struct park {
@@ -46,6 +47,7 @@ struct park {
 	struct fuse_file_info fi;
 	struct fs_vram *h;
 	bool interruptible; /* an interrupt callback is registered */
+	uint64_t asked;     /* when the open arrived (accel_metrics_now): the slot wait it took */
 };
 
 struct fs_dies *fs_the_dies;
@@ -134,6 +136,7 @@ static void finish_open(struct park *p, int err)
 		free(p);
 		return;
 	}
+	accel_metrics_slot_wait(p->asked);
 	h->held = true;
 	h->epoch = p->w.epoch;
 	link_handle(d, h);
@@ -245,6 +248,7 @@ void fs_dies_open(fuse_req_t req, fuse_ino_t ino, uint32_t die, struct fuse_file
 	h->ino = ino;
 	h->size = fs_dies_vram_size(die);
 	h->opener = fuse_req_ctx(req)->pid;
+	p->asked = accel_metrics_now();
 	p->req = req;
 	p->h = h;
 	p->fi = *fi;

@@ -11,6 +11,9 @@
 #include "core/cdi.h"
 #include "core/family.h"
 #include "fs/dies.h"
+#include "fs/metrics_text.h"
+#include "fs/mig_map.h"
+#include "fs/node_json.h"
 #include "fs/jobctl.h"
 
 /* A growing text buffer. */
@@ -185,6 +188,13 @@ int fs_render(struct accel_node *node, const struct accel_snapshot *s, const str
 	char *cdi;
 
 	switch (n->kind) {
+	/* Whole files of their own, each rendered by its module. */
+	case FS_METRICS:
+		return fs_metrics_render(s, out, len);
+	case FS_NODE_JSON:
+		return fs_node_json_render(s, out, len);
+	case FS_MIG_MAP:
+		return fs_mig_map_render(n->dev, out, len);
 	case FS_DEVICE_INFO:
 		render_device_info(&t, n->dev);
 		break;

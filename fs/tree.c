@@ -13,6 +13,13 @@ struct static_entry {
 	enum fs_kind kind;
 };
 
+/* Files at the top: views of the whole node, for programs and for monitoring. */
+static const struct static_entry root_files[] = {
+	{ "metrics", FS_METRICS },
+	{ "node.json", FS_NODE_JSON },
+	{ NULL, FS_NONE },
+};
+
 static const struct static_entry device_files[] = {
 	{ "info", FS_DEVICE_INFO },
 	{ "holders", FS_DEVICE_HOLDERS },
@@ -23,6 +30,7 @@ static const struct static_entry device_files[] = {
 static const struct static_entry mig_files[] = {
 	{ "mode", FS_MIG_MODE },
 	{ "instances", FS_MIG_INSTANCES },
+	{ "map", FS_MIG_MAP },
 	{ NULL, FS_NONE },
 };
 
@@ -164,6 +172,8 @@ int fs_tree_resolve(const struct accel_snapshot *s, const char *path, struct fs_
 
 		switch (n.kind) {
 		case FS_ROOT:
+			if ((k = static_kind(root_files, comp)) != FS_NONE)
+				break;
 			if (!strcmp(comp, "mig")) {
 				k = FS_NODE_MIG;
 				break;
@@ -245,6 +255,7 @@ void fs_tree_list(const struct accel_snapshot *s, const struct fs_node *dir, fs_
 {
 	switch (dir->kind) {
 	case FS_ROOT:
+		emit_static(root_files, dir, emit, ctx);
 		for (size_t i = 0; i < s->n_devices; i++) {
 			struct fs_node child = { .kind = FS_DEVICE, .dev = s->devices[i] };
 			emit(ctx, s->devices[i]->name, FS_DEVICE, &child);

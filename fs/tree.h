@@ -42,6 +42,9 @@ enum fs_kind {
 	FS_NODE_PROFILE_LAST_ERROR,
 	FS_NODE_JOB,  /* mig/4g.48gb/job1/: the device's job, seen from the node */
 	FS_JOB_LINK,  /* mig/4g.48gb/job1/device -> ../../../ppu3/mig/4g.48gb/job1 */
+	FS_METRICS,   /* metrics: Prometheus text (fs/metrics_text.c) */
+	FS_NODE_JSON, /* node.json: the whole node from one snapshot (fs/node_json.c) */
+	FS_MIG_MAP,   /* ppu3/mig/map: the slices drawn (fs/mig_map.c) */
 	FS_DIES,        /* dies/ (fs/dies_tree.c) */
 	FS_DIES_SLOT,   /* dies/slot */
 	FS_DIE,         /* dies/3/ */

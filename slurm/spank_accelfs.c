@@ -23,6 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
@@ -34,6 +36,9 @@ SPANK_PLUGIN(accelfs, 1);
 
 static char mount_path[1024] = "/accel";
 static char *opt_value; /* what --accel-mig said, when the option callback saw it */
+/* Set by user_init in a batch step's slurmstepd whose partitions are missing: its tasks (forked
+ * from that slurmstepd) refuse to start in task_init. */
+static int refuse_tasks;
 
 static int opt_cb(int val, const char *optarg, int remote)
 {
@@ -106,6 +111,47 @@ static uint32_t job_id(spank_t sp)
 	return env ? (uint32_t)strtoul(env, NULL, 10) : 0;
 }
 
+/* Whether slurmctld still shows the job RUNNING (1), not (0), or cannot say (-1). */
+static int still_running(uint32_t jobid)
+{
+	job_info_msg_t *info = NULL;
+	if (slurm_load_job(&info, jobid, SHOW_ALL) != SLURM_SUCCESS || !info)
+		return -1;
+	int running = 0;
+	for (uint32_t i = 0; i < info->record_count; i++)
+		if (info->job_array[i].job_id == jobid)
+			running = (info->job_array[i].job_state & JOB_STATE_BASE) == JOB_RUNNING &&
+				  !(info->job_array[i].job_state & (JOB_REQUEUE | JOB_COMPLETING));
+	slurm_free_job_info_msg(info);
+	return running;
+}
+
+/*
+ * After a requeue or cancel was accepted: do not return from the prolog
+ * (which lets slurmd launch the batch step it holds back) until slurmctld
+ * shows the job no longer running, plus a moment for its terminate message
+ * to reach this slurmd and revoke the job's credential, so that slurmd drops
+ * the batch launch ("already killed") instead of starting a step that must
+ * refuse.  Bounded: the prolog never hangs the node.
+ */
+static void wait_not_running(uint32_t jobid)
+{
+	const long step_ms = 200, limit_ms = 20000;
+	struct timespec ts = { 0, step_ms * 1000000L };
+	long waited = 0;
+	int r = 1;
+	while (waited < limit_ms && (r = still_running(jobid)) != 0) {
+		nanosleep(&ts, NULL);
+		waited += step_ms;
+	}
+	if (r != 0) {
+		slurm_error(PLUG ": job %u still shows as running %ld s after its requeue/cancel; its steps "
+			    "will refuse to start", jobid, limit_ms / 1000);
+		return;
+	}
+	sleep(1);
+}
+
 /*
  * The job cannot have its partitions here.  Requeue a batch job (it runs
  * again once Slurm's counts, which accelfs-slurm-sync keeps equal to what
@@ -126,11 +172,13 @@ static void give_up(uint32_t jobid, const char *why)
 		slurm_info(PLUG ": job %u: cannot set its admin comment: %s", jobid, slurm_strerror(errno));
 	if (slurm_requeue(jobid, 0) == SLURM_SUCCESS) {
 		slurm_info(PLUG ": job %u requeued: its MIG partitions do not fit on this node now", jobid);
+		wait_not_running(jobid);
 		return;
 	}
 	int rerr = errno;
 	if (slurm_kill_job(jobid, SIGKILL, 0) == SLURM_SUCCESS) {
 		slurm_info(PLUG ": job %u cancelled (requeue refused: %s)", jobid, slurm_strerror(rerr));
+		wait_not_running(jobid);
 		return;
 	}
 	slurm_error(PLUG ": job %u: neither requeue (%s) nor cancel (%s) was accepted; its steps will refuse "
@@ -229,8 +277,16 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 	if (ready < req.total) {
 		/* The prolog could not carve and has requeued or cancelled the job; a step that
 		 * starts anyway must not run without the partitions it asked for. */
+		uint32_t stepid = 0;
 		slurm_error(PLUG ": job %u has %zu of its %u MIG partition(s) for --accel-mig=%s on this node; "
 			    "the step does not start", jobid, ready, req.total, want);
+		if (spank_get_item(sp, S_JOB_STEPID, &stepid) == ESPANK_SUCCESS && stepid == SLURM_BATCH_SCRIPT) {
+			/* A batch step whose user_init fails ends with a launch error, and slurmctld
+			 * drains the node for it ("batch job complete failure").  Refuse its tasks
+			 * instead (task_init): the script exits 1, the job fails, the node stays up. */
+			refuse_tasks = 1;
+			return 0;
+		}
 		return -1;
 	}
 	uuid_list(parts, n, "gpu", list, sizeof(list));
@@ -274,6 +330,18 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
 	 * may open no one's partition either. */
 	if (devcg_confine(mount_path, jobid, taskid, err, sizeof(err)) < 0) {
 		slurm_error(PLUG ": job %u task %u: %s", jobid, taskid, err);
+		return -1;
+	}
+	return 0;
+}
+
+int slurm_spank_task_init(spank_t sp, int ac, char **av)
+{
+	(void)ac;
+	(void)av;
+	if (refuse_tasks) {
+		slurm_error(PLUG ": job %u: its MIG partitions are missing on this node (requeued or cancelled by "
+			    "the prolog); the batch script does not run", job_id(sp));
 		return -1;
 	}
 	return 0;

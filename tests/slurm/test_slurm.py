@@ -49,7 +49,27 @@ class SlurmTest(unittest.TestCase):
             self.c.run(["scancel", "--full", "--partition=test"], check=False)
             self.assert_settled()
         except AssertionError as e:
-            raise AssertionError(f"{e}{self.env.logs()}") from None
+            logs = self.env.logs()
+            self.recover()
+            raise AssertionError(f"{e}{logs}") from None
+
+    def recover(self):
+        """After a failed test: cancel whatever is left and resume a drained node, so that one
+        failure does not time out every test after it (the failure itself is still reported)."""
+        try:
+            for job in list(self.c.jobs()):
+                self.c.run(["scancel", "--full", job], check=False)
+            try:
+                wait_until(lambda: not self.c.jobs(), WAIT, "every job to end")
+            except AssertionError:
+                pass
+            state = self.c.node_state()
+            if self.c.drain_reason() or any(s in state for s in ("DRAIN", "DOWN", "FAIL")):
+                self.c.run(["scontrol", "update", f"nodename={self.c.host}", "state=resume"], check=False)
+            if self.env.sync is None or self.env.sync.poll() is not None:
+                self.env.start_sync()
+        except Exception:
+            pass
 
     # -- helpers --------------------------------------------------------------------------------
     def submit(self, accel, extra_script="", args=()):
@@ -317,8 +337,19 @@ class SlurmTest(unittest.TestCase):
             self.env.start_sync()
             os.rmdir(self.node.path("mig", "4g.48gb", "notebook"))
         self.assert_counts_match()
-        # Slurm holds a requeued job back for a while; once it may start, it fits and runs.
-        self.c.run(["scontrol", "update", f"jobid={job}", "StartTime=now"])
+        # Slurm holds a requeued job back for a while (its credential expiry window); once it may
+        # start, it fits and runs.  Let it go early, but not within the second its old credential
+        # was revoked in: slurmd compares in whole seconds and would drop the new batch launch as
+        # "already killed", leaving the job RUNNING with no script.  The update is repeated because
+        # slurmctld's schedulers also compare update times in whole seconds and may skip an update
+        # made in the same second as their last pass (sched_interval is 60 s).
+        time.sleep(2)
+        def let_go():
+            if self.state(job) == "PENDING":
+                self.c.run(["scontrol", "update", f"jobid={job}", "StartTime=now"])
+                time.sleep(1.5)
+            return self.state(job) != "PENDING"
+        wait_until(let_go, WAIT, f"job {job} to leave PENDING after StartTime=now{self.env.logs()}")
         self.wait_running(job)
         self.assertEqual(len(self.partitions_of(job)), 1)
         self.release(rel)

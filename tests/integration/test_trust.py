@@ -932,8 +932,21 @@ class TransientFaults(TrustCase):
         for fn, code, skip, times in [("DeviceGetMigMode", "UNKNOWN", 0, 1), ("DeviceGetMigMode", "UNKNOWN", 0, 3),
                                       ("DeviceGetGpuInstances", "UNKNOWN", 0, 6), ("*", "GPU_IS_LOST", 5, 30)]:
             ctx = f"ppu2 refused, sim fault {fn} {code} --skip {skip} --times {times}"
-            missing = self.watch(jobs, 4 * self.poll + 0.2,
-                                 during=lambda: self.fault("ppu", fn, code, skip=skip, times=times))
+            def during():
+                self.fault("ppu", fn, code, skip=skip, times=times)
+                # what refreshes the refused card outside the poller: a mkdir there, a node-level mkdir
+                e1 = n.errno_of(os.mkdir, n.path("ppu2", "mig", "8g.96gb", "never"))
+                if e1 != errno.EBUSY:
+                    problems.append(f"{ctx}: mkdir on the refused ppu2 answered {name(e1)}, not EBUSY")
+                e2 = n.errno_of(os.mkdir, n.path("mig", "8g.96gb", "nl"))
+                if e2 == 0:
+                    o = n.errno_of(os.rmdir, n.path("mig", "8g.96gb", "nl"))
+                    if o:
+                        problems.append(f"{ctx}: rmdir mig/8g.96gb/nl answered {name(o)}")
+                elif e2 not in (errno.ENOSPC, errno.EIO, errno.EBUSY):
+                    problems.append(f"{ctx}: node-level mkdir answered {name(e2)}")
+
+            missing = self.watch(jobs, 4 * self.poll + 0.2, during=during)
             if not self.fired("ppu"):
                 problems.append(f"{ctx}: the fault never fired (the test tested nothing)")
             self.clear("ppu")
@@ -976,19 +989,23 @@ class TransientFaults(TrustCase):
         for F, dev, prof in ((THEAD, "ppu1", THEAD["profile"]), (NVIDIA, "gpu0", NVIDIA["profile"])):
             with self.subTest(family=F["family"]):
                 n, fam = self.node, F["family"]
+                job = f"slow-{fam}"
                 free = n.available(dev, prof)
-                n.mkdir(dev, "mig", prof, "slow")
-                gi = int(n.keyvals(dev, "mig", prof, "slow", "status")["gi"])
+                n.mkdir(dev, "mig", prof, job)
+                gi = int(n.keyvals(dev, "mig", prof, job, "status")["gi"])
                 self.fault(fam, "GpuInstanceDestroy", "IN_USE", skip=0, times=100000)
-                err = n.errno_of(os.rmdir, n.path(dev, "mig", prof, "slow"))
-                self.assertEqual(err, errno.EBUSY, name(err))
-                missing = self.watch([(dev, prof, "slow")], 2 * self.grace + 0.5)
-                self.assertEqual(missing[:5], [])
-                self.assertEqual(n.keyvals(dev, "mig", prof, "slow", "status").get("state"), "removing")
-                self.assertIn(gi, driver_view(n, [fam]).get(dev, {}), "the GPU instance was destroyed under the fault?")
-                self.assertNotIn("orphan", n.read(dev, "mig", "instances"))
-                self.clear(fam)
-                wait_until(lambda: not os.path.exists(n.path(dev, "mig", prof, "slow")), timeout=5,
+                err = n.errno_of(os.rmdir, n.path(dev, "mig", prof, job))
+                try:
+                    self.assertEqual(err, errno.EBUSY, name(err))
+                    missing = self.watch([(dev, prof, job)], 2 * self.grace + 0.5)
+                    self.assertEqual(missing[:5], [])
+                    self.assertEqual(n.keyvals(dev, "mig", prof, job, "status").get("state"), "removing")
+                    self.assertIn(gi, driver_view(n, [fam]).get(dev, {}),
+                                  "the GPU instance was destroyed under the fault?")
+                    self.assertNotIn("orphan", n.read(dev, "mig", "instances"))
+                finally:
+                    self.clear(fam)
+                wait_until(lambda: not os.path.exists(n.path(dev, "mig", prof, job)), timeout=5,
                            what="the poller to finish the removal")
                 wait_until(lambda: n.available(dev, prof) == free, timeout=3, what="capacity back")
                 self.assertInvariants(context=f"{fam}: after the removal finished")

@@ -130,8 +130,9 @@ class Workload:
     available in between, and an observer listing the node-level profile directories.  Every
     answer goes to `log` with the monotonic times it was asked and answered; analyze() judges."""
 
-    def __init__(self, node, targets, threads=4, max_jobs=2, seed=SEED, observe=True):
+    def __init__(self, node, targets, threads=4, max_jobs=2, seed=SEED, observe=True, rmdir_via_node=0.3):
         self.node = node
+        self.rmdir_via_node = rmdir_via_node  # how often a job is removed through mig/<profile>/
         self.targets = targets
         self.threads = threads
         self.max_jobs = max_jobs
@@ -180,7 +181,7 @@ class Workload:
             job = rng.choice(sorted(mine))
             dev, prof = mine[job]
             self.exists(tid, job, dev, prof, "before its rmdir")
-            via_node = rng.random() < 0.3
+            via_node = rng.random() < self.rmdir_via_node
             path = n.path("mig", prof, job) if via_node else n.path(dev, "mig", prof, job)
             _, err, t0, t1 = self.call(os.rmdir, path)
             self.rec(kind="rmdir", thread=tid, job=job, dev=dev, prof=prof, path=path, err=err, t0=t0, t1=t1)
@@ -453,9 +454,9 @@ class TrustCase(NodeTestCase):
 class Concurrency(TrustCase):
     """Threads carving and reclaiming at once: every answer must hold."""
 
-    def run_workload(self, targets, threads, ops):
+    def run_workload(self, targets, threads, ops, rmdir_via_node=0.3):
         n = self.node
-        wl = Workload(n, targets, threads=threads)
+        wl = Workload(n, targets, threads=threads, rmdir_via_node=rmdir_via_node)
         t0 = time.monotonic()
         wl.run(ops)
         elapsed = time.monotonic() - t0
@@ -491,6 +492,11 @@ class Concurrency(TrustCase):
                    ("ppu3", "4g.48gb"), ("gpu0", "1g.18gb"), ("gpu0", "3g.71gb"), ("gpu0", "2g.35gb"),
                    (None, "4g.48gb"), (None, "1g.18gb"), (None, "3g.71gb")]
         self.run_workload(targets, threads=4, ops=max(10, OPS * 2 // 3))
+
+    def test_threads_through_the_node_level_view_only(self):
+        """The same through mig/<profile>/ alone (the node picks device and placement)."""
+        targets = [(None, "4g.48gb"), (None, "8g.96gb"), (None, "1g.18gb"), (None, "3g.71gb")]
+        self.run_workload(targets, threads=4, ops=OPS, rmdir_via_node=1.0)
 
     def test_bug1_four_threads_on_four_ppus_no_mkdir_answers_enoent(self):
         """Observed: 4 threads x 150 mkdir/rmdir on ppu0..ppu3, some mkdirs answered ENOENT."""

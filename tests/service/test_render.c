@@ -21,37 +21,9 @@
 
 #include "core/family.h"
 #include "core/metrics.h"
-#include "fs/dies.h"
 #include "fs/metrics_text.h"
 #include "fs/mig_map.h"
 #include "fs/node_json.h"
-
-/*
- * fs/dies.c's answers for a process without dies/ (no slot was set up): the
- * renderers leave the dies out.  The real ones need a FUSE session.
- */
-bool fs_dies_present(void)
-{
-	return false;
-}
-
-unsigned fs_dies_count(void)
-{
-	return 0;
-}
-
-int fs_dies_status(struct fs_dies_status *out)
-{
-	(void)out;
-	return -ENODEV;
-}
-
-int fs_dies_die_info(uint32_t die, bs_die_info *out)
-{
-	(void)die;
-	(void)out;
-	return -ENODEV;
-}
 
 static struct accel_span four[] = { { 0, 4 }, { 4, 4 } };
 static struct accel_span two[] = { { 0, 2 }, { 2, 2 }, { 4, 2 }, { 6, 2 } };

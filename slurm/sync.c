@@ -246,7 +246,8 @@ static void usage(FILE *f)
 		   "  --mount     the accelfs mount (default /accel)\n"
 		   "  --node      this node's Slurm name (default: the short hostname)\n"
 		   "  --interval  seconds between passes (default 1)\n"
-		   "  --once      one pass, then exit: 0 when it succeeded\n");
+		   "  --once      one pass, then exit: 0 when it succeeded\n"
+		   "  --help, --version\n");
 }
 
 static int parse_options(int argc, char **argv, struct config *cfg)
@@ -254,11 +255,11 @@ static int parse_options(int argc, char **argv, struct config *cfg)
 	static const struct option opts[] = {
 		{ "mount", required_argument, NULL, 'm' }, { "node", required_argument, NULL, 'n' },
 		{ "interval", required_argument, NULL, 'i' }, { "once", no_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+		{ "help", no_argument, NULL, 'h' }, { "version", no_argument, NULL, 'V' }, { NULL, 0, NULL, 0 },
 	};
 	int c;
 	char *end;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'm': cfg->mount = optarg; break;
 		case 'n': snprintf(cfg->node, sizeof(cfg->node), "%s", optarg); break;
@@ -267,10 +268,12 @@ static int parse_options(int argc, char **argv, struct config *cfg)
 			cfg->interval = strtod(optarg, &end);
 			if (*end || end == optarg || cfg->interval < 0.05 || cfg->interval > 3600) {
 				fprintf(stderr, "accelfs-slurm-sync: --interval=%s: seconds from 0.05 to 3600\n", optarg);
+				usage(stderr);
 				return -1;
 			}
 			break;
 		case 'h': usage(stdout); exit(0);
+		case 'V': printf("accelfs-slurm-sync %s\n", ACCELFS_VERSION); exit(0);
 		default: usage(stderr); return -1;
 		}
 	}

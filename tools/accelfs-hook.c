@@ -63,6 +63,15 @@ int main(int argc, char **argv)
 	int fd, len, ret = 0;
 	ssize_t w;
 
+	if (argc == 2 && (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V"))) {
+		printf("accelfs-hook %s\n", ACCELFS_VERSION);
+		return 0;
+	}
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		printf("usage: accelfs-hook attach|detach JOBDIR MIG-UUID  (the OCI state on standard input)\n"
+		       "       accelfs-hook --help | --version\n");
+		return 0;
+	}
 	if (argc != 4 || (strcmp(argv[1], "attach") && strcmp(argv[1], "detach")))
 		return usage();
 	attach = !strcmp(argv[1], "attach");

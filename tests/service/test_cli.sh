@@ -13,7 +13,8 @@ export UBSAN_OPTIONS="log_path=$tmp/sanitizer:print_stacktrace=1:${UBSAN_OPTIONS
 version=$("$ACCELFS" --version | sed -n 's/^accelfs \([^ ]*\).*/\1/p')
 [ -n "$version" ] || fail "accelfs --version does not start with 'accelfs VERSION'"
 
-for tool in "$ACCELFS" "$ACCEL_SMI" "$BARSWAP" "$ACCEL_WAIT"; do
+# Every program installed (accelfs-slurm-sync when the Slurm plugin is built).
+for tool in "$ACCELFS" "$ACCEL_SMI" "$BARSWAP" "$ACCEL_WAIT" "$ACCELFS_HOOK" ${ACCELFS_SLURM_SYNC:-}; do
 	name=$(basename "$tool")
 	for flag in --version -V; do
 		out=$("$tool" "$flag") || fail "$name $flag exited $?"
@@ -65,6 +66,14 @@ usage_error "unexpected argument" "$ACCEL_WAIT" --bogus "$tmp/x"
 usage_error "usage" "$ACCEL_WAIT"
 usage_error "expected seconds" "$ACCEL_WAIT" --timeout=soon "$tmp/x"
 
+usage_error "usage" "$ACCELFS_HOOK"
+usage_error "usage" "$ACCELFS_HOOK" bogus "$tmp" MIG-x
+if [ -n "${ACCELFS_SLURM_SYNC:-}" ]; then
+	usage_error "unrecognized option" "$ACCELFS_SLURM_SYNC" --bogus
+	usage_error "seconds from 0.05" "$ACCELFS_SLURM_SYNC" --interval=soon
+	usage_error "unexpected argument" "$ACCELFS_SLURM_SYNC" extra
+fi
+
 # --sim=NAME: an installed topology by name.  The build tree's copies are what
 # an uninstalled accelfs finds (the DESTDIR test checks the installed ones).
 for name in small default nvidia-only thead-quirks; do
@@ -80,4 +89,4 @@ if [ "$(id -u)" = 0 ]; then
 	[ "$devices" = "$want" ] || fail "--sim=small shows $devices devices, small.json has $want"
 fi
 if ls $tmp/sanitizer* >/dev/null 2>&1; then cat $tmp/sanitizer* >&2; fail "the sanitizers reported errors"; fi
-echo "test_cli: --version and usage errors of 4 tools, --sim by name"
+echo "test_cli: --version and usage errors of every tool, --sim by name"

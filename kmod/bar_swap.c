@@ -402,7 +402,8 @@ static void bs_timer_arm(void)
 	if (bs.returning && !bs.return_warned)
 		next = min_t(s64, next, BS_RETURN_WARN_MS - ktime_ms_delta(now, bs.return_start));
 	if (next != S64_MAX)
-		mod_delayed_work(system_wq, &bs.lease_work, next > 0 ? msecs_to_jiffies(next) + 1 : 0);
+		mod_delayed_work(system_wq, &bs.lease_work,
+				 next > 0 ? msecs_to_jiffies(next) + 1 : 0);
 }
 
 static void bs_lease_update(void)
@@ -435,7 +436,8 @@ static void bs_expire(void)
 	if (die_pins_slot(d)) {
 		/* A lease never takes a die from a driver: it asks for it back and waits. */
 		pr_info("die %u: lease of %u ms expired for pid %d with %u waiting; returning it from %s first\n",
-			d->index, bs.lease_ms, pid_nr(bs.owner_pid), bs.waiters, d->driver);
+			d->index, bs.lease_ms, pid_nr(bs.owner_pid), bs.waiters,
+			d->driver);
 		if (d->lend == BAR_SWAP_LEND_LENT)
 			bs_start_return(d);
 		return;		/* bs_return_done() revokes the owner once it is back */
@@ -692,7 +694,8 @@ static int bs_unbind_from(struct bs_die *d)
 	if (!err)
 		err = device_driver_attach(&bs_driver.driver, &pdev->dev);
 	/* As the operator left it (usually none), so rmmod leaves the die to whoever comes next. */
-	driver_set_override(&pdev->dev, &pdev->driver_override, old ? old : "", old ? strlen(old) : 0);
+	driver_set_override(&pdev->dev, &pdev->driver_override, old ? old : "",
+			    old ? strlen(old) : 0);
 	kfree(old);
 	d->saved_override = NULL;
 	return err;
@@ -720,7 +723,8 @@ static void bs_return_done(struct bs_die *d, int err)
 	} else {
 		pr_info("die %u back from %s after %lld ms\n", d->index, d->driver, ms);
 		d->driver[0] = '\0';
-		pci_dev_put(d->pdev);	/* the reference of the lend; the binding holds its own */
+		/* The reference of the lend; the binding holds its own. */
+		pci_dev_put(d->pdev);
 		if (bs.active == d) {
 			if (bs.expired && bs.owner) {
 				pr_info("die %u: lease expired; revoked from pid %d, %u waiting\n",
@@ -1064,13 +1068,15 @@ static long bs_ioc_lend(struct bs_file *bf, void __user *u)
 	}
 	d = bs.dies[l.die];
 	if (bs.owner != bf || bs.active != d) {
-		err = -EPERM;		/* only the owner lends, and only the die in the slot */
+		/* Only the owner lends, and only the die in the slot. */
+		err = -EPERM;
 	} else if (!die_usable(d)) {
 		err = -ENODEV;
 	} else if (d->sim) {
 		err = -EOPNOTSUPP;	/* RAM, not a device: there is nothing to bind */
 	} else if (d->lend == BAR_SWAP_LEND_LENT && !strcmp(d->driver, l.driver)) {
-		put_pid(d->lender);	/* a resident die, acquired again: the caller lends it now */
+		/* A resident die, acquired again: the caller lends it now. */
+		put_pid(d->lender);
 		d->lender = get_task_pid(current, PIDTYPE_TGID);
 	} else if (d->lend != BAR_SWAP_LEND_NONE) {
 		err = -EBUSY;
@@ -1094,7 +1100,7 @@ static long bs_ioc_lend(struct bs_file *bf, void __user *u)
 
 	mutex_lock(&bs.lock);
 	if (err) {
-		/* Straight back to bar_swap (no driver holds it); the slot stays pinned meanwhile. */
+		/* Straight back to bar_swap (no driver holds it); the slot stays pinned. */
 		d->lend = BAR_SWAP_LEND_RETURNING;
 		bs.returning = d;
 		bs.return_start = ktime_get();

@@ -11,15 +11,15 @@ says, printing each errno.
 import errno
 import json
 import os
-import signal
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
 import unittest
 
-from harness import wait_until
-from test_dies import BARSWAP, DiesTestCase
+from harness import daemon_under_valgrind, wait_until
+from test_dies import BARSWAP, DiesTestCase, Opener
 
 LENDER = r"""
 import os, sys
@@ -355,6 +355,45 @@ class Lease(LendCase):
             self.assertEqual(self.write("dies", "lease_ms", text=bad), errno.EINVAL, bad)
         self.assertEqual(self.write("dies", "lease_ms", text="0"), 0)
         self.assertEqual(self.node.read("dies", "lease_ms"), "0\n")
+
+
+class _Mount:
+    """What a Lender needs of a node: paths below a mountpoint."""
+
+    def __init__(self, mnt):
+        self.mnt = mnt
+
+    def path(self, *parts):
+        return os.path.join(self.mnt, *parts)
+
+
+@unittest.skipIf(os.environ.get("ACCELFS_NO_VALGRIND") or not shutil.which("valgrind"),
+                 "valgrind is not available here, or the build is sanitized (ASan and valgrind exclude each other)")
+class UnderValgrind(unittest.TestCase):
+    def test_lend_return_and_lease_with_the_daemon_under_valgrind(self):
+        with daemon_under_valgrind(self, os.path.join("dies", "slot"), extra=[f"--sim={TOPOLOGY_FILE}"]) as mnt:
+            m = _Mount(mnt)
+            with open(m.path("dies", "lease_ms"), "w") as f:
+                f.write("500")
+            lender = Lender(m, 1, "nvidia")
+            try:
+                self.assertEqual(lender.said(), ("GOT", None))
+                self.assertEqual(lender.said(), ("LEND", 0))
+                self.assertEqual(lender.ask("read"), ("READ", errno.EBUSY))
+                self.assertEqual(lender.ask("driver bar_swap"), ("DRIVER", 0))
+                self.assertEqual(lender.ask("driver nvidia"), ("DRIVER", 0))
+                w = Opener(m.path("dies", "2", "vram"))
+                # the lease returns the lent die first, then revokes the lender and serves the waiter
+                self.assertEqual(w.result()[0], "GOT")
+                self.assertEqual(lender.ask("read"), ("READ", errno.ETIME))
+                with open(m.path("dies", "1", "driver")) as f:
+                    self.assertEqual(f.read(), "bar_swap\n")
+                with open(m.path("dies", "slot")) as f:
+                    self.assertIn("holder: pid=", f.read())
+                w.release()
+                lender.close()
+            finally:
+                lender.reap()
 
 
 if __name__ == "__main__":

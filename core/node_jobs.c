@@ -16,6 +16,7 @@
 
 #include "core/carve.h"
 #include "core/log.h"
+#include "core/metrics.h"
 
 /* ---- job-name reservations --------------------------------------------- */
 
@@ -349,6 +350,7 @@ int accel_node_mkdir(struct accel_node *node, const char *device, const char *pr
 	char key[160];
 	struct node_card *nc;
 	int ret;
+	uint64_t t0 = accel_metrics_now();
 
 	why[0] = '\0';
 	snprintf(key, sizeof(key), "%s/%s", device, profile);
@@ -364,6 +366,7 @@ int accel_node_mkdir(struct accel_node *node, const char *device, const char *pr
 		end_mkdir(node, job);
 	}
 	finish_op(node, key, "mkdir", job, ret, why);
+	accel_metrics_carve(ret, t0);
 	return ret;
 }
 
@@ -430,6 +433,7 @@ int accel_node_mkdir_any(struct accel_node *node, const char *profile, const cha
 {
 	char key[160];
 	int ret;
+	uint64_t t0 = accel_metrics_now();
 
 	why[0] = '\0';
 	device[0] = '\0';
@@ -464,6 +468,7 @@ int accel_node_mkdir_any(struct accel_node *node, const char *profile, const cha
 	end_mkdir(node, job);
 out:
 	finish_op(node, key, "mkdir", job, ret, why);
+	accel_metrics_carve(ret, t0);
 	return ret;
 }
 
@@ -497,6 +502,7 @@ int accel_node_rmdir(struct accel_node *node, const char *device, const char *pr
 	bool resume, progressed = false;
 	size_t i;
 	int ret;
+	uint64_t t0 = accel_metrics_now();
 
 	why[0] = '\0';
 	snprintf(key, sizeof(key), "%s/%s", device, profile);
@@ -563,5 +569,6 @@ out:
 	node_topo_unlock(node);
 	accel_snapshot_unref(node_publish(node));
 	finish_op(node, key, "rmdir", job, ret, why);
+	accel_metrics_reclaim(ret, t0);
 	return ret;
 }

@@ -18,6 +18,7 @@
 #include "core/carve.h"
 #include "core/devnodes.h"
 #include "core/log.h"
+#include "core/metrics.h"
 #include "core/udev_watch.h"
 
 static void log_drops(struct node_card *nc)
@@ -143,6 +144,7 @@ static int run_actions(struct accel_node *node, struct node_card *nc, const stru
 			struct accel_expect expect = { .profile_id = act->profile_id, .placement = act->placement,
 						       .mig_index = UINT_MAX };
 			ret = accel_reclaim(&once, act->gi, &expect, NULL, why, sizeof(why));
+			accel_metrics_orphan(ret);
 			if (ret == 0) {
 				log_info("%s: reclaimed orphan GPU instance %u (profile %u at %u:%u): no record accounts for it",
 					 nc->card.name, act->gi, act->profile_id, act->placement.start, act->placement.size);
@@ -387,6 +389,8 @@ static void log_refusal(struct node_card *nc, const char *refusal)
 		log_error("%s: refused: %s", nc->card.name, refusal);
 	else if (nc->refusal_logged[0])
 		log_info("%s: no longer refused", nc->card.name);
+	if (refusal[0] && !nc->refusal_logged[0])
+		accel_metrics_card_refused();
 	snprintf(nc->refusal_logged, sizeof(nc->refusal_logged), "%s", refusal);
 }
 

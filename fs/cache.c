@@ -38,6 +38,13 @@ double fs_kind_timeout(enum fs_kind kind)
 	case FS_DIE_POLICY:
 	case FS_DIES_LEASE:
 		return FS_VOLATILE_TIMEOUT; /* the slot changes without a snapshot */
+	case FS_NODE_JOB:
+		/*
+		 * A job seen through mig/<profile>/ is removed through the
+		 * device's directory too, and that rmdir cannot wait to drop this
+		 * entry (fs/ops_dir.c): the kernel asks again at every lookup.
+		 */
+		return 0;
 	default:
 		/* Everything else exists and looks as the snapshot says; fs/notify.c drops what changes. */
 		return FS_CACHE_TIMEOUT;

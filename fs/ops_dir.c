@@ -225,19 +225,20 @@ void fs_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 		snprintf(key, sizeof(key), "mig/%s", profile);
 		accel_node_set_last_error(fs->node, key, ret ? why : "");
 	}
-	if (!ret) {
+	if (!ret && n.via_node) {
 		/*
-		 * The job also had an entry in the other view (device or node
-		 * level), maybe cached: drop it before answering, so a script
-		 * never sees it after rmdir returns.  Its parent is not the
-		 * directory this rmdir holds, so the kernel can take its lock.
+		 * Removed through mig/<profile>/: the device's own entry for the
+		 * job may be cached (for long): drop it before answering, so a
+		 * script never sees it after rmdir returns.  One direction only:
+		 * this request holds the node-level directory and waits for the
+		 * device's; a device-level rmdir never waits for the node-level
+		 * directory (its entries there are revalidated at every lookup,
+		 * fs/cache.c), so two rmdirs of different jobs through the two
+		 * views cannot wait for each other.
 		 */
 		char other[PATH_BUF];
 		uint64_t parent_ino;
-		if (n.via_node)
-			snprintf(other, sizeof(other), "%s/mig/%s/%s", device, profile, name);
-		else
-			snprintf(other, sizeof(other), "mig/%s/%s", profile, name);
+		snprintf(other, sizeof(other), "%s/mig/%s/%s", device, profile, name);
 		if (fs_inodes_find(fs->inodes, other, &parent_ino))
 			fuse_lowlevel_notify_inval_entry(fs->se, parent_ino, name, strlen(name));
 	}

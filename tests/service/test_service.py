@@ -145,10 +145,6 @@ class Metrics(Populated):
         self.assertEqual(after[slow] - before[slow], 1, "the open that waited for the slot is not the fast one")
         self.assertEqual(promtool_check(n.read("metrics")), "")
 
-    # The counts are made in core/node_jobs.c, whose owner adds the calls (docs/operations.md,
-    # "Metrics"); until then this fails as expected, and once they are in it must pass: an
-    # unexpected success fails the suite, so the decorator cannot be forgotten.
-    @unittest.expectedFailure
     def test_counters_follow_mkdir_and_rmdir(self):
         n = self.node
         before = metrics_of(n)

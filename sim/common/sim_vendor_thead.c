@@ -2,7 +2,7 @@
 /*
  * The simulated T-Head alixpu driver (HGML).  Node names, the ordinal-based
  * capability tree and the kernel-log wording come from the GPUStack T-Head
- * MIG runbook (shared/seeds/000_*); the majors and the capability-minor
+ * MIG runbook (docs/simulator.md, "Behaviour reproduced"); the majors and the capability-minor
  * formula are ours (docs/simulator.md).
  */
 #include <errno.h>

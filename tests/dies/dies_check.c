@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dies_check DIES_DIR: the rules of dies/<n>/vram (CONTRACT.md), checked
+ * dies_check DIES_DIR: the rules of dies/<n>/vram (docs/dies.md), checked
  * from the outside, the way any program sees them.
  *
  * The same program runs in two places: on the simulated node

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""dies/ on the simulated node: every rule of CONTRACT.md's "dies/<n>/vram",
+"""dies/ on the simulated node: every rule of docs/dies.md's "dies/<n>/vram",
 quarantine through dies/<n>/enabled, and the barswap CLI sharing the slot.
 
 Openers run in child processes (the slot is shared between processes), each

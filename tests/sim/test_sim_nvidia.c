@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The simulated NVML (libnvidia-ml.so.1) against the real H200's table
- * (shared/reference/h200-mig-profiles.md) and the real driver's node and
+ * (nvidia-smi mig -lgip/-lgipp, docs/simulator.md) and the real driver's node and
  * capability layout.
  */
 #include <setjmp.h>

@@ -8,7 +8,7 @@
  * In one run, each figure beside its baseline, measured in this process:
  *   sequential read and write of dies/<die>/vram (pread/pwrite of SIZE MiB,
  *   which the kernel splits into max_read/max_write requests), against
- *   memcpy from and to the same die's mapping through the seed API
+ *   memcpy from and to the same die's mapping through the barswap API
  *   (bs_acquire: the module's slot mapping, or the simulated die's file);
  *   a slot swap through the filesystem (open+close of dies/<A>/vram, then
  *   of dies/<B>/vram, two dies nobody has touched), against the raw swap
@@ -86,7 +86,7 @@ static double timed(round_fn fn, void *ctx, int rounds)
 	return median(t, rounds);
 }
 
-/* ---- the baselines: the seed API ------------------------------------------------ */
+/* ---- the baselines: the barswap API ------------------------------------------------ */
 
 struct api {
 	bs_context *ctx;

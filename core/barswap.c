@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The seed's userspace API (barswap.h) over the slot seam (bs_slot.h).
+ * The original barswap project's userspace API (barswap.h) over the slot seam (bs_slot.h).
  *
  * A context is one slot handle (one open file of /dev/bar_swap, or one
  * simulated handle) plus, per die, the bs_gpu the caller was given, so that

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * barswap: the userspace API of the barswap board (seed 004), over
+ * barswap: the userspace API of the barswap board, over
  * /dev/bar_swap (kmod/bar_swap.ko).
  *
  * The board can map only one die's VRAM into CPU address space at a time;
@@ -13,8 +13,8 @@
  *   bs_release(ctx, g);                          // g->vram now faults (SIGBUS)
  *   bs_free(ctx);
  *
- * The nine functions of the seed's API keep its signatures, so code written
- * for the seed's library builds and links against this one
+ * The nine functions of the original barswap API keep its signatures, so code written
+ * for the original barswap project's library builds and links against this one
  * (`pkg-config --cflags --libs barswap`).  The functions after them are this
  * library's additions: the slot's full state, one die's description,
  * non-blocking and timed acquires, quarantine.
@@ -52,7 +52,7 @@ typedef struct bs_gpu {
 	uint64_t vram_size;  /* bytes reachable at vram */
 } bs_gpu;
 
-/* ---- the seed's API ------------------------------------------------------ */
+/* ---- the original barswap API ------------------------------------------------------ */
 
 bs_context *bs_init(void);                      /* open /dev/bar_swap */
 uint32_t bs_num_dies(bs_context *ctx);          /* dies known to the module */

@@ -10,7 +10,7 @@
  * Two implementations answer to this table:
  *   core/bs_slot_kmod.c     /dev/bar_swap: the ioctls of kmod/bar_swap_uapi.h
  *   sim/barswap/            simulated dies in files under a state directory
- * The seed API (barswap.c), the filesystem (fs/dies.c through
+ * The barswap API (barswap.c), the filesystem (fs/dies.c through
  * core/bs_arbiter.c) and the CLI call only this table, so none of them can
  * tell which one answers.  Which one is opened is decided once, explicitly:
  * the simulated slot only ever by --sim.
@@ -148,7 +148,7 @@ static inline void bs_slot_close(struct bs_slot *s)
 		s->ops->close(s);
 }
 
-/* The seed API over any slot: the context takes ownership of s. */
+/* The barswap API over any slot: the context takes ownership of s. */
 bs_context *bs_init_slot(struct bs_slot *s);
 
 #endif

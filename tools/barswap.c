@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * barswap: the seed's "barswap CLI", over the seed's API (core/barswap.h).
+ * barswap: the original barswap project's "barswap CLI", over the original barswap API (core/barswap.h).
  *
  *   barswap [--sim=STATE_DIR [--sim-create] | --device=PATH] COMMAND ...
  *

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * seed-api: a program written against the seed's barswap API and nothing
+ * seed-api: a program written against the original barswap project's API and nothing
  * else (#include <barswap.h>, the nine functions), built against
  * libbarswap.so the way outside code is, and run in the QEMU guest over the
  * module.  Prints PASS/FAIL lines; exits 1 if anything failed.
@@ -14,7 +14,7 @@ static int failed;
 
 static void check(int ok, const char *what)
 {
-	printf("%s: seed API: %s\n", ok ? "PASS" : "FAIL", what);
+	printf("%s: barswap API: %s\n", ok ? "PASS" : "FAIL", what);
 	failed += !ok;
 }
 
@@ -24,7 +24,7 @@ int main(void)
 	bs_gpu *g, *h;
 
 	if (!ctx) {
-		perror("FAIL: seed API: bs_init");
+		perror("FAIL: barswap API: bs_init");
 		return 1;
 	}
 	check(bs_num_dies(ctx) >= 2, "bs_num_dies counts the dies");

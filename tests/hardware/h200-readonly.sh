@@ -64,7 +64,7 @@ nvidia-smi -q -i 0 >"$OUT/nvidia-smi-q.txt" 2>&1
 		i() { sed -n "s/^$1: //p" "$OUT/gpu0-info.txt" | head -1; }
 		check "gpu0 present" "yes" "$([ -d "$MNT/gpu0" ] && echo yes || echo no)"
 		check "mig/mode" "disabled" "$(cat "$MNT/gpu0/mig/mode")"
-		check "no profile directory while MIG is off" "instances mode" "$(ls "$MNT/gpu0/mig" | tr '\n' ' ' | sed 's/ $//')"
+		check "no profile directory while MIG is off" "instances map mode" "$(ls "$MNT/gpu0/mig" | tr '\n' ' ' | sed 's/ $//')"
 		check "product" "$(q 'Product Name')" "$(i product)"
 		check "uuid" "$(q 'GPU UUID')" "$(i uuid)"
 		check "bus id" "$(q 'Bus Id')" "$(i bus_id)"

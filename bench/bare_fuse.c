@@ -35,7 +35,7 @@
 #define INO_ROOT 1
 #define INO_D 2
 #define INO_STATUS 3
-#define INO_ENTRY0 4 /* e00 .. */
+#define INO_ENTRY0 4        /* e00 .. */
 #define INO_DYN0 (1u << 20) /* directories made by mkdir */
 #define MAX_DIRS 256
 #define ENTRY_BYTES 2 /* "2\n", as an `available` file */
@@ -234,7 +234,7 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 
 /* Adds one entry (the next one at offset next) if it fits; false when the buffer is full. */
 static bool add(fuse_req_t req, char *buf, size_t size, size_t *used, const char *name, fuse_ino_t ino, bool dir,
-		off_t next)
+                off_t next)
 {
 	struct stat st;
 	size_t need;
@@ -387,10 +387,16 @@ static const struct fuse_lowlevel_ops ops = {
 /* A status file's shape: "key: value" lines, exactly status_len bytes. */
 static char *make_status(size_t len)
 {
-	static const char *const lines[] = { "state: ready\n", "device: d\n", "profile: 4g.48gb\n", "profile_id: 5\n",
-					     "gi: 0\n", "ci: 0\n", "placement: 0:4\n",
-					     "uuid: MIG-00000000-0000-4000-8000-000000000000\n", "owner: 0:0\n",
-					     "created: 2026-01-01T00:00:00Z\n" };
+	static const char *const lines[] = { "state: ready\n",
+		                             "device: d\n",
+		                             "profile: 4g.48gb\n",
+		                             "profile_id: 5\n",
+		                             "gi: 0\n",
+		                             "ci: 0\n",
+		                             "placement: 0:4\n",
+		                             "uuid: MIG-00000000-0000-4000-8000-000000000000\n",
+		                             "owner: 0:0\n",
+		                             "created: 2026-01-01T00:00:00Z\n" };
 	char *s = malloc(len + 1);
 	size_t n = 0;
 
@@ -441,7 +447,7 @@ int main(int argc, char **argv)
 
 	fuse_opt_add_arg(&args, argv[0]);
 	fuse_opt_add_arg(&args, geteuid() == 0 ? "-odefault_permissions,allow_other,fsname=bare-fuse,subtype=bare"
-					       : "-odefault_permissions,fsname=bare-fuse,subtype=bare");
+	                                       : "-odefault_permissions,fsname=bare-fuse,subtype=bare");
 	se = fuse_session_new(&args, &ops, sizeof(ops), NULL);
 	if (!se)
 		goto out_args;

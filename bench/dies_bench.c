@@ -199,16 +199,20 @@ static int fs_info(void *p)
 static void usage(void)
 {
 	fprintf(stderr, "usage: dies-bench --mount=MNT (--sim=STATE_DIR | --device=PATH) [--die=N] [--swap-dies=A,B]\n"
-			"                  [--mib=SIZE] [--rounds=R] [--swaps=S]\n");
+	                "                  [--mib=SIZE] [--rounds=R] [--swaps=S]\n");
 }
 
 static int parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option longopts[] = {
-		{ "mount", required_argument, NULL, 'm' }, { "sim", required_argument, NULL, 's' },
-		{ "device", required_argument, NULL, 'd' }, { "die", required_argument, NULL, 'a' },
-		{ "swap-dies", required_argument, NULL, 'b' }, { "mib", required_argument, NULL, 'M' },
-		{ "rounds", required_argument, NULL, 'r' }, { "swaps", required_argument, NULL, 'S' },
+		{ "mount", required_argument, NULL, 'm' },
+		{ "sim", required_argument, NULL, 's' },
+		{ "device", required_argument, NULL, 'd' },
+		{ "die", required_argument, NULL, 'a' },
+		{ "swap-dies", required_argument, NULL, 'b' },
+		{ "mib", required_argument, NULL, 'M' },
+		{ "rounds", required_argument, NULL, 'r' },
+		{ "swaps", required_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -216,18 +220,33 @@ static int parse(int argc, char **argv, struct opts *o)
 	*o = (struct opts){ .die = 0, .a = 2, .b = 3, .rounds = 7, .swaps = 1000, .bytes = 64u << 20 };
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'm': o->mnt = optarg; break;
-		case 's': o->sim = optarg; break;
-		case 'd': o->device = optarg; break;
-		case 'a': o->die = atoi(optarg); break;
+		case 'm':
+			o->mnt = optarg;
+			break;
+		case 's':
+			o->sim = optarg;
+			break;
+		case 'd':
+			o->device = optarg;
+			break;
+		case 'a':
+			o->die = atoi(optarg);
+			break;
 		case 'b':
 			if (sscanf(optarg, "%d,%d", &o->a, &o->b) != 2)
 				return -1;
 			break;
-		case 'M': o->bytes = (size_t)atoi(optarg) << 20; break;
-		case 'r': o->rounds = atoi(optarg); break;
-		case 'S': o->swaps = atoi(optarg) & ~1; break;
-		default: return -1;
+		case 'M':
+			o->bytes = (size_t)atoi(optarg) << 20;
+			break;
+		case 'r':
+			o->rounds = atoi(optarg);
+			break;
+		case 'S':
+			o->swaps = atoi(optarg) & ~1;
+			break;
+		default:
+			return -1;
 		}
 	}
 	if (!o->mnt || (!o->sim == !o->device) || o->rounds < 1 || o->rounds > MAX_ROUNDS || o->swaps < 2 ||
@@ -255,8 +274,8 @@ static bs_context *open_api(const struct opts *o)
 
 static void row(const char *what, double base, double fs, const char *unit, double scale, const char *ratio_is)
 {
-	printf("%-34s %10.2f %-5s %10.2f %-5s %8.2f  (%s)\n", what, base * scale, unit, fs * scale, unit,
-	       fs / base, ratio_is);
+	printf("%-34s %10.2f %-5s %10.2f %-5s %8.2f  (%s)\n", what, base * scale, unit, fs * scale, unit, fs / base,
+	       ratio_is);
 }
 
 int main(int argc, char **argv)

@@ -264,9 +264,9 @@ static void write_topology(const char *path, unsigned cards)
 		fail("%s: %s", path, strerror(errno));
 	/* sim/topologies' format: the built-in T-Head section with COUNT cards, no NVIDIA GPU. */
 	fprintf(f,
-		"{\n  \"_comment\": \"mig-bench: %u T-Head PPUs of the built-in kind, no GPU\",\n"
-		"  \"thead\": { \"count\": %u },\n  \"nvidia\": null\n}\n",
-		cards, cards);
+	        "{\n  \"_comment\": \"mig-bench: %u T-Head PPUs of the built-in kind, no GPU\",\n"
+	        "  \"thead\": { \"count\": %u },\n  \"nvidia\": null\n}\n",
+	        cards, cards);
 	if (fclose(f))
 		fail("%s: %s", path, strerror(errno));
 }
@@ -582,7 +582,7 @@ static bool smi_calls(const struct mnt *m, const char *family, bool reset, struc
 	int status;
 
 	snprintf(cmd, sizeof(cmd), "'%s' --sim='%s' -f %s sim calls%s 2>&1", smi_path, m->state, family,
-		 reset ? " --reset" : "");
+	         reset ? " --reset" : "");
 	fflush(stdout);
 	p = popen(cmd, "r");
 	if (!p)
@@ -646,8 +646,8 @@ static const char *const families[2] = { "ppu", "gpu" };
  * repetition (accel-smi's own Init_v2 and Shutdown, and anything else the
  * daemon does meanwhile).
  */
-static void count_calls(const struct mnt *m, unsigned n_fam, void (*what)(const char *, const char *),
-			const char *a1, const char *a2, unsigned k, struct calls per[2])
+static void count_calls(const struct mnt *m, unsigned n_fam, void (*what)(const char *, const char *), const char *a1,
+                        const char *a2, unsigned k, struct calls per[2])
 {
 	struct calls with[2], without[2];
 
@@ -788,9 +788,9 @@ static const char *fs_name(const char *path)
 static int usage(const char *prog)
 {
 	fprintf(stderr,
-		"usage: %s ACCELFS ACCEL_SMI BARE_FUSE [CYCLES] [--dir=DIR] [--poll-interval=SEC] [--entries=N]\n"
-		"       (or the three paths in $ACCELFS, $ACCEL_SMI, $BARE_FUSE)\n",
-		prog);
+	        "usage: %s ACCELFS ACCEL_SMI BARE_FUSE [CYCLES] [--dir=DIR] [--poll-interval=SEC] [--entries=N]\n"
+	        "       (or the three paths in $ACCELFS, $ACCEL_SMI, $BARE_FUSE)\n",
+	        prog);
 	return 2;
 }
 
@@ -939,7 +939,7 @@ int main(int argc, char **argv)
 			snprintf(r->ratio, sizeof(r->ratio), "%.2fx", calls_total(&c64[0]) / calls_total(&c4[0]));
 			snprintf(r->goal, sizeof(r->goal), "equal (none on others)");
 			snprintf(r->met, sizeof(r->met), "%s",
-				 calls_total(&c64[0]) <= calls_total(&c4[0]) + 1e-9 ? "yes" : "NO");
+			         calls_total(&c64[0]) <= calls_total(&c4[0]) + 1e-9 ? "yes" : "NO");
 		} else {
 			snprintf(r->ours, sizeof(r->ours), "n/a");
 		}
@@ -988,7 +988,8 @@ int main(int argc, char **argv)
 	printf("3: 64 cards vs 4\n");
 	settle();
 	{
-		struct op c64 = { do_cycle, prof64, "bench-job", NULL, NULL }, c4 = { do_cycle, prof4, "bench-job", NULL, NULL };
+		struct op c64 = { do_cycle, prof64, "bench-job", NULL, NULL },
+			  c4 = { do_cycle, prof4, "bench-job", NULL, NULL };
 		struct op r64 = { do_read, status64, NULL, NULL, NULL }, r4 = { do_read, status4, NULL, NULL, NULL };
 		struct stats a, b;
 
@@ -1007,7 +1008,8 @@ int main(int argc, char **argv)
 	printf("4: reads\n");
 	settle();
 	{
-		struct op ours = { do_read, status_path, NULL, NULL, NULL }, flat = { do_read, bare_status, NULL, NULL, NULL };
+		struct op ours = { do_read, status_path, NULL, NULL, NULL },
+			  flat = { do_read, bare_status, NULL, NULL, NULL };
 		struct op ls = { do_list, reader_dir, NULL, NULL, NULL }, bls = { do_list, bare_d, NULL, NULL, NULL };
 		struct stats a, b;
 		char what[64];

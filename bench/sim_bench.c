@@ -255,7 +255,7 @@ static int node(unsigned cards, double *out)
 			if (!f)
 				_exit(1);
 			fprintf(f, "{ \"%s\": { \"count\": %u }, \"%s\": null }\n", accel_sim_vendor_dir(family), cards,
-				family == &accel_family_thead ? "nvidia" : "thead");
+			        family == &accel_family_thead ? "nvidia" : "thead");
 			fclose(f);
 		}
 		if (accel_sim_setup_env(dir, cards ? topo : NULL, err, sizeof(err)) ||
@@ -338,7 +338,8 @@ int main(int argc, char **argv)
 	printf("  write             %10.2f us/change (cpu %.2f)\n", builtin[WRITE] * 1e6, builtin[WRITE_CPU] * 1e6);
 	printf("  foreign           %10.2f us/call   (cpu %.2f)\n", builtin[FOREIGN] * 1e6, builtin[FOREIGN_CPU] * 1e6);
 	if (builtin[READ_2] > 0)
-		printf("  2 cards read      %10.2f us/call (wall, both threads' calls together)\n", builtin[READ_2] * 1e6);
+		printf("  2 cards read      %10.2f us/call (wall, both threads' calls together)\n",
+		       builtin[READ_2] * 1e6);
 	printf("flat in cards (4 -> 64):\n");
 	printf("  write             %10.2f -> %10.2f us/change  (x%.2f; cpu %.2f -> %.2f, x%.2f)\n", small[WRITE] * 1e6,
 	       large[WRITE] * 1e6, large[WRITE] / small[WRITE], small[WRITE_CPU] * 1e6, large[WRITE_CPU] * 1e6,

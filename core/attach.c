@@ -28,7 +28,7 @@ bool accel_pid_alive(const char *proc_root, pid_t pid, unsigned long long want, 
 	/* The command may hold spaces and parentheses: the fields start after the last ')'. */
 	p = strrchr(buf, ')');
 	if (!p || sscanf(p + 1, " %c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu",
-			 &state, &st) != 2)
+	                 &state, &st) != 2)
 		return false;
 	/* A zombie has exited: nothing of the container runs any more. */
 	if (state == 'Z' || state == 'X')
@@ -155,8 +155,8 @@ void accel_attach_close(struct accel_attach *a)
 
 /* ---- operations ------------------------------------------------------------ */
 
-int accel_attach_add(struct accel_attach *a, const char *job, const char *uuid, const char *id, pid_t pid,
-		     char *why, size_t whylen)
+int accel_attach_add(struct accel_attach *a, const char *job, const char *uuid, const char *id, pid_t pid, char *why,
+                     size_t whylen)
 {
 	struct accel_attachment c;
 	struct attach_entry *e;
@@ -165,7 +165,7 @@ int accel_attach_add(struct accel_attach *a, const char *job, const char *uuid, 
 
 	if (!accel_container_id_valid(id)) {
 		snprintf(why, whylen, "'%.40s' is not a container id (1 to %d of [A-Za-z0-9_+.-])", id,
-			 ACCEL_CONTAINER_ID_MAX);
+		         ACCEL_CONTAINER_ID_MAX);
 		return -EINVAL;
 	}
 	memset(&c, 0, sizeof(c));
@@ -188,9 +188,10 @@ int accel_attach_add(struct accel_attach *a, const char *job, const char *uuid, 
 		if (e->n) {
 			/* Only a removed job's entry may be replaced, and that one has no live container. */
 			pthread_mutex_unlock(&a->lock);
-			snprintf(why, whylen, "%s is instance %s, not %s: the container was given an earlier job of "
-					      "that name",
-				 job, e->uuid, uuid);
+			snprintf(why, whylen,
+			         "%s is instance %s, not %s: the container was given an earlier job of "
+			         "that name",
+			         job, e->uuid, uuid);
 			return -ESTALE;
 		}
 	}
@@ -248,7 +249,7 @@ int accel_attach_remove(struct accel_attach *a, const char *job, const char *uui
 }
 
 int accel_attach_list(struct accel_attach *a, const char *job, const char *uuid, struct accel_attachment **out,
-		      size_t *n)
+                      size_t *n)
 {
 	struct attach_entry *e;
 	int ret = 0;
@@ -289,7 +290,7 @@ enum accel_reclaim accel_attach_reclaim(struct accel_attach *a, const char *job,
 }
 
 int accel_attach_set_reclaim(struct accel_attach *a, const char *job, const char *uuid, enum accel_reclaim r,
-			     bool *now_due)
+                             bool *now_due)
 {
 	enum accel_reclaim old;
 	struct attach_entry *e;
@@ -339,11 +340,11 @@ int accel_attach_rmdir_begin(struct accel_attach *a, const char *job, char *why,
 	used = (size_t)snprintf(why, whylen, "%s is attached to %zu container%s:", job, e->n, e->n == 1 ? "" : "s");
 	for (size_t i = 0; i < e->n && used < whylen; i++)
 		used += (size_t)snprintf(why + used, whylen - used, "%s %.12s (pid %d)", i ? "," : "", e->c[i].id,
-					 (int)e->c[i].pid);
+		                         (int)e->c[i].pid);
 	if (used < whylen)
 		snprintf(why + used, whylen - used,
-			 ": stop %s first (podman stop ID); an attachment clears when its container exits",
-			 e->n == 1 ? "it" : "them");
+		         ": stop %s first (podman stop ID); an attachment clears when its container exits",
+		         e->n == 1 ? "it" : "them");
 	pthread_mutex_unlock(&a->lock);
 	return -EBUSY;
 }
@@ -366,8 +367,8 @@ void accel_attach_rmdir_end(struct accel_attach *a, const char *job, bool remove
 	pthread_mutex_unlock(&a->lock);
 }
 
-int accel_attach_sweep(struct accel_attach *a, bool (*exists)(void *ctx, const char *job, const char *uuid),
-		       void *ctx, struct accel_sweep_event **events, size_t *n_events)
+int accel_attach_sweep(struct accel_attach *a, bool (*exists)(void *ctx, const char *job, const char *uuid), void *ctx,
+                       struct accel_sweep_event **events, size_t *n_events)
 {
 	struct accel_sweep_event *ev = NULL;
 	size_t n = 0, cap = 0;

@@ -76,8 +76,8 @@ bool accel_container_id_valid(const char *id);
  * not a live process, -EBUSY while the job is being removed; why says so.
  * A write error is returned after the attachment is undone.
  */
-int accel_attach_add(struct accel_attach *a, const char *job, const char *uuid, const char *id, pid_t pid,
-		     char *why, size_t whylen);
+int accel_attach_add(struct accel_attach *a, const char *job, const char *uuid, const char *id, pid_t pid, char *why,
+                     size_t whylen);
 
 /*
  * Forget container id's attachment to job (uuid NULL: whatever instance).
@@ -92,7 +92,7 @@ int accel_attach_remove(struct accel_attach *a, const char *job, const char *uui
  * gone) dropped first.  Malloc'd array (free()), possibly NULL with *n 0.
  */
 int accel_attach_list(struct accel_attach *a, const char *job, const char *uuid, struct accel_attachment **out,
-		      size_t *n);
+                      size_t *n);
 
 /* The reclaim policy of job instance uuid (manual unless set). */
 enum accel_reclaim accel_attach_reclaim(struct accel_attach *a, const char *job, const char *uuid);
@@ -101,7 +101,7 @@ enum accel_reclaim accel_attach_reclaim(struct accel_attach *a, const char *job,
  * has none now: with when-detached, it should be reclaimed now.
  */
 int accel_attach_set_reclaim(struct accel_attach *a, const char *job, const char *uuid, enum accel_reclaim r,
-			     bool *due);
+                             bool *due);
 
 /*
  * rmdir's guard.  begin: -EBUSY when the job has live attachments, why
@@ -125,8 +125,8 @@ struct accel_sweep_event {
  * false).  Reports each cleared attachment, and each when-detached job that
  * had a container and has none, as events (malloc'd, free()).
  */
-int accel_attach_sweep(struct accel_attach *a, bool (*exists)(void *ctx, const char *job, const char *uuid),
-		       void *ctx, struct accel_sweep_event **events, size_t *n);
+int accel_attach_sweep(struct accel_attach *a, bool (*exists)(void *ctx, const char *job, const char *uuid), void *ctx,
+                       struct accel_sweep_event **events, size_t *n);
 
 /* Is the process pid alive with this start time (0: any)?  Its start time in *start. */
 bool accel_pid_alive(const char *proc_root, pid_t pid, unsigned long long want, unsigned long long *start);

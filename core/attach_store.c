@@ -60,11 +60,11 @@ static json_t *to_json(const struct accel_attach *a)
 			continue;
 		for (size_t k = 0; list && k < e->n; k++)
 			json_array_append_new(list, json_pack("{s:s, s:i, s:I, s:I}", "id", e->c[k].id, "pid",
-							      (int)e->c[k].pid, "start", (json_int_t)e->c[k].start,
-							      "since", (json_int_t)e->c[k].since));
+			                                      (int)e->c[k].pid, "start", (json_int_t)e->c[k].start,
+			                                      "since", (json_int_t)e->c[k].since));
 		json_object_set_new(root, e->job,
-				    json_pack("{s:s, s:s, s:b, s:o*}", "uuid", e->uuid, "reclaim",
-					      accel_reclaim_str(e->reclaim), "armed", e->armed, "containers", list));
+		                    json_pack("{s:s, s:s, s:b, s:o*}", "uuid", e->uuid, "reclaim",
+		                              accel_reclaim_str(e->reclaim), "armed", e->armed, "containers", list));
 	}
 	return root;
 }
@@ -79,7 +79,7 @@ int attach_store_save(const struct accel_attach *a, bool durable)
 	if (!text)
 		return -ENOMEM;
 	ret = durable ? accel_durable_write(a->path, text, strlen(text), 0644)
-		      : accel_atomic_write(a->path, text, strlen(text), 0644);
+	              : accel_atomic_write(a->path, text, strlen(text), 0644);
 	free(text);
 	return ret;
 }
@@ -109,7 +109,8 @@ static const char *load_entry(struct accel_attach *a, const char *job, json_t *o
 	if (accel_reclaim_parse(reclaim, &e->reclaim))
 		return "an entry's reclaim is neither manual nor when-detached";
 	e->armed = json_is_true(json_object_get(o, "armed"));
-	json_array_foreach(list, i, c) {
+	json_array_foreach(list, i, c)
+	{
 		const char *id = json_string_value(json_object_get(c, "id"));
 		json_t *pid = json_object_get(c, "pid"), *start = json_object_get(c, "start");
 		json_t *since = json_object_get(c, "since");
@@ -145,14 +146,15 @@ int attach_store_load(struct accel_attach *a, char *err, size_t errlen)
 			return 0; /* nothing was ever attached */
 		fclose(f);
 		snprintf(err, errlen,
-			 "%s is unreadable (%s, line %d): it says which jobs containers hold; fix it, or remove it "
-			 "once no container holds a job",
-			 a->path, jerr.text, jerr.line);
+		         "%s is unreadable (%s, line %d): it says which jobs containers hold; fix it, or remove it "
+		         "once no container holds a job",
+		         a->path, jerr.text, jerr.line);
 		return -EINVAL;
 	}
 	if (!json_is_object(root))
 		bad = "it is not a JSON object";
-	json_object_foreach(root, job, o) {
+	json_object_foreach(root, job, o)
+	{
 		if (bad)
 			break;
 		bad = load_entry(a, job, o);
@@ -160,8 +162,8 @@ int attach_store_load(struct accel_attach *a, char *err, size_t errlen)
 	json_decref(root);
 	if (bad) {
 		snprintf(err, errlen,
-			 "%s is not an attachment record (%s): fix it, or remove it once no container holds a job",
-			 a->path, bad);
+		         "%s is not an attachment record (%s): fix it, or remove it once no container holds a job",
+		         a->path, bad);
 		return -EINVAL;
 	}
 	return 0;

@@ -185,8 +185,9 @@ int bs_is_mapped(bs_context *ctx, int die_id)
 
 int bs_set_enabled(bs_context *ctx, int die_id, int enabled)
 {
-	int ret = die_id < 0 || (enabled != 0 && enabled != 1) ? -EINVAL
-								 : bs_slot_set_enabled(ctx->slot, (uint32_t)die_id, enabled);
+	int ret = die_id < 0 || (enabled != 0 && enabled != 1)
+	                  ? -EINVAL
+	                  : bs_slot_set_enabled(ctx->slot, (uint32_t)die_id, enabled);
 
 	return ret ? fail(ret) : 0;
 }
@@ -205,8 +206,9 @@ int bs_lend(bs_context *ctx, bs_gpu *gpu, const char *driver)
 
 int bs_return_ex(bs_context *ctx, bs_gpu *gpu, unsigned flags)
 {
-	int ret = !gpu || gpu->die_id < 0 || (flags & ~BS_NONBLOCK) ? -EINVAL
-								      : bs_slot_return(ctx->slot, (uint32_t)gpu->die_id, flags);
+	int ret = !gpu || gpu->die_id < 0 || (flags & ~BS_NONBLOCK)
+	                  ? -EINVAL
+	                  : bs_slot_return(ctx->slot, (uint32_t)gpu->die_id, flags);
 
 	return ret ? fail(ret) : 0;
 }
@@ -226,8 +228,8 @@ int bs_die_lend_get(bs_context *ctx, int die_id, bs_die_lend *out)
 int bs_set_policy(bs_context *ctx, int die_id, int policy)
 {
 	int ret = die_id < 0 || (policy != BS_POLICY_PINNED && policy != BS_POLICY_RESIDENT)
-			  ? -EINVAL
-			  : bs_slot_set_policy(ctx->slot, (uint32_t)die_id, (uint32_t)policy);
+	                  ? -EINVAL
+	                  : bs_slot_set_policy(ctx->slot, (uint32_t)die_id, (uint32_t)policy);
 
 	return ret ? fail(ret) : 0;
 }

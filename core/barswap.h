@@ -48,21 +48,21 @@ typedef struct bs_context bs_context;
 /* A die while the context holds it.  The pointer stays valid until bs_free. */
 typedef struct bs_gpu {
 	int die_id;
-	void *vram;          /* the die's VRAM, mapped through the slot */
-	uint64_t vram_size;  /* bytes reachable at vram */
+	void *vram;         /* the die's VRAM, mapped through the slot */
+	uint64_t vram_size; /* bytes reachable at vram */
 } bs_gpu;
 
 /* ---- the original barswap API ------------------------------------------------------ */
 
-bs_context *bs_init(void);                      /* open /dev/bar_swap */
-uint32_t bs_num_dies(bs_context *ctx);          /* dies known to the module */
-uint32_t bs_num_slots(bs_context *ctx);         /* 1 */
+bs_context *bs_init(void);                       /* open /dev/bar_swap */
+uint32_t bs_num_dies(bs_context *ctx);           /* dies known to the module */
+uint32_t bs_num_slots(bs_context *ctx);          /* 1 */
 bs_gpu *bs_acquire(bs_context *ctx, int die_id); /* put die_id into the slot (waiting), map its VRAM */
-void bs_release(bs_context *ctx, bs_gpu *gpu);  /* vacate the slot; the next waiter gets it */
-int bs_active_die(bs_context *ctx);             /* the die in the slot (anyone's), or -1 */
-int bs_is_mapped(bs_context *ctx, int die_id);  /* 1: this context holds die_id in the slot */
-int bs_refresh(bs_context *ctx);                /* re-read the die count; 0 or -1 */
-void bs_free(bs_context *ctx);                  /* unmap, release, close */
+void bs_release(bs_context *ctx, bs_gpu *gpu);   /* vacate the slot; the next waiter gets it */
+int bs_active_die(bs_context *ctx);              /* the die in the slot (anyone's), or -1 */
+int bs_is_mapped(bs_context *ctx, int die_id);   /* 1: this context holds die_id in the slot */
+int bs_refresh(bs_context *ctx);                 /* re-read the die count; 0 or -1 */
+void bs_free(bs_context *ctx);                   /* unmap, release, close */
 
 /* ---- additions ----------------------------------------------------------- */
 
@@ -88,11 +88,11 @@ typedef struct bs_status {
 
 typedef struct bs_die_info {
 	uint32_t die;
-	uint32_t flags; /* BS_DIE_* */
-	uint16_t vendor, device;  /* PCI ids; 0 for a simulated die */
+	uint32_t flags;          /* BS_DIE_* */
+	uint16_t vendor, device; /* PCI ids; 0 for a simulated die */
 	uint64_t vram_size;
-	uint64_t acquires;        /* times this die was put into the slot */
-	uint64_t bar_phys;        /* where it decodes while active; 0 if simulated */
+	uint64_t acquires;          /* times this die was put into the slot */
+	uint64_t bar_phys;          /* where it decodes while active; 0 if simulated */
 	char bus_id[BS_BUS_ID_LEN]; /* "0000:03:00.0", "sim:3" */
 } bs_die_info;
 
@@ -133,19 +133,19 @@ typedef struct bs_die_lend {
 #define BS_SLOT_LEAVING (1u << 1) /* the owner let go of a lent die; the slot moves once it is back */
 
 typedef struct bs_lease_info {
-	uint32_t lease_ms;               /* 0: no lease */
-	int32_t lease_left_ms;           /* the owner's, -1: it does not run (nobody waits) */
-	int32_t lent_die;                /* the die in the slot if lent, else -1 */
-	uint32_t lend_state;             /* BS_LEND_* of lent_die */
+	uint32_t lease_ms;     /* 0: no lease */
+	int32_t lease_left_ms; /* the owner's, -1: it does not run (nobody waits) */
+	int32_t lent_die;      /* the die in the slot if lent, else -1 */
+	uint32_t lend_state;   /* BS_LEND_* of lent_die */
 	int32_t lender_pid;
-	uint32_t returning_ms;           /* how long its return has waited for the driver */
-	uint32_t slot_flags;             /* BS_SLOT_* */
-	int revoked_by_lease;            /* 1: this context lost the slot to the lease */
+	uint32_t returning_ms; /* how long its return has waited for the driver */
+	uint32_t slot_flags;   /* BS_SLOT_* */
+	int revoked_by_lease;  /* 1: this context lost the slot to the lease */
 	char lent_driver[BS_DRIVER_LEN];
 } bs_lease_info;
 
 typedef struct bs_queue_entry {
-	int32_t pid;  /* 0: not visible from here */
+	int32_t pid; /* 0: not visible from here */
 	uint32_t die;
 	uint64_t waited_ns;
 } bs_queue_entry;

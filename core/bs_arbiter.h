@@ -56,12 +56,12 @@ enum bs_waiter_kind {
 struct bs_waiter {
 	struct bs_waiter *next, *prev; /* private: in the FIFO, then in the list of answers */
 	uint32_t die;
-	int state;                     /* private */
-	int result;                    /* private */
-	enum bs_waiter_kind kind;      /* set by hold or return */
-	int32_t pid;                   /* in: who waits (for bs_arb_waiters), 0 if unknown */
-	uint64_t since_ms;             /* private: when it started waiting */
-	uint64_t epoch;                /* out: the hold's epoch, once granted */
+	int state;                /* private */
+	int result;               /* private */
+	enum bs_waiter_kind kind; /* set by hold or return */
+	int32_t pid;              /* in: who waits (for bs_arb_waiters), 0 if unknown */
+	uint64_t since_ms;        /* private: when it started waiting */
+	uint64_t epoch;           /* out: the hold's epoch, once granted */
 };
 
 static inline void bs_waiter_init(struct bs_waiter *w)
@@ -154,17 +154,17 @@ int bs_arb_return(struct bs_arbiter *a, uint32_t die, uint64_t epoch, struct bs_
 int bs_arb_set_lease(struct bs_arbiter *a, uint32_t lease_ms);
 
 struct bs_arb_stats {
-	int active;             /* the die the arbiter holds the slot with, -1 */
-	unsigned holders;       /* holds on it */
-	unsigned waiters;       /* parked holds */
-	bool acquiring;         /* its thread waits for the slot (another process owns it) */
-	uint64_t grants;        /* times it got the slot */
-	bool lent;              /* the owned die is lent to a driver */
-	bool returning;         /* ... and on its way back */
-	bool expired;           /* the holds' lease ran out; they go once the die is back */
-	uint32_t lease_ms;      /* the lease (the slot's) */
-	int32_t lease_left_ms;  /* what is left of the holds' lease among this arbiter's waiters, -1 */
-	uint64_t revocations;   /* holds revoked by the lease so far */
+	int active;            /* the die the arbiter holds the slot with, -1 */
+	unsigned holders;      /* holds on it */
+	unsigned waiters;      /* parked holds */
+	bool acquiring;        /* its thread waits for the slot (another process owns it) */
+	uint64_t grants;       /* times it got the slot */
+	bool lent;             /* the owned die is lent to a driver */
+	bool returning;        /* ... and on its way back */
+	bool expired;          /* the holds' lease ran out; they go once the die is back */
+	uint32_t lease_ms;     /* the lease (the slot's) */
+	int32_t lease_left_ms; /* what is left of the holds' lease among this arbiter's waiters, -1 */
+	uint64_t revocations;  /* holds revoked by the lease so far */
 };
 void bs_arb_stats(struct bs_arbiter *a, struct bs_arb_stats *out);
 

@@ -48,23 +48,23 @@ struct bs_arbiter {
 	pthread_rwlock_t io;
 	pthread_cond_t kick; /* CLOCK_MONOTONIC */
 	pthread_t thread;
-	bool running;   /* the thread has not exited */
-	bool in_slot;   /* the thread is inside a blocking acquire */
+	bool running; /* the thread has not exited */
+	bool in_slot; /* the thread is inside a blocking acquire */
 	bool stop;
 	enum arb_state state;
-	uint32_t die;   /* OWNED, ACQUIRING */
-	void *vram;     /* OWNED */
+	uint32_t die; /* OWNED, ACQUIRING */
+	void *vram;   /* OWNED */
 	unsigned holders;
 	uint64_t epoch;
-	struct bs_waiter queue;   /* sentinel of the FIFO of holds */
+	struct bs_waiter queue; /* sentinel of the FIFO of holds */
 	unsigned nwaiters;
 	struct bs_waiter returns; /* sentinel of the parked returns */
 	unsigned nreturns;
 	uint64_t grants;
 	/* lending (OWNED only) */
-	bool lent;       /* the owned die is bound to a driver */
-	bool returning;  /* ... and asked back */
-	bool expired;    /* the holds' lease ran out: revoked once the die is back */
+	bool lent;      /* the owned die is bound to a driver */
+	bool returning; /* ... and asked back */
+	bool expired;   /* the holds' lease ran out: revoked once the die is back */
 	uint64_t return_since;
 	bool return_noted;
 	/* the lease among this arbiter's waiters */

@@ -87,7 +87,7 @@ static inline int bs_slot_die_info(struct bs_slot *s, uint32_t die, bs_die_info 
 }
 
 static inline int bs_slot_acquire(struct bs_slot *s, uint32_t die, unsigned flags, uint32_t timeout_ms,
-				  uint64_t *vram_size)
+                                  uint64_t *vram_size)
 {
 	return s->ops->acquire(s, die, flags, timeout_ms, vram_size);
 }

@@ -60,9 +60,9 @@ static int kmod_query(struct bs_slot *s, bs_status *out)
 
 /* The uapi's die flags are the seam's, bit for bit; say so at compile time. */
 _Static_assert(BS_DIE_PRESENT == BAR_SWAP_DIE_PRESENT && BS_DIE_ENABLED == BAR_SWAP_DIE_ENABLED &&
-		       BS_DIE_ACTIVE == BAR_SWAP_DIE_ACTIVE && BS_DIE_SIM == BAR_SWAP_DIE_SIM &&
-		       BS_DIE_LENT == BAR_SWAP_DIE_LENT,
-	       "die flags differ between barswap.h and bar_swap_uapi.h");
+                       BS_DIE_ACTIVE == BAR_SWAP_DIE_ACTIVE && BS_DIE_SIM == BAR_SWAP_DIE_SIM &&
+                       BS_DIE_LENT == BAR_SWAP_DIE_LENT,
+               "die flags differ between barswap.h and bar_swap_uapi.h");
 _Static_assert(BS_BUS_ID_LEN == BAR_SWAP_BUS_ID_LEN, "bus id length differs");
 
 static int kmod_die_info(struct bs_slot *s, uint32_t die, bs_die_info *out)
@@ -152,12 +152,12 @@ static int kmod_window(struct bs_slot *s, uint32_t die, void **addr)
 
 /* The uapi's lend states and policies are the seam's, value for value. */
 _Static_assert(BS_LEND_NONE == BAR_SWAP_LEND_NONE && BS_LEND_LENDING == BAR_SWAP_LEND_LENDING &&
-		       BS_LEND_LENT == BAR_SWAP_LEND_LENT && BS_LEND_RETURNING == BAR_SWAP_LEND_RETURNING,
-	       "lend states differ between barswap.h and bar_swap_uapi.h");
+                       BS_LEND_LENT == BAR_SWAP_LEND_LENT && BS_LEND_RETURNING == BAR_SWAP_LEND_RETURNING,
+               "lend states differ between barswap.h and bar_swap_uapi.h");
 _Static_assert(BS_POLICY_PINNED == BAR_SWAP_POLICY_PINNED && BS_POLICY_RESIDENT == BAR_SWAP_POLICY_RESIDENT,
-	       "policies differ between barswap.h and bar_swap_uapi.h");
+               "policies differ between barswap.h and bar_swap_uapi.h");
 _Static_assert(BS_SLOT_EXPIRED == BAR_SWAP_SLOT_EXPIRED && BS_SLOT_LEAVING == BAR_SWAP_SLOT_LEAVING,
-	       "slot flags differ between barswap.h and bar_swap_uapi.h");
+               "slot flags differ between barswap.h and bar_swap_uapi.h");
 _Static_assert(BS_DRIVER_LEN == BAR_SWAP_DRIVER_LEN, "driver name length differs");
 
 static int kmod_lend(struct bs_slot *s, uint32_t die, const char *driver)

@@ -28,14 +28,14 @@ static void sleep_ms(unsigned ms)
 }
 
 /* Call a destroy, retrying a bounded number of times while the driver says busy. */
-#define DESTROY_WITH_RETRY(card, call, result)                                                     \
-	do {                                                                                       \
-		for (unsigned attempt_ = 0;; attempt_++) {                                         \
-			(result) = (call);                                                         \
-			if ((result) != MIG_ERROR_IN_USE || attempt_ >= (card)->busy_retries)      \
-				break;                                                             \
-			sleep_ms((card)->busy_delay_ms * (attempt_ + 1));                          \
-		}                                                                                  \
+#define DESTROY_WITH_RETRY(card, call, result)                                                                         \
+	do {                                                                                                           \
+		for (unsigned attempt_ = 0;; attempt_++) {                                                             \
+			(result) = (call);                                                                             \
+			if ((result) != MIG_ERROR_IN_USE || attempt_ >= (card)->busy_retries)                          \
+				break;                                                                                 \
+			sleep_ms((card)->busy_delay_ms *(attempt_ + 1));                                               \
+		}                                                                                                      \
 	} while (0)
 
 /*
@@ -44,8 +44,7 @@ static void sleep_ms(unsigned ms)
  * candidates are distinct ids; anything but exactly one is refused.
  */
 static int whole_gi_ci_profile(const struct accel_card *card, mig_gpu_instance_t gi, unsigned gi_profile_id,
-			       unsigned gi_slices,
-			       unsigned *ci_profile_id, char *why, size_t whylen)
+                               unsigned gi_slices, unsigned *ci_profile_id, char *why, size_t whylen)
 {
 	mig_compute_instance_profile_info_v2_t *profiles;
 	size_t n, matches = 0;
@@ -62,15 +61,15 @@ static int whole_gi_ci_profile(const struct accel_card *card, mig_gpu_instance_t
 	free(profiles);
 	if (matches != 1) {
 		snprintf(why, whylen,
-			 "%zu compute-instance profiles cover all %u slices of the GPU instance (expected exactly one)",
-			 matches, gi_slices);
+		         "%zu compute-instance profiles cover all %u slices of the GPU instance (expected exactly one)",
+		         matches, gi_slices);
 		return -EIO;
 	}
 	return 0;
 }
 
 static void rollback(const struct accel_card *card, mig_gpu_instance_t gi, mig_compute_instance_t ci,
-		     const char *profile, char *why, size_t whylen)
+                     const char *profile, char *why, size_t whylen)
 {
 	mig_return_t r = MIG_SUCCESS;
 
@@ -81,16 +80,16 @@ static void rollback(const struct accel_card *card, mig_gpu_instance_t gi, mig_c
 	if (r != MIG_SUCCESS) {
 		size_t l = strlen(why);
 		snprintf(why + l, whylen - l,
-			 "; rolling back failed too (%s): the instance is left for the orphan reclaim",
-			 mig_lib_strerror(card->lib, r));
+		         "; rolling back failed too (%s): the instance is left for the orphan reclaim",
+		         mig_lib_strerror(card->lib, r));
 		log_error("%s/%s: rollback failed: %s (%s)", card->name, profile, mig_lib_strerror(card->lib, r),
-			  mig_return_name(r));
+		          mig_return_name(r));
 	}
 }
 
 int accel_carve(const struct accel_card *card, const struct accel_profile *p, int want, const struct accel_span *used,
-		size_t n_used, accel_commit_fn commit, void *ctx, struct accel_carve_result *out, char *why,
-		size_t whylen)
+                size_t n_used, accel_commit_fn commit, void *ctx, struct accel_carve_result *out, char *why,
+                size_t whylen)
 {
 	mig_gpu_instance_placement_t placement;
 	mig_gpu_instance_t gi = NULL;
@@ -103,7 +102,8 @@ int accel_carve(const struct accel_card *card, const struct accel_profile *p, in
 	memset(out, 0, sizeof(*out));
 	why[0] = '\0';
 	if (want >= 0) {
-		pick = (size_t)want < p->n_placements && accel_ledger_is_free(p->placements[want], used, n_used) ? want : -1;
+		pick = (size_t)want < p->n_placements && accel_ledger_is_free(p->placements[want], used, n_used) ? want
+		                                                                                                 : -1;
 		if (pick < 0) {
 			snprintf(why, whylen, "the chosen placement is no longer free");
 			return -EAGAIN;
@@ -137,8 +137,8 @@ int accel_carve(const struct accel_card *card, const struct accel_profile *p, in
 	if (gi_info.profileId != p->id || gi_info.placement.start != placement.start ||
 	    gi_info.placement.size != placement.size) {
 		snprintf(why, whylen, "the driver made GPU instance %u with profile %u at %u:%u, not %u at %u:%u",
-			 gi_info.id, gi_info.profileId, gi_info.placement.start, gi_info.placement.size, p->id,
-			 placement.start, placement.size);
+		         gi_info.id, gi_info.profileId, gi_info.placement.start, gi_info.placement.size, p->id,
+		         placement.start, placement.size);
 		ret = -EIO;
 		goto undo;
 	}
@@ -191,7 +191,7 @@ struct ci_list {
 };
 
 static int list_cis(const struct accel_card *card, mig_gpu_instance_t gi, unsigned gi_profile_id, bool want_ids,
-		    struct ci_list *out, char *why, size_t whylen)
+                    struct ci_list *out, char *why, size_t whylen)
 {
 	mig_compute_instance_profile_info_v2_t *profiles;
 	size_t n_profiles;
@@ -202,8 +202,8 @@ static int list_cis(const struct accel_card *card, mig_gpu_instance_t gi, unsign
 		return ret;
 	for (size_t p = 0; p < n_profiles; p++) {
 		unsigned count = ACCEL_MAX_CI_PER_GI - out->n;
-		mig_return_t r = card->lib->GpuInstanceGetComputeInstances(gi, profiles[p].id, out->handle + out->n,
-									   &count);
+		mig_return_t r =
+			card->lib->GpuInstanceGetComputeInstances(gi, profiles[p].id, out->handle + out->n, &count);
 
 		if (accel_catalog_absent(r))
 			continue;
@@ -234,7 +234,7 @@ static int list_cis(const struct accel_card *card, mig_gpu_instance_t gi, unsign
  * not say: a failed look is never taken for "someone else's".
  */
 static int proven_ours(const struct accel_card *card, unsigned gi_id, const struct accel_expect *expect,
-		       const struct ci_list *cis, char *why, size_t whylen)
+                       const struct ci_list *cis, char *why, size_t whylen)
 {
 	for (unsigned i = 0; i < cis->n; i++) {
 		char uuid[ACCEL_UUID_MAX];
@@ -254,7 +254,7 @@ static int proven_ours(const struct accel_card *card, unsigned gi_id, const stru
 }
 
 int accel_reclaim(const struct accel_card *card, unsigned gi_id, const struct accel_expect *expect, bool *progressed,
-		  char *why, size_t whylen)
+                  char *why, size_t whylen)
 {
 	struct ci_list cis;
 	mig_gpu_instance_info_t info;
@@ -281,9 +281,9 @@ int accel_reclaim(const struct accel_card *card, unsigned gi_id, const struct ac
 		if (info.profileId != expect->profile_id || info.placement.start != expect->placement.start ||
 		    info.placement.size != expect->placement.size) {
 			snprintf(why, whylen,
-				 "GPU instance %u is now profile %u at %u:%u, not the recorded %u at %u:%u; left alone",
-				 gi_id, info.profileId, info.placement.start, info.placement.size, expect->profile_id,
-				 expect->placement.start, expect->placement.size);
+			         "GPU instance %u is now profile %u at %u:%u, not the recorded %u at %u:%u; left alone",
+			         gi_id, info.profileId, info.placement.start, info.placement.size, expect->profile_id,
+			         expect->placement.start, expect->placement.size);
 			return -ESTALE;
 		}
 	}
@@ -298,7 +298,7 @@ int accel_reclaim(const struct accel_card *card, unsigned gi_id, const struct ac
 			return ret;
 		if (ret == 0) {
 			snprintf(why, whylen, "GPU instance %u no longer carries MIG device %s; left alone", gi_id,
-				 expect->uuid);
+			         expect->uuid);
 			return -ESTALE;
 		}
 	}
@@ -311,8 +311,8 @@ int accel_reclaim(const struct accel_card *card, unsigned gi_id, const struct ac
 			if (r == MIG_ERROR_IN_USE) {
 				size_t l = strlen(why);
 				snprintf(why + l, whylen - l,
-					 "; something still runs on it after %u retries: stop it and try again",
-					 card->busy_retries);
+				         "; something still runs on it after %u retries: stop it and try again",
+				         card->busy_retries);
 			}
 			return ret;
 		}

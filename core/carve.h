@@ -24,7 +24,7 @@ struct accel_carve_result {
 	unsigned ci_profile_id;
 	struct accel_span placement;
 	char uuid[ACCEL_UUID_MAX];
-	unsigned mig_index; /* where the MIG device was found, a hint for later lookups */
+	unsigned mig_index;          /* where the MIG device was found, a hint for later lookups */
 	struct accel_devnode *nodes; /* malloc'd; the caller owns them on success */
 	size_t n_nodes;
 };
@@ -41,14 +41,14 @@ typedef int (*accel_commit_fn)(void *ctx, const struct accel_carve_result *res, 
  *   other    the driver's result mapped by mig_return_errno, or a node check
  */
 int accel_carve(const struct accel_card *card, const struct accel_profile *p, int want, const struct accel_span *used,
-		size_t n_used, accel_commit_fn commit, void *ctx, struct accel_carve_result *out, char *why,
-		size_t whylen);
+                size_t n_used, accel_commit_fn commit, void *ctx, struct accel_carve_result *out, char *why,
+                size_t whylen);
 
 /* What a reclaim must find before it destroys anything: GI ids are reused. */
 struct accel_expect {
 	unsigned profile_id;
 	struct accel_span placement;
-	const char *uuid; /* MIG UUID of its compute instance; NULL: do not check */
+	const char *uuid;   /* MIG UUID of its compute instance; NULL: do not check */
 	unsigned ci;        /* the compute instance that carries it */
 	unsigned mig_index; /* where its MIG device was last seen; UINT_MAX: unknown */
 	/*
@@ -68,6 +68,6 @@ struct accel_expect {
  * caller knows if a failed reclaim left the instance whole or half gone.
  */
 int accel_reclaim(const struct accel_card *card, unsigned gi, const struct accel_expect *expect, bool *progressed,
-		  char *why, size_t whylen);
+                  char *why, size_t whylen);
 
 #endif

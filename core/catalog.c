@@ -34,8 +34,7 @@ void accel_catalog_clear(struct accel_catalog *c)
 	memset(c, 0, sizeof(*c));
 }
 
-static int add_drop(struct accel_catalog *c, unsigned index, unsigned id, const char *raw, bool warn,
-		    const char *why)
+static int add_drop(struct accel_catalog *c, unsigned index, unsigned id, const char *raw, bool warn, const char *why)
 {
 	struct accel_catalog_drop *n = realloc(c->drops, (c->n_drops + 1) * sizeof(*n));
 
@@ -134,9 +133,10 @@ static int resolve_collisions(struct accel_catalog *c)
 		if (withhold[i] || alias[i]) {
 			char why[160];
 			if (withhold[i])
-				snprintf(why, sizeof(why),
-					 "ambiguous: another profile is also published as '%s' with a different geometry",
-					 p->name);
+				snprintf(
+					why, sizeof(why),
+					"ambiguous: another profile is also published as '%s' with a different geometry",
+					p->name);
 			else
 				snprintf(why, sizeof(why), "an alias of another profile published as '%s'", p->name);
 			if (!ret)
@@ -182,7 +182,7 @@ int accel_catalog_probe(const struct accel_card *card, struct accel_catalog *out
 			continue;
 		if (r != MIG_SUCCESS) {
 			snprintf(err, errlen, "%s: probing GPU-instance profile index %u failed: %s (%s)", card->name,
-				 index, mig_lib_strerror(card->lib, r), mig_return_name(r));
+			         index, mig_lib_strerror(card->lib, r), mig_return_name(r));
 			ret = -mig_return_errno(r);
 			goto fail;
 		}
@@ -213,13 +213,14 @@ int accel_catalog_probe(const struct accel_card *card, struct accel_catalog *out
 		}
 		if (!info.name[0] && f->name_unnamed_from_geometry) {
 			accel_name_nvml_geometry(index, info.sliceCount, info.memorySizeMB, card_memory_mib(card),
-						 info.name, sizeof(info.name));
+			                         info.name, sizeof(info.name));
 			snprintf(p.driver_name, sizeof(p.driver_name), "%s", info.name);
 		}
 		v = accel_name_from_driver(info.name, f->publish_geometry, p.name, sizeof(p.name), p.vendor_name,
-					   sizeof(p.vendor_name));
+		                           sizeof(p.vendor_name));
 		if (v != ACCEL_NAME_OK) {
-			ret = add_drop(out, index, info.id, info.name, v != ACCEL_NAME_VARIANT, accel_name_verdict_str(v));
+			ret = add_drop(out, index, info.id, info.name, v != ACCEL_NAME_VARIANT,
+			               accel_name_verdict_str(v));
 			if (ret)
 				goto fail;
 			continue;
@@ -235,9 +236,10 @@ int accel_catalog_probe(const struct accel_card *card, struct accel_catalog *out
 		if (r != MIG_SUCCESS || p.n_placements == 0) {
 			if (r != MIG_SUCCESS)
 				snprintf(why, sizeof(why), "its placements could not be read: %s (%s)",
-					 mig_lib_strerror(card->lib, r), mig_return_name(r));
+				         mig_lib_strerror(card->lib, r), mig_return_name(r));
 			else
-				snprintf(why, sizeof(why), "the driver lists no legal placement, so its span is unknown");
+				snprintf(why, sizeof(why),
+				         "the driver lists no legal placement, so its span is unknown");
 			accel_profile_clear(&p);
 			ret = add_drop(out, index, info.id, info.name, true, why);
 			if (ret)

@@ -71,8 +71,7 @@ static int job_dir(const struct accel_device *d, const struct accel_job *j, char
  * them by stat there, and fails once the job is gone; else the numbers are
  * given and the host path only when it differs (a simulated node).
  */
-static json_t *node_json(const struct accel_devnode *n, const struct accel_job *j, const char *dir,
-			 struct needs *needs)
+static json_t *node_json(const struct accel_devnode *n, const struct accel_job *j, const char *dir, struct needs *needs)
 {
 	json_t *o = json_pack("{s:s}", "path", n->path);
 	char host[PATH_MAX];
@@ -103,7 +102,7 @@ static json_t *node_json(const struct accel_devnode *n, const struct accel_job *
 static json_t *hook_json(const char *stage, const char *verb, const char *dir, const struct accel_job *j)
 {
 	return json_pack("{s:s, s:s, s:[s,s,s,s], s:i}", "hookName", stage, "path", hook_program, "args",
-			 "accelfs-hook", verb, dir, j->uuid, "timeout", ACCEL_CDI_HOOK_TIMEOUT);
+	                 "accelfs-hook", verb, dir, j->uuid, "timeout", ACCEL_CDI_HOOK_TIMEOUT);
 }
 
 /* The hooks that attach the job to the container and detach it again; none when not configured. */
@@ -116,7 +115,8 @@ static int add_hooks(json_t *edits, const struct accel_device *d, const struct a
 		return 0;
 	if (job_dir(d, j, dir, sizeof(dir)))
 		return -1;
-	hooks = json_pack("[o,o]", hook_json("createRuntime", "attach", dir, j), hook_json("poststop", "detach", dir, j));
+	hooks = json_pack("[o,o]", hook_json("createRuntime", "attach", dir, j),
+	                  hook_json("poststop", "detach", dir, j));
 	return hooks ? json_object_set_new(edits, "hooks", hooks) : -1;
 }
 
@@ -125,9 +125,7 @@ static bool listed(json_t *nodes, const char *path)
 	size_t i;
 	json_t *v;
 
-	json_array_foreach(nodes, i, v)
-		if (!strcmp(json_string_value(json_object_get(v, "path")), path))
-			return true;
+	json_array_foreach(nodes, i, v) if (!strcmp(json_string_value(json_object_get(v, "path")), path)) return true;
 	return false;
 }
 
@@ -136,7 +134,7 @@ static bool listed(json_t *nodes, const char *path)
  * (a job's own spec, whose nodes are then found in the job's directory).
  */
 static int add_job(json_t *devices, json_t *common, const struct accel_device *d, const struct accel_job *j,
-		   struct needs *needs)
+                   struct needs *needs)
 {
 	json_t *nodes = json_array(), *edits, *dev;
 	char dir_buf[PATH_MAX];
@@ -171,8 +169,7 @@ static int add_job(json_t *devices, json_t *common, const struct accel_device *d
 
 static char *finish(const char *kind, json_t *devices, json_t *common, const struct needs *needs)
 {
-	json_t *spec = json_pack("{s:s, s:s, s:o}", "cdiVersion", version_for(needs), "kind", kind, "devices",
-				 devices);
+	json_t *spec = json_pack("{s:s, s:s, s:o}", "cdiVersion", version_for(needs), "kind", kind, "devices", devices);
 	char *text;
 
 	if (!spec) {

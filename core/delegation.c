@@ -34,7 +34,7 @@ struct accel_delegation *accel_delegation_load(const char *state_dir, char *err,
 		if (f) {
 			fclose(f);
 			snprintf(err, errlen, "%s is unreadable (%s, line %d): fix or remove it", d->path, jerr.text,
-				 jerr.line);
+			         jerr.line);
 			accel_delegation_free(d);
 			return NULL;
 		}
@@ -80,7 +80,7 @@ bool accel_delegation_get(struct accel_delegation *d, const char *path, struct a
 int accel_delegation_set(struct accel_delegation *d, const char *path, const struct accel_perm *perm)
 {
 	json_t *e = json_pack("{s:I, s:I, s:I}", "uid", (json_int_t)perm->uid, "gid", (json_int_t)perm->gid, "mode",
-			      (json_int_t)(perm->mode & 07777));
+	                      (json_int_t)(perm->mode & 07777));
 	char *text;
 	int ret;
 

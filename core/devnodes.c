@@ -13,9 +13,9 @@ int accel_caps_dir(const struct accel_card *card, char *buf, size_t len)
 	const struct accel_family *f = card->family;
 
 	return snprintf(buf, len, "%s/%s%u/mig", card->proc_root, f->caps_dir_prefix,
-			f->caps_by_minor ? card->minor : card->ordinal) >= (int)len
-		       ? -ENAMETOOLONG
-		       : 0;
+	                f->caps_by_minor ? card->minor : card->ordinal) >= (int)len
+	               ? -ENAMETOOLONG
+	               : 0;
 }
 
 int accel_cap_minor(const struct accel_card *card, unsigned gi, int ci, unsigned *minor, char *why, size_t whylen)
@@ -61,7 +61,7 @@ int accel_cap_minor(const struct accel_card *card, unsigned gi, int ci, unsigned
 }
 
 int accel_node_check(const struct accel_card *card, const char *rel, long want_minor, struct accel_devnode *node,
-		     char *why, size_t whylen)
+                     char *why, size_t whylen)
 {
 	struct stat st;
 
@@ -81,7 +81,7 @@ int accel_node_check(const struct accel_card *card, const char *rel, long want_m
 	node->minor = minor(st.st_rdev);
 	if (want_minor >= 0 && node->minor != (unsigned long)want_minor) {
 		snprintf(why, whylen, "device node %s has minor %u, expected %ld", node->host_path, node->minor,
-			 want_minor);
+		         want_minor);
 		return -EXDEV;
 	}
 	return 0;
@@ -119,7 +119,7 @@ int accel_card_nodes(const struct accel_card *card, struct accel_devnode **out, 
 	if (ret == -EXDEV) {
 		size_t l = strlen(why);
 		snprintf(why + l, whylen - l, " (the driver reports minor %u for %s: the path no longer addresses it)",
-			 card->minor, card->name);
+		         card->minor, card->name);
 	}
 	if (!ret)
 		ret = push(out, n, &node);
@@ -142,7 +142,7 @@ fail:
 }
 
 static int cap_node(const struct accel_card *card, unsigned gi, int ci, struct accel_devnode *node, char *why,
-		    size_t whylen)
+                    size_t whylen)
 {
 	char rel[128];
 	unsigned minor;
@@ -155,7 +155,7 @@ static int cap_node(const struct accel_card *card, unsigned gi, int ci, struct a
 }
 
 int accel_job_nodes(const struct accel_card *card, unsigned gi, unsigned ci, struct accel_devnode **out, size_t *n,
-		    char *why, size_t whylen)
+                    char *why, size_t whylen)
 {
 	struct accel_devnode node;
 	int ret = accel_card_nodes(card, out, n, why, whylen);

@@ -30,13 +30,13 @@ int accel_cap_minor(const struct accel_card *card, unsigned gi, int ci, unsigned
  * -EXDEV (wrong minor), each with a reason.
  */
 int accel_node_check(const struct accel_card *card, const char *rel, long want_minor, struct accel_devnode *node,
-		     char *why, size_t whylen);
+                     char *why, size_t whylen);
 
 /* The card's own nodes: control nodes, the card node, optional nodes present. */
 int accel_card_nodes(const struct accel_card *card, struct accel_devnode **out, size_t *n, char *why, size_t whylen);
 
 /* A job's full set: the card's nodes plus the GI and CI capability nodes. */
 int accel_job_nodes(const struct accel_card *card, unsigned gi, unsigned ci, struct accel_devnode **out, size_t *n,
-		    char *why, size_t whylen);
+                    char *why, size_t whylen);
 
 #endif

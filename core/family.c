@@ -92,7 +92,7 @@ const struct accel_family *accel_family_by_prefix(const char *tree_prefix)
 }
 
 int accel_family_open_lib(const struct accel_family *f, const char *override, struct mig_lib *lib, char *err,
-			  size_t errlen)
+                          size_t errlen)
 {
 	char paths[ACCEL_MAX_LIB_CANDIDATES][PATH_MAX];
 	const char *ptrs[ACCEL_MAX_LIB_CANDIDATES];

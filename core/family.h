@@ -52,7 +52,7 @@ struct accel_family {
 
 	/* Capability records, relative to the proc root ("/proc"). */
 	const char *caps_dir_prefix; /* "driver/alixpu/capabilities/ppu": the number follows */
-	bool caps_by_minor;       /* NVIDIA: gpu<minor>; T-Head: ppu<ordinal> */
+	bool caps_by_minor;          /* NVIDIA: gpu<minor>; T-Head: ppu<ordinal> */
 };
 
 extern const struct accel_family accel_family_thead;
@@ -70,6 +70,6 @@ const struct accel_family *accel_family_by_prefix(const char *tree_prefix);
  * Returns as mig_lib_open.
  */
 int accel_family_open_lib(const struct accel_family *f, const char *override, struct mig_lib *lib, char *err,
-			  size_t errlen);
+                          size_t errlen);
 
 #endif

@@ -50,8 +50,7 @@ static void read_small(const char *path, char *buf, size_t len, bool nul_to_spac
 }
 
 /* Count this process's descriptors on the nodes; -1 if it vanished. */
-static int count_fds(const char *proc_root, const char *pid, const struct node_id *nodes, size_t n,
-		     bool same_file_only)
+static int count_fds(const char *proc_root, const char *pid, const struct node_id *nodes, size_t n, bool same_file_only)
 {
 	char path[512];
 	struct dirent *de;
@@ -76,7 +75,7 @@ static int count_fds(const char *proc_root, const char *pid, const struct node_i
 }
 
 int accel_holders_scan(const char *proc_root, const char *const *node_paths, size_t n_paths, bool same_file_only,
-		       struct accel_holder **out, size_t *n_out)
+                       struct accel_holder **out, size_t *n_out)
 {
 	struct node_id *nodes = calloc(n_paths ? n_paths : 1, sizeof(*nodes));
 	struct accel_holder *list = NULL;

@@ -29,7 +29,7 @@ struct accel_holder {
  * listed.  Returns 0 and a malloc'd array (free with free()), or -errno.
  */
 int accel_holders_scan(const char *proc_root, const char *const *node_paths, size_t n_paths, bool same_file_only,
-		       struct accel_holder **out, size_t *n_out);
+                       struct accel_holder **out, size_t *n_out);
 
 struct accel_devnode;
 /*
@@ -37,7 +37,6 @@ struct accel_devnode;
  * nodes).  A node whose host path differs from its /dev path belongs to a
  * simulated node: then only that very file counts.
  */
-int accel_device_nodes_holders(const struct accel_devnode *nodes, size_t n, struct accel_holder **out,
-			       size_t *n_out);
+int accel_device_nodes_holders(const struct accel_devnode *nodes, size_t n, struct accel_holder **out, size_t *n_out);
 
 #endif

@@ -38,7 +38,7 @@ size_t accel_inventory_spans(const struct accel_inventory *inv, struct accel_spa
 static int fail(char *err, size_t errlen, const struct accel_card *card, const char *what, mig_return_t r)
 {
 	snprintf(err, errlen, "%s: %s failed: %s (%s)", card->name, what, mig_lib_strerror(card->lib, r),
-		 mig_return_name(r));
+	         mig_return_name(r));
 	return -mig_return_errno(r);
 }
 
@@ -63,10 +63,10 @@ static mig_compute_instance_profile_info_v2_t *dup_profiles(const mig_compute_in
 }
 
 static int probe_ci_profiles(const struct accel_card *card, mig_gpu_instance_t gi,
-			     mig_compute_instance_profile_info_v2_t **out, size_t *n, char *err, size_t errlen);
+                             mig_compute_instance_profile_info_v2_t **out, size_t *n, char *err, size_t errlen);
 
 int accel_ci_profiles(const struct accel_card *card, mig_gpu_instance_t gi, unsigned gi_profile_id,
-		      mig_compute_instance_profile_info_v2_t **out, size_t *n, char *err, size_t errlen)
+                      mig_compute_instance_profile_info_v2_t **out, size_t *n, char *err, size_t errlen)
 {
 	struct accel_ci_cache *c = card->ci_cache;
 	struct accel_ci_cache_entry *grown;
@@ -94,7 +94,7 @@ int accel_ci_profiles(const struct accel_card *card, mig_gpu_instance_t gi, unsi
 }
 
 static int probe_ci_profiles(const struct accel_card *card, mig_gpu_instance_t gi,
-			     mig_compute_instance_profile_info_v2_t **out, size_t *n, char *err, size_t errlen)
+                             mig_compute_instance_profile_info_v2_t **out, size_t *n, char *err, size_t errlen)
 {
 	*out = NULL;
 	*n = 0;
@@ -105,9 +105,8 @@ static int probe_ci_profiles(const struct accel_card *card, mig_gpu_instance_t g
 
 		memset(&info, 0, sizeof(info));
 		info.version = MIG_COMPUTE_INSTANCE_PROFILE_INFO_V2;
-		r = card->lib->GpuInstanceGetComputeInstanceProfileInfoV(gi, index,
-									 MIG_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED,
-									 &info);
+		r = card->lib->GpuInstanceGetComputeInstanceProfileInfoV(
+			gi, index, MIG_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED, &info);
 		if (accel_catalog_absent(r))
 			continue;
 		if (r != MIG_SUCCESS) {
@@ -139,8 +138,8 @@ static int probe_ci_profiles(const struct accel_card *card, mig_gpu_instance_t g
  * proving identity must not skip what it could not read.
  */
 static int walk_mig_devices(const struct accel_card *card,
-			    void (*visit)(void *ctx, unsigned index, unsigned gi, unsigned ci, const char *uuid), void *ctx,
-			    char *err, size_t errlen)
+                            void (*visit)(void *ctx, unsigned index, unsigned gi, unsigned ci, const char *uuid),
+                            void *ctx, char *err, size_t errlen)
 {
 	unsigned max = 0;
 	mig_return_t r;
@@ -190,7 +189,7 @@ static void match_uuid(void *ctx, unsigned index, unsigned gi, unsigned ci, cons
 
 /* The MIG device at one index, if it is (gi, ci): 1 found, 0 not there, -errno. */
 static int uuid_at(const struct accel_card *card, unsigned index, unsigned gi, unsigned ci, char *uuid, size_t len,
-		   char *err, size_t errlen)
+                   char *err, size_t errlen)
 {
 	char buf[MIG_DEVICE_UUID_V2_BUFFER_SIZE];
 	mig_device_t mig;
@@ -214,8 +213,8 @@ static int uuid_at(const struct accel_card *card, unsigned index, unsigned gi, u
 	return 1;
 }
 
-int accel_mig_uuid(const struct accel_card *card, unsigned gi, unsigned ci, char *uuid, size_t len,
-		   unsigned *index, char *err, size_t errlen)
+int accel_mig_uuid(const struct accel_card *card, unsigned gi, unsigned ci, char *uuid, size_t len, unsigned *index,
+                   char *err, size_t errlen)
 {
 	struct uuid_query q = { gi, ci, 0, UINT_MAX, uuid, len };
 	int ret;
@@ -237,7 +236,7 @@ int accel_mig_uuid(const struct accel_card *card, unsigned gi, unsigned ci, char
 	if (q.found > 1) {
 		/* Two MIG devices claiming one instance: identity is ambiguous. */
 		snprintf(err, errlen, "%s: %u MIG devices claim GPU instance %u compute instance %u", card->name,
-			 q.found, gi, ci);
+		         q.found, gi, ci);
 		uuid[0] = '\0';
 		return -EIO;
 	}
@@ -251,7 +250,7 @@ int accel_mig_uuid(const struct accel_card *card, unsigned gi, unsigned ci, char
 }
 
 static int read_cis(const struct accel_card *card, mig_gpu_instance_t handle, struct accel_live_gi *gi, char *err,
-		    size_t errlen)
+                    size_t errlen)
 {
 	mig_compute_instance_profile_info_v2_t *profiles;
 	size_t n_profiles;
@@ -302,7 +301,7 @@ static void fill_uuid(void *ctx, unsigned index, unsigned gi, unsigned ci, const
 }
 
 int accel_inventory_read(const struct accel_card *card, const unsigned *profile_ids, size_t n_ids,
-			 struct accel_inventory *out, char *err, size_t errlen)
+                         struct accel_inventory *out, char *err, size_t errlen)
 {
 	int ret = 0;
 

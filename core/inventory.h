@@ -37,7 +37,7 @@ struct accel_inventory {
 };
 
 int accel_inventory_read(const struct accel_card *card, const unsigned *profile_ids, size_t n_ids,
-			 struct accel_inventory *out, char *err, size_t errlen);
+                         struct accel_inventory *out, char *err, size_t errlen);
 void accel_inventory_clear(struct accel_inventory *inv);
 const struct accel_live_gi *accel_inventory_gi(const struct accel_inventory *inv, unsigned gi);
 /* The used spans of every live GI, optionally skipping one GI id (-1: none). */
@@ -51,7 +51,7 @@ size_t accel_inventory_spans(const struct accel_inventory *inv, struct accel_spa
  * is the caller's to free.
  */
 int accel_ci_profiles(const struct accel_card *card, mig_gpu_instance_t gi, unsigned gi_profile_id,
-		      mig_compute_instance_profile_info_v2_t **out, size_t *n, char *err, size_t errlen);
+                      mig_compute_instance_profile_info_v2_t **out, size_t *n, char *err, size_t errlen);
 
 struct accel_ci_cache_entry {
 	unsigned gi_profile_id;
@@ -73,7 +73,7 @@ void accel_ci_cache_clear(struct accel_ci_cache *c);
  * every MIG device handle is walked, and two claimants are an error.
  * *index (may be NULL) receives where it was found.
  */
-int accel_mig_uuid(const struct accel_card *card, unsigned gi, unsigned ci, char *uuid, size_t len,
-		   unsigned *index, char *err, size_t errlen);
+int accel_mig_uuid(const struct accel_card *card, unsigned gi, unsigned ci, char *uuid, size_t len, unsigned *index,
+                   char *err, size_t errlen);
 
 #endif

@@ -32,7 +32,7 @@ int accel_ledger_pick(const struct accel_span *legal, size_t n_legal, const stru
 }
 
 unsigned accel_ledger_available(const struct accel_span *legal, size_t n_legal, const struct accel_span *used,
-				size_t n_used)
+                                size_t n_used)
 {
 	struct accel_span *taken = malloc((n_used + n_legal + 1) * sizeof(*taken));
 	size_t n_taken = n_used;
@@ -61,12 +61,11 @@ int accel_ledger_format(const struct accel_span *legal, size_t n_legal, char *bu
 	for (size_t i = 1; i < n_legal; i++)
 		one_size = one_size && legal[i].size == legal[0].size;
 
-#define APPEND(...)                                                                      \
-	do {                                                                             \
-		int w_ = snprintf(buf + (off < len ? off : len), off < len ? len - off : 0, \
-				  __VA_ARGS__);                                          \
-		if (w_ > 0)                                                              \
-			off += (size_t)w_;                                               \
+#define APPEND(...)                                                                                                    \
+	do {                                                                                                           \
+		int w_ = snprintf(buf + (off < len ? off : len), off < len ? len - off : 0, __VA_ARGS__);              \
+		if (w_ > 0)                                                                                            \
+			off += (size_t)w_;                                                                             \
 	} while (0)
 
 	if (n_legal == 0)

@@ -37,7 +37,7 @@ int accel_ledger_pick(const struct accel_span *legal, size_t n_legal, const stru
  * true maximum.
  */
 unsigned accel_ledger_available(const struct accel_span *legal, size_t n_legal, const struct accel_span *used,
-				size_t n_used);
+                                size_t n_used);
 
 /* The profile's capacity: the number of legal placements, which occupancy never moves. */
 static inline unsigned accel_ledger_capacity(size_t n_legal)

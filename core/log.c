@@ -132,10 +132,11 @@ static void reopen_if_asked(void)
 	fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
 	if (fd < 0 || dup3(fd, log_fd, O_CLOEXEC) < 0) {
 		char line[PATH_MAX + 160];
-		int n = snprintf(line, sizeof(line),
-				 "accelfs[%d] warning: cannot reopen the log file %s (%s): still writing to the old one; "
-				 "fix the directory and send SIGHUP again\n",
-				 (int)getpid(), log_path, strerror(errno));
+		int n = snprintf(
+			line, sizeof(line),
+			"accelfs[%d] warning: cannot reopen the log file %s (%s): still writing to the old one; "
+			"fix the directory and send SIGHUP again\n",
+			(int)getpid(), log_path, strerror(errno));
 		if (n > (int)sizeof(line) - 1)
 			n = (int)sizeof(line) - 1;
 		if (write(log_fd, line, (size_t)n) < 0)
@@ -169,8 +170,8 @@ void accel_log(enum accel_log_level level, const char *fmt, ...)
 		clock_gettime(CLOCK_REALTIME, &ts);
 		gmtime_r(&ts.tv_sec, &tm);
 		n = snprintf(line, sizeof(line), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ accelfs[%d] %s: %s\n",
-			     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-			     ts.tv_nsec / 1000000, (int)getpid(), level_names[level], msg);
+		             tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		             ts.tv_nsec / 1000000, (int)getpid(), level_names[level], msg);
 		if (n > (int)sizeof(line) - 1)
 			n = (int)sizeof(line) - 1;
 		if (to_stderr && level <= stderr_level && to_journal) {

@@ -49,13 +49,13 @@ struct accel_metrics_histogram {
 
 /* A copy of every counter, taken with accel_metrics_read. */
 struct accel_metrics_values {
-	uint64_t carves;                              /* mkdirs that carved a job */
-	uint64_t carve_failures[ACCEL_REASON_COUNT];  /* mkdirs that did not */
-	uint64_t reclaims;                            /* rmdirs that gave a job's capacity back */
+	uint64_t carves;                             /* mkdirs that carved a job */
+	uint64_t carve_failures[ACCEL_REASON_COUNT]; /* mkdirs that did not */
+	uint64_t reclaims;                           /* rmdirs that gave a job's capacity back */
 	uint64_t reclaim_failures[ACCEL_REASON_COUNT];
-	uint64_t orphans_reclaimed;                   /* instances nobody owned, destroyed by the poller */
-	uint64_t orphan_failures[ACCEL_REASON_COUNT]; /* attempts the driver refused (in use: busy) */
-	uint64_t refusals;                            /* times a card became refused */
+	uint64_t orphans_reclaimed;                       /* instances nobody owned, destroyed by the poller */
+	uint64_t orphan_failures[ACCEL_REASON_COUNT];     /* attempts the driver refused (in use: busy) */
+	uint64_t refusals;                                /* times a card became refused */
 	struct accel_metrics_histogram carve_seconds;     /* successful carves only */
 	struct accel_metrics_histogram reclaim_seconds;   /* successful reclaims only */
 	struct accel_metrics_histogram slot_wait_seconds; /* dies: open of vram until the slot was granted */

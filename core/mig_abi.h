@@ -84,7 +84,7 @@ typedef struct {
 	unsigned int domain;
 	unsigned int bus;
 	unsigned int device;
-	unsigned int pciDeviceId;    /* device id << 16 | vendor id */
+	unsigned int pciDeviceId; /* device id << 16 | vendor id */
 	unsigned int pciSubSystemId;
 	char busId[MIG_DEVICE_PCI_BUS_ID_BUFFER_SIZE];
 } mig_pci_info_t;
@@ -164,52 +164,52 @@ typedef struct {
  * A function listed here is required: a library missing one is refused at
  * load time with the name of the missing symbol, rather than crashing later.
  */
-#define MIG_ABI_FUNCTIONS(X)                                                                                 \
-	X(Init_v2, (void), ())                                                                               \
-	X(Shutdown, (void), ())                                                                              \
-	X(DeviceGetCount_v2, (unsigned int *count), (count))                                                 \
-	X(DeviceGetHandleByIndex_v2, (unsigned int index, mig_device_t *device), (index, device))            \
-	X(DeviceGetName, (mig_device_t device, char *name, unsigned int length), (device, name, length))     \
-	X(DeviceGetUUID, (mig_device_t device, char *uuid, unsigned int length), (device, uuid, length))     \
-	X(DeviceGetMinorNumber, (mig_device_t device, unsigned int *minor), (device, minor))                 \
-	X(DeviceGetMigMode, (mig_device_t device, unsigned int *current, unsigned int *pending),             \
-	  (device, current, pending))                                                                        \
-	X(DeviceGetGpuInstanceProfileInfoV,                                                                  \
-	  (mig_device_t device, unsigned int profile, mig_gpu_instance_profile_info_v3_t *info),             \
-	  (device, profile, info))                                                                           \
-	X(DeviceGetGpuInstancePossiblePlacements_v2,                                                         \
-	  (mig_device_t device, unsigned int profileId, mig_gpu_instance_placement_t *placements,            \
-	   unsigned int *count),                                                                             \
-	  (device, profileId, placements, count))                                                            \
-	X(DeviceCreateGpuInstanceWithPlacement,                                                              \
-	  (mig_device_t device, unsigned int profileId, const mig_gpu_instance_placement_t *placement,       \
-	   mig_gpu_instance_t *gpuInstance),                                                                 \
-	  (device, profileId, placement, gpuInstance))                                                       \
-	X(DeviceGetGpuInstances,                                                                             \
-	  (mig_device_t device, unsigned int profileId, mig_gpu_instance_t *gpuInstances, unsigned int *count), \
-	  (device, profileId, gpuInstances, count))                                                          \
-	X(DeviceGetGpuInstanceById, (mig_device_t device, unsigned int id, mig_gpu_instance_t *gpuInstance), \
-	  (device, id, gpuInstance))                                                                         \
-	X(GpuInstanceGetInfo, (mig_gpu_instance_t gpuInstance, mig_gpu_instance_info_t *info), (gpuInstance, info)) \
-	X(GpuInstanceDestroy, (mig_gpu_instance_t gpuInstance), (gpuInstance))                               \
-	X(GpuInstanceGetComputeInstanceProfileInfoV,                                                         \
-	  (mig_gpu_instance_t gpuInstance, unsigned int profile, unsigned int engProfile,                    \
-	   mig_compute_instance_profile_info_v2_t *info),                                                    \
-	  (gpuInstance, profile, engProfile, info))                                                          \
-	X(GpuInstanceCreateComputeInstance,                                                                  \
-	  (mig_gpu_instance_t gpuInstance, unsigned int profileId, mig_compute_instance_t *computeInstance), \
-	  (gpuInstance, profileId, computeInstance))                                                         \
-	X(GpuInstanceGetComputeInstances,                                                                    \
-	  (mig_gpu_instance_t gpuInstance, unsigned int profileId, mig_compute_instance_t *computeInstances, \
-	   unsigned int *count),                                                                             \
-	  (gpuInstance, profileId, computeInstances, count))                                                 \
-	X(ComputeInstanceGetInfo_v2, (mig_compute_instance_t computeInstance, mig_compute_instance_info_t *info), \
-	  (computeInstance, info))                                                                           \
-	X(ComputeInstanceDestroy, (mig_compute_instance_t computeInstance), (computeInstance))               \
-	X(DeviceGetMaxMigDeviceCount, (mig_device_t device, unsigned int *count), (device, count))           \
-	X(DeviceGetMigDeviceHandleByIndex, (mig_device_t device, unsigned int index, mig_device_t *migDevice), \
-	  (device, index, migDevice))                                                                        \
-	X(DeviceGetGpuInstanceId, (mig_device_t device, unsigned int *id), (device, id))                     \
+#define MIG_ABI_FUNCTIONS(X)                                                                                           \
+	X(Init_v2, (void), ())                                                                                         \
+	X(Shutdown, (void), ())                                                                                        \
+	X(DeviceGetCount_v2, (unsigned int *count), (count))                                                           \
+	X(DeviceGetHandleByIndex_v2, (unsigned int index, mig_device_t *device), (index, device))                      \
+	X(DeviceGetName, (mig_device_t device, char *name, unsigned int length), (device, name, length))               \
+	X(DeviceGetUUID, (mig_device_t device, char *uuid, unsigned int length), (device, uuid, length))               \
+	X(DeviceGetMinorNumber, (mig_device_t device, unsigned int *minor), (device, minor))                           \
+	X(DeviceGetMigMode, (mig_device_t device, unsigned int *current, unsigned int *pending),                       \
+	  (device, current, pending))                                                                                  \
+	X(DeviceGetGpuInstanceProfileInfoV,                                                                            \
+	  (mig_device_t device, unsigned int profile, mig_gpu_instance_profile_info_v3_t *info),                       \
+	  (device, profile, info))                                                                                     \
+	X(DeviceGetGpuInstancePossiblePlacements_v2,                                                                   \
+	  (mig_device_t device, unsigned int profileId, mig_gpu_instance_placement_t *placements,                      \
+	   unsigned int *count),                                                                                       \
+	  (device, profileId, placements, count))                                                                      \
+	X(DeviceCreateGpuInstanceWithPlacement,                                                                        \
+	  (mig_device_t device, unsigned int profileId, const mig_gpu_instance_placement_t *placement,                 \
+	   mig_gpu_instance_t *gpuInstance),                                                                           \
+	  (device, profileId, placement, gpuInstance))                                                                 \
+	X(DeviceGetGpuInstances,                                                                                       \
+	  (mig_device_t device, unsigned int profileId, mig_gpu_instance_t *gpuInstances, unsigned int *count),        \
+	  (device, profileId, gpuInstances, count))                                                                    \
+	X(DeviceGetGpuInstanceById, (mig_device_t device, unsigned int id, mig_gpu_instance_t *gpuInstance),           \
+	  (device, id, gpuInstance))                                                                                   \
+	X(GpuInstanceGetInfo, (mig_gpu_instance_t gpuInstance, mig_gpu_instance_info_t * info), (gpuInstance, info))   \
+	X(GpuInstanceDestroy, (mig_gpu_instance_t gpuInstance), (gpuInstance))                                         \
+	X(GpuInstanceGetComputeInstanceProfileInfoV,                                                                   \
+	  (mig_gpu_instance_t gpuInstance, unsigned int profile, unsigned int engProfile,                              \
+	   mig_compute_instance_profile_info_v2_t *info),                                                              \
+	  (gpuInstance, profile, engProfile, info))                                                                    \
+	X(GpuInstanceCreateComputeInstance,                                                                            \
+	  (mig_gpu_instance_t gpuInstance, unsigned int profileId, mig_compute_instance_t *computeInstance),           \
+	  (gpuInstance, profileId, computeInstance))                                                                   \
+	X(GpuInstanceGetComputeInstances,                                                                              \
+	  (mig_gpu_instance_t gpuInstance, unsigned int profileId, mig_compute_instance_t *computeInstances,           \
+	   unsigned int *count),                                                                                       \
+	  (gpuInstance, profileId, computeInstances, count))                                                           \
+	X(ComputeInstanceGetInfo_v2, (mig_compute_instance_t computeInstance, mig_compute_instance_info_t * info),     \
+	  (computeInstance, info))                                                                                     \
+	X(ComputeInstanceDestroy, (mig_compute_instance_t computeInstance), (computeInstance))                         \
+	X(DeviceGetMaxMigDeviceCount, (mig_device_t device, unsigned int *count), (device, count))                     \
+	X(DeviceGetMigDeviceHandleByIndex, (mig_device_t device, unsigned int index, mig_device_t *migDevice),         \
+	  (device, index, migDevice))                                                                                  \
+	X(DeviceGetGpuInstanceId, (mig_device_t device, unsigned int *id), (device, id))                               \
 	X(DeviceGetComputeInstanceId, (mig_device_t device, unsigned int *id), (device, id))
 
 /*
@@ -218,12 +218,12 @@ typedef struct {
  * the control tool uses SetMigMode when it finds it.  PCI and memory
  * information only feed `info`; remaining capacity is a cross-check.
  */
-#define MIG_ABI_OPTIONAL_FUNCTIONS(X)                                                                        \
-	X(DeviceSetMigMode, (mig_device_t device, unsigned int mode, mig_return_t *activationStatus),        \
-	  (device, mode, activationStatus))                                                                  \
-	X(DeviceGetPciInfo_v3, (mig_device_t device, mig_pci_info_t *pci), (device, pci))                    \
-	X(DeviceGetMemoryInfo, (mig_device_t device, mig_memory_t *memory), (device, memory))                \
-	X(DeviceGetGpuInstanceRemainingCapacity, (mig_device_t device, unsigned int profileId, unsigned int *count), \
+#define MIG_ABI_OPTIONAL_FUNCTIONS(X)                                                                                  \
+	X(DeviceSetMigMode, (mig_device_t device, unsigned int mode, mig_return_t *activationStatus),                  \
+	  (device, mode, activationStatus))                                                                            \
+	X(DeviceGetPciInfo_v3, (mig_device_t device, mig_pci_info_t * pci), (device, pci))                             \
+	X(DeviceGetMemoryInfo, (mig_device_t device, mig_memory_t * memory), (device, memory))                         \
+	X(DeviceGetGpuInstanceRemainingCapacity, (mig_device_t device, unsigned int profileId, unsigned int *count),   \
 	  (device, profileId, count))
 
 /* Function pointer types: mig_fn_<suffix>_t. */

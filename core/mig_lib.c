@@ -101,19 +101,19 @@ static int resolve(struct mig_lib *lib, char *err, size_t errlen)
 	 * Each member is assigned through a void* of the right size: POSIX
 	 * guarantees dlsym results convert to function pointers.
 	 */
-#define MIG_LIB_REQUIRE(suffix, params, args)                                                          \
-	sym = find_symbol(lib->handle, lib->prefix, #suffix);                                          \
-	if (!sym) {                                                                                    \
-		snprintf(err, errlen, "%s lacks %s%s: not a usable %s driver library", lib->path,      \
-			 lib->prefix, #suffix, lib->prefix);                                           \
-		return -ENOSYS;                                                                        \
-	}                                                                                              \
+#define MIG_LIB_REQUIRE(suffix, params, args)                                                                          \
+	sym = find_symbol(lib->handle, lib->prefix, #suffix);                                                          \
+	if (!sym) {                                                                                                    \
+		snprintf(err, errlen, "%s lacks %s%s: not a usable %s driver library", lib->path, lib->prefix,         \
+		         #suffix, lib->prefix);                                                                        \
+		return -ENOSYS;                                                                                        \
+	}                                                                                                              \
 	memcpy(&lib->suffix, &sym, sizeof(sym));
 	MIG_ABI_FUNCTIONS(MIG_LIB_REQUIRE)
 #undef MIG_LIB_REQUIRE
 
-#define MIG_LIB_OPTIONAL(suffix, params, args)                                                         \
-	sym = find_symbol(lib->handle, lib->prefix, #suffix);                                          \
+#define MIG_LIB_OPTIONAL(suffix, params, args)                                                                         \
+	sym = find_symbol(lib->handle, lib->prefix, #suffix);                                                          \
 	memcpy(&lib->suffix, &sym, sizeof(sym));
 	MIG_ABI_OPTIONAL_FUNCTIONS(MIG_LIB_OPTIONAL)
 #undef MIG_LIB_OPTIONAL
@@ -123,8 +123,8 @@ static int resolve(struct mig_lib *lib, char *err, size_t errlen)
 	return 0;
 }
 
-int mig_lib_open(struct mig_lib *lib, const char *prefix, const char *const *candidates, size_t n_candidates,
-		 char *err, size_t errlen)
+int mig_lib_open(struct mig_lib *lib, const char *prefix, const char *const *candidates, size_t n_candidates, char *err,
+                 size_t errlen)
 {
 	mig_return_t r;
 	int ret;
@@ -146,7 +146,7 @@ int mig_lib_open(struct mig_lib *lib, const char *prefix, const char *const *can
 	r = lib->Init_v2();
 	if (r != MIG_SUCCESS) {
 		snprintf(err, errlen, "%sInit_v2 failed: %s (%s)", prefix, mig_lib_strerror(lib, r),
-			 mig_return_name(r));
+		         mig_return_name(r));
 		ret = -mig_return_errno(r);
 		if (ret == 0 || ret == -ENOENT)
 			ret = -EIO;

@@ -32,8 +32,8 @@ struct mig_lib {
  * absent: not an error for the daemon), or another -errno with a message in
  * err when a library was found but is unusable (missing symbol, init failed).
  */
-int mig_lib_open(struct mig_lib *lib, const char *prefix, const char *const *candidates, size_t n_candidates,
-		 char *err, size_t errlen);
+int mig_lib_open(struct mig_lib *lib, const char *prefix, const char *const *candidates, size_t n_candidates, char *err,
+                 size_t errlen);
 /* Shutdown and dlclose; safe on a zeroed or already closed lib. */
 void mig_lib_close(struct mig_lib *lib);
 

@@ -199,9 +199,8 @@ int accel_device_copy(struct accel_device *dst, const struct accel_device *src)
 			goto fail;
 		for (size_t i = 0; i < src->n_profiles; i++) {
 			dst->profiles[i] = src->profiles[i];
-			dst->profiles[i].placements = dup_array(src->profiles[i].placements,
-								src->profiles[i].n_placements,
-								sizeof(struct accel_span));
+			dst->profiles[i].placements = dup_array(
+				src->profiles[i].placements, src->profiles[i].n_placements, sizeof(struct accel_span));
 			dst->n_profiles++;
 			if (src->profiles[i].n_placements && !dst->profiles[i].placements) {
 				dst->profiles[i].n_placements = 0;
@@ -247,7 +246,8 @@ static bool profile_equal(const struct accel_profile *a, const struct accel_prof
 	struct accel_profile x = *a, y = *b;
 
 	x.placements = y.placements = NULL;
-	return !memcmp(&x, &y, sizeof(x)) && spans_equal(a->placements, a->n_placements, b->placements, b->n_placements);
+	return !memcmp(&x, &y, sizeof(x)) &&
+	       spans_equal(a->placements, a->n_placements, b->placements, b->n_placements);
 }
 
 static bool job_equal(const struct accel_job *a, const struct accel_job *b)

@@ -33,9 +33,9 @@ struct accel_devnode {
 };
 
 struct accel_profile {
-	unsigned index; /* the probe index it was found at */
-	unsigned id;    /* the driver's profile id: carried, never computed */
-	char driver_name[96];           /* "MIG 4g48gb", as reported */
+	unsigned index;                   /* the probe index it was found at */
+	unsigned id;                      /* the driver's profile id: carried, never computed */
+	char driver_name[96];             /* "MIG 4g48gb", as reported */
 	char vendor_name[ACCEL_NAME_MAX]; /* "4g48gb" */
 	char name[ACCEL_NAME_MAX];        /* "4g.48gb": the directory */
 	unsigned slice_count;             /* the GI's compute slices (driver's sliceCount) */
@@ -58,7 +58,7 @@ struct accel_job {
 	char name[ACCEL_JOB_NAME_MAX + 1];
 	char profile[ACCEL_NAME_MAX]; /* published name of its profile directory */
 	enum accel_job_state state;
-	char state_reason[160];       /* why lost, or what stopped its removal, for status */
+	char state_reason[160]; /* why lost, or what stopped its removal, for status */
 	unsigned profile_id;
 	unsigned gi, ci;
 	struct accel_span placement;
@@ -77,7 +77,7 @@ struct accel_instance {
 	struct accel_span placement;
 	unsigned n_ci;
 	unsigned ci[8];
-	char uuid[ACCEL_UUID_MAX]; /* of its first compute instance; "" if none */
+	char uuid[ACCEL_UUID_MAX];         /* of its first compute instance; "" if none */
 	char profile_name[ACCEL_NAME_MAX]; /* published, or the raw vendor name if not offered */
 	char job[ACCEL_JOB_NAME_MAX + 1];  /* owning job, "" if unmanaged */
 	char note[160];                    /* "orphan: reclaim in 8s", "subdivided", ... */
@@ -92,8 +92,8 @@ struct accel_device {
 	char product[96];
 	char bus_id[32];
 	unsigned long long memory_mib;
-	char library[256]; /* the driver library that answers for it */
-	char pci_driver[32];  /* bound kernel driver as udev knows it; "" if unknown */
+	char library[256];   /* the driver library that answers for it */
+	char pci_driver[32]; /* bound kernel driver as udev knows it; "" if unknown */
 	char udev_syspath[256];
 
 	bool mig_enabled;
@@ -163,9 +163,9 @@ const char *accel_job_state_str(enum accel_job_state s);
  * (accelfs.io/mig=<job>): a name CDI refuses would make a runtime reject
  * the node's whole spec, every other job with it.
  */
-#define ACCEL_JOB_NAME_RULE                                                                                 \
-	"letters, digits, '.', '_' and '-', starting and ending with a letter or digit "                     \
-	"([A-Za-z0-9] or [A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9]), at most 63 bytes: a job's name is also its " \
+#define ACCEL_JOB_NAME_RULE                                                                                            \
+	"letters, digits, '.', '_' and '-', starting and ending with a letter or digit "                               \
+	"([A-Za-z0-9] or [A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9]), at most 63 bytes: a job's name is also its "          \
 	"CDI device name"
 int accel_job_name_check(const char *name);
 /*

@@ -117,7 +117,7 @@ void accel_name_vendor(const char *published, bool geometry, char *out, size_t o
 }
 
 enum accel_name_verdict accel_name_from_driver(const char *raw, bool geometry, char *out, size_t outlen,
-					       char *vendor_out, size_t vendor_len)
+                                               char *vendor_out, size_t vendor_len)
 {
 	char vendor[ACCEL_NAME_MAX], published[ACCEL_NAME_MAX], back[ACCEL_NAME_MAX];
 	enum accel_name_verdict v = accel_name_normalize(raw, vendor, sizeof(vendor));
@@ -137,7 +137,7 @@ enum accel_name_verdict accel_name_from_driver(const char *raw, bool geometry, c
 }
 
 void accel_name_nvml_geometry(unsigned index, unsigned slices, unsigned long long memory_mib,
-			      unsigned long long total_mib, char *out, size_t outlen)
+                              unsigned long long total_mib, char *out, size_t outlen)
 {
 	unsigned long long gib;
 	const char *variant = "";
@@ -162,7 +162,7 @@ void accel_name_nvml_geometry(unsigned index, unsigned slices, unsigned long lon
 	case 0xE: /* 2_SLICE_NO_ME */
 		variant = "-me";
 		break;
-	case 0xF: /* 1_SLICE_ALL_ME */
+	case 0xF:  /* 1_SLICE_ALL_ME */
 	case 0x10: /* 2_SLICE_ALL_ME */
 		variant = "+me.all";
 		break;

@@ -22,9 +22,9 @@
 
 enum accel_name_verdict {
 	ACCEL_NAME_OK = 0,
-	ACCEL_NAME_EMPTY,      /* nameless, or whitespace only */
-	ACCEL_NAME_VARIANT,    /* a "+me" / "+gfx" style variant */
-	ACCEL_NAME_INVALID,    /* cannot be a resource-name segment */
+	ACCEL_NAME_EMPTY,   /* nameless, or whitespace only */
+	ACCEL_NAME_VARIANT, /* a "+me" / "+gfx" style variant */
+	ACCEL_NAME_INVALID, /* cannot be a resource-name segment */
 	ACCEL_NAME_NO_ROUNDTRIP,
 };
 
@@ -49,7 +49,7 @@ void accel_name_vendor(const char *published, bool geometry, char *out, size_t o
  * the vendor spelling.
  */
 enum accel_name_verdict accel_name_from_driver(const char *raw, bool geometry, char *out, size_t outlen,
-					       char *vendor_out, size_t vendor_len);
+                                               char *vendor_out, size_t vendor_len);
 
 /*
  * NVML's name for a GPU-instance profile whose record came back unnamed (a
@@ -60,7 +60,7 @@ enum accel_name_verdict accel_name_from_driver(const char *raw, bool geometry, c
  * 143771 MiB H200 is 1g.18gb.  total_mib 0: plain rounding of memory_mib.
  */
 void accel_name_nvml_geometry(unsigned index, unsigned slices, unsigned long long memory_mib,
-			      unsigned long long total_mib, char *out, size_t outlen);
+                              unsigned long long total_mib, char *out, size_t outlen);
 
 /* A resource-name segment: [A-Za-z0-9]([A-Za-z0-9_.-]*[A-Za-z0-9])?, at most 63 bytes. */
 bool accel_name_is_segment(const char *s);

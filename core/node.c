@@ -63,7 +63,7 @@ static void read_identity(struct node_card *nc)
 }
 
 static struct node_card *card_open(struct accel_node *node, struct node_family *fam, unsigned index, char *err,
-				   size_t errlen)
+                                   size_t errlen)
 {
 	struct node_card *nc = calloc(1, sizeof(*nc));
 	mig_return_t r;
@@ -87,7 +87,7 @@ static struct node_card *card_open(struct accel_node *node, struct node_family *
 		r = fam->lib.DeviceGetMinorNumber(nc->card.handle, &nc->card.minor);
 	if (r != MIG_SUCCESS) {
 		snprintf(err, errlen, "%s: cannot open: %s (%s)", nc->card.name, mig_lib_strerror(&fam->lib, r),
-			 mig_return_name(r));
+		         mig_return_name(r));
 		node_card_free(nc);
 		return NULL;
 	}
@@ -103,11 +103,11 @@ static struct node_card *card_open(struct accel_node *node, struct node_family *
 		return NULL;
 	}
 	if (accel_record_load_card(node->state_dir, fam->family->tree_prefix, nc->ident.uuid, &nc->records,
-				   &nc->n_records, &nc->bad, &nc->n_bad) < 0)
+	                           &nc->n_records, &nc->bad, &nc->n_bad) < 0)
 		log_error("%s: cannot read its records", nc->card.name);
 	for (size_t i = 0; i < nc->n_bad; i++)
 		log_error("%s: unreadable record %s: %s; orphans on this card are kept until it is fixed or removed",
-			  nc->card.name, nc->bad[i].path, nc->bad[i].why);
+		          nc->card.name, nc->bad[i].path, nc->bad[i].why);
 	return nc;
 }
 
@@ -133,12 +133,12 @@ static int family_open(struct accel_node *node, struct node_family *fam)
 	ret = accel_family_open_lib(fam->family, fam->library[0] ? fam->library : NULL, &fam->lib, err, sizeof(err));
 	if (ret == -ENOENT) {
 		log_info("%s: no %s driver library found; the family is not shown", fam->family->tree_prefix,
-			 fam->family->vendor);
+		         fam->family->vendor);
 		return 0;
 	}
 	if (ret) {
 		log_warn("%s: %s driver unusable: %s; the family is not shown", fam->family->tree_prefix,
-			 fam->family->vendor, err);
+		         fam->family->vendor, err);
 		return 0;
 	}
 	fam->loaded = true;
@@ -159,7 +159,7 @@ static int family_open(struct accel_node *node, struct node_family *fam)
 		fam->cards[fam->n_cards++] = nc;
 	}
 	log_info("%s: %zu %s device(s) through %s", fam->family->tree_prefix, fam->n_cards, fam->family->vendor,
-		 fam->lib.path);
+	         fam->lib.path);
 	return 0;
 }
 
@@ -222,7 +222,7 @@ static void rescan(struct accel_node *node)
 		if (same)
 			continue;
 		log_info("%s: the set of %s devices changed (%zu -> %u); re-reading them", fam->family->tree_prefix,
-			 fam->family->vendor, fam->n_cards, count);
+		         fam->family->vendor, fam->n_cards, count);
 		node_lock(&node->view_lock, NODE_LOCK_VIEW);
 		for (size_t c = 0; c < fam->n_cards; c++)
 			node_card_free(fam->cards[c]);
@@ -293,8 +293,7 @@ static void on_udev_event(void *ctx, const char *action, const char *syspath)
 
 	(void)syspath;
 	pthread_mutex_lock(&node->poll_lock);
-	if (!strcmp(action, "add") || !strcmp(action, "remove") || !strcmp(action, "bind") ||
-	    !strcmp(action, "unbind"))
+	if (!strcmp(action, "add") || !strcmp(action, "remove") || !strcmp(action, "bind") || !strcmp(action, "unbind"))
 		node->rescan = true;
 	node->kicked = true;
 	pthread_cond_signal(&node->poll_cond);

@@ -74,20 +74,20 @@ struct accel_snapshot *accel_node_snapshot(struct accel_node *node);
  * the time it returns, every snapshot taken shows the job (until an rmdir).
  */
 int accel_node_mkdir(struct accel_node *node, const char *device, const char *profile, const char *job, uid_t uid,
-		     gid_t gid, struct accel_job *made, char *why, size_t whylen);
+                     gid_t gid, struct accel_job *made, char *why, size_t whylen);
 /*
  * Carve a job of a profile on whichever device keeps the most capacity free
  * for later requests (see choose() in node.c).  device receives the choice.
  */
 int accel_node_mkdir_any(struct accel_node *node, const char *profile, const char *job, uid_t uid, gid_t gid,
-			 char *device, size_t len, struct accel_job *made, char *why, size_t whylen);
+                         char *device, size_t len, struct accel_job *made, char *why, size_t whylen);
 /*
  * Reclaim a job (compute instance, then GPU instance).  0 exactly when the
  * instance is gone and its capacity back; a reclaim that fails midway
  * leaves the job "removing" (status says why) and rmdir again resumes it.
  */
 int accel_node_rmdir(struct accel_node *node, const char *device, const char *profile, const char *job, char *why,
-		     size_t whylen);
+                     size_t whylen);
 
 /* last_error of a profile directory ("ppu3/4g.48gb", "mig/4g.48gb"). */
 void accel_node_last_error(struct accel_node *node, const char *key, char *buf, size_t len);

@@ -50,7 +50,7 @@ struct node_card {
 	bool mode, pending;        /* the MIG mode at the last reading */
 	struct accel_catalog catalog;
 	bool catalog_valid;
-	bool catalog_mode; /* the MIG mode the catalogue was probed under */
+	bool catalog_mode;              /* the MIG mode the catalogue was probed under */
 	struct accel_ci_cache ci_cache; /* card.ci_cache points here; emptied with the catalogue */
 	struct accel_devnode *card_nodes;
 	size_t n_card_nodes;

@@ -209,7 +209,7 @@ static bool same_knowledge(bool mode, const struct accel_inventory *before, cons
 
 /* One decision and one carve on what the card knows; -EAGAIN etc. as carve_on. */
 static int carve_once(struct accel_node *node, struct node_card *nc, const char *profile, const char *job, uid_t uid,
-		      gid_t gid, long want_start, struct accel_job *made, char *why, size_t whylen)
+                      gid_t gid, long want_start, struct accel_job *made, char *why, size_t whylen)
 {
 	const struct accel_profile *p = NULL;
 	struct accel_carve_result res;
@@ -221,7 +221,8 @@ static int carve_once(struct accel_node *node, struct node_card *nc, const char 
 			if (!strcmp(nc->catalog.profiles[i].name, profile))
 				p = &nc->catalog.profiles[i];
 	if (!p) {
-		snprintf(why, whylen, "%s does not offer %s (MIG mode off, or no such profile)", nc->card.name, profile);
+		snprintf(why, whylen, "%s does not offer %s (MIG mode off, or no such profile)", nc->card.name,
+		         profile);
 		return -ENOENT;
 	}
 	if (nc->view && nc->view->refused) {
@@ -242,14 +243,14 @@ static int carve_once(struct accel_node *node, struct node_card *nc, const char 
 		return -ENOMEM;
 	}
 	struct commit_ctx ctx = { node, nc, p, job, uid, gid };
-	ret = accel_carve(&nc->card, p, want, used, accel_inventory_spans(&nc->inv, used, nc->inv.n_gis),
-			  commit_record, &ctx, &res, why, whylen);
+	ret = accel_carve(&nc->card, p, want, used, accel_inventory_spans(&nc->inv, used, nc->inv.n_gis), commit_record,
+	                  &ctx, &res, why, whylen);
 	free(used);
 	if (ret)
 		return ret;
 	free(res.nodes);
 	log_info("%s/%s: carved job %s: GPU instance %u, compute instance %u, placement %u:%u, %s", nc->card.name,
-		 profile, job, res.gi, res.ci, res.placement.start, res.placement.size, res.uuid);
+	         profile, job, res.gi, res.ci, res.placement.start, res.placement.size, res.uuid);
 	if (remember_carved(nc, p, &res))
 		node_card_refresh(node, nc, false); /* out of memory: learn it from the driver instead */
 	else
@@ -272,7 +273,7 @@ static int carve_once(struct accel_node *node, struct node_card *nc, const char 
  * produced: no later reading can turn the answer into a failure.
  */
 static int carve_on(struct accel_node *node, struct node_card *nc, const char *profile, const char *job, uid_t uid,
-		    gid_t gid, long want_start, struct accel_job *made, char *why, size_t whylen)
+                    gid_t gid, long want_start, struct accel_job *made, char *why, size_t whylen)
 {
 	int ret;
 
@@ -301,7 +302,7 @@ static int carve_on(struct accel_node *node, struct node_card *nc, const char *p
 }
 
 static void finish_op(struct accel_node *node, const char *key, const char *what, const char *job, int ret,
-		      const char *why)
+                      const char *why)
 {
 	if (ret) {
 		log_error("%s: %s %.64s: %s", key, what, job, why);
@@ -330,8 +331,8 @@ static int begin_mkdir(struct accel_node *node, const char *job, char *why, size
 	ret = node_reserve_name(node, job);
 	if (ret) {
 		node_topo_unlock(node);
-		snprintf(why, whylen, ret == -EEXIST ? "a job named '%s' already exists on this node" : "cannot reserve '%s'",
-			 job);
+		snprintf(why, whylen,
+		         ret == -EEXIST ? "a job named '%s' already exists on this node" : "cannot reserve '%s'", job);
 	}
 	return ret;
 }
@@ -345,7 +346,7 @@ static void end_mkdir(struct accel_node *node, const char *job)
 }
 
 int accel_node_mkdir(struct accel_node *node, const char *device, const char *profile, const char *job, uid_t uid,
-		     gid_t gid, struct accel_job *made, char *why, size_t whylen)
+                     gid_t gid, struct accel_job *made, char *why, size_t whylen)
 {
 	char key[160];
 	struct node_card *nc;
@@ -377,8 +378,8 @@ static unsigned long device_room(const struct accel_device *d, const struct acce
 
 	for (size_t q = 0; q < d->n_profiles; q++)
 		room += (unsigned long)accel_ledger_available(d->profiles[q].placements, d->profiles[q].n_placements,
-							       used, n_used) *
-			d->profiles[q].span;
+		                                              used, n_used) *
+		        d->profiles[q].span;
 	return room;
 }
 
@@ -415,8 +416,9 @@ static int choose(const struct accel_snapshot *s, const char *profile, char *dev
 			used[d->n_instances] = p->placements[k];
 			after = device_room(d, used, d->n_instances + 1);
 			loss = before > after ? before - after : 0;
-			if (!found || loss < best_loss || (loss == best_loss && !strcmp(device, d->name) &&
-							   p->placements[k].start < (unsigned long)*start)) {
+			if (!found || loss < best_loss ||
+			    (loss == best_loss && !strcmp(device, d->name) &&
+			     p->placements[k].start < (unsigned long)*start)) {
 				found = true;
 				best_loss = loss;
 				snprintf(device, len, "%s", d->name);
@@ -429,7 +431,7 @@ static int choose(const struct accel_snapshot *s, const char *profile, char *dev
 }
 
 int accel_node_mkdir_any(struct accel_node *node, const char *profile, const char *job, uid_t uid, gid_t gid,
-			 char *device, size_t len, struct accel_job *made, char *why, size_t whylen)
+                         char *device, size_t len, struct accel_job *made, char *why, size_t whylen)
 {
 	char key[160];
 	int ret;
@@ -474,7 +476,7 @@ out:
 
 /* Replace the phase of a record, durably; the in-memory copy follows the disk. */
 static int set_phase(struct accel_node *node, struct accel_record *r, enum accel_record_phase phase, char *why,
-		     size_t whylen)
+                     size_t whylen)
 {
 	struct accel_record copy = *r;
 	int ret;
@@ -495,7 +497,7 @@ static int set_phase(struct accel_node *node, struct accel_record *r, enum accel
  * job as it was.
  */
 int accel_node_rmdir(struct accel_node *node, const char *device, const char *profile, const char *job, char *why,
-		     size_t whylen)
+                     size_t whylen)
 {
 	char key[160], vendor[ACCEL_NAME_MAX];
 	struct node_card *nc;
@@ -534,8 +536,12 @@ int accel_node_rmdir(struct accel_node *node, const char *device, const char *pr
 		if (ret)
 			goto out;
 	}
-	struct accel_expect expect = { .profile_id = r->profile_id, .placement = r->placement, .uuid = r->uuid,
-				       .ci = r->ci, .mig_index = r->mig_index, .resume = resume };
+	struct accel_expect expect = { .profile_id = r->profile_id,
+		                       .placement = r->placement,
+		                       .uuid = r->uuid,
+		                       .ci = r->ci,
+		                       .mig_index = r->mig_index,
+		                       .resume = resume };
 	ret = accel_reclaim(&nc->card, gi, &expect, &progressed, why, whylen);
 	int ret_reclaim = ret;
 	if (ret == 0 || ret == -ENOENT || ret == -ESTALE) {
@@ -561,7 +567,8 @@ int accel_node_rmdir(struct accel_node *node, const char *device, const char *pr
 	if (nc->records[i].phase == ACCEL_RECORD_REMOVING) {
 		size_t l = strlen(why);
 		snprintf(nc->records[i].note, sizeof(nc->records[i].note), "%s", why);
-		snprintf(why + l, whylen - l, "; the job stays 'removing' and keeps what is left: rmdir again to resume");
+		snprintf(why + l, whylen - l,
+		         "; the job stays 'removing' and keeps what is left: rmdir again to resume");
 	}
 	node_card_refresh(node, nc, false);
 out:

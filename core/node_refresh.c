@@ -27,7 +27,8 @@ static void log_drops(struct node_card *nc)
 	size_t off = 0;
 
 	for (size_t i = 0; i < nc->catalog.n_drops; i++) {
-		int w = snprintf(sig + off, sizeof(sig) - off, "%u:%s;", nc->catalog.drops[i].id, nc->catalog.drops[i].why);
+		int w = snprintf(sig + off, sizeof(sig) - off, "%u:%s;", nc->catalog.drops[i].id,
+		                 nc->catalog.drops[i].why);
 		if (w > 0 && (size_t)w < sizeof(sig) - off)
 			off += (size_t)w;
 	}
@@ -36,8 +37,9 @@ static void log_drops(struct node_card *nc)
 	snprintf(nc->drops_logged, sizeof(nc->drops_logged), "%s", sig);
 	for (size_t i = 0; i < nc->catalog.n_drops; i++) {
 		const struct accel_catalog_drop *d = &nc->catalog.drops[i];
-		accel_log(d->warn ? ACCEL_LOG_WARN : ACCEL_LOG_INFO, "%s: profile id %u ('%s', probe index %u) not offered: %s",
-			  nc->card.name, d->id, d->raw, d->index, d->why);
+		accel_log(d->warn ? ACCEL_LOG_WARN : ACCEL_LOG_INFO,
+		          "%s: profile id %u ('%s', probe index %u) not offered: %s", nc->card.name, d->id, d->raw,
+		          d->index, d->why);
 	}
 }
 
@@ -90,7 +92,7 @@ static int read_mode(struct node_card *nc, bool *current, bool *pending, char *e
 	}
 	if (r != MIG_SUCCESS) {
 		snprintf(err, errlen, "%s: reading the MIG mode failed: %s (%s)", nc->card.name,
-			 mig_lib_strerror(nc->card.lib, r), mig_return_name(r));
+		         mig_lib_strerror(nc->card.lib, r), mig_return_name(r));
 		return -mig_return_errno(r);
 	}
 	*current = cur == MIG_DEVICE_MIG_ENABLE;
@@ -127,7 +129,7 @@ static int run_actions(struct accel_node *node, struct node_card *nc, const stru
 
 	once.busy_retries = 0;
 	/* Record indices shift as records are dropped: act on job names. */
-	char (*jobs)[ACCEL_JOB_NAME_MAX + 1] = calloc(rec->n_actions + 1, sizeof(*jobs));
+	char(*jobs)[ACCEL_JOB_NAME_MAX + 1] = calloc(rec->n_actions + 1, sizeof(*jobs));
 
 	if (!jobs)
 		return 0;
@@ -141,19 +143,23 @@ static int run_actions(struct accel_node *node, struct node_card *nc, const stru
 		int ret;
 
 		if (act->kind == ACCEL_ACTION_RECLAIM_ORPHAN) {
-			struct accel_expect expect = { .profile_id = act->profile_id, .placement = act->placement,
-						       .mig_index = UINT_MAX };
+			struct accel_expect expect = { .profile_id = act->profile_id,
+				                       .placement = act->placement,
+				                       .mig_index = UINT_MAX };
 			ret = accel_reclaim(&once, act->gi, &expect, NULL, why, sizeof(why));
 			accel_metrics_orphan(ret);
 			if (ret == 0) {
-				log_info("%s: reclaimed orphan GPU instance %u (profile %u at %u:%u): no record accounts for it",
-					 nc->card.name, act->gi, act->profile_id, act->placement.start, act->placement.size);
+				log_info(
+					"%s: reclaimed orphan GPU instance %u (profile %u at %u:%u): no record accounts for it",
+					nc->card.name, act->gi, act->profile_id, act->placement.start,
+					act->placement.size);
 				done++;
 			} else if (ret == -EBUSY) {
 				log_info("%s: orphan GPU instance %u is in use; left alone, rechecked next pass: %s",
-					 nc->card.name, act->gi, why);
+				         nc->card.name, act->gi, why);
 			} else if (ret != -ENOENT) {
-				log_warn("%s: reclaiming orphan GPU instance %u failed: %s", nc->card.name, act->gi, why);
+				log_warn("%s: reclaiming orphan GPU instance %u failed: %s", nc->card.name, act->gi,
+				         why);
 			}
 			continue;
 		}
@@ -162,15 +168,16 @@ static int run_actions(struct accel_node *node, struct node_card *nc, const stru
 			continue;
 		if (act->kind == ACCEL_ACTION_FINISH_REMOVAL) {
 			struct accel_expect expect = { .profile_id = nc->records[i].profile_id,
-						       .placement = nc->records[i].placement,
-						       .uuid = nc->records[i].uuid,
-						       .ci = nc->records[i].ci,
-						       .mig_index = nc->records[i].mig_index,
-						       .resume = true };
+				                       .placement = nc->records[i].placement,
+				                       .uuid = nc->records[i].uuid,
+				                       .ci = nc->records[i].ci,
+				                       .mig_index = nc->records[i].mig_index,
+				                       .resume = true };
 			ret = accel_reclaim(&once, act->gi, &expect, NULL, why, sizeof(why));
 			if (ret && ret != -ENOENT && ret != -ESTALE) {
 				if (strcmp(nc->records[i].note, why))
-					log_warn("%s: finishing the removal of job %s: %s", nc->card.name, jobs[a], why);
+					log_warn("%s: finishing the removal of job %s: %s", nc->card.name, jobs[a],
+					         why);
 				snprintf(nc->records[i].note, sizeof(nc->records[i].note), "%s", why);
 				continue;
 			}
@@ -204,7 +211,7 @@ static int build_jobs(struct node_card *nc, const struct accel_reconcile_out *re
 		snprintf(j->state_reason, sizeof(j->state_reason), "%s", rec->reason[r]);
 		if (src->phase == ACCEL_RECORD_REMOVING)
 			snprintf(j->state_reason, sizeof(j->state_reason), "%s",
-				 src->note[0] ? src->note : "rmdir in progress");
+			         src->note[0] ? src->note : "rmdir in progress");
 		j->profile_id = src->profile_id;
 		j->gi = src->gi;
 		j->ci = src->ci;
@@ -225,7 +232,7 @@ static int build_jobs(struct node_card *nc, const struct accel_reconcile_out *re
 }
 
 static int build_instances(struct node_card *nc, const struct accel_inventory *inv,
-			   const struct accel_reconcile_out *rec, struct accel_device *v)
+                           const struct accel_reconcile_out *rec, struct accel_device *v)
 {
 	v->instances = calloc(inv->n_gis + 1, sizeof(*v->instances));
 	if (!v->instances)
@@ -251,8 +258,7 @@ static int build_instances(struct node_card *nc, const struct accel_inventory *i
 	return 0;
 }
 
-static int build_profiles(struct node_card *nc, const struct accel_inventory *inv, bool refused,
-			  struct accel_device *v)
+static int build_profiles(struct node_card *nc, const struct accel_inventory *inv, bool refused, struct accel_device *v)
 {
 	struct accel_span *used = calloc(inv->n_gis + 1, sizeof(*used));
 	size_t n_used = accel_inventory_spans(inv, used, inv->n_gis);
@@ -281,7 +287,6 @@ static int build_profiles(struct node_card *nc, const struct accel_inventory *in
 	free(used);
 	return 0;
 }
-
 
 /* ---- reading the driver ---------------------------------------------------- */
 
@@ -352,7 +357,7 @@ static void read_host(struct accel_node *node, struct node_card *nc)
 	if (accel_card_nodes(&nc->card, &nc->card_nodes, &nc->n_card_nodes, err, sizeof(err)))
 		log_debug("%s: %s", nc->card.name, err); /* reported per job when it matters */
 	if (accel_udev_pci(node->udev, nc->ident.bus_id, nc->pci_driver, sizeof(nc->pci_driver), nc->udev_syspath,
-			   sizeof(nc->udev_syspath))) {
+	                   sizeof(nc->udev_syspath))) {
 		nc->pci_driver[0] = '\0';
 		nc->udev_syspath[0] = '\0';
 	}
@@ -473,8 +478,9 @@ void node_card_rebuild(struct accel_node *node, struct node_card *nc)
 	}
 	if (nc->n_bad) {
 		size_t l = strlen(v.refusal);
-		snprintf(v.refusal + l, sizeof(v.refusal) - l, "%s%zu unreadable record(s), e.g. %s: %s; orphans are kept",
-			 l ? "; " : "", nc->n_bad, nc->bad[0].path, nc->bad[0].why);
+		snprintf(v.refusal + l, sizeof(v.refusal) - l,
+		         "%s%zu unreadable record(s), e.g. %s: %s; orphans are kept", l ? "; " : "", nc->n_bad,
+		         nc->bad[0].path, nc->bad[0].why);
 	}
 	v.card_nodes = calloc(nc->n_card_nodes + 1, sizeof(*v.card_nodes));
 	if (!v.card_nodes || build_profiles(nc, &nc->inv, v.refused, &v) || build_jobs(nc, &rec, &v) ||

@@ -56,9 +56,9 @@ static void refuse(struct accel_reconcile_out *out, const struct accel_live_gi *
 	size_t l = strlen(out->refusal);
 
 	snprintf(out->refusal + l, sizeof(out->refusal) - l,
-		 "%sGPU instance %u has %u compute instances (subdivided by hand): accelfs hands out whole instances "
-		 "only; destroy the extra compute instances to resume",
-		 l ? "; " : "", g->id, g->n_ci);
+	         "%sGPU instance %u has %u compute instances (subdivided by hand): accelfs hands out whole instances "
+	         "only; destroy the extra compute instances to resume",
+	         l ? "; " : "", g->id, g->n_ci);
 	out->refused = true;
 }
 
@@ -95,14 +95,16 @@ int accel_reconcile(const struct accel_reconcile_in *in, struct accel_reconcile_
 			 */
 			if (!gi_has_uuid(live, rec->uuid) && !(removing && live->n_ci == 0)) {
 				if (live->n_ci == 0)
-					snprintf(out->reason[r], sizeof(out->reason[r]),
-						 "GPU instance %u lost its compute instance (destroyed outside accelfs)",
-						 rec->gi);
+					snprintf(
+						out->reason[r], sizeof(out->reason[r]),
+						"GPU instance %u lost its compute instance (destroyed outside accelfs)",
+						rec->gi);
 				else
-					snprintf(out->reason[r], sizeof(out->reason[r]),
-						 "GPU instance %u exists but no longer carries MIG device %s (the id was "
-						 "reused)",
-						 rec->gi, rec->uuid);
+					snprintf(
+						out->reason[r], sizeof(out->reason[r]),
+						"GPU instance %u exists but no longer carries MIG device %s (the id was "
+						"reused)",
+						rec->gi, rec->uuid);
 				continue;
 			}
 			match = live;
@@ -113,13 +115,13 @@ int accel_reconcile(const struct accel_reconcile_in *in, struct accel_reconcile_
 
 		if (rec->phase == ACCEL_RECORD_REMOVING) {
 			struct accel_action a = { match ? ACCEL_ACTION_FINISH_REMOVAL : ACCEL_ACTION_DELETE_RECORD, r,
-						  rec->gi, rec->profile_id, rec->placement };
+				                  rec->gi, rec->profile_id, rec->placement };
 			if (add_action(out, a))
 				goto nomem;
 			out->state[r] = ACCEL_JOB_REMOVING;
 			if (match)
-				snprintf(out->note[gi_index], sizeof(out->note[gi_index]),
-					 "being removed (job %s)", rec->job);
+				snprintf(out->note[gi_index], sizeof(out->note[gi_index]), "being removed (job %s)",
+				         rec->job);
 			continue;
 		}
 		if (match) {
@@ -129,13 +131,13 @@ int accel_reconcile(const struct accel_reconcile_in *in, struct accel_reconcile_
 				refuse(out, match);
 			else if (match->n_ci == 0)
 				snprintf(out->note[gi_index], sizeof(out->note[gi_index]),
-					 "its compute instance is gone");
+				         "its compute instance is gone");
 		} else {
 			out->state[r] = ACCEL_JOB_LOST;
 			if (!out->reason[r][0])
 				snprintf(out->reason[r], sizeof(out->reason[r]),
-					 "GPU instance %u (placement %u:%u) no longer exists; recreate the job", rec->gi,
-					 rec->placement.start, rec->placement.size);
+				         "GPU instance %u (placement %u:%u) no longer exists; recreate the job",
+				         rec->gi, rec->placement.start, rec->placement.size);
 		}
 	}
 
@@ -149,7 +151,7 @@ int accel_reconcile(const struct accel_reconcile_in *in, struct accel_reconcile_
 		if (live->n_ci > 1) {
 			refuse(out, live);
 			snprintf(out->note[g], sizeof(out->note[g]), "subdivided by hand: %u compute instances",
-				 live->n_ci);
+			         live->n_ci);
 			continue;
 		}
 		prev = find_seen(in, live);
@@ -158,28 +160,29 @@ int accel_reconcile(const struct accel_reconcile_in *in, struct accel_reconcile_
 			(struct accel_orphan_seen){ live->id, live->profile_id, live->placement, first };
 		if (in->records_unreadable) {
 			snprintf(out->note[g], sizeof(out->note[g]),
-				 "unmanaged; kept: a record of this card is unreadable, so ownership is unknown");
+			         "unmanaged; kept: a record of this card is unreadable, so ownership is unknown");
 			continue;
 		}
 		if (!in->card_idle) {
 			snprintf(out->note[g], sizeof(out->note[g]),
-				 "unmanaged; kept while the card is held open (see holders)");
+			         "unmanaged; kept while the card is held open (see holders)");
 			continue;
 		}
 		if (in->read_only) {
 			/* Nothing happens to it here: say what a managing daemon would do, not what this one does. */
 			snprintf(out->note[g], sizeof(out->note[g]),
-				 "orphan: not reclaimed (read-only); a managing accelfs would reclaim it once idle");
+			         "orphan: not reclaimed (read-only); a managing accelfs would reclaim it once idle");
 			continue;
 		}
 		if (in->now_ms - first < in->grace_ms) {
-			snprintf(out->note[g], sizeof(out->note[g]), "orphan: reclaimed in %" PRId64 " ms if still unused",
-				 in->grace_ms - (in->now_ms - first));
+			snprintf(out->note[g], sizeof(out->note[g]),
+			         "orphan: reclaimed in %" PRId64 " ms if still unused",
+			         in->grace_ms - (in->now_ms - first));
 			continue;
 		}
 		snprintf(out->note[g], sizeof(out->note[g]), "orphan: reclaiming");
 		if (add_action(out, (struct accel_action){ ACCEL_ACTION_RECLAIM_ORPHAN, 0, live->id, live->profile_id,
-							    live->placement }))
+		                                           live->placement }))
 			goto nomem;
 	}
 	/* Nothing is reclaimed on a refused card: the operator sorts it out first. */
@@ -191,7 +194,8 @@ int accel_reconcile(const struct accel_reconcile_in *in, struct accel_reconcile_
 		out->n_actions = w;
 		for (size_t g = 0; g < n_gis; g++)
 			if (!strcmp(out->note[g], "orphan: reclaiming"))
-				snprintf(out->note[g], sizeof(out->note[g]), "unmanaged; kept while the card is refused");
+				snprintf(out->note[g], sizeof(out->note[g]),
+				         "unmanaged; kept while the card is refused");
 	}
 	return 0;
 nomem:

@@ -26,13 +26,13 @@ static const char *phase_str(enum accel_record_phase p)
 
 char *accel_record_to_json(const struct accel_record *r)
 {
-	json_t *o = json_pack("{s:i, s:s, s:s, s:i, s:s, s:s, s:i, s:i, s:i, s:i, s:{s:i, s:i}, s:s, s:I, s:I, s:I, s:s}",
-			      "version", ACCEL_RECORD_VERSION, "family", r->family, "card", r->card_uuid,
-			      "ordinal", (int)r->ordinal, "job", r->job, "profile", r->profile,
-			      "profile_id", (int)r->profile_id, "gi", (int)r->gi, "ci", (int)r->ci,
-			      "ci_profile_id", (int)r->ci_profile_id, "placement", "start", (int)r->placement.start,
-			      "size", (int)r->placement.size, "uuid", r->uuid, "uid", (json_int_t)r->uid, "gid",
-			      (json_int_t)r->gid, "created", (json_int_t)r->created, "phase", phase_str(r->phase));
+	json_t *o = json_pack(
+		"{s:i, s:s, s:s, s:i, s:s, s:s, s:i, s:i, s:i, s:i, s:{s:i, s:i}, s:s, s:I, s:I, s:I, s:s}", "version",
+		ACCEL_RECORD_VERSION, "family", r->family, "card", r->card_uuid, "ordinal", (int)r->ordinal, "job",
+		r->job, "profile", r->profile, "profile_id", (int)r->profile_id, "gi", (int)r->gi, "ci", (int)r->ci,
+		"ci_profile_id", (int)r->ci_profile_id, "placement", "start", (int)r->placement.start, "size",
+		(int)r->placement.size, "uuid", r->uuid, "uid", (json_int_t)r->uid, "gid", (json_int_t)r->gid,
+		"created", (json_int_t)r->created, "phase", phase_str(r->phase));
 	char *s;
 
 	if (!o)
@@ -71,7 +71,7 @@ static bool get_str(json_t *o, const char *key, char *out, size_t len, bool allo
 }
 
 int accel_record_parse(const char *text, const char *expect_family, const char *expect_card, const char *expect_job,
-		       struct accel_record *out, char *why, size_t whylen)
+                       struct accel_record *out, char *why, size_t whylen)
 {
 	json_error_t jerr;
 	json_t *o = json_loads(text, JSON_REJECT_DUPLICATES, &jerr), *pl;
@@ -109,8 +109,9 @@ int accel_record_parse(const char *text, const char *expect_family, const char *
 		bad = "missing ci";
 	else if (!get_uint(o, "ci_profile_id", &out->ci_profile_id))
 		bad = "missing ci_profile_id";
-	else if (!json_is_object(pl = json_object_get(o, "placement")) || !get_uint(pl, "start", &out->placement.start) ||
-		 !get_uint(pl, "size", &out->placement.size) || out->placement.size == 0)
+	else if (!json_is_object(pl = json_object_get(o, "placement")) ||
+	         !get_uint(pl, "start", &out->placement.start) || !get_uint(pl, "size", &out->placement.size) ||
+	         out->placement.size == 0)
 		bad = "missing or empty placement";
 	else if (!get_str(o, "uuid", out->uuid, sizeof(out->uuid), false))
 		bad = "missing uuid";
@@ -119,7 +120,7 @@ int accel_record_parse(const char *text, const char *expect_family, const char *
 	else if (!json_is_integer(json_object_get(o, "created")))
 		bad = "missing created";
 	else if (!get_str(o, "phase", phase, sizeof(phase), false) ||
-		 (strcmp(phase, "active") && strcmp(phase, "removing")))
+	         (strcmp(phase, "active") && strcmp(phase, "removing")))
 		bad = "missing or unknown phase";
 	else if (accel_job_name_check_stored(out->job))
 		bad = "job name is not valid";
@@ -229,8 +230,8 @@ static char *slurp(const char *path, size_t max, int *err)
 	return buf;
 }
 
-int accel_record_load(const char *path, const char *expect_family, const char *expect_card,
-		      struct accel_record *out, char *why, size_t whylen)
+int accel_record_load(const char *path, const char *expect_family, const char *expect_card, struct accel_record *out,
+                      char *why, size_t whylen)
 {
 	char name[ACCEL_JOB_NAME_MAX + 8];
 	const char *base = strrchr(path, '/');
@@ -256,8 +257,8 @@ int accel_record_load(const char *path, const char *expect_family, const char *e
 	return err;
 }
 
-int accel_record_load_card(const char *state_dir, const char *family, const char *card_uuid,
-			   struct accel_record **out, size_t *n_out, struct accel_record_bad **bad, size_t *n_bad)
+int accel_record_load_card(const char *state_dir, const char *family, const char *card_uuid, struct accel_record **out,
+                           size_t *n_out, struct accel_record_bad **bad, size_t *n_bad)
 {
 	char dir[PATH_MAX];
 	struct dirent *de;

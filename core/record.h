@@ -34,7 +34,7 @@ struct accel_record {
 	char card_uuid[ACCEL_UUID_MAX]; /* must equal the directory it sits in */
 	unsigned ordinal;               /* informational: where the card was */
 	char job[ACCEL_JOB_NAME_MAX + 1];
-	char profile[ACCEL_NAME_MAX];   /* vendor spelling, "4g48gb" (the driver's, below the published name) */
+	char profile[ACCEL_NAME_MAX]; /* vendor spelling, "4g48gb" (the driver's, below the published name) */
 	unsigned profile_id;
 	unsigned gi;
 	unsigned ci;
@@ -58,12 +58,12 @@ int accel_record_dir(char *buf, size_t len, const char *state_dir, const char *f
  * card or job that does not match where the file lives, is an error with a reason. */
 char *accel_record_to_json(const struct accel_record *r);
 int accel_record_parse(const char *text, const char *expect_family, const char *expect_card, const char *expect_job,
-		       struct accel_record *out, char *why, size_t whylen);
+                       struct accel_record *out, char *why, size_t whylen);
 
 /* Durable write (creates the directories), load one, remove one (durably). */
 int accel_record_write(const char *state_dir, const struct accel_record *r, char *why, size_t whylen);
-int accel_record_load(const char *path, const char *expect_family, const char *expect_card,
-		      struct accel_record *out, char *why, size_t whylen);
+int accel_record_load(const char *path, const char *expect_family, const char *expect_card, struct accel_record *out,
+                      char *why, size_t whylen);
 int accel_record_remove(const char *state_dir, const struct accel_record *r, char *why, size_t whylen);
 
 /*
@@ -76,7 +76,7 @@ struct accel_record_bad {
 	char path[512];
 	char why[256];
 };
-int accel_record_load_card(const char *state_dir, const char *family, const char *card_uuid,
-			   struct accel_record **out, size_t *n_out, struct accel_record_bad **bad, size_t *n_bad);
+int accel_record_load_card(const char *state_dir, const char *family, const char *card_uuid, struct accel_record **out,
+                           size_t *n_out, struct accel_record_bad **bad, size_t *n_bad);
 
 #endif

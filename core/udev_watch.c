@@ -47,7 +47,8 @@ static void *watch_main(void *arg)
 		struct udev_device *d = udev_monitor_receive_device(u->mon);
 		char action[32] = "", syspath[512] = "";
 		if (d) {
-			snprintf(action, sizeof(action), "%s", udev_device_get_action(d) ? udev_device_get_action(d) : "");
+			snprintf(action, sizeof(action), "%s",
+			         udev_device_get_action(d) ? udev_device_get_action(d) : "");
 			snprintf(syspath, sizeof(syspath), "%s", udev_device_get_syspath(d));
 			udev_device_unref(d);
 		}
@@ -79,8 +80,7 @@ static struct udev_monitor *open_monitor(struct udev *udev)
 	return NULL;
 }
 
-struct accel_udev *accel_udev_start(void (*on_event)(void *ctx, const char *action, const char *syspath),
-				    void *ctx)
+struct accel_udev *accel_udev_start(void (*on_event)(void *ctx, const char *action, const char *syspath), void *ctx)
 {
 	struct accel_udev *u = calloc(1, sizeof(*u));
 
@@ -150,8 +150,7 @@ static void sysfs_bus_id(const char *bus_id, char *out, size_t len)
 			*p = (char)(*p - 'A' + 'a');
 }
 
-int accel_udev_pci(struct accel_udev *u, const char *bus_id, char *driver, size_t dlen, char *syspath,
-		   size_t slen)
+int accel_udev_pci(struct accel_udev *u, const char *bus_id, char *driver, size_t dlen, char *syspath, size_t slen)
 {
 	char name[64];
 	struct udev_device *d;

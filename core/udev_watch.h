@@ -21,8 +21,7 @@ struct accel_udev;
  * device.  Returns NULL (and logs why) when udev is unusable here; callers
  * then rely on polling alone.
  */
-struct accel_udev *accel_udev_start(void (*on_event)(void *ctx, const char *action, const char *syspath),
-				    void *ctx);
+struct accel_udev *accel_udev_start(void (*on_event)(void *ctx, const char *action, const char *syspath), void *ctx);
 void accel_udev_stop(struct accel_udev *u);
 
 /*
@@ -30,8 +29,7 @@ void accel_udev_stop(struct accel_udev *u);
  * "00000000:00:06.0" or sysfs's "0000:00:06.0") and its sysfs path.
  * Returns 0, or -ENOENT when udev does not know the function.
  */
-int accel_udev_pci(struct accel_udev *u, const char *bus_id, char *driver, size_t dlen, char *syspath,
-		   size_t slen);
+int accel_udev_pci(struct accel_udev *u, const char *bus_id, char *driver, size_t dlen, char *syspath, size_t slen);
 
 /* The device node udev knows for a character device number, or -ENOENT. */
 int accel_udev_devnode(struct accel_udev *u, dev_t rdev, char *devnode, size_t len);

@@ -22,8 +22,8 @@ struct accelfs {
 	struct fuse_session *se;
 	struct fs_notifier *notifier;
 	struct fs_pollers *pollers; /* readers waiting in poll() (fs/waiters.c) */
-	time_t started; /* the timestamps of everything that is not a job */
-	bool mounted_with_dev; /* character devices in jobs' dev/ work only on a "dev" mount */
+	time_t started;             /* the timestamps of everything that is not a job */
+	bool mounted_with_dev;      /* character devices in jobs' dev/ work only on a "dev" mount */
 };
 
 extern const struct fuse_lowlevel_ops accelfs_ops;

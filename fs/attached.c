@@ -51,7 +51,7 @@ void fs_attached_report(struct accelfs *fs, const char *device, const char *prof
 }
 
 int fs_attached_rmdir(struct accelfs *fs, const char *device, const char *profile, const char *job, char *why,
-		      size_t whylen)
+                      size_t whylen)
 {
 	int ret;
 

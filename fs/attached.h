@@ -32,7 +32,7 @@ struct accel_attach *fs_attached(void);
  * accel_node_rmdir.
  */
 int fs_attached_rmdir(struct accelfs *fs, const char *device, const char *profile, const char *job, char *why,
-		      size_t whylen);
+                      size_t whylen);
 
 /*
  * A failure of a job's file or of mkdir/rmdir goes where mkdir's and

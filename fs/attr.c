@@ -95,7 +95,7 @@ static off_t cached_size(struct accelfs *fs, const struct accel_snapshot *snap, 
 }
 
 void fs_fill_attr(struct accelfs *fs, const struct accel_snapshot *snap, const char *path, const struct fs_node *n,
-		      uint64_t ino, struct stat *st)
+                  uint64_t ino, struct stat *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->st_ino = ino;
@@ -125,8 +125,8 @@ void fs_fill_attr(struct accelfs *fs, const struct accel_snapshot *snap, const c
 }
 
 /* Resolve an inode in the current snapshot; the caller unrefs *snap. */
-int fs_resolve_ino(struct accelfs *fs, fuse_ino_t ino, struct accel_snapshot **snap, struct fs_node *n,
-		       char *path, size_t len)
+int fs_resolve_ino(struct accelfs *fs, fuse_ino_t ino, struct accel_snapshot **snap, struct fs_node *n, char *path,
+                   size_t len)
 {
 	if (!fs_inodes_path(fs->inodes, ino, path, len))
 		return -ESTALE;
@@ -140,7 +140,7 @@ int fs_resolve_ino(struct accelfs *fs, fuse_ino_t ino, struct accel_snapshot **s
 }
 
 void fs_reply_entry(fuse_req_t req, struct accelfs *fs, const struct accel_snapshot *snap, fuse_ino_t parent,
-			const char *name, const char *path, const struct fs_node *n)
+                    const char *name, const char *path, const struct fs_node *n)
 {
 	struct fuse_entry_param e;
 

@@ -96,7 +96,7 @@ static void drop_hold(struct fs_dies *d, uint32_t die, uint64_t epoch, bool lend
 		ret = bs_arb_return(d->arb, die, epoch, NULL);
 		if (ret && ret != -EINPROGRESS && ret != -EPERM)
 			log_warn("die %u: the lender let go, but asking %s for the die back failed: %s", die, l.driver,
-				 strerror(-ret));
+			         strerror(-ret));
 	}
 	bs_arb_drop(d->arb, die, epoch);
 }
@@ -178,19 +178,21 @@ static void on_note(void *ctx, const struct bs_arb_note *n)
 		pthread_mutex_unlock(&d->lock);
 		if (n->err == -ETIME)
 			log_info("die %u: the lease ran out with others waiting; the holds of pids%s are revoked "
-				 "(their reads and writes fail with ETIME until they open again)", n->die,
-				 len ? pids : " (none left)");
+			         "(their reads and writes fail with ETIME until they open again)",
+			         n->die, len ? pids : " (none left)");
 		else
 			log_info("die %u: the slot was taken away (%s); the holds of pids%s are revoked", n->die,
-				 strerror(-n->err), len ? pids : " (none left)");
+			         strerror(-n->err), len ? pids : " (none left)");
 		break;
 	case BS_ARB_EXPIRED_LENT:
 		log_info("die %u: the lease ran out while the die is lent; asking its driver for it back first "
-			 "(the holds go once it is back)", n->die);
+		         "(the holds go once it is back)",
+		         n->die);
 		break;
 	case BS_ARB_RETURN_SLOW:
 		log_warn("die %u: its driver has not let go after %u ms; the slot waits for it (a lease never "
-			 "takes a die from a driver): dies/slot says whom it waits on", n->die, n->ms);
+		         "takes a die from a driver): dies/slot says whom it waits on",
+		         n->die, n->ms);
 		break;
 	case BS_ARB_RETURNED:
 		pthread_mutex_lock(&d->lock);
@@ -304,7 +306,8 @@ void fs_dies_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 			release = !closer_has && !opener_has;
 		else
 			/* Another handle on the file opened by the closing process, which has no descriptor left. */
-			release = !closer_has && (c->opener == h->opener ? same : accel_proc_same_process(c->opener, closer));
+			release = !closer_has &&
+			          (c->opener == h->opener ? same : accel_proc_same_process(c->opener, closer));
 		if (!release)
 			continue;
 		drops[n++] = (struct drop){ c->die, c->epoch, c->lender };
@@ -558,7 +561,8 @@ void fs_dies_mounted(struct fs_dies *d, const char *mountpoint)
 	d->dev_known = ret == 0;
 	if (ret)
 		log_warn("dies: cannot stat the mountpoint %s (%s): a closed vram handle holds the slot until "
-			 "the kernel releases it", mountpoint, strerror(-ret));
+		         "the kernel releases it",
+		         mountpoint, strerror(-ret));
 }
 
 void fs_dies_free(struct fs_dies *d)

@@ -80,7 +80,7 @@ int fs_dies_write_policy(uint32_t die, const char *buf, size_t size)
 	ret = bs_slot_set_policy(bs_arb_slot(d->arb), die, policy);
 	if (ret) {
 		log_info("die %u: policy not changed: %s", die,
-			 ret == -EBUSY ? "the die is lent (take it back first)" : strerror(-ret));
+		         ret == -EBUSY ? "the die is lent (take it back first)" : strerror(-ret));
 		return ret;
 	}
 	log_info("die %u: policy %s", die, policy == BS_POLICY_RESIDENT ? "resident" : "pinned");
@@ -133,14 +133,14 @@ int fs_dies_write_attr(int kind, uint32_t die, const char *buf, size_t size)
 
 /* ---- driver: lend and return ------------------------------------------------------ */
 
-
 struct fs_vram *fs_dies_holder_of(struct fs_dies *d, uint32_t die, pid_t pid)
 {
 	for (struct fs_vram *h = d->handles.next; h != &d->handles; h = h->next) {
 		if (h->die != die || !h->held || h->revoked)
 			continue;
 		/* The opener itself, or a process with a descriptor on it (echo run by the shell holding it). */
-		if (accel_proc_same_process(h->opener, pid) || (d->dev_known && accel_proc_has_file(pid, d->dev, h->ino)))
+		if (accel_proc_same_process(h->opener, pid) ||
+		    (d->dev_known && accel_proc_has_file(pid, d->dev, h->ino)))
 			return h;
 	}
 	return NULL;
@@ -175,7 +175,7 @@ static void on_return_interrupt(fuse_req_t req, void *data)
 	struct return_park *p = data;
 
 	if (!bs_arb_cancel(fs_the_dies->arb, &p->w))
-		return; /* answered already, or not parked yet (then the return says EINTR) */
+		return;             /* answered already, or not parked yet (then the return says EINTR) */
 	fuse_reply_err(req, EINTR); /* the die still comes back: the arbiter asked for it */
 	free(p);
 }
@@ -244,8 +244,8 @@ void fs_dies_write_driver(fuse_req_t req, uint32_t die, const char *buf, size_t 
 		epoch = h->epoch;
 	pthread_mutex_unlock(&d->lock);
 	if (!h) {
-		log_info("die %u: pid %d wrote %s to dies/%u/driver without holding dies/%u/vram: refused", die, (int)pid,
-			 name, die, die);
+		log_info("die %u: pid %d wrote %s to dies/%u/driver without holding dies/%u/vram: refused", die,
+		         (int)pid, name, die, die);
 		fuse_reply_err(req, EPERM);
 		return;
 	}
@@ -256,7 +256,7 @@ void fs_dies_write_driver(fuse_req_t req, uint32_t die, const char *buf, size_t 
 	ret = bs_arb_lend(d->arb, die, epoch, name);
 	if (ret) {
 		log_info("die %u: lend to %s by pid %d refused (%s): %s", die, name, (int)pid, strerror(-ret),
-			 lend_refusal(ret));
+		         lend_refusal(ret));
 		fuse_reply_err(req, -ret);
 		return;
 	}

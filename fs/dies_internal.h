@@ -22,8 +22,8 @@ struct fs_vram {
 	/* under d->lock: */
 	bool held;
 	uint64_t epoch;
-	int revoked;  /* the hold was taken away (ENODEV, ETIME): every I/O fails so; reopen */
-	bool lender;  /* this handle lent the die: its last close returns it (pinned policy) */
+	int revoked;                 /* the hold was taken away (ENODEV, ETIME): every I/O fails so; reopen */
+	bool lender;                 /* this handle lent the die: its last close returns it (pinned policy) */
 	struct fs_vram *next, *prev; /* every open handle */
 };
 

@@ -81,17 +81,18 @@ static void waiting_on(FILE *f, const struct fs_dies_status *st, pid_t lender)
 	}
 	if (l->lend_state == BS_LEND_RETURNING || l->lend_state == BS_LEND_LENDING)
 		fprintf(f, "waiting_on: %s to let go of die %d (%s for %u ms%s)\n", l->lent_driver, l->lent_die,
-			lend_state(l->lend_state), l->returning_ms,
-			(l->slot_flags & BS_SLOT_EXPIRED) || st->fs.expired
-				? "; the lease ran out, but a lease never takes a die from its driver"
-				: "");
+		        lend_state(l->lend_state), l->returning_ms,
+		        (l->slot_flags & BS_SLOT_EXPIRED) || st->fs.expired
+		                ? "; the lease ran out, but a lease never takes a die from its driver"
+		                : "");
 	else if (st->fs.returning)
 		fprintf(f, "waiting_on: %s to let go of die %d (asked back%s)\n", l->lent_driver, l->lent_die,
-			st->fs.expired ? " because the lease ran out; a lease never takes a die from its driver" : "");
+		        st->fs.expired ? " because the lease ran out; a lease never takes a die from its driver" : "");
 	else
-		fprintf(f, "waiting_on: pid %d, the lender (its last close of dies/%d/vram, or writing bar_swap to "
-			   "dies/%d/driver, returns the die)\n",
-			(int)lender, l->lent_die, l->lent_die);
+		fprintf(f,
+		        "waiting_on: pid %d, the lender (its last close of dies/%d/vram, or writing bar_swap to "
+		        "dies/%d/driver, returns the die)\n",
+		        (int)lender, l->lent_die, l->lent_die);
 }
 
 static int render_slot(FILE *f, struct fs_dies *d)
@@ -108,8 +109,7 @@ static int render_slot(FILE *f, struct fs_dies *d)
 		return ret;
 	/* Our holders' lease: the arbiter's among our waiters, the slot's among other processes'. */
 	lease_left = st.fs.lease_left_ms;
-	if (st.fs.active >= 0 && st.lease.lease_left_ms >= 0 &&
-	    (lease_left < 0 || st.lease.lease_left_ms < lease_left))
+	if (st.fs.active >= 0 && st.lease.lease_left_ms >= 0 && (lease_left < 0 || st.lease.lease_left_ms < lease_left))
 		lease_left = st.lease.lease_left_ms;
 	if (st.slot.active_die >= 0)
 		fprintf(f, "active: %d\n", st.slot.active_die);
@@ -118,8 +118,10 @@ static int render_slot(FILE *f, struct fs_dies *d)
 	fprintf(f, "holders: %u\n", st.fs.holders);
 	fprintf(f, "waiters: %u\n", st.fs.waiters);
 	fprintf(f, "swaps: %llu\n", (unsigned long long)st.slot.swaps);
-	fprintf(f, "owner: %s\n", st.fs.active >= 0 ? "accelfs" : st.slot.active_die >= 0 && st.slot.owner_pid ? "other"
-							 : "none");
+	fprintf(f, "owner: %s\n",
+	        st.fs.active >= 0                              ? "accelfs"
+	        : st.slot.active_die >= 0 && st.slot.owner_pid ? "other"
+	                                                       : "none");
 	fprintf(f, "owner_pid: %d\n", st.slot.owner_pid);
 	fprintf(f, "lease_ms: %u\n", st.lease.lease_ms);
 	if (st.fs.active >= 0 ? lease_left >= 0 : st.lease.lease_left_ms >= 0)
@@ -130,9 +132,9 @@ static int render_slot(FILE *f, struct fs_dies *d)
 	if (st.lease.lent_die >= 0) {
 		bs_die_lend l;
 		bool resident = !bs_slot_die_lend(bs_arb_slot(d->arb), (uint32_t)st.lease.lent_die, &l) &&
-				l.policy == BS_POLICY_RESIDENT;
+		                l.policy == BS_POLICY_RESIDENT;
 		fprintf(f, "lent: die %d to %s by pid %d (%s, %s)\n", st.lease.lent_die, st.lease.lent_driver,
-			(int)lender, lend_state(st.lease.lend_state), resident ? "resident" : "pinned");
+		        (int)lender, lend_state(st.lease.lend_state), resident ? "resident" : "pinned");
 	} else {
 		fprintf(f, "lent: none\n");
 	}
@@ -141,12 +143,12 @@ static int render_slot(FILE *f, struct fs_dies *d)
 	nw = bs_arb_waiters(d->arb, w, MAX_LISTED);
 	for (unsigned i = 0; i < nw; i++)
 		fprintf(f, "waiter: pid=%d die=%u waited_ms=%llu\n", (int)accel_proc_tgid(w[i].pid), w[i].die,
-			(unsigned long long)w[i].waited_ms);
+		        (unsigned long long)w[i].waited_ms);
 	fprintf(f, "slot_waiters: %u\n", st.slot.waiters);
 	nq = bs_slot_queue(bs_arb_slot(d->arb), q, MAX_LISTED, NULL);
 	for (int i = 0; i < nq; i++)
 		fprintf(f, "slot_waiter: pid=%d die=%u waited_ms=%llu\n", q[i].pid, q[i].die,
-			(unsigned long long)(q[i].waited_ns / 1000000));
+		        (unsigned long long)(q[i].waited_ns / 1000000));
 	fprintf(f, "slot_open_files: %u\n", st.slot.open_files);
 	fprintf(f, "slot_size: %llu\n", (unsigned long long)st.slot.slot_size);
 	fprintf(f, "dies: %u\n", st.slot.num_dies);

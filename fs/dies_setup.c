@@ -11,7 +11,7 @@
 #include "sim/barswap/bs_sim.h"
 
 int fs_dies_setup(bool sim, const char *topology, const char *state_dir, bool read_only, struct fs_dies **out,
-		  char *err, size_t errlen)
+                  char *err, size_t errlen)
 {
 	struct bs_sim_geometry g;
 	struct bs_slot *slot;

@@ -18,6 +18,6 @@
 
 /* 0 with *out set (NULL: no dies/), or -errno with err set (only with --sim). */
 int fs_dies_setup(bool sim, const char *topology, const char *state_dir, bool read_only, struct fs_dies **out,
-		  char *err, size_t errlen);
+                  char *err, size_t errlen);
 
 #endif

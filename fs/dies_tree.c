@@ -11,11 +11,8 @@ static const struct {
 	const char *name;
 	enum fs_kind kind;
 } die_files[] = {
-	{ "info", FS_DIE_INFO },
-	{ "enabled", FS_DIE_ENABLED },
-	{ "driver", FS_DIE_DRIVER },
-	{ "policy", FS_DIE_POLICY },
-	{ "vram", FS_DIE_VRAM },
+	{ "info", FS_DIE_INFO },     { "enabled", FS_DIE_ENABLED }, { "driver", FS_DIE_DRIVER },
+	{ "policy", FS_DIE_POLICY }, { "vram", FS_DIE_VRAM },
 };
 
 enum fs_kind fs_dies_tree_root(void)

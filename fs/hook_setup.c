@@ -29,7 +29,7 @@ int fs_hook_setup(const char *hook_option, const char *mountpoint, char *err, si
 		ret = usable(hook_option, prog);
 		if (ret) {
 			snprintf(err, errlen, "the OCI hook program %s (--hook) cannot be run: %s", hook_option,
-				 strerror(-ret));
+			         strerror(-ret));
 			return ret;
 		}
 		accel_cdi_configure(prog, mountpoint);
@@ -38,7 +38,8 @@ int fs_hook_setup(const char *hook_option, const char *mountpoint, char *err, si
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n < 0) {
 		ret = -errno;
-		snprintf(err, errlen, "cannot tell where accelfs is (/proc/self/exe: %s): pass --hook=PATH", strerror(errno));
+		snprintf(err, errlen, "cannot tell where accelfs is (/proc/self/exe: %s): pass --hook=PATH",
+		         strerror(errno));
 		return ret;
 	}
 	self[n] = '\0';
@@ -50,9 +51,9 @@ int fs_hook_setup(const char *hook_option, const char *mountpoint, char *err, si
 		return 0;
 	}
 	snprintf(err, errlen,
-		 "the OCI hook program accelfs-hook is neither at %s nor at %s: without it a container given a job "
-		 "by CDI is not recorded and the job could be removed from under it; install it beside accelfs or "
-		 "pass --hook=PATH",
-		 beside, build);
+	         "the OCI hook program accelfs-hook is neither at %s nor at %s: without it a container given a job "
+	         "by CDI is not recorded and the job could be removed from under it; install it beside accelfs or "
+	         "pass --hook=PATH",
+	         beside, build);
 	return -ENOENT;
 }

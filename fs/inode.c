@@ -222,7 +222,7 @@ void fs_inodes_each(struct fs_inodes *t, void (*fn)(void *ctx, const struct fs_i
 }
 
 void fs_inodes_each_under(struct fs_inodes *t, const char *top, void (*fn)(void *ctx, const struct fs_inode *in),
-			  void *ctx)
+                          void *ctx)
 {
 	pthread_mutex_lock(&t->lock);
 	for (struct fs_inode *in = t->by_top[hash_top(top)]; in; in = in->next_by_top)

@@ -53,6 +53,6 @@ void fs_inodes_each(struct fs_inodes *t, void (*fn)(void *ctx, const struct fs_i
  * change to one device costs does not grow with the number of devices.
  */
 void fs_inodes_each_under(struct fs_inodes *t, const char *top, void (*fn)(void *ctx, const struct fs_inode *in),
-			  void *ctx);
+                          void *ctx);
 
 #endif

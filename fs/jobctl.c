@@ -20,8 +20,9 @@ int fs_jobctl_check_name(struct accelfs *fs, const char *device, const char *pro
 	if (!ret)
 		return 0;
 	if (ret == -ENAMETOOLONG)
-		snprintf(why, sizeof(why), "job name '%.64s...' is longer than %d bytes: a job name is " ACCEL_JOB_NAME_RULE,
-			 job, ACCEL_JOB_NAME_MAX);
+		snprintf(why, sizeof(why),
+		         "job name '%.64s...' is longer than %d bytes: a job name is " ACCEL_JOB_NAME_RULE, job,
+		         ACCEL_JOB_NAME_MAX);
 	else
 		snprintf(why, sizeof(why), "job name '%s' is not valid: a job name is " ACCEL_JOB_NAME_RULE, job);
 	fs_attached_report(fs, device, profile, false, why);
@@ -67,14 +68,14 @@ static int attach(struct accelfs *fs, const struct accel_job *j, char **arg, int
 	}
 	if (j->state != ACCEL_JOB_READY) {
 		snprintf(why, whylen, "%s is %s (%s): it cannot be given to container %.12s", j->name,
-			 accel_job_state_str(j->state), j->state_reason, arg[1]);
+		         accel_job_state_str(j->state), j->state_reason, arg[1]);
 		return -ENODEV;
 	}
 	if (n == 4 && strcmp(arg[3], j->uuid)) {
 		snprintf(why, whylen,
-			 "%s is now instance %s, not %.60s: container %.12s was given an earlier job of that name, "
-			 "removed since",
-			 j->name, j->uuid, arg[3], arg[1]);
+		         "%s is now instance %s, not %.60s: container %.12s was given an earlier job of that name, "
+		         "removed since",
+		         j->name, j->uuid, arg[3], arg[1]);
 		return -ESTALE;
 	}
 	ret = accel_attach_add(fs_attached(), j->name, j->uuid, arg[1], (pid_t)pid, why, whylen);
@@ -106,7 +107,8 @@ static int detach(const struct accel_job *j, char **arg, int n, char *why, size_
 	}
 	ret = accel_attach_remove(fs_attached(), j->name, n == 3 ? arg[2] : NULL, arg[1], &due);
 	if (ret) {
-		snprintf(why, whylen, "cannot record that container %.12s left %s: %s", arg[1], j->name, strerror(-ret));
+		snprintf(why, whylen, "cannot record that container %.12s left %s: %s", arg[1], j->name,
+		         strerror(-ret));
 		return ret;
 	}
 	log_info("%s: container %.12s is gone", j->name, arg[1]);
@@ -143,9 +145,10 @@ static int reclaim(const struct accel_job *j, char *text, char *why, size_t whyl
 
 	text[strcspn(text, " \t\n")] = '\0';
 	if (accel_reclaim_parse(text, &r)) {
-		snprintf(why, whylen, "reclaim: write 'manual' or 'when-detached' (reclaim the job once its last "
-				      "container is gone), not '%.32s'",
-			 text);
+		snprintf(why, whylen,
+		         "reclaim: write 'manual' or 'when-detached' (reclaim the job once its last "
+		         "container is gone), not '%.32s'",
+		         text);
 		return -EINVAL;
 	}
 	ret = accel_attach_set_reclaim(fs_attached(), j->name, j->uuid, r, &due);
@@ -160,7 +163,7 @@ static int reclaim(const struct accel_job *j, char *text, char *why, size_t whyl
 }
 
 int fs_jobctl_write(struct accelfs *fs, const struct fs_node *n, const struct fuse_ctx *ctx, const char *buf,
-		    size_t size)
+                    size_t size)
 {
 	const char *file = n->kind == FS_JOB_RECLAIM ? "reclaim" : "containers";
 	char text[1024], why[ACCEL_TEXT_MAX] = "";
@@ -172,7 +175,7 @@ int fs_jobctl_write(struct accelfs *fs, const struct fs_node *n, const struct fu
 	} else if (ctx->uid != 0) {
 		/* The hooks run as root, in the runtime; anyone else could pin or free a job they do not hold. */
 		snprintf(why, sizeof(why), "%s of %s: only root may write it (the runtime's OCI hooks do)", file,
-			 n->job->name);
+		         n->job->name);
 		ret = -EPERM;
 	} else if (size >= sizeof(text)) {
 		snprintf(why, sizeof(why), "%s: write one command of at most %zu bytes", file, sizeof(text) - 1);
@@ -246,7 +249,7 @@ static void put_processes(FILE *f, const struct accel_device *d, const struct ac
 	if (!accel_device_nodes_holders(own, n_own, &h, &n))
 		for (size_t i = 0; i < n; i++)
 			fprintf(f, "pid=%d command=%s fds=%u cmdline=%s\n", (int)h[i].pid, h[i].comm, h[i].nfds,
-				h[i].cmdline);
+			        h[i].cmdline);
 	free(h);
 	free(own);
 }
@@ -269,8 +272,9 @@ char *fs_jobctl_render(const struct fs_node *n)
 		break;
 	case FS_JOB_RECLAIM:
 		fprintf(f, "%s\n",
-			accel_reclaim_str(fs_attached() ? accel_attach_reclaim(fs_attached(), n->job->name, n->job->uuid)
-						: ACCEL_RECLAIM_MANUAL));
+		        accel_reclaim_str(fs_attached()
+		                                  ? accel_attach_reclaim(fs_attached(), n->job->name, n->job->uuid)
+		                                  : ACCEL_RECLAIM_MANUAL));
 		break;
 	default:
 		break;

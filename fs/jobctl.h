@@ -37,7 +37,7 @@ int fs_jobctl_check_name(struct accelfs *fs, const char *device, const char *pro
 bool fs_jobctl_writes(enum fs_kind kind);
 /* A write to containers or reclaim: the bytes taken, or -errno (last_error and the log say why). */
 int fs_jobctl_write(struct accelfs *fs, const struct fs_node *n, const struct fuse_ctx *ctx, const char *buf,
-		    size_t size);
+                    size_t size);
 
 /*
  * The text of a job's holders, containers and reclaim files, and the lines

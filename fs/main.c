@@ -271,13 +271,13 @@ int main(int argc, char *argv[])
 	if (!o.foreground) {
 		if (go_background())
 			goto out;
-		startup_lock_note_pid(lock_fd, mp.path); /* the lock came along; now it names us */
+		startup_lock_note_pid(lock_fd, mp.path);    /* the lock came along; now it names us */
 		accel_log_set_stderr_level(ACCEL_LOG_WARN); /* the rest goes to the log file */
 	}
 
 	if (!fs.mounted_with_dev)
 		log_warn("not running as root: the mount is nodev (the device nodes in jobs' dev/ cannot be "
-			 "opened) and only this user can enter it; run as root for both");
+		         "opened) and only this user can enter it; run as root for both");
 	fs.started = time(NULL);
 	fs.inodes = fs_inodes_new();
 	fs.pollers = fs_pollers_new();

@@ -41,7 +41,8 @@ static void device_gauges(FILE *f, const struct accel_snapshot *s)
 {
 	unsigned refused = 0;
 
-	family(f, "accelfs_device_info", "gauge", "One per device the node serves, with what identifies it (always 1).");
+	family(f, "accelfs_device_info", "gauge",
+	       "One per device the node serves, with what identifies it (always 1).");
 	for (size_t i = 0; i < s->n_devices; i++) {
 		const struct accel_device *d = s->devices[i];
 		fputs("accelfs_device_info{", f);
@@ -87,9 +88,9 @@ static void profile_gauge(FILE *f, const struct accel_snapshot *s, const char *n
 		const struct accel_device *d = s->devices[i];
 		for (size_t k = 0; d->mig_enabled && k < d->n_profiles; k++) {
 			const struct accel_profile *p = &d->profiles[k];
-			size_t v = what == 0 ? accel_ledger_capacity(p->n_placements)
-				   : what == 1 ? p->available
-					       : jobs_of_profile(d, p->name);
+			size_t v = what == 0   ? accel_ledger_capacity(p->n_placements)
+			           : what == 1 ? p->available
+			                       : jobs_of_profile(d, p->name);
 			fprintf(f, "%s{", name);
 			label(f, "device", d->name, true);
 			label(f, "profile", p->name, false);
@@ -153,7 +154,8 @@ static void histogram(FILE *f, const char *name, const char *help, const struct 
 	family(f, name, "histogram", help);
 	for (size_t b = 0; b < ACCEL_METRICS_BUCKETS; b++) {
 		cumulative += h->bucket[b];
-		fprintf(f, "%s_bucket{le=\"%g\"} %llu\n", name, accel_metrics_bucket_le[b], (unsigned long long)cumulative);
+		fprintf(f, "%s_bucket{le=\"%g\"} %llu\n", name, accel_metrics_bucket_le[b],
+		        (unsigned long long)cumulative);
 	}
 	cumulative += h->bucket[ACCEL_METRICS_BUCKETS];
 	fprintf(f, "%s_bucket{le=\"+Inf\"} %llu\n", name, (unsigned long long)cumulative);
@@ -165,19 +167,19 @@ static void operation_counters(FILE *f, const struct accel_metrics_values *v)
 {
 	counter(f, "accelfs_carves_total", "mkdirs that carved a job (instance made and recorded).", v->carves);
 	by_reason(f, "accelfs_carve_failures_total", "mkdirs that failed, by reason (from the errno they answered).",
-		  v->carve_failures);
+	          v->carve_failures);
 	histogram(f, "accelfs_carve_duration_seconds", "How long a successful mkdir took, driver calls included.",
-		  &v->carve_seconds);
+	          &v->carve_seconds);
 	counter(f, "accelfs_reclaims_total", "rmdirs that gave a job's capacity back.", v->reclaims);
 	by_reason(f, "accelfs_reclaim_failures_total", "rmdirs that failed, by reason (from the errno they answered).",
-		  v->reclaim_failures);
+	          v->reclaim_failures);
 	histogram(f, "accelfs_reclaim_duration_seconds", "How long a successful rmdir took, driver calls included.",
-		  &v->reclaim_seconds);
+	          &v->reclaim_seconds);
 	counter(f, "accelfs_orphans_reclaimed_total",
-		"Instances no job accounted for, destroyed after the orphan grace period.", v->orphans_reclaimed);
+	        "Instances no job accounted for, destroyed after the orphan grace period.", v->orphans_reclaimed);
 	by_reason(f, "accelfs_orphan_reclaim_failures_total",
-		  "Attempts to reclaim an orphan that the driver refused, by reason (busy: something runs on it).",
-		  v->orphan_failures);
+	          "Attempts to reclaim an orphan that the driver refused, by reason (busy: something runs on it).",
+	          v->orphan_failures);
 	counter(f, "accelfs_device_refusals_total", "Times a device became refused.", v->refusals);
 }
 
@@ -190,8 +192,8 @@ static void dies(FILE *f, const struct accel_metrics_values *v)
 
 	if (!fs_dies_present() || fs_dies_status(&st))
 		return;
-	counter(f, "accelfs_dies_slot_swaps_total", "Dies put into the BAR slot so far, by any process (dies/slot swaps).",
-		st.slot.swaps);
+	counter(f, "accelfs_dies_slot_swaps_total",
+	        "Dies put into the BAR slot so far, by any process (dies/slot swaps).", st.slot.swaps);
 	family(f, "accelfs_dies_slot_active_die", "gauge", "The die in the slot, -1 when it is empty.");
 	fprintf(f, "accelfs_dies_slot_active_die %d\n", (int)st.slot.active_die);
 	family(f, "accelfs_dies_slot_holders", "gauge", "Open vram files of this mount holding the slot.");
@@ -199,7 +201,7 @@ static void dies(FILE *f, const struct accel_metrics_values *v)
 	family(f, "accelfs_dies_slot_waiters", "gauge", "Opens of vram files of this mount waiting for the slot.");
 	fprintf(f, "accelfs_dies_slot_waiters %u\n", st.fs.waiters);
 	histogram(f, "accelfs_dies_slot_wait_seconds", "How long an open of dies/<n>/vram waited for the slot.",
-		  &v->slot_wait_seconds);
+	          &v->slot_wait_seconds);
 	family(f, "accelfs_die_enabled", "gauge", "1 unless the die is quarantined (dies/<n>/enabled).");
 	for (unsigned i = 0; i < n; i++) {
 		bs_die_info d;
@@ -227,8 +229,10 @@ int fs_metrics_render(const struct accel_snapshot *s, char **out, size_t *len)
 	family(f, "accelfs_build_info", "gauge", "The accelfs version serving this node (always 1).");
 	fprintf(f, "accelfs_build_info{version=\"%s\"} 1\n", ACCELFS_VERSION);
 	device_gauges(f, s);
-	profile_gauge(f, s, "accelfs_profile_capacity", "Legal placements of the profile on the device (its info's capacity).", 0);
-	profile_gauge(f, s, "accelfs_profile_available", "Instances of the profile that could be carved now (available).", 1);
+	profile_gauge(f, s, "accelfs_profile_capacity",
+	              "Legal placements of the profile on the device (its info's capacity).", 0);
+	profile_gauge(f, s, "accelfs_profile_available",
+	              "Instances of the profile that could be carved now (available).", 1);
 	profile_gauge(f, s, "accelfs_profile_jobs", "Jobs of the profile on the device, in any state.", 2);
 	job_gauges(f, s);
 	operation_counters(f, &v);

@@ -48,7 +48,7 @@ static char mark_of(size_t rank)
 static void legend(FILE *f, const struct accel_device *d, const struct accel_instance *in, char mark)
 {
 	fprintf(f, "%c job=%s profile=%s gi=%u placement=%u:%u", mark, in->job[0] ? in->job : "-", in->profile_name,
-		in->gi, in->placement.start, in->placement.size);
+	        in->gi, in->placement.start, in->placement.size);
 	if (in->job[0]) {
 		const struct accel_job *j = accel_device_job(d, in->job);
 		fprintf(f, " state=%s", j ? accel_job_state_str(j->state) : "unknown");
@@ -133,7 +133,8 @@ int fs_mig_map_render(const struct accel_device *d, char **out, size_t *len)
 	/* A lost job holds no slice: say so, or it would look forgotten. */
 	for (size_t k = 0; k < d->n_jobs; k++)
 		if (d->jobs[k].state == ACCEL_JOB_LOST)
-			fprintf(f, "- job=%s profile=%s state=lost holds no slices\n", d->jobs[k].name, d->jobs[k].profile);
+			fprintf(f, "- job=%s profile=%s state=lost holds no slices\n", d->jobs[k].name,
+			        d->jobs[k].profile);
 	free(order);
 	if (fclose(f) || ret) {
 		free(buf);

@@ -37,8 +37,9 @@ static json_t *devnodes(const struct accel_devnode *nodes, size_t n)
 	json_t *a = json_array();
 
 	for (size_t i = 0; a && i < n; i++)
-		if (json_array_append_new(a, json_pack("{s:s,s:I,s:I}", "path", nodes[i].path, "major",
-						       (json_int_t)nodes[i].major, "minor", (json_int_t)nodes[i].minor))) {
+		if (json_array_append_new(a,
+		                          json_pack("{s:s,s:I,s:I}", "path", nodes[i].path, "major",
+		                                    (json_int_t)nodes[i].major, "minor", (json_int_t)nodes[i].minor))) {
 			json_decref(a);
 			return NULL;
 		}
@@ -57,13 +58,13 @@ static json_t *profile(const void *elem, const void *ctx)
 			placements = NULL;
 		}
 	return json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:o,s:I,s:I}", "name", p->name,
-			 "driver_name", p->vendor_name, "driver_display_name", p->driver_name, "profile_id",
-			 (json_int_t)p->id, "memory_slices", (json_int_t)p->span, "memory_mib", (json_int_t)p->memory_mib,
-			 "compute_slices", (json_int_t)p->slice_count, "multiprocessors", (json_int_t)p->multiprocessors,
-			 "copy_engines", (json_int_t)p->copy_engines, "decoders", (json_int_t)p->decoders, "encoders",
-			 (json_int_t)p->encoders, "jpeg", (json_int_t)p->jpegs, "ofa", (json_int_t)p->ofas, "placements",
-			 placements, "capacity", (json_int_t)accel_ledger_capacity(p->n_placements), "available",
-			 (json_int_t)p->available);
+	                 "driver_name", p->vendor_name, "driver_display_name", p->driver_name, "profile_id",
+	                 (json_int_t)p->id, "memory_slices", (json_int_t)p->span, "memory_mib",
+	                 (json_int_t)p->memory_mib, "compute_slices", (json_int_t)p->slice_count, "multiprocessors",
+	                 (json_int_t)p->multiprocessors, "copy_engines", (json_int_t)p->copy_engines, "decoders",
+	                 (json_int_t)p->decoders, "encoders", (json_int_t)p->encoders, "jpeg", (json_int_t)p->jpegs,
+	                 "ofa", (json_int_t)p->ofas, "placements", placements, "capacity",
+	                 (json_int_t)accel_ledger_capacity(p->n_placements), "available", (json_int_t)p->available);
 }
 
 static json_t *job(const void *elem, const void *ctx)
@@ -79,11 +80,12 @@ static json_t *job(const void *elem, const void *ctx)
 		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	/* A job that is not ready fails closed (devices answers ENODEV): no nodes here either. */
 	return json_pack("{s:s,s:s,s:s,s:o,s:s,s:I,s:I,s:I,s:o,s:s,s:{s:I,s:I},s:s,s:o}", "name", j->name, "profile",
-			 j->profile, "state", accel_job_state_str(j->state), "reason",
-			 ready ? json_null() : json_string(j->state_reason), "device", d->name, "profile_id",
-			 (json_int_t)j->profile_id, "gi", (json_int_t)j->gi, "ci", (json_int_t)j->ci, "placement",
-			 span(j->placement), "uuid", j->uuid, "owner", "uid", (json_int_t)j->uid, "gid", (json_int_t)j->gid,
-			 "created", when, "devices", ready ? devnodes(j->nodes, j->n_nodes) : json_null());
+	                 j->profile, "state", accel_job_state_str(j->state), "reason",
+	                 ready ? json_null() : json_string(j->state_reason), "device", d->name, "profile_id",
+	                 (json_int_t)j->profile_id, "gi", (json_int_t)j->gi, "ci", (json_int_t)j->ci, "placement",
+	                 span(j->placement), "uuid", j->uuid, "owner", "uid", (json_int_t)j->uid, "gid",
+	                 (json_int_t)j->gid, "created", when, "devices",
+	                 ready ? devnodes(j->nodes, j->n_nodes) : json_null());
 }
 
 static json_t *instance(const void *elem, const void *ctx)
@@ -98,13 +100,13 @@ static json_t *instance(const void *elem, const void *ctx)
 			ci = NULL;
 		}
 	return json_pack("{s:I,s:o,s:s,s:I,s:o,s:o,s:o,s:o}", "gi", (json_int_t)in->gi, "ci", ci, "profile",
-			 in->profile_name, "profile_id", (json_int_t)in->profile_id, "placement", span(in->placement),
-			 "uuid", str_or_null(in->uuid), "job", str_or_null(in->job), "note", str_or_null(in->note));
+	                 in->profile_name, "profile_id", (json_int_t)in->profile_id, "placement", span(in->placement),
+	                 "uuid", str_or_null(in->uuid), "job", str_or_null(in->job), "note", str_or_null(in->note));
 }
 
 /* An array of what fn makes of each of n elements of `size` bytes at arr. */
 static json_t *list(const void *arr, size_t n, size_t size, json_t *(*fn)(const void *elem, const void *ctx),
-		    const void *ctx)
+                    const void *ctx)
 {
 	json_t *a = json_array();
 
@@ -122,27 +124,29 @@ static json_t *device(const struct accel_device *d)
 	json_t *o;
 
 	o = json_pack("{s:s,s:s,s:s,s:s,s:I,s:s,s:o,s:s,s:s,s:s,s:s,s:o,s:o,s:s,s:o}", "name", d->name, "vendor",
-		      f->vendor, "product", d->product, "uuid", d->uuid, "minor", (json_int_t)d->minor, "bus_id",
-		      d->bus_id, "memory_mib", d->memory_mib ? json_integer((json_int_t)d->memory_mib) : json_null(),
-		      "mig_mode", d->mig_enabled ? "enabled" : "disabled", "mig_pending",
-		      d->mig_pending_enabled ? "enabled" : "disabled", "driver_library", d->library, "pci_driver",
-		      d->pci_driver[0] ? d->pci_driver : "unknown", "syspath", str_or_null(d->udev_syspath), "nodes",
-		      devnodes(d->card_nodes, d->n_card_nodes), "state", d->refused ? "refused" : "ok", "refusal",
-		      d->refused ? json_string(d->refusal) : json_null());
+	              f->vendor, "product", d->product, "uuid", d->uuid, "minor", (json_int_t)d->minor, "bus_id",
+	              d->bus_id, "memory_mib", d->memory_mib ? json_integer((json_int_t)d->memory_mib) : json_null(),
+	              "mig_mode", d->mig_enabled ? "enabled" : "disabled", "mig_pending",
+	              d->mig_pending_enabled ? "enabled" : "disabled", "driver_library", d->library, "pci_driver",
+	              d->pci_driver[0] ? d->pci_driver : "unknown", "syspath", str_or_null(d->udev_syspath), "nodes",
+	              devnodes(d->card_nodes, d->n_card_nodes), "state", d->refused ? "refused" : "ok", "refusal",
+	              d->refused ? json_string(d->refusal) : json_null());
 	/* The tree's number: T-Head's card ordinal, NVIDIA's NVML index (info names it the same way). */
 	if (o && json_object_set_new(o, f->card_node_by_minor ? "index" : "ordinal", json_integer(d->ordinal))) {
 		json_decref(o);
 		return NULL;
 	}
 	/* Profile directories exist only while the mode is enabled; so do they here. */
-	if (o && json_object_set_new(o, "profiles",
-				     d->mig_enabled ? list(d->profiles, d->n_profiles, sizeof(*d->profiles), profile, NULL)
-							      : json_array())) {
+	if (o &&
+	    json_object_set_new(o, "profiles",
+	                        d->mig_enabled ? list(d->profiles, d->n_profiles, sizeof(*d->profiles), profile, NULL)
+	                                       : json_array())) {
 		json_decref(o);
 		return NULL;
 	}
 	if (o && (json_object_set_new(o, "jobs", list(d->jobs, d->n_jobs, sizeof(*d->jobs), job, d)) ||
-		  json_object_set_new(o, "instances", list(d->instances, d->n_instances, sizeof(*d->instances), instance, NULL)))) {
+	          json_object_set_new(o, "instances",
+	                              list(d->instances, d->n_instances, sizeof(*d->instances), instance, NULL)))) {
 		json_decref(o);
 		return NULL;
 	}
@@ -176,8 +180,8 @@ static json_t *node_profiles(const struct accel_snapshot *s)
 					devs = NULL;
 				}
 			}
-			if (json_array_append_new(a, json_pack("{s:s,s:o,s:I}", "name", name, "devices", devs, "available",
-							       avail))) {
+			if (json_array_append_new(
+				    a, json_pack("{s:s,s:o,s:I}", "name", name, "devices", devs, "available", avail))) {
 				json_decref(a);
 				a = NULL;
 			}
@@ -191,10 +195,10 @@ static json_t *die(const bs_die_info *d)
 
 	snprintf(pci, sizeof(pci), "%04x:%04x", d->vendor, d->device);
 	return json_pack("{s:I,s:s,s:I,s:b,s:b,s:b,s:I,s:o,s:o}", "die", (json_int_t)d->die, "bus_id", d->bus_id,
-			 "vram_bytes", (json_int_t)d->vram_size, "enabled", !!(d->flags & BS_DIE_ENABLED), "present",
-			 !!(d->flags & BS_DIE_PRESENT), "active", !!(d->flags & BS_DIE_ACTIVE), "acquires",
-			 (json_int_t)d->acquires, "pci_id", d->flags & BS_DIE_SIM ? json_null() : json_string(pci),
-			 "bar_phys", d->bar_phys ? json_integer((json_int_t)d->bar_phys) : json_null());
+	                 "vram_bytes", (json_int_t)d->vram_size, "enabled", !!(d->flags & BS_DIE_ENABLED), "present",
+	                 !!(d->flags & BS_DIE_PRESENT), "active", !!(d->flags & BS_DIE_ACTIVE), "acquires",
+	                 (json_int_t)d->acquires, "pci_id", d->flags & BS_DIE_SIM ? json_null() : json_string(pci),
+	                 "bar_phys", d->bar_phys ? json_integer((json_int_t)d->bar_phys) : json_null());
 }
 
 /* dies/ and its slot, as dies/slot and dies/<n>/info say them; null when there is no dies/. */
@@ -215,12 +219,15 @@ static json_t *dies(void)
 		}
 	}
 	slot = json_pack("{s:o,s:I,s:I,s:I,s:s,s:I,s:I,s:I,s:I,s:I,s:s}", "active",
-			 st.slot.active_die >= 0 ? json_integer(st.slot.active_die) : json_null(), "holders",
-			 (json_int_t)st.fs.holders, "waiters", (json_int_t)st.fs.waiters, "swaps", (json_int_t)st.slot.swaps,
-			 "owner", st.fs.active >= 0 ? "accelfs" : st.slot.active_die >= 0 ? "other" : "none", "owner_pid",
-			 (json_int_t)st.slot.owner_pid, "slot_waiters", (json_int_t)st.slot.waiters, "slot_open_files",
-			 (json_int_t)st.slot.open_files, "slot_size", (json_int_t)st.slot.slot_size, "dies",
-			 (json_int_t)st.slot.num_dies, "backend", st.backend);
+	                 st.slot.active_die >= 0 ? json_integer(st.slot.active_die) : json_null(), "holders",
+	                 (json_int_t)st.fs.holders, "waiters", (json_int_t)st.fs.waiters, "swaps",
+	                 (json_int_t)st.slot.swaps, "owner",
+	                 st.fs.active >= 0         ? "accelfs"
+	                 : st.slot.active_die >= 0 ? "other"
+	                                           : "none",
+	                 "owner_pid", (json_int_t)st.slot.owner_pid, "slot_waiters", (json_int_t)st.slot.waiters,
+	                 "slot_open_files", (json_int_t)st.slot.open_files, "slot_size", (json_int_t)st.slot.slot_size,
+	                 "dies", (json_int_t)st.slot.num_dies, "backend", st.backend);
 	return json_pack("{s:o,s:o}", "slot", slot, "dies", list);
 }
 
@@ -235,8 +242,8 @@ int fs_node_json_render(const struct accel_snapshot *s, char **out, size_t *len)
 			devs = NULL;
 		}
 	root = json_pack("{s:i,s:s,s:I,s:o,s:{s:o},s:o}", "format", FS_NODE_JSON_FORMAT, "version", ACCELFS_VERSION,
-			 "generation", (json_int_t)s->generation, "devices", devs, "mig", "profiles", node_profiles(s),
-			 "dies", dies());
+	                 "generation", (json_int_t)s->generation, "devices", devs, "mig", "profiles", node_profiles(s),
+	                 "dies", dies());
 	if (!root)
 		return -ENOMEM;
 	text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);

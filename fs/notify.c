@@ -67,7 +67,7 @@ struct compare {
 };
 
 static bool same_rendering(struct accelfs *fs, const struct accel_snapshot *a, const struct accel_snapshot *b,
-			   const char *path, const struct fs_node *nb)
+                           const char *path, const struct fs_node *nb)
 {
 	struct fs_node na;
 	char *ta = NULL, *tb = NULL;
@@ -209,7 +209,7 @@ static void delete_entries(struct accelfs *fs, struct gone *gone, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		/* notify_delete also tells inotify watchers the entry is gone. */
 		int ret = fuse_lowlevel_notify_delete(fs->se, gone[i].parent, gone[i].ino, gone[i].name,
-						      strlen(gone[i].name));
+		                                      strlen(gone[i].name));
 		if (ret && ret != -ENOENT)
 			fuse_lowlevel_notify_inval_entry(fs->se, gone[i].parent, gone[i].name, strlen(gone[i].name));
 	}

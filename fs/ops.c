@@ -132,7 +132,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 		return;
 	}
 	log_info("/%s delegated: owner %u:%u mode %04o", path, (unsigned)perm.uid, (unsigned)perm.gid,
-		 (unsigned)perm.mode);
+	         (unsigned)perm.mode);
 	fs_fill_attr(fs, snap, path, &n, ino, &st);
 	accel_snapshot_unref(snap);
 	/* Children inherit: let the kernel re-ask for their attributes. */
@@ -189,8 +189,8 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	fuse_reply_err(req, EPERM);
 }
 
-static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
-		      const char *newname, unsigned int flags)
+static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent, const char *newname,
+                      unsigned int flags)
 {
 	(void)parent;
 	(void)name;

@@ -170,7 +170,7 @@ void fs_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mod
 	memset(&made, 0, sizeof(made));
 	if (node_level)
 		ret = accel_node_mkdir_any(fs->node, profile, name, ctx->uid, ctx->gid, device, sizeof(device), &made,
-					   why, sizeof(why));
+		                           why, sizeof(why));
 	else
 		ret = accel_node_mkdir(fs->node, device, profile, name, ctx->uid, ctx->gid, &made, why, sizeof(why));
 	/* What the carve changed (available, instances) is what the next read shows. */
@@ -244,4 +244,3 @@ void fs_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	}
 	fuse_reply_err(req, -ret);
 }
-

@@ -66,8 +66,7 @@ void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (fs_node_cached(&n)) {
 		fi->keep_cache = 1; /* served from the page cache until fs/notify.c says it changed */
 		of->opened = accel_node_snapshot(fs->node); /* what poll() compares against */
-	}
-	else
+	} else
 		fi->direct_io = 1; /* the size is not known in advance; every read reaches us */
 	fuse_reply_open(req, fi);
 }
@@ -108,8 +107,7 @@ void fs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct f
 	pthread_mutex_unlock(&of->lock);
 }
 
-void fs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
-		     struct fuse_file_info *fi)
+void fs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct accelfs *fs = fs_of(req);
 	struct open_file *of = (struct open_file *)(uintptr_t)fi->fh;
@@ -124,7 +122,10 @@ void fs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, o
 	}
 	/* Besides vram, dies/ has enabled, driver, policy and lease_ms: the whole value in one write. */
 	snap = accel_node_snapshot(fs->node);
-	ret = fs_tree_resolve(snap, of->path, &n) ? -ENOENT : !fs_dies_attr_kind(n.kind) && n.kind != FS_DIE_DRIVER ? -EACCES : off ? -EINVAL : 0;
+	ret = fs_tree_resolve(snap, of->path, &n)                     ? -ENOENT
+	      : !fs_dies_attr_kind(n.kind) && n.kind != FS_DIE_DRIVER ? -EACCES
+	      : off                                                   ? -EINVAL
+	                                                              : 0;
 	if (ret == -EACCES && fs_jobctl_writes(n.kind)) /* a job's containers or reclaim: n lives in snap */
 		ret = fs_jobctl_write(fs, &n, fuse_req_ctx(req), buf, size);
 	accel_snapshot_unref(snap);
@@ -183,4 +184,3 @@ void fs_op_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, struc
 	}
 	fs_poll_file(req, fs_of(req), (struct open_file *)(uintptr_t)fi->fh, ph);
 }
-

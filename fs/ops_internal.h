@@ -26,15 +26,15 @@ static inline struct accelfs *fs_of(fuse_req_t req)
 mode_t fs_kind_mode(const struct fs_node *n);
 /* A node's attributes in a snapshot (snap may be NULL for nodes whose size needs none). */
 void fs_fill_attr(struct accelfs *fs, const struct accel_snapshot *snap, const char *path, const struct fs_node *n,
-		  uint64_t ino, struct stat *st);
+                  uint64_t ino, struct stat *st);
 /* Resolve an inode in the current snapshot; the caller unrefs *snap.  0, -ESTALE or -ENOENT. */
 int fs_resolve_ino(struct accelfs *fs, fuse_ino_t ino, struct accel_snapshot **snap, struct fs_node *n, char *path,
-		   size_t len);
+                   size_t len);
 /* Where a node-level job's `device` link points; its length when buf is NULL. */
 int fs_link_target(const struct fs_node *n, char *buf, size_t len);
 /* Answer a lookup (or mkdir) with the entry of parent/name, taking one lookup reference. */
 void fs_reply_entry(fuse_req_t req, struct accelfs *fs, const struct accel_snapshot *snap, fuse_ino_t parent,
-		    const char *name, const char *path, const struct fs_node *n);
+                    const char *name, const char *path, const struct fs_node *n);
 
 void fs_op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 void fs_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi);

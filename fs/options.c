@@ -12,78 +12,82 @@
 #include "fs/service.h"
 #include "sim/locate.h"
 
-#define OPT(t, p) { t, offsetof(struct fs_options, p), 1 }
-#define STR(t, p) { t, offsetof(struct fs_options, p), 0 }
-static const struct fuse_opt option_spec[] = {
-	OPT("-f", foreground),
-	OPT("--foreground", foreground),
-	OPT("-d", debug),
-	OPT("--debug", debug),
-	OPT("-h", show_help),
-	OPT("--help", show_help),
-	OPT("-V", show_version),
-	OPT("--version", show_version),
-	OPT("--sim", sim),
-	OPT("--read-only", read_only),
-	STR("--sim=%s", sim_topology),
-	STR("--state-dir=%s", state_dir),
-	STR("--cdi-dir=%s", cdi_dir),
-	STR("--hook=%s", hook),
-	STR("--log=%s", log_file),
-	STR("--poll-interval=%s", poll_interval),
-	STR("--orphan-grace=%s", orphan_grace),
-	STR("--busy-retries=%s", busy_retries),
-	STR("--metrics-textfile=%s", metrics_textfile),
-	FUSE_OPT_END
-};
+#define OPT(t, p)                                                                                                      \
+	{                                                                                                              \
+		t, offsetof(struct fs_options, p), 1                                                                   \
+	}
+#define STR(t, p)                                                                                                      \
+	{                                                                                                              \
+		t, offsetof(struct fs_options, p), 0                                                                   \
+	}
+static const struct fuse_opt option_spec[] = { OPT("-f", foreground),
+	                                       OPT("--foreground", foreground),
+	                                       OPT("-d", debug),
+	                                       OPT("--debug", debug),
+	                                       OPT("-h", show_help),
+	                                       OPT("--help", show_help),
+	                                       OPT("-V", show_version),
+	                                       OPT("--version", show_version),
+	                                       OPT("--sim", sim),
+	                                       OPT("--read-only", read_only),
+	                                       STR("--sim=%s", sim_topology),
+	                                       STR("--state-dir=%s", state_dir),
+	                                       STR("--cdi-dir=%s", cdi_dir),
+	                                       STR("--hook=%s", hook),
+	                                       STR("--log=%s", log_file),
+	                                       STR("--poll-interval=%s", poll_interval),
+	                                       STR("--orphan-grace=%s", orphan_grace),
+	                                       STR("--busy-retries=%s", busy_retries),
+	                                       STR("--metrics-textfile=%s", metrics_textfile),
+	                                       FUSE_OPT_END };
 
 void fs_options_usage(FILE *f, const char *prog)
 {
 	fprintf(f,
-		"usage: %s [OPTIONS] MOUNTPOINT\n"
-		"\n"
-		"Accelerator hardware as a filesystem: MIG partitions of T-Head PPUs and NVIDIA GPUs\n"
-		"are carved with mkdir and given back with rmdir.\n"
-		"\n"
-		"MOUNTPOINT must be an existing directory.  A mount left behind by an accelfs that was\n"
-		"killed is detached first; a running accelfs there is refused.\n"
-		"\n"
-		"  -f, --foreground        stay in the foreground (default: return once the mount is ready;\n"
-		"                          under systemd's Type=notify, NOTIFY_SOCKET set, always)\n"
-		"  --sim[=TOPOLOGY]        serve a simulated node: the built-in one, an installed topology\n"
-		"                          by name (default, small, nvidia-only, thead-quirks) or a JSON file\n"
-		"  --state-dir=DIR         ownership records and simulated hardware (default /var/lib/accelfs);\n"
-		"                          one accelfs per state directory (DIR/accelfs.lock names the one\n"
-		"                          that serves it, DIR/accelfs.pid too)\n"
-		"  --cdi-dir=DIR           where the node-level CDI spec is kept (default /var/run/cdi)\n"
-		"  --hook=PATH             the OCI hook the CDI specs run to record which containers hold a\n"
-		"                          job (default: accelfs-hook beside accelfs)\n"
-		"  --log=FILE              also append the log to FILE (default when in the background:\n"
-		"                          STATE_DIR/accelfs.log); SIGHUP reopens it (log rotation)\n"
-		"  --metrics-textfile=DIR  keep DIR/accelfs.prom equal to MOUNTPOINT/metrics, for\n"
-		"                          node_exporter's textfile collector (DIR must exist)\n"
-		"  --poll-interval=SEC     how often the drivers are re-read for what udev cannot report\n"
-		"                          (MIG mode, instances carved by hand); default 2\n"
-		"  --orphan-grace=SEC      how long an unmanaged instance is left before it is reclaimed;\n"
-		"                          default 10\n"
-		"  --busy-retries=N        retries of a destroy the driver calls busy; default 4\n"
-		"  --read-only             observe only: never carve, destroy or reclaim (mkdir: EROFS)\n"
-		"  -o OPT[,OPT...]         FUSE mount options (allow_other, ...)\n"
-		"  -d, --debug             log every FUSE request (implies -f)\n"
-		"  -h, --help              this text\n"
-		"  -V, --version           the version of accelfs and libfuse\n"
-		"\n"
-		"Environment:\n"
-		"  ACCELFS_LOG=LEVEL       error, warning, info (default) or debug: what is logged\n"
-		"  JOURNAL_STREAM          set by systemd: when stderr is the journal, log lines carry\n"
-		"                          their priority (<3> error ... <7> debug) and no timestamp\n"
-		"  NOTIFY_SOCKET           set by systemd (Type=notify): READY=1 is sent once the mount\n"
-		"                          serves the first complete snapshot, STOPPING=1 on the way out\n"
-		"  PPU_HOME                where libhgml.so is looked for (default /usr/local/PPU_SDK)\n"
-		"\n"
-		"Exit status: 0 mounted (or help), 1 refused or failed (the message says why),\n"
-		"2 usage error (nothing was changed).  accelfs(8) runs it; accelfs(5) is the tree.\n",
-		prog);
+	        "usage: %s [OPTIONS] MOUNTPOINT\n"
+	        "\n"
+	        "Accelerator hardware as a filesystem: MIG partitions of T-Head PPUs and NVIDIA GPUs\n"
+	        "are carved with mkdir and given back with rmdir.\n"
+	        "\n"
+	        "MOUNTPOINT must be an existing directory.  A mount left behind by an accelfs that was\n"
+	        "killed is detached first; a running accelfs there is refused.\n"
+	        "\n"
+	        "  -f, --foreground        stay in the foreground (default: return once the mount is ready;\n"
+	        "                          under systemd's Type=notify, NOTIFY_SOCKET set, always)\n"
+	        "  --sim[=TOPOLOGY]        serve a simulated node: the built-in one, an installed topology\n"
+	        "                          by name (default, small, nvidia-only, thead-quirks) or a JSON file\n"
+	        "  --state-dir=DIR         ownership records and simulated hardware (default /var/lib/accelfs);\n"
+	        "                          one accelfs per state directory (DIR/accelfs.lock names the one\n"
+	        "                          that serves it, DIR/accelfs.pid too)\n"
+	        "  --cdi-dir=DIR           where the node-level CDI spec is kept (default /var/run/cdi)\n"
+	        "  --hook=PATH             the OCI hook the CDI specs run to record which containers hold a\n"
+	        "                          job (default: accelfs-hook beside accelfs)\n"
+	        "  --log=FILE              also append the log to FILE (default when in the background:\n"
+	        "                          STATE_DIR/accelfs.log); SIGHUP reopens it (log rotation)\n"
+	        "  --metrics-textfile=DIR  keep DIR/accelfs.prom equal to MOUNTPOINT/metrics, for\n"
+	        "                          node_exporter's textfile collector (DIR must exist)\n"
+	        "  --poll-interval=SEC     how often the drivers are re-read for what udev cannot report\n"
+	        "                          (MIG mode, instances carved by hand); default 2\n"
+	        "  --orphan-grace=SEC      how long an unmanaged instance is left before it is reclaimed;\n"
+	        "                          default 10\n"
+	        "  --busy-retries=N        retries of a destroy the driver calls busy; default 4\n"
+	        "  --read-only             observe only: never carve, destroy or reclaim (mkdir: EROFS)\n"
+	        "  -o OPT[,OPT...]         FUSE mount options (allow_other, ...)\n"
+	        "  -d, --debug             log every FUSE request (implies -f)\n"
+	        "  -h, --help              this text\n"
+	        "  -V, --version           the version of accelfs and libfuse\n"
+	        "\n"
+	        "Environment:\n"
+	        "  ACCELFS_LOG=LEVEL       error, warning, info (default) or debug: what is logged\n"
+	        "  JOURNAL_STREAM          set by systemd: when stderr is the journal, log lines carry\n"
+	        "                          their priority (<3> error ... <7> debug) and no timestamp\n"
+	        "  NOTIFY_SOCKET           set by systemd (Type=notify): READY=1 is sent once the mount\n"
+	        "                          serves the first complete snapshot, STOPPING=1 on the way out\n"
+	        "  PPU_HOME                where libhgml.so is looked for (default /usr/local/PPU_SDK)\n"
+	        "\n"
+	        "Exit status: 0 mounted (or help), 1 refused or failed (the message says why),\n"
+	        "2 usage error (nothing was changed).  accelfs(8) runs it; accelfs(5) is the tree.\n",
+	        prog);
 }
 
 /* A usage error: the usage line, and where the rest is (the whole text would bury the message). */
@@ -169,8 +173,10 @@ static int check_textfile_dir(const char *dir)
 		why = "not a directory";
 	if (!why)
 		return 0;
-	fprintf(stderr, "accelfs: --metrics-textfile=%s: %s: give the directory of node_exporter's "
-			"--collector.textfile.directory\n", dir, why);
+	fprintf(stderr,
+	        "accelfs: --metrics-textfile=%s: %s: give the directory of node_exporter's "
+	        "--collector.textfile.directory\n",
+	        dir, why);
 	return -1;
 }
 

@@ -64,7 +64,7 @@ static void forget_failure(const char *job)
 }
 
 static const struct accel_job *find_job(const struct accel_snapshot *s, const char *job,
-					const struct accel_device **dev)
+                                        const struct accel_device **dev)
 {
 	for (size_t i = 0; s && i < s->n_devices; i++) {
 		const struct accel_job *j = accel_device_job(s->devices[i], job);
@@ -106,7 +106,7 @@ static void reclaim(const struct accel_snapshot *s, const char *job)
 	f = failure_of(job, true);
 	if (!f || strcmp(f->why, why)) {
 		log_warn("%s: its last container is gone but it cannot be reclaimed yet (%s); trying again every %u ms",
-			 job, why, r.poll_ms);
+		         job, why, r.poll_ms);
 		if (f)
 			snprintf(f->why, sizeof(f->why), "%s", why);
 	}
@@ -128,7 +128,7 @@ static void pass(void)
 		if (ev[i].gone.id[0]) {
 			/* Its poststop hook may still come, or never (conmon killed, a crash): the pid decides. */
 			log_info("%s: container %.12s has exited (pid %d is gone): attachment cleared", ev[i].job,
-				 ev[i].gone.id, (int)ev[i].gone.pid);
+			         ev[i].gone.id, (int)ev[i].gone.pid);
 			fs_attached_changed(ev[i].job);
 		}
 		if (ev[i].due)

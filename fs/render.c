@@ -180,8 +180,7 @@ static void render_status(struct text *t, const struct accel_device *d, const st
 	free(more);
 }
 
-int fs_render(struct accel_node *node, const struct accel_snapshot *s, const struct fs_node *n, char **out,
-	      size_t *len)
+int fs_render(struct accel_node *node, const struct accel_snapshot *s, const struct fs_node *n, char **out, size_t *len)
 {
 	struct text t = { 0 };
 	char buf[ACCEL_TEXT_MAX + 160];

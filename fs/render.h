@@ -17,6 +17,6 @@
  * a lost job's devices and cdi.json (a lost job fails closed), -ENOMEM.
  */
 int fs_render(struct accel_node *node, const struct accel_snapshot *s, const struct fs_node *n, char **out,
-	      size_t *len);
+              size_t *len);
 
 #endif

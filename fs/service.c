@@ -21,7 +21,7 @@ static void told(int ret, const char *what)
 {
 	if (ret < 0)
 		log_warn("cannot tell the service manager %s (NOTIFY_SOCKET=%s): %s", what, getenv("NOTIFY_SOCKET"),
-			 strerror(-ret));
+		         strerror(-ret));
 }
 
 void fs_service_ready(const char *mountpoint, bool simulated)
@@ -30,7 +30,7 @@ void fs_service_ready(const char *mountpoint, bool simulated)
 		return;
 	/* MAINPID too: harmless for Type=notify, and right if a unit forks us (NotifyAccess=all). */
 	told(sd_notifyf(0, "READY=1\nSTATUS=Serving %s%s\nMAINPID=%lu", mountpoint,
-			simulated ? " (a simulated node)" : "", (unsigned long)getpid()),
+	                simulated ? " (a simulated node)" : "", (unsigned long)getpid()),
 	     "that the mount is ready");
 }
 

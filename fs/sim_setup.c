@@ -10,7 +10,7 @@
 #include "sim/locate.h"
 
 int sim_setup(struct sim_setup *s, const char *state_dir, const char *topology, struct accel_node_options *opt,
-	      char *err, size_t errlen)
+              char *err, size_t errlen)
 {
 	int ret;
 

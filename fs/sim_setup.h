@@ -29,6 +29,6 @@ struct sim_setup {
  * family configuration.  Returns 0 or -errno with err set.
  */
 int sim_setup(struct sim_setup *s, const char *state_dir, const char *topology, struct accel_node_options *opt,
-	      char *err, size_t errlen);
+              char *err, size_t errlen);
 
 #endif

@@ -112,9 +112,10 @@ static int dead_mount(const char *path, struct startup_mountpoint *mp)
 	mount_type_at(path, type, sizeof(type));
 	if (strcmp(type, "fuse.accelfs")) {
 		/* Someone else's dead mount (sshfs, ...): not ours to throw away. */
-		fprintf(stderr, "accelfs: %s is a dead mount (%s, transport endpoint is not connected) that accelfs "
-				"did not make: unmount it (fusermount3 -u -z %s) and start again\n", path,
-			*type ? type : "type unknown", path);
+		fprintf(stderr,
+		        "accelfs: %s is a dead mount (%s, transport endpoint is not connected) that accelfs "
+		        "did not make: unmount it (fusermount3 -u -z %s) and start again\n",
+		        path, *type ? type : "type unknown", path);
 		return STARTUP_REFUSED;
 	}
 	mp->stale = true;
@@ -131,8 +132,10 @@ int startup_check_mountpoint(const char *arg, struct startup_mountpoint *mp)
 	mp->live = false;
 	if (stat(arg, &st) == 0) {
 		if (!S_ISDIR(st.st_mode)) {
-			fprintf(stderr, "accelfs: the mountpoint %s is not a directory: mount on an empty directory "
-					"(mkdir -p DIR)\n", arg);
+			fprintf(stderr,
+			        "accelfs: the mountpoint %s is not a directory: mount on an empty directory "
+			        "(mkdir -p DIR)\n",
+			        arg);
 			return STARTUP_USAGE;
 		}
 		if (!realpath(arg, mp->path)) {
@@ -159,12 +162,13 @@ int startup_check_mountpoint(const char *arg, struct startup_mountpoint *mp)
 	}
 	switch (errno) {
 	case ENOENT:
-		fprintf(stderr, "accelfs: the mountpoint %s does not exist: create it first (mkdir -p %s)\n", arg,
-			arg);
+		fprintf(stderr, "accelfs: the mountpoint %s does not exist: create it first (mkdir -p %s)\n", arg, arg);
 		return STARTUP_USAGE;
 	case ENOTDIR:
-		fprintf(stderr, "accelfs: the mountpoint %s is not a directory (a component of the path is not "
-				"one): mount on an empty directory\n", arg);
+		fprintf(stderr,
+		        "accelfs: the mountpoint %s is not a directory (a component of the path is not "
+		        "one): mount on an empty directory\n",
+		        arg);
 		return STARTUP_USAGE;
 	case ENOTCONN:
 	case ECONNABORTED:
@@ -174,8 +178,10 @@ int startup_check_mountpoint(const char *arg, struct startup_mountpoint *mp)
 		return STARTUP_REFUSED;
 	}
 	if (absolute_through_parent(arg, mp->path, sizeof(mp->path))) {
-		fprintf(stderr, "accelfs: %s is a dead FUSE mount and its path cannot be resolved: unmount it "
-				"(fusermount3 -u -z %s) and start again\n", arg, arg);
+		fprintf(stderr,
+		        "accelfs: %s is a dead FUSE mount and its path cannot be resolved: unmount it "
+		        "(fusermount3 -u -z %s) and start again\n",
+		        arg, arg);
 		return STARTUP_REFUSED;
 	}
 	return dead_mount(mp->path, mp);
@@ -207,14 +213,17 @@ int startup_detach_stale(struct startup_mountpoint *mp)
 			int e = errno; /* EPERM when not root: fusermount3 is how a user unmounts its own */
 
 			if (run_fusermount(mp->path)) {
-				log_error("%s is a dead accelfs mount that cannot be detached (umount2: %s; fusermount3 "
-					  "-u -z failed too): run fusermount3 -u -z %s (as root: umount -l %s) and "
-					  "start accelfs again", mp->path, strerror(e), mp->path, mp->path);
+				log_error(
+					"%s is a dead accelfs mount that cannot be detached (umount2: %s; fusermount3 "
+					"-u -z failed too): run fusermount3 -u -z %s (as root: umount -l %s) and "
+					"start accelfs again",
+					mp->path, strerror(e), mp->path, mp->path);
 				return STARTUP_REFUSED;
 			}
 		}
 		log_warn("%s was still mounted by an accelfs that is gone (transport endpoint is not connected): "
-			 "detached it", mp->path);
+		         "detached it",
+		         mp->path);
 		snprintf(path, sizeof(path), "%s", mp->path);
 		ret = startup_check_mountpoint(path, mp);
 		if (ret)
@@ -222,7 +231,8 @@ int startup_detach_stale(struct startup_mountpoint *mp)
 	}
 	if (mp->stale) {
 		log_error("%s: dead accelfs mounts keep appearing under each other; unmount them by hand "
-			  "(fusermount3 -u -z %s, repeatedly)", mp->path, mp->path);
+		          "(fusermount3 -u -z %s, repeatedly)",
+		          mp->path, mp->path);
 		return STARTUP_REFUSED;
 	}
 	return 0;
@@ -244,13 +254,17 @@ static void report_holder(int fd, const char *state_dir)
 		nl[strcspn(nl, "\n")] = '\0';
 	}
 	if (pid > 0 && nl && *nl)
-		fprintf(stderr, "accelfs: state directory %s is in use by accelfs pid %d (mounted on %s): one daemon "
-				"per state directory. Stop that one first (umount %s), or give this one its own "
-				"--state-dir\n", state_dir, pid, nl, nl);
+		fprintf(stderr,
+		        "accelfs: state directory %s is in use by accelfs pid %d (mounted on %s): one daemon "
+		        "per state directory. Stop that one first (umount %s), or give this one its own "
+		        "--state-dir\n",
+		        state_dir, pid, nl, nl);
 	else
-		fprintf(stderr, "accelfs: state directory %s is in use by another accelfs that has not written its pid "
-				"yet (it is starting): one daemon per state directory. Wait for it and stop it "
-				"(umount its mountpoint), or give this one its own --state-dir\n", state_dir);
+		fprintf(stderr,
+		        "accelfs: state directory %s is in use by another accelfs that has not written its pid "
+		        "yet (it is starting): one daemon per state directory. Wait for it and stop it "
+		        "(umount its mountpoint), or give this one its own --state-dir\n",
+		        state_dir);
 }
 
 int startup_refuse_live(const char *state_dir, const struct startup_mountpoint *mp)
@@ -265,8 +279,10 @@ int startup_refuse_live(const char *state_dir, const struct startup_mountpoint *
 	if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) && errno == EWOULDBLOCK)
 		report_holder(fd, real);
 	else
-		fprintf(stderr, "accelfs: %s is already mounted by a running accelfs: stop it first (umount %s) "
-				"or choose another mountpoint\n", mp->path, mp->path);
+		fprintf(stderr,
+		        "accelfs: %s is already mounted by a running accelfs: stop it first (umount %s) "
+		        "or choose another mountpoint\n",
+		        mp->path, mp->path);
 	if (fd >= 0)
 		close(fd); /* lets go of the lock if we took it: we change nothing */
 	return STARTUP_REFUSED;
@@ -284,7 +300,7 @@ int startup_lock_state_dir(const char *state_dir, const char *mountpoint, int *o
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		fprintf(stderr, "accelfs: cannot open %s: %s: check the state directory's owner and mode\n", path,
-			strerror(errno));
+		        strerror(errno));
 		return STARTUP_REFUSED;
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB)) {
@@ -310,7 +326,7 @@ void startup_lock_note_pid(int fd, const char *mountpoint)
 	/* Overwrite, then cut: a reader never finds the file empty while we hold it. */
 	if (pwrite(fd, text, (size_t)n, 0) != n || ftruncate(fd, n))
 		log_warn("cannot write the pid in the state directory's lock file: %s (the lock still holds)",
-			 strerror(errno));
+		         strerror(errno));
 }
 
 void startup_lock_release(int fd)

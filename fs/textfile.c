@@ -25,7 +25,7 @@ static bool started, stopping, kicked;
 static pthread_t thread;
 static struct accel_node *the_node;
 static char path[PATH_MAX];
-static char *last;      /* the text last written; only the writer thread touches it after start */
+static char *last; /* the text last written; only the writer thread touches it after start */
 static size_t last_len;
 static int last_error; /* the errno of the last failed write, 0 after a success: logged on change only */
 

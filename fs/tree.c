@@ -42,14 +42,10 @@ static const struct static_entry profile_files[] = {
 };
 
 static const struct static_entry job_files[] = {
-	{ "status", FS_JOB_STATUS },
-	{ "devices", FS_JOB_DEVICES },
-	{ "cdi.json", FS_JOB_CDI },
-	{ "dev", FS_JOB_DEV },
-	{ "holders", FS_JOB_HOLDERS },
-	{ "containers", FS_JOB_CONTAINERS },
-	{ "reclaim", FS_JOB_RECLAIM },
-	{ NULL, FS_NONE },
+	{ "status", FS_JOB_STATUS },   { "devices", FS_JOB_DEVICES },
+	{ "cdi.json", FS_JOB_CDI },    { "dev", FS_JOB_DEV },
+	{ "holders", FS_JOB_HOLDERS }, { "containers", FS_JOB_CONTAINERS },
+	{ "reclaim", FS_JOB_RECLAIM }, { NULL, FS_NONE },
 };
 
 static const struct static_entry node_profile_files[] = {
@@ -91,7 +87,7 @@ size_t fs_node_profile_devices(const struct accel_snapshot *s, const char *profi
 
 /* The job of that name and profile on any device, for the node-level view. */
 static const struct accel_job *node_job(const struct accel_snapshot *s, const char *profile, const char *name,
-					const struct accel_device **dev)
+                                        const struct accel_device **dev)
 {
 	for (size_t i = 0; i < s->n_devices; i++) {
 		const struct accel_job *j = accel_device_job(s->devices[i], name);
@@ -124,7 +120,7 @@ static enum fs_kind static_kind(const struct static_entry *table, const char *na
 }
 
 static const struct accel_job *profile_job(const struct accel_device *d, const struct accel_profile *p,
-					   const char *name)
+                                           const char *name)
 {
 	const struct accel_job *j = accel_device_job(d, name);
 

@@ -30,21 +30,21 @@ enum fs_kind {
 	FS_JOB_STATUS,
 	FS_JOB_DEVICES,
 	FS_JOB_CDI,
-	FS_JOB_DEV,      /* job1/dev/ and directories inside it */
-	FS_JOB_DEV_NODE, /* a character device inside job1/dev/ */
+	FS_JOB_DEV,        /* job1/dev/ and directories inside it */
+	FS_JOB_DEV_NODE,   /* a character device inside job1/dev/ */
 	FS_JOB_HOLDERS,    /* job1/holders: processes on its nodes, containers given it (fs/jobctl.c) */
 	FS_JOB_CONTAINERS, /* job1/containers: the containers given it; the OCI hooks write here */
 	FS_JOB_RECLAIM,    /* job1/reclaim: manual | when-detached */
-	FS_NODE_MIG,     /* mig/: every profile of every device */
-	FS_NODE_PROFILE, /* mig/4g.48gb/ */
+	FS_NODE_MIG,       /* mig/: every profile of every device */
+	FS_NODE_PROFILE,   /* mig/4g.48gb/ */
 	FS_NODE_PROFILE_INFO,
 	FS_NODE_PROFILE_AVAILABLE,
 	FS_NODE_PROFILE_LAST_ERROR,
-	FS_NODE_JOB,  /* mig/4g.48gb/job1/: the device's job, seen from the node */
-	FS_JOB_LINK,  /* mig/4g.48gb/job1/device -> ../../../ppu3/mig/4g.48gb/job1 */
-	FS_METRICS,   /* metrics: Prometheus text (fs/metrics_text.c) */
-	FS_NODE_JSON, /* node.json: the whole node from one snapshot (fs/node_json.c) */
-	FS_MIG_MAP,   /* ppu3/mig/map: the slices drawn (fs/mig_map.c) */
+	FS_NODE_JOB,    /* mig/4g.48gb/job1/: the device's job, seen from the node */
+	FS_JOB_LINK,    /* mig/4g.48gb/job1/device -> ../../../ppu3/mig/4g.48gb/job1 */
+	FS_METRICS,     /* metrics: Prometheus text (fs/metrics_text.c) */
+	FS_NODE_JSON,   /* node.json: the whole node from one snapshot (fs/node_json.c) */
+	FS_MIG_MAP,     /* ppu3/mig/map: the slices drawn (fs/mig_map.c) */
 	FS_DIES,        /* dies/ (fs/dies_tree.c) */
 	FS_DIES_SLOT,   /* dies/slot */
 	FS_DIE,         /* dies/3/ */

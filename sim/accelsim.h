@@ -23,11 +23,11 @@
 
 /* One armed fault: the next calls of <prefix><function> return ret. */
 typedef struct {
-	char function[64];   /* an ABI suffix, e.g. "GpuInstanceCreateComputeInstance", or "*" */
-	mig_return_t ret;    /* what the call answers when the fault fires */
-	unsigned int skip;   /* calls still to let through before firing */
-	unsigned int times;  /* firings left; the fault is dropped when it reaches 0 */
-	unsigned int fired;  /* firings so far */
+	char function[64];  /* an ABI suffix, e.g. "GpuInstanceCreateComputeInstance", or "*" */
+	mig_return_t ret;   /* what the call answers when the fault fires */
+	unsigned int skip;  /* calls still to let through before firing */
+	unsigned int times; /* firings left; the fault is dropped when it reaches 0 */
+	unsigned int fired; /* firings so far */
 } accelsim_fault_t;
 
 #define ACCELSIM_MAX_FAULTS 32
@@ -76,22 +76,20 @@ enum accelsim_path {
  *                  are not driver calls and never count.
  * SimResetCalls    zero every count.
  */
-#define ACCELSIM_FUNCTIONS(X)                                                                                \
-	X(SimSetBusy,                                                                                        \
-	  (mig_device_t device, unsigned int gpuInstanceId, unsigned int computeInstanceId,                 \
-	   unsigned int processes),                                                                          \
-	  (device, gpuInstanceId, computeInstanceId, processes))                                            \
-	X(SimGetBusy,                                                                                        \
-	  (mig_device_t device, unsigned int gpuInstanceId, unsigned int computeInstanceId,                 \
-	   unsigned int *processes),                                                                         \
-	  (device, gpuInstanceId, computeInstanceId, processes))                                            \
-	X(SimArmFault, (const char *function, mig_return_t ret, unsigned int skip, unsigned int times),     \
-	  (function, ret, skip, times))                                                                      \
-	X(SimGetFaults, (accelsim_fault_t *faults, unsigned int *count), (faults, count))                    \
-	X(SimClearFaults, (void), ())                                                                        \
-	X(SimSetDevicePresent, (unsigned int index, unsigned int present), (index, present))                \
-	X(SimGetPath, (unsigned int which, char *path, unsigned int length), (which, path, length))        \
-	X(SimGetCalls, (accelsim_call_count_t *calls, unsigned int *count), (calls, count))                \
+#define ACCELSIM_FUNCTIONS(X)                                                                                          \
+	X(SimSetBusy,                                                                                                  \
+	  (mig_device_t device, unsigned int gpuInstanceId, unsigned int computeInstanceId, unsigned int processes),   \
+	  (device, gpuInstanceId, computeInstanceId, processes))                                                       \
+	X(SimGetBusy,                                                                                                  \
+	  (mig_device_t device, unsigned int gpuInstanceId, unsigned int computeInstanceId, unsigned int *processes),  \
+	  (device, gpuInstanceId, computeInstanceId, processes))                                                       \
+	X(SimArmFault, (const char *function, mig_return_t ret, unsigned int skip, unsigned int times),                \
+	  (function, ret, skip, times))                                                                                \
+	X(SimGetFaults, (accelsim_fault_t * faults, unsigned int *count), (faults, count))                             \
+	X(SimClearFaults, (void), ())                                                                                  \
+	X(SimSetDevicePresent, (unsigned int index, unsigned int present), (index, present))                           \
+	X(SimGetPath, (unsigned int which, char *path, unsigned int length), (which, path, length))                    \
+	X(SimGetCalls, (accelsim_call_count_t * calls, unsigned int *count), (calls, count))                           \
 	X(SimResetCalls, (void), ())
 
 /* Function pointer types: accelsim_fn_<suffix>_t, for dlsym() users. */

@@ -83,14 +83,18 @@ int accel_sim_state_dir_check(const char *state_dir, const char *create_option, 
 	if (stat(state_dir, &st) == 0) {
 		if (S_ISDIR(st.st_mode))
 			return 0;
-		snprintf(err, errlen, "the simulated node's state directory %s is not a directory: give the "
-			 "--state-dir of an `accelfs --sim`", state_dir);
+		snprintf(err, errlen,
+		         "the simulated node's state directory %s is not a directory: give the "
+		         "--state-dir of an `accelfs --sim`",
+		         state_dir);
 		return -ENOTDIR;
 	}
 	if (errno == ENOENT) {
-		snprintf(err, errlen, "the simulated node's state directory %s does not exist: start `accelfs --sim "
-			 "--state-dir=%s MOUNTPOINT` first, create it (mkdir -p %s), or pass %s for a fresh node "
-			 "driven by this tool alone", state_dir, state_dir, state_dir, create_option);
+		snprintf(err, errlen,
+		         "the simulated node's state directory %s does not exist: start `accelfs --sim "
+		         "--state-dir=%s MOUNTPOINT` first, create it (mkdir -p %s), or pass %s for a fresh node "
+		         "driven by this tool alone",
+		         state_dir, state_dir, state_dir, create_option);
 		return -ENOENT;
 	}
 	{
@@ -152,7 +156,7 @@ static int install_root(char *root, size_t len)
  * not the system's) or, failing that, where meson installs it.
  */
 static size_t candidates(const char *env, const char *build_sub, const char *installed, const char *leaf,
-			 char tried[][PATH_MAX])
+                         char tried[][PATH_MAX])
 {
 	const char *envdir = getenv(env);
 	char dir[PATH_MAX], root[PATH_MAX];
@@ -163,7 +167,8 @@ static size_t candidates(const char *env, const char *build_sub, const char *ins
 	exe_dir(dir, sizeof(dir));
 	if (dir[0] && fmt_path(tried[n], PATH_MAX, dir, build_sub, leaf) == 0)
 		n++;
-	if (install_root(root, sizeof(root)) == 0 && root[0] && fmt_path(tried[n], PATH_MAX, root, installed, leaf) == 0)
+	if (install_root(root, sizeof(root)) == 0 && root[0] &&
+	    fmt_path(tried[n], PATH_MAX, root, installed, leaf) == 0)
 		n++;
 	if (fmt_path(tried[n], PATH_MAX, installed, "", leaf) == 0)
 		n++;
@@ -233,13 +238,14 @@ int accel_sim_find_topology(const char *arg, char *path, size_t len, char *err, 
 		if (exists(tried[i]))
 			return fmt_path(path, len, tried[i], "", "") ? -ENAMETOOLONG : 0;
 	list_tried(tried, n, list, sizeof(list));
-	snprintf(err, errlen, "no topology named %s (tried %s); give a name installed there or the path of a "
-		 "JSON file", arg, list);
+	snprintf(err, errlen,
+	         "no topology named %s (tried %s); give a name installed there or the path of a "
+	         "JSON file",
+	         arg, list);
 	return -ENOENT;
 }
 
-static int vendor_subdir(const char *state_dir, const struct accel_family *f, const char *leaf, char *buf,
-			 size_t len)
+static int vendor_subdir(const char *state_dir, const struct accel_family *f, const char *leaf, char *buf, size_t len)
 {
 	int n = snprintf(buf, len, "%s/sim/%s/%s", state_dir, accel_sim_vendor_dir(f), leaf);
 

@@ -17,8 +17,8 @@
 
 /* Device drivers accelfs serves, by their name in /proc/devices (the T-Head and NVIDIA families). */
 static const char *const accel_drivers[] = {
-	"alixpu", "alixpu_ctl", "alixpu-caps", "nvidia", "nvidiactl", "nvidia-uvm", "nvidia-caps",
-	"nvidia-frontend", "nvidia-nvlink", "nvidia-nvswitch", NULL,
+	"alixpu",      "alixpu_ctl",      "alixpu-caps",   "nvidia",          "nvidiactl", "nvidia-uvm",
+	"nvidia-caps", "nvidia-frontend", "nvidia-nvlink", "nvidia-nvswitch", NULL,
 };
 
 struct devnode {
@@ -198,8 +198,9 @@ static int find_cgroup(char *mnt, size_t mlen, char *rel, size_t rlen, char *err
 	if (f)
 		fclose(f);
 	if (!mnt[0] || !rel[0]) {
-		snprintf(err, len, "no cgroup v1 devices controller for this task: accelfs confines jobs "
-				   "with it (cgroup v1, TaskPlugin=task/cgroup, ConstrainDevices=yes)");
+		snprintf(err, len,
+		         "no cgroup v1 devices controller for this task: accelfs confines jobs "
+		         "with it (cgroup v1, TaskPlugin=task/cgroup, ConstrainDevices=yes)");
 		return -1;
 	}
 	return 0;
@@ -265,8 +266,10 @@ int devcg_confine(const char *mount, uint32_t jobid, uint32_t taskid, char *err,
 	char relslash[2100];
 	snprintf(relslash, sizeof(relslash), "%s/", rel);
 	if (!strstr(relslash, marker)) {
-		snprintf(err, len, "the task is in devices cgroup %s, not in job %u's: set TaskPlugin=task/cgroup "
-				   "and ConstrainDevices=yes (cgroup.conf)", rel, jobid);
+		snprintf(err, len,
+		         "the task is in devices cgroup %s, not in job %u's: set TaskPlugin=task/cgroup "
+		         "and ConstrainDevices=yes (cgroup.conf)",
+		         rel, jobid);
 		return -1;
 	}
 	/* Slurm moves each task from the step's cgroup into task_<id> below it while the task

@@ -62,7 +62,7 @@ static int parse_spec(char *item, struct am_spec *spec, char *err, size_t len)
 		unsigned long c = strtoul(colon + 1, &end, 10);
 		if (errno || *end || end == colon + 1 || c < 1 || c > AM_MAX_PER_JOB) {
 			snprintf(err, len, "bad count '%s' in --accel-mig: a number from 1 to %d", colon + 1,
-				 AM_MAX_PER_JOB);
+			         AM_MAX_PER_JOB);
 			return -1;
 		}
 		spec->count = (unsigned)c;
@@ -73,7 +73,7 @@ static int parse_spec(char *item, struct am_spec *spec, char *err, size_t len)
 		*slash = '\0';
 		if (!valid_segment(item) || (strncmp(item, "ppu", 3) && strncmp(item, "gpu", 3))) {
 			snprintf(err, len, "bad device '%s' in --accel-mig: a device of /accel such as ppu0 or gpu0",
-				 item);
+			         item);
 			return -1;
 		}
 		snprintf(spec->device, sizeof(spec->device), "%s", item);
@@ -117,7 +117,7 @@ int am_parse_request(const char *text, struct am_request *req, char *err, size_t
 	}
 	if (req->total > AM_MAX_PER_JOB) {
 		snprintf(err, len, "--accel-mig asks for %u partitions; at most %d per node", req->total,
-			 AM_MAX_PER_JOB);
+		         AM_MAX_PER_JOB);
 		return -1;
 	}
 	return 0;
@@ -182,8 +182,8 @@ static int cmp_part(const void *a, const void *b)
 	return strcmp(x->profile, y->profile);
 }
 
-int am_list(const char *mount, uint32_t jobid, int with_status, struct am_part *out, size_t max,
-	    size_t *n, char *err, size_t len)
+int am_list(const char *mount, uint32_t jobid, int with_status, struct am_part *out, size_t max, size_t *n, char *err,
+            size_t len)
 {
 	char path[4096];
 	*n = 0;

@@ -16,14 +16,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define AM_NAME_MAX 64          /* accelfs job names are at most 63 bytes */
+#define AM_NAME_MAX 64 /* accelfs job names are at most 63 bytes */
 #define AM_MAX_SPECS 8
-#define AM_MAX_PER_JOB 32       /* partitions one job may ask for on a node */
+#define AM_MAX_PER_JOB 32 /* partitions one job may ask for on a node */
 #define AM_MAX_PROFILES 64
 
 /* One PROFILE[:COUNT] item of --accel-mig, optionally pinned to a device (ppu0/4g.48gb:2). */
 struct am_spec {
-	char device[AM_NAME_MAX];   /* "" : accelfs picks the device (MOUNT/mig/<profile>) */
+	char device[AM_NAME_MAX]; /* "" : accelfs picks the device (MOUNT/mig/<profile>) */
 	char profile[AM_NAME_MAX];
 	unsigned count;
 };
@@ -31,7 +31,7 @@ struct am_spec {
 struct am_request {
 	struct am_spec specs[AM_MAX_SPECS];
 	unsigned nspecs;
-	unsigned total;             /* sum of the counts */
+	unsigned total; /* sum of the counts */
 };
 
 /* A partition of some Slurm job, as the mount shows it. */
@@ -40,8 +40,8 @@ struct am_part {
 	unsigned index;
 	char profile[AM_NAME_MAX];
 	char name[AM_NAME_MAX];
-	char device[AM_NAME_MAX];   /* ppu0, gpu0: from the job's status */
-	char uuid[96];              /* MIG-...: from the job's status */
+	char device[AM_NAME_MAX]; /* ppu0, gpu0: from the job's status */
+	char uuid[96];            /* MIG-...: from the job's status */
 };
 
 /*
@@ -58,8 +58,8 @@ int am_parse_name(const char *name, uint32_t *jobid, unsigned *index);
  * index order.  Reads status for device and uuid when with_status is set (a
  * partition whose status cannot be read keeps "" there).  0, or -1 with err.
  */
-int am_list(const char *mount, uint32_t jobid, int with_status, struct am_part *out, size_t max,
-	    size_t *n, char *err, size_t len);
+int am_list(const char *mount, uint32_t jobid, int with_status, struct am_part *out, size_t max, size_t *n, char *err,
+            size_t len);
 
 /*
  * Carve the job's request: slurm-<jobid>-0, -1, ... in the order of the

@@ -61,7 +61,9 @@ static struct spank_option accel_mig_opt = {
 	"[DEVICE/]PROFILE[:COUNT][,...]",
 	"MIG partitions carved for the job on each of its nodes by accelfs (e.g. 4g.48gb:2, "
 	"gpu0/1g.18gb, 1g.18gb,3g.71gb)",
-	1, 0, opt_cb,
+	1,
+	0,
+	opt_cb,
 };
 
 /* Every hook is handed the plugstack arguments: the job prolog and epilog run in processes
@@ -73,7 +75,7 @@ static int parse_args(int ac, char **av)
 			snprintf(mount_path, sizeof(mount_path), "%s", av[i] + 6);
 		} else {
 			slurm_error(PLUG ": unknown argument '%s' in plugstack.conf (known: mount=/ABSOLUTE/PATH)",
-				    av[i]);
+			            av[i]);
 			return -1;
 		}
 	}
@@ -121,7 +123,7 @@ static int still_running(uint32_t jobid)
 	for (uint32_t i = 0; i < info->record_count; i++)
 		if (info->job_array[i].job_id == jobid)
 			running = (info->job_array[i].job_state & JOB_STATE_BASE) == JOB_RUNNING &&
-				  !(info->job_array[i].job_state & (JOB_REQUEUE | JOB_COMPLETING));
+			          !(info->job_array[i].job_state & (JOB_REQUEUE | JOB_COMPLETING));
 	slurm_free_job_info_msg(info);
 	return running;
 }
@@ -146,7 +148,8 @@ static void wait_not_running(uint32_t jobid)
 	}
 	if (r != 0) {
 		slurm_error(PLUG ": job %u still shows as running %ld s after its requeue/cancel; its steps "
-			    "will refuse to start", jobid, limit_ms / 1000);
+		                 "will refuse to start",
+		            jobid, limit_ms / 1000);
 		return;
 	}
 	sleep(1);
@@ -182,7 +185,8 @@ static void give_up(uint32_t jobid, const char *why)
 		return;
 	}
 	slurm_error(PLUG ": job %u: neither requeue (%s) nor cancel (%s) was accepted; its steps will refuse "
-		    "to start", jobid, slurm_strerror(rerr), slurm_strerror(errno));
+	                 "to start",
+	            jobid, slurm_strerror(rerr), slurm_strerror(errno));
 }
 
 int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
@@ -211,7 +215,7 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 		return 0;
 	}
 	slurm_info(PLUG ": job %u: carved %u MIG partition(s) for --accel-mig=%s under %s", jobid, req.total, want,
-		   mount_path);
+	           mount_path);
 	return 0;
 }
 
@@ -230,7 +234,8 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 	int left = am_reclaim_job(mount_path, jobid, 25, err, sizeof(err));
 	if (left)
 		slurm_error(PLUG ": job %u: %d MIG partition(s) still there after the epilog (%s); "
-			    "accelfs-slurm-sync gives them back once they are free", jobid, left, err);
+		                 "accelfs-slurm-sync gives them back once they are free",
+		            jobid, left, err);
 	return 0;
 }
 
@@ -279,7 +284,8 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 		 * starts anyway must not run without the partitions it asked for. */
 		uint32_t stepid = 0;
 		slurm_error(PLUG ": job %u has %zu of its %u MIG partition(s) for --accel-mig=%s on this node; "
-			    "the step does not start", jobid, ready, req.total, want);
+		                 "the step does not start",
+		            jobid, ready, req.total, want);
 		if (spank_get_item(sp, S_JOB_STEPID, &stepid) == ESPANK_SUCCESS && stepid == SLURM_BATCH_SCRIPT) {
 			/* A batch step whose user_init fails ends with a launch error, and slurmctld
 			 * drains the node for it ("batch job complete failure").  Refuse its tasks
@@ -305,7 +311,7 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 	names[0] = '\0';
 	for (size_t i = 0; i < n; i++) {
 		int w = snprintf(names + used, sizeof(names) - used, "%s%s/mig/%s/%s", i ? "," : "", mount_path,
-				 parts[i].profile, parts[i].name);
+		                 parts[i].profile, parts[i].name);
 		if (w < 0 || (size_t)w >= sizeof(names) - used)
 			break;
 		used += (size_t)w;
@@ -341,7 +347,8 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 	(void)av;
 	if (refuse_tasks) {
 		slurm_error(PLUG ": job %u: its MIG partitions are missing on this node (requeued or cancelled by "
-			    "the prolog); the batch script does not run", job_id(sp));
+		                 "the prolog); the batch script does not run",
+		            job_id(sp));
 		return -1;
 	}
 	return 0;

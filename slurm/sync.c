@@ -72,8 +72,8 @@ __attribute__((format(printf, 1, 2))) static void say(const char *fmt, ...)
 static int alive_here(const slurm_job_info_t *job, const char *node)
 {
 	uint32_t base = job->job_state & JOB_STATE_BASE;
-	int busy = base == JOB_RUNNING || base == JOB_SUSPENDED ||
-		   (job->job_state & (JOB_CONFIGURING | JOB_COMPLETING));
+	int busy =
+		base == JOB_RUNNING || base == JOB_SUSPENDED || (job->job_state & (JOB_CONFIGURING | JOB_COMPLETING));
 	if (!busy || !job->nodes)
 		return 0;
 	hostlist_t hl = slurm_hostlist_create(job->nodes);
@@ -95,8 +95,9 @@ static const slurm_job_info_t *find_job(const job_info_msg_t *jobs, uint32_t id)
 /* For the log: libslurm 22.05 exports no state-to-string function. */
 static const char *state_name(const slurm_job_info_t *job)
 {
-	static const char *const names[] = { "PENDING", "RUNNING", "SUSPENDED", "COMPLETED", "CANCELLED", "FAILED",
-					     "TIMEOUT", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY" };
+	static const char *const names[] = { "PENDING",   "RUNNING",   "SUSPENDED", "COMPLETED",
+		                             "CANCELLED", "FAILED",    "TIMEOUT",   "NODE_FAIL",
+		                             "PREEMPTED", "BOOT_FAIL", "DEADLINE",  "OUT_OF_MEMORY" };
 	uint32_t base;
 	if (!job)
 		return "unknown to Slurm";
@@ -107,8 +108,8 @@ static const char *state_name(const slurm_job_info_t *job)
 }
 
 /* Step 1; fills `held` with what live jobs asked for and already hold, per profile. */
-static void reclaim_dead(const struct config *cfg, const struct am_part *parts, size_t n,
-			 const job_info_msg_t *jobs, struct gres_set *held)
+static void reclaim_dead(const struct config *cfg, const struct am_part *parts, size_t n, const job_info_msg_t *jobs,
+                         struct gres_set *held)
 {
 	memset(held, 0, sizeof(*held));
 	for (size_t i = 0; i < n; i++) {
@@ -121,15 +122,16 @@ static void reclaim_dead(const struct config *cfg, const struct am_part *parts, 
 				long have = 0;
 				for (size_t k = 0; k < n; k++)
 					have += parts[k].jobid == parts[i].jobid &&
-						!strcmp(parts[k].profile, parts[i].profile);
+					        !strcmp(parts[k].profile, parts[i].profile);
 				/* Once per (job, profile): the first of its partitions of that profile. */
 				int first = 1;
 				for (size_t k = 0; k < i; k++)
-					if (parts[k].jobid == parts[i].jobid && !strcmp(parts[k].profile, parts[i].profile))
+					if (parts[k].jobid == parts[i].jobid &&
+					    !strcmp(parts[k].profile, parts[i].profile))
 						first = 0;
 				if (first)
 					gres_put(held, parts[i].profile,
-						 gres_get(held, parts[i].profile) + (asked < have ? asked : have));
+					         gres_get(held, parts[i].profile) + (asked < have ? asked : have));
 			}
 			continue;
 		}
@@ -138,8 +140,8 @@ static void reclaim_dead(const struct config *cfg, const struct am_part *parts, 
 			say("gave back %s (%s): job %u is %s on %s", parts[i].name, parts[i].profile, parts[i].jobid,
 			    state_name(job), cfg->node);
 		else
-			say("cannot give back %s of job %u (%s yet): %s", parts[i].name, parts[i].jobid, state_name(job),
-			    err);
+			say("cannot give back %s of job %u (%s yet): %s", parts[i].name, parts[i].jobid,
+			    state_name(job), err);
 	}
 }
 
@@ -196,7 +198,8 @@ static int push_counts(const struct config *cfg, const struct gres_set *held)
 	if (gres_has(&total, RESERVE)) {
 		if (sum - profiles < 0)
 			say("node %s: the %s count is too small to keep the total (%ld) while the profiles need "
-			    "%ld: raise it in slurm.conf and gres.conf", cfg->node, RESERVE, sum, profiles);
+			    "%ld: raise it in slurm.conf and gres.conf",
+			    cfg->node, RESERVE, sum, profiles);
 		else
 			gres_put(&want, RESERVE, sum - profiles);
 	}
@@ -243,38 +246,55 @@ static int pass(const struct config *cfg)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: accelfs-slurm-sync [--mount=DIR] [--node=NAME] [--interval=SECONDS] [--once]\n"
-		   "  --mount     the accelfs mount (default /accel)\n"
-		   "  --node      this node's Slurm name (default: the short hostname)\n"
-		   "  --interval  seconds between passes (default 1)\n"
-		   "  --once      one pass, then exit: 0 when it succeeded\n"
-		   "  --help, --version\n");
+	           "  --mount     the accelfs mount (default /accel)\n"
+	           "  --node      this node's Slurm name (default: the short hostname)\n"
+	           "  --interval  seconds between passes (default 1)\n"
+	           "  --once      one pass, then exit: 0 when it succeeded\n"
+	           "  --help, --version\n");
 }
 
 static int parse_options(int argc, char **argv, struct config *cfg)
 {
 	static const struct option opts[] = {
-		{ "mount", required_argument, NULL, 'm' }, { "node", required_argument, NULL, 'n' },
-		{ "interval", required_argument, NULL, 'i' }, { "once", no_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' }, { "version", no_argument, NULL, 'V' }, { NULL, 0, NULL, 0 },
+		{ "mount", required_argument, NULL, 'm' },
+		{ "node", required_argument, NULL, 'n' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "once", no_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 	char *end;
 	while ((c = getopt_long(argc, argv, "hV", opts, NULL)) != -1) {
 		switch (c) {
-		case 'm': cfg->mount = optarg; break;
-		case 'n': snprintf(cfg->node, sizeof(cfg->node), "%s", optarg); break;
-		case 'o': cfg->once = 1; break;
+		case 'm':
+			cfg->mount = optarg;
+			break;
+		case 'n':
+			snprintf(cfg->node, sizeof(cfg->node), "%s", optarg);
+			break;
+		case 'o':
+			cfg->once = 1;
+			break;
 		case 'i':
 			cfg->interval = strtod(optarg, &end);
 			if (*end || end == optarg || cfg->interval < 0.05 || cfg->interval > 3600) {
-				fprintf(stderr, "accelfs-slurm-sync: --interval=%s: seconds from 0.05 to 3600\n", optarg);
+				fprintf(stderr, "accelfs-slurm-sync: --interval=%s: seconds from 0.05 to 3600\n",
+				        optarg);
 				usage(stderr);
 				return -1;
 			}
 			break;
-		case 'h': usage(stdout); exit(0);
-		case 'V': printf("accelfs-slurm-sync %s\n", ACCELFS_VERSION); exit(0);
-		default: usage(stderr); return -1;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case 'V':
+			printf("accelfs-slurm-sync %s\n", ACCELFS_VERSION);
+			exit(0);
+		default:
+			usage(stderr);
+			return -1;
 		}
 	}
 	if (optind < argc) {
@@ -284,7 +304,8 @@ static int parse_options(int argc, char **argv, struct config *cfg)
 	}
 	if (!cfg->node[0]) {
 		if (gethostname(cfg->node, sizeof(cfg->node)) < 0) {
-			fprintf(stderr, "accelfs-slurm-sync: cannot read the hostname: %s; pass --node\n", strerror(errno));
+			fprintf(stderr, "accelfs-slurm-sync: cannot read the hostname: %s; pass --node\n",
+			        strerror(errno));
 			return -1;
 		}
 		cfg->node[strcspn(cfg->node, ".")] = '\0'; /* slurmd's default node name */
@@ -302,7 +323,7 @@ int main(int argc, char **argv)
 	snprintf(probe, sizeof(probe), "%s/mig", cfg.mount);
 	if (stat(probe, &st) < 0 || !S_ISDIR(st.st_mode)) {
 		fprintf(stderr, "accelfs-slurm-sync: %s is not an accelfs mount (no %s: %s): start accelfs first\n",
-			cfg.mount, probe, strerror(errno));
+		        cfg.mount, probe, strerror(errno));
 		return 1;
 	}
 	slurm_init(NULL);

@@ -149,7 +149,7 @@ void gres_format(const struct gres_set *s, char *out, size_t len)
 	size_t used = (size_t)snprintf(out, len, "%s", s->other);
 	for (size_t i = 0; i < s->n && used < len; i++)
 		used += (size_t)snprintf(out + used, len - used, "%smig:%s:%ld", used ? "," : "", sorted[i].type,
-					 sorted[i].count);
+		                         sorted[i].count);
 }
 
 int gres_equal(const struct gres_set *a, const struct gres_set *b)

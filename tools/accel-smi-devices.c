@@ -183,12 +183,13 @@ int smi_cmd_set_mig(struct smi *s, int mode)
 		if (s->thead) {
 			/* ppu-smi's two lines, whatever the cause (runbook). */
 			if (r == MIG_ERROR_IN_USE)
-				fprintf(stderr, "MIG resources are in use, please destroy related GPU instances and try again\n");
+				fprintf(stderr,
+				        "MIG resources are in use, please destroy related GPU instances and try again\n");
 			fprintf(stderr, "Failed to %s MIG mode for PPU %s: %s\n", mode ? "Enable" : "Disable", bus,
-				mig_lib_strerror(&s->lib, r));
+			        mig_lib_strerror(&s->lib, r));
 		} else {
 			fprintf(stderr, "Unable to %s MIG Mode for GPU %s: %s\n", mode ? "enable" : "disable", bus,
-				mig_lib_strerror(&s->lib, r));
+			        mig_lib_strerror(&s->lib, r));
 		}
 	}
 	if (n && rc == SMI_OK)

@@ -56,8 +56,7 @@ unsigned smi_select_devices(struct smi *s, mig_device_t *devices, unsigned *indi
  * name, and nvidia-smi prints one anyway, from the geometry: the product's
  * own rule (core/names.c) names them the same way.
  */
-static void nvml_profile_name(struct smi *s, mig_device_t dev, const struct smi_gi_profile *p, char *buf,
-			      size_t len)
+static void nvml_profile_name(struct smi *s, mig_device_t dev, const struct smi_gi_profile *p, char *buf, size_t len)
 {
 	unsigned long long total_mib = 0;
 	mig_memory_t mem;
@@ -140,8 +139,8 @@ unsigned smi_ci_profiles(struct smi *s, mig_gpu_instance_t gi, struct smi_ci_pro
 
 		memset(&info, 0, sizeof(info));
 		info.version = MIG_COMPUTE_INSTANCE_PROFILE_INFO_V2;
-		if (s->lib.GpuInstanceGetComputeInstanceProfileInfoV(gi, idx, MIG_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED,
-								      &info) != MIG_SUCCESS)
+		if (s->lib.GpuInstanceGetComputeInstanceProfileInfoV(
+			    gi, idx, MIG_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED, &info) != MIG_SUCCESS)
 			continue;
 		/* Several indices may name one profile (T-Head): one row per id. */
 		for (unsigned k = 0; k < n && !seen; k++)
@@ -157,7 +156,7 @@ unsigned smi_ci_profiles(struct smi *s, mig_gpu_instance_t gi, struct smi_ci_pro
 }
 
 void smi_ci_profile_name(const struct smi *s, const struct smi_ci_profile *c, const char *gi_profile_name, char *buf,
-			 size_t len)
+                         size_t len)
 {
 	if (c->info.name[0])
 		snprintf(buf, len, "%s", c->info.name);

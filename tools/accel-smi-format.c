@@ -68,7 +68,7 @@ void smi_print_lgip_row(const struct smi *s, unsigned dev, const struct smi_gi_p
 }
 
 void smi_print_lgipp_row(const struct smi *s, unsigned dev, const struct smi_gi_profile *p,
-			 const mig_gpu_instance_placement_t *pl, unsigned n)
+                         const mig_gpu_instance_placement_t *pl, unsigned n)
 {
 	char list[256];
 	size_t off = 0;
@@ -79,8 +79,8 @@ void smi_print_lgipp_row(const struct smi *s, unsigned dev, const struct smi_gi_
 	if (s->thead)
 		printf("PPU %u profile ID %u placements: {%s}:%u\n", dev, p->info.id, list, n ? pl[0].size : 0);
 	else
-		printf("GPU %2u Profile ID %2u %s {%s}:%u\n", dev, p->info.id, n == 1 ? "Placement :" : "Placements:",
-		       list, n ? pl[0].size : 0);
+		printf("GPU %2u Profile ID %2u %s {%s}:%u\n", dev, p->info.id,
+		       n == 1 ? "Placement :" : "Placements:", list, n ? pl[0].size : 0);
 }
 
 void smi_print_lgi_header(const struct smi *s)
@@ -126,16 +126,15 @@ void smi_print_lcip_header(const struct smi *s)
 }
 
 void smi_print_lcip_row(const struct smi *s, unsigned dev, unsigned gi, const char *name,
-			const struct smi_ci_profile *c, unsigned free_count)
+                        const struct smi_ci_profile *c, unsigned free_count)
 {
 	const mig_compute_instance_profile_info_v2_t *i = &c->info;
 	char id[16], counts[32];
 
 	snprintf(id, sizeof(id), "%u%s", i->id, c->whole ? "*" : "");
 	if (s->thead) {
-		printf("| %-8u%-7u%-21s%4s%9u/%-6u%6u%10u%5u%5u   |\n", dev, gi, name, id, free_count,
-		       i->instanceCount, i->multiprocessorCount, i->sharedDecoderCount, i->sharedEncoderCount,
-		       i->sharedOfaCount);
+		printf("| %-8u%-7u%-21s%4s%9u/%-6u%6u%10u%5u%5u   |\n", dev, gi, name, id, free_count, i->instanceCount,
+		       i->multiprocessorCount, i->sharedDecoderCount, i->sharedEncoderCount, i->sharedOfaCount);
 		printf("|%73u%5u        |\n", i->sharedCopyEngineCount, i->sharedJpegCount);
 	} else {
 		snprintf(counts, sizeof(counts), "%u/%u", free_count, i->instanceCount);
@@ -164,7 +163,7 @@ void smi_print_lci_header(const struct smi *s)
 }
 
 void smi_print_lci_row(const struct smi *s, unsigned dev, unsigned gi, const char *name,
-		       const mig_compute_instance_info_t *ci)
+                       const mig_compute_instance_info_t *ci)
 {
 	char placement[32];
 

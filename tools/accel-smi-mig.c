@@ -50,7 +50,7 @@ static int by_ci_id(const void *a, const void *b)
 
 /* The CIs of a GI, under every CI profile, sorted by id. */
 static unsigned compute_instances(struct smi *s, mig_gpu_instance_t gi, const struct smi_ci_profile *profiles,
-				  unsigned n_profiles, struct smi_ci *out, unsigned max)
+                                  unsigned n_profiles, struct smi_ci *out, unsigned max)
 {
 	unsigned n = 0;
 
@@ -134,8 +134,8 @@ static int cmd_lgipp(struct smi *s, mig_device_t *devs, unsigned *idx, unsigned 
 			if (!r)
 				r = s->lib.DeviceGetGpuInstancePossiblePlacements_v2(devs[d], p[i].info.id, pl, &count);
 			if (r) {
-				smi_fail(s, r, "Unable to list placements of profile %u on %s %u", p[i].info.id, s->word,
-					 idx[d]);
+				smi_fail(s, r, "Unable to list placements of profile %u on %s %u", p[i].info.id,
+				         s->word, idx[d]);
 				continue;
 			}
 			smi_print_lgipp_row(s, idx[d], &p[i], pl, count);
@@ -197,7 +197,7 @@ static const struct smi_gi_profile *find_gi_profile(const struct smi_gi_profile 
  * then refuses with its own message, as ppu-smi would.
  */
 static int pick_placement(struct smi *s, mig_device_t dev, const struct smi_gi_profile *p, long start,
-			  mig_gpu_instance_placement_t *out)
+                          mig_gpu_instance_placement_t *out)
 {
 	mig_gpu_instance_placement_t pl[64];
 	struct accel_span legal[64], used[MAX_GIS];
@@ -259,14 +259,15 @@ static int create_gi(struct smi *s, mig_device_t dev, unsigned dev_index, const 
 	}
 	if (pick_placement(s, dev, prof, start, &pl) != 0) {
 		fprintf(stderr, "Profile %s (ID %u) has no legal placement on %s %u\n", prof->name, prof->info.id,
-			s->word, dev_index);
+		        s->word, dev_index);
 		return SMI_FAILED;
 	}
 	r = s->lib.DeviceCreateGpuInstanceWithPlacement(dev, prof->info.id, &pl, &gi);
 	if (r)
-		return smi_fail(s, r, s->thead ? "Failed to create GPU instance on PPU %u using profile %s"
-					       : "Unable to create a GPU instance on GPU %2u using profile %s",
-				dev_index, what);
+		return smi_fail(s, r,
+		                s->thead ? "Failed to create GPU instance on PPU %u using profile %s"
+		                         : "Unable to create a GPU instance on GPU %2u using profile %s",
+		                dev_index, what);
 	if (s->lib.GpuInstanceGetInfo(gi, &info) != MIG_SUCCESS)
 		info.id = 0;
 	if (s->thead)
@@ -336,8 +337,9 @@ static int destroy_gi(struct smi *s, unsigned dev_index, const struct smi_gi *gi
 	if (s->thead) {
 		/* The driver's own words, spelling included (runbook). */
 		if (r == MIG_ERROR_IN_USE)
-			fprintf(stderr, "GPU instance %u is in use, please destory related compute instances then try again\n",
-				gi->info.id);
+			fprintf(stderr,
+			        "GPU instance %u is in use, please destory related compute instances then try again\n",
+			        gi->info.id);
 		return smi_fail(s, r, "Failed to destroy GPU instance ID %u from PPU %u", gi->info.id, dev_index);
 	}
 	return smi_fail(s, r, "Unable to destroy GPU instance ID %2u from GPU %2u", gi->info.id, dev_index);
@@ -350,7 +352,7 @@ static int cmd_dgi(struct smi *s, mig_device_t *devs, unsigned *idx, unsigned n)
 
 	if (s->gi == SMI_ALL)
 		fprintf(stderr, "Warning: -dgi without -gi destroys every GPU instance on the selected %s%s\n", s->word,
-			s->device == SMI_ALL ? "s" : "");
+		        s->device == SMI_ALL ? "s" : "");
 	for (unsigned d = 0; d < n; d++) {
 		struct smi_gi gis[MAX_GIS];
 		unsigned ng = selected_gis(s, devs[d], gis);
@@ -430,7 +432,7 @@ static int cmd_lcip(struct smi *s, mig_device_t *devs, unsigned *idx, unsigned n
 				header = true;
 				smi_ci_profile_name(s, &cp[i], gi_name, name, sizeof(name));
 				smi_print_lcip_row(s, idx[d], gis[g].info.id, name, &cp[i],
-						   ci_free(&cp[i], cis, nc, gi_slices));
+				                   ci_free(&cp[i], cis, nc, gi_slices));
 			}
 		}
 	}
@@ -440,8 +442,8 @@ static int cmd_lcip(struct smi *s, mig_device_t *devs, unsigned *idx, unsigned n
 }
 
 /* A CI profile named by id, name or short name; NULL what means the default (whole-GI) one. */
-static const struct smi_ci_profile *find_ci_profile(const struct smi *s, const struct smi_ci_profile *cp, unsigned np, const char *what,
-						    const char *gi_name)
+static const struct smi_ci_profile *find_ci_profile(const struct smi *s, const struct smi_ci_profile *cp, unsigned np,
+                                                    const char *what, const char *gi_name)
 {
 	char *end;
 	unsigned long id;
@@ -482,15 +484,18 @@ static int create_ci(struct smi *s, unsigned dev_index, mig_gpu_instance_t gi, c
 	c = find_ci_profile(s, cp, np, what, gi_name);
 	if (!c) {
 		fprintf(stderr, "Unable to find a compute instance profile \"%s\" for GPU instance ID %u on %s %u\n",
-			what ? what : "(default)", gi_info.id, s->word, dev_index);
+		        what ? what : "(default)", gi_info.id, s->word, dev_index);
 		return SMI_FAILED;
 	}
 	smi_ci_profile_name(s, c, gi_name, name, sizeof(name));
 	r = s->lib.GpuInstanceCreateComputeInstance(gi, c->info.id, &ci);
 	if (r)
-		return smi_fail(s, r, s->thead ? "Failed to create compute instance on PPU %u GPU instance ID %u using profile %s"
-					       : "Unable to create a compute instance on GPU %2u GPU instance ID %2u using profile %s",
-				dev_index, gi_info.id, name);
+		return smi_fail(
+			s, r,
+			s->thead
+				? "Failed to create compute instance on PPU %u GPU instance ID %u using profile %s"
+				: "Unable to create a compute instance on GPU %2u GPU instance ID %2u using profile %s",
+			dev_index, gi_info.id, name);
 	if (s->lib.ComputeInstanceGetInfo_v2(ci, &info) != MIG_SUCCESS)
 		info.id = 0;
 	if (s->thead)
@@ -511,7 +516,8 @@ static int cmd_cci(struct smi *s, mig_device_t *devs, unsigned *idx, unsigned n,
 
 	for (unsigned i = 0; i < ni; i++)
 		if (strchr(items[i], ':')) {
-			fprintf(stderr, "A compute-instance placement cannot be chosen through this driver interface\n");
+			fprintf(stderr,
+			        "A compute-instance placement cannot be chosen through this driver interface\n");
 			return SMI_USAGE;
 		}
 	for (unsigned d = 0; d < n; d++) {
@@ -598,10 +604,12 @@ static int cmd_dci(struct smi *s, mig_device_t *devs, unsigned *idx, unsigned n)
 				found = true;
 				r = s->lib.ComputeInstanceDestroy(cis[c].handle);
 				if (r) {
-					rc = smi_fail(s, r,
-						      s->thead ? "Failed to destroy compute instance ID %u from PPU %u GPU instance %u"
-							       : "Unable to destroy compute instance ID %2u from GPU %2u GPU instance ID %2u",
-						      cis[c].info.id, idx[d], gis[g].info.id);
+					rc = smi_fail(
+						s, r,
+						s->thead
+							? "Failed to destroy compute instance ID %u from PPU %u GPU instance %u"
+							: "Unable to destroy compute instance ID %2u from GPU %2u GPU instance ID %2u",
+						cis[c].info.id, idx[d], gis[g].info.id);
 				} else if (s->thead) {
 					printf("Successfully destroyed compute instance ID %u from PPU %u GPU instance %u\n",
 					       cis[c].info.id, idx[d], gis[g].info.id);
@@ -714,7 +722,7 @@ int smi_cmd_mig(struct smi *s, int argc, char **argv)
 		}
 		if (!matched) {
 			fprintf(stderr, "Invalid mig option \"%s\" (-mig is a top-level flag: accel-smi -i N -mig 1)\n",
-				arg);
+			        arg);
 			return SMI_USAGE;
 		}
 	}

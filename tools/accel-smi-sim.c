@@ -32,7 +32,7 @@ static bool is_simulated(struct smi *s)
 	if (control(s, "SimGetPath"))
 		return true;
 	fprintf(stderr, "%s is not a simulated driver: the sim commands work only on accelfs's simulators\n",
-		s->lib.path);
+	        s->lib.path);
 	return false;
 }
 
@@ -116,8 +116,8 @@ static int cmd_busy(struct smi *s, const char *count_arg)
 	}
 	r = CONTROL(s, SimSetBusy)(dev, (unsigned)s->gi, (unsigned)s->ci, count);
 	if (r)
-		return smi_fail(s, r, "Unable to mark %s %d GPU instance %d compute instance %d busy", s->word, s->device,
-				s->gi, s->ci);
+		return smi_fail(s, r, "Unable to mark %s %d GPU instance %d compute instance %d busy", s->word,
+		                s->device, s->gi, s->ci);
 	printf("%s %d GPU instance %d compute instance %d: %u running process%s\n", s->word, s->device, s->gi, s->ci,
 	       count, count == 1 ? "" : "es");
 	return SMI_OK;
@@ -167,7 +167,8 @@ static int cmd_fault(struct smi *s, int argc, char **argv)
 		}
 	}
 	if (!function) {
-		fprintf(stderr, "usage: accel-smi sim fault FUNCTION|'*' [RET] [--ret NAME|NUM] [--skip N] [--times K]\n");
+		fprintf(stderr,
+		        "usage: accel-smi sim fault FUNCTION|'*' [RET] [--ret NAME|NUM] [--skip N] [--times K]\n");
 		return SMI_USAGE;
 	}
 	fault_target(s, function, target, sizeof(target));
@@ -289,7 +290,7 @@ static int cmd_hold(struct smi *s, bool control_nodes)
 	if (s->family->card_node_by_minor && s->lib.DeviceGetMinorNumber(dev, &minor) != MIG_SUCCESS)
 		return SMI_FAILED;
 	snprintf(node, sizeof(node), "%s%u", s->family->card_node_prefix,
-		 s->family->card_node_by_minor ? minor : (unsigned)s->device);
+	         s->family->card_node_by_minor ? minor : (unsigned)s->device);
 	snprintf(path, sizeof(path), "%s/%s", dev_root, node);
 	if (open(path, O_PATH | O_CLOEXEC) < 0) {
 		fprintf(stderr, "Unable to hold %s: %s\n", path, strerror(errno));
@@ -397,10 +398,10 @@ int smi_cmd_sim(struct smi *s, int argc, char **argv)
 		return SMI_FAILED;
 	/* -i/-gi/-ci/--control anywhere; the rest stays in order for the command. */
 	for (int i = 1; i < argc; i++) {
-		int *target = !strcmp(argv[i], "-i") ? &s->device
-			      : !strcmp(argv[i], "-gi") ? &s->gi
-			      : !strcmp(argv[i], "-ci") ? &s->ci
-							: NULL;
+		int *target = !strcmp(argv[i], "-i")    ? &s->device
+		              : !strcmp(argv[i], "-gi") ? &s->gi
+		              : !strcmp(argv[i], "-ci") ? &s->ci
+		                                        : NULL;
 		unsigned v;
 
 		if (target) {

@@ -129,7 +129,7 @@ static int parse(int argc, char **argv, struct cli *c, struct smi *s)
 			s->device = (int)v;
 			i++;
 		} else if (!strcmp(a, "-mig") || !strcmp(a, "--multi-instance-gpu") ||
-			   !strncmp(a, "--multi-instance-gpu=", 21)) {
+		           !strncmp(a, "--multi-instance-gpu=", 21)) {
 			const char *v = a[1] == '-' && a[20] == '=' ? a + 21 : next;
 
 			if (v == next)

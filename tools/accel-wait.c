@@ -27,11 +27,11 @@
 static void usage(FILE *to)
 {
 	fprintf(to, "usage: accel-wait [--until=VALUE] [--timeout=SEC] FILE\n"
-		    "Wait until FILE (a file under an accelfs mount) changes, or reads VALUE.\n"
-		    "  --until=VALUE   return once the content, without its trailing newline, is VALUE\n"
-		    "  --timeout=SEC   give up after SEC seconds (exit 1); default: wait forever\n"
-		    "  -h, --help, -V, --version\n"
-		    "Exit: 0 done, 1 timed out or the file went away, 2 usage.\n");
+	            "Wait until FILE (a file under an accelfs mount) changes, or reads VALUE.\n"
+	            "  --until=VALUE   return once the content, without its trailing newline, is VALUE\n"
+	            "  --timeout=SEC   give up after SEC seconds (exit 1); default: wait forever\n"
+	            "  -h, --help, -V, --version\n"
+	            "Exit: 0 done, 1 timed out or the file went away, 2 usage.\n");
 }
 
 /* The whole file from offset 0; -1 on error (errno set). */

@@ -30,8 +30,8 @@
 static int usage(void)
 {
 	fprintf(stderr, "usage: accelfs-hook attach|detach JOBDIR MIG-UUID  (the OCI state on standard input)\n"
-			"an OCI hook for the CDI specs of accelfs: it records in JOBDIR/containers which containers "
-			"hold the job\n");
+	                "an OCI hook for the CDI specs of accelfs: it records in JOBDIR/containers which containers "
+	                "hold the job\n");
 	return 2;
 }
 
@@ -77,22 +77,23 @@ int main(int argc, char **argv)
 	attach = !strcmp(argv[1], "attach");
 	state = json_loadf(stdin, 0, &jerr);
 	if (!state) {
-		fprintf(stderr, "accelfs-hook: the OCI state on standard input is not JSON (%s, line %d): run me as a "
-				"hook of the container runtime\n",
-			jerr.text, jerr.line);
+		fprintf(stderr,
+		        "accelfs-hook: the OCI state on standard input is not JSON (%s, line %d): run me as a "
+		        "hook of the container runtime\n",
+		        jerr.text, jerr.line);
 		return 1;
 	}
 	id = json_object_get(state, "id");
 	pid = json_object_get(state, "pid");
 	if (!json_is_string(id) || (attach && (!json_is_integer(pid) || json_integer_value(pid) <= 0))) {
 		fprintf(stderr, "accelfs-hook: the OCI state lacks the container's %s: is this hook run at %s?\n",
-			json_is_string(id) ? "pid" : "id", attach ? "createRuntime" : "poststop");
+		        json_is_string(id) ? "pid" : "id", attach ? "createRuntime" : "poststop");
 		json_decref(state);
 		return 1;
 	}
 	if (attach)
 		len = snprintf(line, sizeof(line), "attach %s %lld %s\n", json_string_value(id),
-			       (long long)json_integer_value(pid), argv[3]);
+		               (long long)json_integer_value(pid), argv[3]);
 	else
 		len = snprintf(line, sizeof(line), "detach %s %s\n", json_string_value(id), argv[3]);
 	if (len < 0 || (size_t)len >= sizeof(line)) {
@@ -105,9 +106,9 @@ int main(int argc, char **argv)
 	if (fd < 0 && errno == ENOENT && !attach)
 		goto out; /* the job is gone: nothing holds it any more */
 	if (fd < 0) {
-		fprintf(stderr, "accelfs-hook: cannot %s container %.12s %s %s: %s%s\n", argv[1],
-			json_string_value(id), attach ? "to" : "from", argv[2], strerror(errno),
-			errno == ENOENT ? " (the job was removed: a container cannot be given it)" : "");
+		fprintf(stderr, "accelfs-hook: cannot %s container %.12s %s %s: %s%s\n", argv[1], json_string_value(id),
+		        attach ? "to" : "from", argv[2], strerror(errno),
+		        errno == ENOENT ? " (the job was removed: a container cannot be given it)" : "");
 		ret = 1;
 		goto out;
 	}
@@ -116,7 +117,7 @@ int main(int argc, char **argv)
 	if (w != len) {
 		int err = w < 0 ? errno : EIO;
 		fprintf(stderr, "accelfs-hook: cannot %s container %.12s %s %s: %s\n", argv[1], json_string_value(id),
-			attach ? "to" : "from", argv[2], strerror(err));
+		        attach ? "to" : "from", argv[2], strerror(err));
 		print_reason(argv[2]);
 		ret = 1;
 	}

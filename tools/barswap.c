@@ -32,38 +32,37 @@
 
 void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: barswap [--sim=STATE_DIR [--sim-create] | --device=PATH] COMMAND ...\n"
-		"\n"
-		"  query                       the slot and every die\n"
-		"  info DIE                    one die\n"
-		"  acquire DIE [SECONDS]       acquire DIE (waiting its turn in FIFO order) and hold it for\n"
-		"                              SECONDS, or until SIGINT/SIGTERM, or (SECONDS '-') until stdin\n"
-		"                              closes; then release it.  Prints 'acquired DIE' once it holds it\n"
-		"      --nonblock              fail at once (EAGAIN) if the slot is busy\n"
-		"      --timeout=MS            give up after MS milliseconds (ETIMEDOUT)\n"
-		"  read DIE OFFSET LENGTH      acquire, copy LENGTH bytes at OFFSET to stdout, release\n"
-		"  write DIE OFFSET            acquire, copy stdin to OFFSET (ENOSPC past the end), release\n"
-		"  disable DIE | enable DIE    quarantine a flaky die (its acquires fail: ENODEV), or re-enable it\n"
-		"  lend DIE DRIVER [SECONDS|-] acquire DIE, lend it to the PCI driver DRIVER (one of the module's\n"
-		"                              lend_drivers=), hold it as acquire does, then take it back and\n"
-		"                              release it.  Prints 'lent DIE to DRIVER' once the driver has it\n"
-		"  return DIE                  acquire DIE and take it back from its driver (a resident die)\n"
-		"  policy DIE [pinned|resident] show or set what a lent die does when its holder lets go\n"
-		"  lease [MS]                  show or set the lease: while others wait, a holder keeps the\n"
-		"                              slot at most MS milliseconds (0: no lease)\n"
-		"  use DIE [SECONDS|-]         (--sim) use the lent DIE through its simulated driver, which then\n"
-		"                              does not let go of it (as nvidia waits for a CUDA process)\n"
-		"\n"
-		"  --sim=STATE_DIR   the simulated slot of `accelfs --sim --state-dir=STATE_DIR`\n"
-		"                    (STATE_DIR must exist)\n"
-		"  --sim-create      with --sim: create STATE_DIR if it does not exist (a slot driven\n"
-		"                    by barswap alone)\n"
-		"  --device=PATH     another node of the module (default " BS_DEVICE ")\n"
-		"  -h, --help        this text\n"
-		"  -V, --version     the version of barswap\n"
-		"Offsets and lengths take K, M, G suffixes (powers of 1024).\n"
-		"Exit status: 0 done, 1 the slot or a die refused (errno in the message), 2 usage error.\n");
+	fprintf(f, "usage: barswap [--sim=STATE_DIR [--sim-create] | --device=PATH] COMMAND ...\n"
+	           "\n"
+	           "  query                       the slot and every die\n"
+	           "  info DIE                    one die\n"
+	           "  acquire DIE [SECONDS]       acquire DIE (waiting its turn in FIFO order) and hold it for\n"
+	           "                              SECONDS, or until SIGINT/SIGTERM, or (SECONDS '-') until stdin\n"
+	           "                              closes; then release it.  Prints 'acquired DIE' once it holds it\n"
+	           "      --nonblock              fail at once (EAGAIN) if the slot is busy\n"
+	           "      --timeout=MS            give up after MS milliseconds (ETIMEDOUT)\n"
+	           "  read DIE OFFSET LENGTH      acquire, copy LENGTH bytes at OFFSET to stdout, release\n"
+	           "  write DIE OFFSET            acquire, copy stdin to OFFSET (ENOSPC past the end), release\n"
+	           "  disable DIE | enable DIE    quarantine a flaky die (its acquires fail: ENODEV), or re-enable it\n"
+	           "  lend DIE DRIVER [SECONDS|-] acquire DIE, lend it to the PCI driver DRIVER (one of the module's\n"
+	           "                              lend_drivers=), hold it as acquire does, then take it back and\n"
+	           "                              release it.  Prints 'lent DIE to DRIVER' once the driver has it\n"
+	           "  return DIE                  acquire DIE and take it back from its driver (a resident die)\n"
+	           "  policy DIE [pinned|resident] show or set what a lent die does when its holder lets go\n"
+	           "  lease [MS]                  show or set the lease: while others wait, a holder keeps the\n"
+	           "                              slot at most MS milliseconds (0: no lease)\n"
+	           "  use DIE [SECONDS|-]         (--sim) use the lent DIE through its simulated driver, which then\n"
+	           "                              does not let go of it (as nvidia waits for a CUDA process)\n"
+	           "\n"
+	           "  --sim=STATE_DIR   the simulated slot of `accelfs --sim --state-dir=STATE_DIR`\n"
+	           "                    (STATE_DIR must exist)\n"
+	           "  --sim-create      with --sim: create STATE_DIR if it does not exist (a slot driven\n"
+	           "                    by barswap alone)\n"
+	           "  --device=PATH     another node of the module (default " BS_DEVICE ")\n"
+	           "  -h, --help        this text\n"
+	           "  -V, --version     the version of barswap\n"
+	           "Offsets and lengths take K, M, G suffixes (powers of 1024).\n"
+	           "Exit status: 0 done, 1 the slot or a die refused (errno in the message), 2 usage error.\n");
 }
 
 volatile sig_atomic_t stop_signal;
@@ -95,10 +94,23 @@ int parse_u64(const char *s, uint64_t *out)
 	if (errno)
 		return -1;
 	switch (*end) {
-	case 'K': case 'k': v <<= 10; end++; break;
-	case 'M': case 'm': v <<= 20; end++; break;
-	case 'G': case 'g': v <<= 30; end++; break;
-	default: break;
+	case 'K':
+	case 'k':
+		v <<= 10;
+		end++;
+		break;
+	case 'M':
+	case 'm':
+		v <<= 20;
+		end++;
+		break;
+	case 'G':
+	case 'g':
+		v <<= 30;
+		end++;
+		break;
+	default:
+		break;
 	}
 	if (*end)
 		return -1;
@@ -122,7 +134,7 @@ int fail(const char *what)
 {
 	if (errno == ETIME)
 		fprintf(stderr, "barswap: %s: %s (the lease ran out while others waited: the slot was taken back)\n",
-			what, strerror(errno));
+		        what, strerror(errno));
 	else
 		fprintf(stderr, "barswap: %s: %s\n", what, strerror(errno));
 	return 1;
@@ -181,8 +193,8 @@ static int cmd_query(bs_context *ctx)
 		if (bs_die_info_get(ctx, (int)i, &d))
 			return fail("die info");
 		bs_die_lend_get(ctx, (int)i, &l); /* a module without lending: bar_swap, pinned */
-		printf("%-4" PRIu32 " %-14s %-12" PRIu64 " %-7d %-6d %-9s %-16s %" PRIu64 "%s\n", i, d.bus_id, d.vram_size,
-		       !!(d.flags & BS_DIE_ENABLED), !!(d.flags & BS_DIE_ACTIVE),
+		printf("%-4" PRIu32 " %-14s %-12" PRIu64 " %-7d %-6d %-9s %-16s %" PRIu64 "%s\n", i, d.bus_id,
+		       d.vram_size, !!(d.flags & BS_DIE_ENABLED), !!(d.flags & BS_DIE_ACTIVE),
 		       l.policy == BS_POLICY_RESIDENT ? "resident" : "pinned", l.driver, d.acquires,
 		       d.flags & BS_DIE_PRESENT ? "" : " (removed)");
 	}
@@ -278,7 +290,8 @@ static int cmd_write(bs_context *ctx, int die, uint64_t off)
 			}
 			break;
 		}
-		n = read(STDIN_FILENO, (char *)g->vram + off, g->vram_size - off > (1 << 20) ? (1 << 20) : g->vram_size - off);
+		n = read(STDIN_FILENO, (char *)g->vram + off,
+		         g->vram_size - off > (1 << 20) ? (1 << 20) : g->vram_size - off);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
@@ -305,12 +318,16 @@ static int check_state_dir(const char *dir)
 	if (stat(dir, &st) == 0) {
 		if (S_ISDIR(st.st_mode))
 			return 0;
-		fprintf(stderr, "barswap: the simulated node's state directory %s is not a directory: give the "
-				"--state-dir of an `accelfs --sim`\n", dir);
+		fprintf(stderr,
+		        "barswap: the simulated node's state directory %s is not a directory: give the "
+		        "--state-dir of an `accelfs --sim`\n",
+		        dir);
 	} else if (errno == ENOENT) {
-		fprintf(stderr, "barswap: the simulated node's state directory %s does not exist: start `accelfs --sim "
-				"--state-dir=%s MOUNTPOINT` first, create it (mkdir -p %s), or pass --sim-create for a "
-				"fresh slot driven by barswap alone\n", dir, dir, dir);
+		fprintf(stderr,
+		        "barswap: the simulated node's state directory %s does not exist: start `accelfs --sim "
+		        "--state-dir=%s MOUNTPOINT` first, create it (mkdir -p %s), or pass --sim-create for a "
+		        "fresh slot driven by barswap alone\n",
+		        dir, dir, dir);
 	} else {
 		fprintf(stderr, "barswap: the simulated node's state directory %s: %s\n", dir, strerror(errno));
 	}
@@ -321,14 +338,15 @@ static int check_state_dir(const char *dir)
 static int usage_hint(void)
 {
 	fputs("usage: barswap [--sim=STATE_DIR [--sim-create] | --device=PATH] COMMAND ...  (barswap --help lists "
-	      "the commands)\n", stderr);
+	      "the commands)\n",
+	      stderr);
 	return 2;
 }
 
 static bool known_command(const char *cmd)
 {
-	static const char *const known[] = { "query", "info",  "acquire", "hold",   "read", "write", "disable",
-					     "enable", "lend", "return", "policy", "lease", "use" };
+	static const char *const known[] = { "query",  "info", "acquire", "hold",   "read",  "write", "disable",
+		                             "enable", "lend", "return",  "policy", "lease", "use" };
 
 	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
 		if (!strcmp(cmd, known[i]))
@@ -339,14 +357,10 @@ static bool known_command(const char *cmd)
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "sim", required_argument, NULL, 's' },
-		{ "sim-create", no_argument, NULL, 'c' },
-		{ "device", required_argument, NULL, 'd' },
-		{ "nonblock", no_argument, NULL, 'n' },
-		{ "timeout", required_argument, NULL, 't' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
+		{ "sim", required_argument, NULL, 's' },     { "sim-create", no_argument, NULL, 'c' },
+		{ "device", required_argument, NULL, 'd' },  { "nonblock", no_argument, NULL, 'n' },
+		{ "timeout", required_argument, NULL, 't' }, { "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },       { NULL, 0, NULL, 0 },
 	};
 	const char *sim = NULL, *device = NULL, *cmd;
 	unsigned flags = 0;
@@ -359,10 +373,18 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "+hV", opts, NULL)) != -1) {
 		uint64_t v;
 		switch (c) {
-		case 's': sim = optarg; break;
-		case 'c': sim_create = true; break;
-		case 'd': device = optarg; break;
-		case 'n': flags |= BS_NONBLOCK; break;
+		case 's':
+			sim = optarg;
+			break;
+		case 'c':
+			sim_create = true;
+			break;
+		case 'd':
+			device = optarg;
+			break;
+		case 'n':
+			flags |= BS_NONBLOCK;
+			break;
 		case 't':
 			if (parse_u64(optarg, &v) || v > UINT32_MAX) {
 				fprintf(stderr, "barswap: --timeout=%s: milliseconds expected\n", optarg);
@@ -371,9 +393,15 @@ int main(int argc, char **argv)
 			}
 			timeout_ms = (uint32_t)v;
 			break;
-		case 'h': usage(stdout); return 0;
-		case 'V': printf("barswap %s\n", ACCELFS_VERSION); return 0;
-		default: usage(stderr); return 2;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("barswap %s\n", ACCELFS_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
 		}
 	}
 	if (optind >= argc) {
@@ -438,9 +466,9 @@ int main(int argc, char **argv)
 	} else if (!strcmp(cmd, "disable") || !strcmp(cmd, "enable")) {
 		ret = bs_set_enabled(ctx, die, !strcmp(cmd, "enable")) ? fail(cmd) : 0;
 	} else if (!strcmp(cmd, "lend")) {
-		ret = optind < argc ? cmd_lend(ctx, die, argv[optind], optind + 1 < argc ? argv[optind + 1] : NULL, flags,
-					       timeout_ms)
-				    : (usage(stderr), 2);
+		ret = optind < argc ? cmd_lend(ctx, die, argv[optind], optind + 1 < argc ? argv[optind + 1] : NULL,
+		                               flags, timeout_ms)
+		                    : (usage(stderr), 2);
 	} else if (!strcmp(cmd, "return")) {
 		ret = cmd_return(ctx, die, flags, timeout_ms);
 	} else if (!strcmp(cmd, "policy")) {

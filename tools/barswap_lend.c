@@ -39,8 +39,8 @@ void print_lease(bs_context *ctx)
 	else
 		printf("lease_left_ms: none\n");
 	if (l.lent_die >= 0)
-		printf("lent: die %" PRId32 " to %s by pid %" PRId32 " (%s%s%s)\n", l.lent_die, l.lent_driver, l.lender_pid,
-		       state_name(l.lend_state), l.slot_flags & BS_SLOT_EXPIRED ? ", lease expired" : "",
+		printf("lent: die %" PRId32 " to %s by pid %" PRId32 " (%s%s%s)\n", l.lent_die, l.lent_driver,
+		       l.lender_pid, state_name(l.lend_state), l.slot_flags & BS_SLOT_EXPIRED ? ", lease expired" : "",
 		       l.slot_flags & BS_SLOT_LEAVING ? ", owner gone" : "");
 	else
 		printf("lent: none\n");
@@ -83,8 +83,10 @@ static int take_back(bs_context *ctx, bs_gpu *g, const char *driver)
 		return fail("return");
 	}
 	if (errno == EINTR) {
-		fprintf(stderr, "barswap: return: interrupted; the die still comes back, and the slot stays with it "
-				"until %s lets go\n", driver);
+		fprintf(stderr,
+		        "barswap: return: interrupted; the die still comes back, and the slot stays with it "
+		        "until %s lets go\n",
+		        driver);
 		return 1;
 	}
 	return fail("return");
@@ -105,8 +107,10 @@ int cmd_lend(bs_context *ctx, int die, const char *driver, const char *hold, uns
 	if (bs_lend(ctx, g, driver)) {
 		ret = fail("lend");
 		if (errno == EPERM)
-			fprintf(stderr, "barswap: %s must be named in the module's lend_drivers= (see "
-					"/sys/module/bar_swap/parameters/lend_drivers)\n", driver);
+			fprintf(stderr,
+			        "barswap: %s must be named in the module's lend_drivers= (see "
+			        "/sys/module/bar_swap/parameters/lend_drivers)\n",
+			        driver);
 		bs_release(ctx, g);
 		return ret;
 	}
@@ -194,7 +198,8 @@ int cmd_use(struct bs_slot *sim_slot, int die, const char *hold)
 	int fd, ret;
 
 	if (!sim_slot) {
-		fprintf(stderr, "barswap: use: only with --sim (on real hardware, the driver's own users hold the die)\n");
+		fprintf(stderr,
+		        "barswap: use: only with --sim (on real hardware, the driver's own users hold the die)\n");
 		return 2;
 	}
 	if (parse_hold(hold, &seconds))

@@ -14,9 +14,9 @@
 #include "tools/smi.h"
 
 /* Commands. */
-int smi_cmd_list(struct smi *s);                  /* -L */
-int smi_cmd_query(struct smi *s);                 /* -q */
-int smi_cmd_set_mig(struct smi *s, int mode);     /* -mig 0|1 */
+int smi_cmd_list(struct smi *s);              /* -L */
+int smi_cmd_query(struct smi *s);             /* -q */
+int smi_cmd_set_mig(struct smi *s, int mode); /* -mig 0|1 */
 int smi_cmd_mig(struct smi *s, int argc, char **argv);
 int smi_cmd_sim(struct smi *s, int argc, char **argv);
 

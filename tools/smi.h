@@ -42,7 +42,7 @@ struct smi_gi_profile {
 struct smi_ci_profile {
 	unsigned index; /* the first index that reported it */
 	mig_compute_instance_profile_info_v2_t info;
-	bool whole;     /* covers the whole GI: the default (*) */
+	bool whole; /* covers the whole GI: the default (*) */
 };
 
 #define SMI_MAX_PROFILES 96
@@ -67,7 +67,7 @@ unsigned smi_ci_profiles(struct smi *s, mig_gpu_instance_t gi, struct smi_ci_pro
  * "MIG <cu>u.<gi>" (T-Head, as ppu-smi) for a share.
  */
 void smi_ci_profile_name(const struct smi *s, const struct smi_ci_profile *c, const char *gi_profile_name, char *buf,
-			 size_t len);
+                         size_t len);
 
 /* The GI instances of a card (every profile), sorted by id; returns how many. */
 struct smi_gi {
@@ -83,15 +83,15 @@ const char *smi_short_name(const char *name);
 void smi_print_lgip_header(const struct smi *s);
 void smi_print_lgip_row(const struct smi *s, unsigned dev, const struct smi_gi_profile *p, unsigned free_count);
 void smi_print_lgipp_row(const struct smi *s, unsigned dev, const struct smi_gi_profile *p,
-			 const mig_gpu_instance_placement_t *pl, unsigned n);
+                         const mig_gpu_instance_placement_t *pl, unsigned n);
 void smi_print_lgi_header(const struct smi *s);
 void smi_print_lgi_row(const struct smi *s, unsigned dev, const char *name, const mig_gpu_instance_info_t *gi);
 void smi_print_lcip_header(const struct smi *s);
 void smi_print_lcip_row(const struct smi *s, unsigned dev, unsigned gi, const char *name,
-			const struct smi_ci_profile *c, unsigned free_count);
+                        const struct smi_ci_profile *c, unsigned free_count);
 void smi_print_lci_header(const struct smi *s);
 void smi_print_lci_row(const struct smi *s, unsigned dev, unsigned gi, const char *name,
-		       const mig_compute_instance_info_t *ci);
+                       const mig_compute_instance_info_t *ci);
 /* The line that closes each row (nvidia-smi) or the table. */
 void smi_print_rule(const struct smi *s, unsigned width);
 /* Table widths. */

@@ -132,8 +132,8 @@ static int sim_die_info(struct bs_slot *bs, uint32_t die, bs_die_info *out)
 		memset(out, 0, sizeof(*out));
 		out->die = die;
 		out->flags = BS_DIE_PRESENT | BS_DIE_SIM | (sh->dies[die].enabled ? BS_DIE_ENABLED : 0) |
-			     ((sh->owner || sh->leaving) && sh->active == (int32_t)die ? BS_DIE_ACTIVE : 0) |
-			     (sh->dies[die].lend != BS_LEND_NONE ? BS_DIE_LENT : 0);
+		             ((sh->owner || sh->leaving) && sh->active == (int32_t)die ? BS_DIE_ACTIVE : 0) |
+		             (sh->dies[die].lend != BS_LEND_NONE ? BS_DIE_LENT : 0);
 		out->vram_size = sh->dies[die].vram_size;
 		out->acquires = sh->dies[die].acquires;
 		snprintf(out->bus_id, sizeof(out->bus_id), "sim:%u", die);
@@ -344,8 +344,7 @@ const struct bs_slot_ops sim_ops = {
 	.queue = sim_queue,
 };
 
-struct bs_slot *bs_slot_sim_open(const char *dir, const struct bs_sim_geometry *g, int *ret, char *err,
-				 size_t errlen)
+struct bs_slot *bs_slot_sim_open(const char *dir, const struct bs_sim_geometry *g, int *ret, char *err, size_t errlen)
 {
 	struct sim_slot *s = calloc(1, sizeof(*s));
 

@@ -45,7 +45,10 @@ struct bs_sim_geometry {
 };
 
 /* The drivers a simulated node has loaded unless its topology says otherwise. */
-#define BS_SIM_DEFAULT_DRIVERS { "nvidia", "uio_pci_generic", "vfio-pci", "pci-stub" }
+#define BS_SIM_DEFAULT_DRIVERS                                                                                         \
+	{                                                                                                              \
+		"nvidia", "uio_pci_generic", "vfio-pci", "pci-stub"                                                    \
+	}
 
 /* The defaults: 16 dies of 64 MiB, the default drivers, nothing lendable. */
 void bs_sim_geometry_default(struct bs_sim_geometry *g);
@@ -66,8 +69,7 @@ int bs_sim_driver_use(struct bs_slot *slot, uint32_t die, char *driver, size_t l
  * Without g, whatever is there is used, or the default (16 x 64 MiB) is
  * created.  NULL with *ret = -errno and err set.
  */
-struct bs_slot *bs_slot_sim_open(const char *dir, const struct bs_sim_geometry *g, int *ret, char *err,
-				 size_t errlen);
+struct bs_slot *bs_slot_sim_open(const char *dir, const struct bs_sim_geometry *g, int *ret, char *err, size_t errlen);
 
 /*
  * The "barswap" section of a topology file ({"dies": 16, "vram_mib": 64}),

@@ -465,9 +465,8 @@ int sim_state_open(struct sim_state *st, const char *dir, const struct bs_sim_ge
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		goto out;
 	}
-	valid = (size_t)sb.st_size == sizeof(*st->sh) && st->sh->magic == SIM_MAGIC &&
-		st->sh->version == SIM_VERSION && st->sh->size == sizeof(*st->sh) &&
-		st->sh->num_dies <= BS_SIM_MAX_DIES;
+	valid = (size_t)sb.st_size == sizeof(*st->sh) && st->sh->magic == SIM_MAGIC && st->sh->version == SIM_VERSION &&
+	        st->sh->size == sizeof(*st->sh) && st->sh->num_dies <= BS_SIM_MAX_DIES;
 	if (valid && g && !same_shape(st->sh, g)) {
 		uint32_t live;
 		sim_lock(st);
@@ -475,10 +474,11 @@ int sim_state_open(struct sim_state *st, const char *dir, const struct bs_sim_ge
 		sim_unlock(st);
 		if (live) {
 			ret = -EBUSY;
-			snprintf(err, errlen,
-				 "the simulated dies in %s are open (%u handles) with %u dies of %llu bytes, not %u of %llu",
-				 dir, live, st->sh->num_dies, (unsigned long long)st->sh->dies[0].vram_size, g->num_dies,
-				 (unsigned long long)g->vram_size);
+			snprintf(
+				err, errlen,
+				"the simulated dies in %s are open (%u handles) with %u dies of %llu bytes, not %u of %llu",
+				dir, live, st->sh->num_dies, (unsigned long long)st->sh->dies[0].vram_size, g->num_dies,
+				(unsigned long long)g->vram_size);
 			goto out;
 		}
 		valid = false; /* nobody uses it: re-shape it, keeping what the die files hold */

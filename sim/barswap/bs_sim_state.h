@@ -19,26 +19,26 @@
 #include "sim/barswap/bs_sim.h"
 
 #define SIM_MAGIC 0x42535331u /* "BSS1" */
-#define SIM_VERSION 2            /* 2: lending and the lease */
+#define SIM_VERSION 2         /* 2: lending and the lease */
 #define SIM_MAX_HANDLES 256
 
 struct sim_die {
 	uint64_t vram_size;
 	uint64_t acquires;
 	uint32_t enabled;
-	uint32_t policy;             /* BS_POLICY_* */
-	uint32_t lend;               /* BS_LEND_* (never LENDING: a simulated bind is instant) */
+	uint32_t policy; /* BS_POLICY_* */
+	uint32_t lend;   /* BS_LEND_* (never LENDING: a simulated bind is instant) */
 	int32_t lender_pid;
-	char driver[BS_DRIVER_LEN];  /* the borrower, while lent */
+	char driver[BS_DRIVER_LEN]; /* the borrower, while lent */
 };
 
 struct sim_handle {
-	uint64_t id;     /* 0: a free entry */
-	uint64_t nonce;  /* the registering process image (see handle_alive) */
+	uint64_t id;    /* 0: a free entry */
+	uint64_t nonce; /* the registering process image (see handle_alive) */
 	int32_t pid;
-	int32_t revoked;  /* lost the slot: ENODEV (quarantine) or ETIME (lease), said once by release */
-	uint32_t queued;  /* waiting in the FIFO (at most one waiter per handle) */
-	int32_t result;   /* set when a wait ends: 1 granted, or -errno */
+	int32_t revoked; /* lost the slot: ENODEV (quarantine) or ETIME (lease), said once by release */
+	uint32_t queued; /* waiting in the FIFO (at most one waiter per handle) */
+	int32_t result;  /* set when a wait ends: 1 granted, or -errno */
 };
 
 struct sim_wait {
@@ -56,19 +56,19 @@ struct sim_shared {
 	pthread_mutex_t lock;
 	/* Bumped, then woken, on every change a waiter may be waiting for. */
 	uint32_t futex;
-	int32_t active;   /* the die in the slot, -1: empty */
-	uint64_t owner;   /* handle id, 0: none */
+	int32_t active; /* the die in the slot, -1: empty */
+	uint64_t owner; /* handle id, 0: none */
 	int32_t owner_pid;
 	uint32_t nqueue;
 	uint64_t swaps;
 	uint64_t next_id;
 	/* the lease (times in CLOCK_MONOTONIC ms, the same clock for every process) */
 	uint32_t lease_ms;
-	uint32_t expired;            /* the owner's lease ran out while its die was lent */
-	uint64_t contended_since;    /* 0: the lease does not run */
+	uint32_t expired;         /* the owner's lease ran out while its die was lent */
+	uint64_t contended_since; /* 0: the lease does not run */
 	/* lending: at most one die, the active one, is on its way back */
-	uint32_t leaving;            /* the owner let go of a pinned lent die */
-	int32_t returning;           /* that die, -1: none */
+	uint32_t leaving;  /* the owner let go of a pinned lent die */
+	int32_t returning; /* that die, -1: none */
 	uint64_t return_start;
 	uint32_t n_drivers, n_lend_drivers;
 	char drivers[BS_SIM_MAX_DRIVERS][BS_DRIVER_LEN];

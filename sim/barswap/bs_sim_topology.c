@@ -32,7 +32,7 @@ void bs_sim_geometry_default(struct bs_sim_geometry *g)
 
 /* A list of driver names: at most BS_SIM_MAX_DRIVERS, each shorter than BS_DRIVER_LEN. */
 static int load_names(const char *path, json_t *sec, const char *key, char names[][BS_DRIVER_LEN], uint32_t *n,
-		      char *err, size_t errlen)
+                      char *err, size_t errlen)
 {
 	json_t *v = json_object_get(sec, key), *e;
 	size_t i;
@@ -41,15 +41,16 @@ static int load_names(const char *path, json_t *sec, const char *key, char names
 		return 0;
 	if (!json_is_array(v) || json_array_size(v) > BS_SIM_MAX_DRIVERS) {
 		snprintf(err, errlen, "%s: barswap.%s must be an array of at most %d driver names", path, key,
-			 BS_SIM_MAX_DRIVERS);
+		         BS_SIM_MAX_DRIVERS);
 		return -EINVAL;
 	}
 	*n = 0;
-	json_array_foreach(v, i, e) {
+	json_array_foreach(v, i, e)
+	{
 		const char *name = json_string_value(e);
 		if (!name || !*name || strlen(name) >= BS_DRIVER_LEN || strchr(name, ',') || strchr(name, '/')) {
 			snprintf(err, errlen, "%s: barswap.%s[%zu]: a driver name of 1 to %d characters", path, key, i,
-				 BS_DRIVER_LEN - 1);
+			         BS_DRIVER_LEN - 1);
 			return -EINVAL;
 		}
 		snprintf(names[(*n)++], BS_DRIVER_LEN, "%s", name);
@@ -83,7 +84,8 @@ int bs_sim_geometry_load(const char *path, struct bs_sim_geometry *g, char *err,
 	v = json_object_get(sec, "dies");
 	if (v) {
 		if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > BS_SIM_MAX_DIES) {
-			snprintf(err, errlen, "%s: barswap.dies must be an integer from 1 to %d", path, BS_SIM_MAX_DIES);
+			snprintf(err, errlen, "%s: barswap.dies must be an integer from 1 to %d", path,
+			         BS_SIM_MAX_DIES);
 			ret = -EINVAL;
 			goto out;
 		}

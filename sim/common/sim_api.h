@@ -21,59 +21,57 @@ mig_return_t sim_DeviceGetName(struct sim_ctx *ctx, mig_device_t device, char *n
 mig_return_t sim_DeviceGetUUID(struct sim_ctx *ctx, mig_device_t device, char *uuid, unsigned int length);
 mig_return_t sim_DeviceGetMinorNumber(struct sim_ctx *ctx, mig_device_t device, unsigned int *minor);
 mig_return_t sim_DeviceGetMigMode(struct sim_ctx *ctx, mig_device_t device, unsigned int *current,
-				  unsigned int *pending);
+                                  unsigned int *pending);
 mig_return_t sim_DeviceGetGpuInstanceProfileInfoV(struct sim_ctx *ctx, mig_device_t device, unsigned int profile,
-						  mig_gpu_instance_profile_info_v3_t *info);
+                                                  mig_gpu_instance_profile_info_v3_t *info);
 mig_return_t sim_DeviceGetGpuInstancePossiblePlacements_v2(struct sim_ctx *ctx, mig_device_t device,
-							   unsigned int profileId,
-							   mig_gpu_instance_placement_t *placements,
-							   unsigned int *count);
-mig_return_t sim_DeviceCreateGpuInstanceWithPlacement(struct sim_ctx *ctx, mig_device_t device,
-						      unsigned int profileId,
-						      const mig_gpu_instance_placement_t *placement,
-						      mig_gpu_instance_t *gpuInstance);
+                                                           unsigned int profileId,
+                                                           mig_gpu_instance_placement_t *placements,
+                                                           unsigned int *count);
+mig_return_t sim_DeviceCreateGpuInstanceWithPlacement(struct sim_ctx *ctx, mig_device_t device, unsigned int profileId,
+                                                      const mig_gpu_instance_placement_t *placement,
+                                                      mig_gpu_instance_t *gpuInstance);
 mig_return_t sim_DeviceGetGpuInstances(struct sim_ctx *ctx, mig_device_t device, unsigned int profileId,
-				       mig_gpu_instance_t *gpuInstances, unsigned int *count);
+                                       mig_gpu_instance_t *gpuInstances, unsigned int *count);
 mig_return_t sim_DeviceGetGpuInstanceById(struct sim_ctx *ctx, mig_device_t device, unsigned int id,
-					  mig_gpu_instance_t *gpuInstance);
-mig_return_t sim_GpuInstanceGetInfo(struct sim_ctx *ctx, mig_gpu_instance_t gpuInstance,
-				    mig_gpu_instance_info_t *info);
+                                          mig_gpu_instance_t *gpuInstance);
+mig_return_t sim_GpuInstanceGetInfo(struct sim_ctx *ctx, mig_gpu_instance_t gpuInstance, mig_gpu_instance_info_t *info);
 mig_return_t sim_GpuInstanceDestroy(struct sim_ctx *ctx, mig_gpu_instance_t gpuInstance);
 mig_return_t sim_GpuInstanceGetComputeInstanceProfileInfoV(struct sim_ctx *ctx, mig_gpu_instance_t gpuInstance,
-							   unsigned int profile, unsigned int engProfile,
-							   mig_compute_instance_profile_info_v2_t *info);
+                                                           unsigned int profile, unsigned int engProfile,
+                                                           mig_compute_instance_profile_info_v2_t *info);
 mig_return_t sim_GpuInstanceCreateComputeInstance(struct sim_ctx *ctx, mig_gpu_instance_t gpuInstance,
-						  unsigned int profileId, mig_compute_instance_t *computeInstance);
+                                                  unsigned int profileId, mig_compute_instance_t *computeInstance);
 mig_return_t sim_GpuInstanceGetComputeInstances(struct sim_ctx *ctx, mig_gpu_instance_t gpuInstance,
-						unsigned int profileId, mig_compute_instance_t *computeInstances,
-						unsigned int *count);
+                                                unsigned int profileId, mig_compute_instance_t *computeInstances,
+                                                unsigned int *count);
 mig_return_t sim_ComputeInstanceGetInfo_v2(struct sim_ctx *ctx, mig_compute_instance_t computeInstance,
-					   mig_compute_instance_info_t *info);
+                                           mig_compute_instance_info_t *info);
 mig_return_t sim_ComputeInstanceDestroy(struct sim_ctx *ctx, mig_compute_instance_t computeInstance);
 mig_return_t sim_DeviceGetMaxMigDeviceCount(struct sim_ctx *ctx, mig_device_t device, unsigned int *count);
 mig_return_t sim_DeviceGetMigDeviceHandleByIndex(struct sim_ctx *ctx, mig_device_t device, unsigned int index,
-						 mig_device_t *migDevice);
+                                                 mig_device_t *migDevice);
 mig_return_t sim_DeviceGetGpuInstanceId(struct sim_ctx *ctx, mig_device_t device, unsigned int *id);
 mig_return_t sim_DeviceGetComputeInstanceId(struct sim_ctx *ctx, mig_device_t device, unsigned int *id);
 
 /* The optional ABI (MIG_ABI_OPTIONAL_FUNCTIONS). */
 mig_return_t sim_DeviceSetMigMode(struct sim_ctx *ctx, mig_device_t device, unsigned int mode,
-				  mig_return_t *activationStatus);
+                                  mig_return_t *activationStatus);
 mig_return_t sim_DeviceGetPciInfo_v3(struct sim_ctx *ctx, mig_device_t device, mig_pci_info_t *pci);
 mig_return_t sim_DeviceGetMemoryInfo(struct sim_ctx *ctx, mig_device_t device, mig_memory_t *memory);
-mig_return_t sim_DeviceGetGpuInstanceRemainingCapacity(struct sim_ctx *ctx, mig_device_t device,
-						       unsigned int profileId, unsigned int *count);
+mig_return_t sim_DeviceGetGpuInstanceRemainingCapacity(struct sim_ctx *ctx, mig_device_t device, unsigned int profileId,
+                                                       unsigned int *count);
 
 /* <prefix>ErrorString. */
 const char *sim_ErrorString(struct sim_ctx *ctx, mig_return_t result);
 
 /* The control extension (ACCELSIM_FUNCTIONS). */
 mig_return_t sim_SimSetBusy(struct sim_ctx *ctx, mig_device_t device, unsigned int gpuInstanceId,
-			    unsigned int computeInstanceId, unsigned int processes);
+                            unsigned int computeInstanceId, unsigned int processes);
 mig_return_t sim_SimGetBusy(struct sim_ctx *ctx, mig_device_t device, unsigned int gpuInstanceId,
-			    unsigned int computeInstanceId, unsigned int *processes);
+                            unsigned int computeInstanceId, unsigned int *processes);
 mig_return_t sim_SimArmFault(struct sim_ctx *ctx, const char *function, mig_return_t ret, unsigned int skip,
-			     unsigned int times);
+                             unsigned int times);
 mig_return_t sim_SimGetFaults(struct sim_ctx *ctx, accelsim_fault_t *faults, unsigned int *count);
 mig_return_t sim_SimClearFaults(struct sim_ctx *ctx);
 mig_return_t sim_SimSetDevicePresent(struct sim_ctx *ctx, unsigned int index, unsigned int present);

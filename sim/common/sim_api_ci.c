@@ -14,7 +14,7 @@
  * without names before creation).
  */
 static void ci_profile_name(const struct sim_ctx *ctx, const struct sim_device *d, const struct sim_gi_profile *gp,
-			    const struct sim_ci_profile *c, char *buf, size_t len)
+                            const struct sim_ci_profile *c, char *buf, size_t len)
 {
 	if (!ctx->vendor->names_ci_profiles || !sim_device_names_profiles(d))
 		buf[0] = '\0';
@@ -25,8 +25,8 @@ static void ci_profile_name(const struct sim_ctx *ctx, const struct sim_device *
 }
 
 mig_return_t sim_GpuInstanceGetComputeInstanceProfileInfoV(struct sim_ctx *ctx, mig_gpu_instance_t gpuInstance,
-							   unsigned int profile, unsigned int engProfile,
-							   mig_compute_instance_profile_info_v2_t *info)
+                                                           unsigned int profile, unsigned int engProfile,
+                                                           mig_compute_instance_profile_info_v2_t *info)
 {
 	struct sim_call call;
 	mig_return_t r = sim_enter(ctx, SIM_FN_GpuInstanceGetComputeInstanceProfileInfoV, &call);
@@ -42,7 +42,8 @@ mig_return_t sim_GpuInstanceGetComputeInstanceProfileInfoV(struct sim_ctx *ctx, 
 		r = MIG_ERROR_INVALID_ARGUMENT;
 	if (!r && info->version != MIG_COMPUTE_INSTANCE_PROFILE_INFO_V2)
 		r = info->version ? MIG_ERROR_ARGUMENT_VERSION_MISMATCH : MIG_ERROR_INVALID_ARGUMENT;
-	if (!r && (profile >= ctx->vendor->ci_profile_count || engProfile != MIG_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED))
+	if (!r &&
+	    (profile >= ctx->vendor->ci_profile_count || engProfile != MIG_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED))
 		r = MIG_ERROR_INVALID_ARGUMENT;
 	if (r)
 		return sim_leave(&call, r);
@@ -68,7 +69,7 @@ mig_return_t sim_GpuInstanceGetComputeInstanceProfileInfoV(struct sim_ctx *ctx, 
 
 /* The CI profile an id names for this GI, or the error it answers. */
 static mig_return_t ci_profile_for(const struct sim_device *d, const struct sim_gi *gi, unsigned id,
-				   const struct sim_ci_profile **c)
+                                   const struct sim_ci_profile **c)
 {
 	*c = sim_ci_profile_for_gi(d, gi, id);
 	if (*c)
@@ -77,7 +78,7 @@ static mig_return_t ci_profile_for(const struct sim_device *d, const struct sim_
 }
 
 mig_return_t sim_GpuInstanceCreateComputeInstance(struct sim_ctx *ctx, mig_gpu_instance_t gpuInstance,
-						  unsigned int profileId, mig_compute_instance_t *computeInstance)
+                                                  unsigned int profileId, mig_compute_instance_t *computeInstance)
 {
 	struct sim_call call;
 	mig_return_t r = sim_enter(ctx, SIM_FN_GpuInstanceCreateComputeInstance, &call);
@@ -114,8 +115,8 @@ mig_return_t sim_GpuInstanceCreateComputeInstance(struct sim_ctx *ctx, mig_gpu_i
 		return sim_leave(&call, MIG_ERROR_MEMORY);
 	if (sim_nodes_ci_created(ctx, d, gi, &ci) != 0) {
 		fprintf(stderr,
-			"accelfs simulated %s driver: cannot write the capability record of compute instance %u/%u\n",
-			ctx->vendor->dir, gi->id, ci.id);
+		        "accelfs simulated %s driver: cannot write the capability record of compute instance %u/%u\n",
+		        ctx->vendor->dir, gi->id, ci.id);
 		sim_nodes_ci_removed(ctx, d, gi->id, ci.id);
 		return sim_leave(&call, MIG_ERROR_UNKNOWN);
 	}
@@ -130,8 +131,8 @@ mig_return_t sim_GpuInstanceCreateComputeInstance(struct sim_ctx *ctx, mig_gpu_i
 }
 
 mig_return_t sim_GpuInstanceGetComputeInstances(struct sim_ctx *ctx, mig_gpu_instance_t gpuInstance,
-						unsigned int profileId, mig_compute_instance_t *computeInstances,
-						unsigned int *count)
+                                                unsigned int profileId, mig_compute_instance_t *computeInstances,
+                                                unsigned int *count)
 {
 	struct sim_call call;
 	mig_return_t r = sim_enter(ctx, SIM_FN_GpuInstanceGetComputeInstances, &call);
@@ -164,7 +165,7 @@ mig_return_t sim_GpuInstanceGetComputeInstances(struct sim_ctx *ctx, mig_gpu_ins
 }
 
 mig_return_t sim_ComputeInstanceGetInfo_v2(struct sim_ctx *ctx, mig_compute_instance_t computeInstance,
-					   mig_compute_instance_info_t *info)
+                                           mig_compute_instance_info_t *info)
 {
 	struct sim_call call;
 	mig_return_t r = sim_enter(ctx, SIM_FN_ComputeInstanceGetInfo_v2, &call);

@@ -12,7 +12,7 @@
 #include "sim/common/sim_handles.h"
 
 static mig_return_t find_ci(struct sim_call *call, mig_device_t device, unsigned gi_id, unsigned ci_id,
-			    struct sim_ci **ci)
+                            struct sim_ci **ci)
 {
 	struct sim_device *d;
 	struct sim_gi *gi;
@@ -26,7 +26,7 @@ static mig_return_t find_ci(struct sim_call *call, mig_device_t device, unsigned
 }
 
 mig_return_t sim_SimSetBusy(struct sim_ctx *ctx, mig_device_t device, unsigned int gpuInstanceId,
-			    unsigned int computeInstanceId, unsigned int processes)
+                            unsigned int computeInstanceId, unsigned int processes)
 {
 	struct sim_call call;
 	mig_return_t r = sim_enter(ctx, SIM_FN_NONE, &call);
@@ -42,7 +42,7 @@ mig_return_t sim_SimSetBusy(struct sim_ctx *ctx, mig_device_t device, unsigned i
 }
 
 mig_return_t sim_SimGetBusy(struct sim_ctx *ctx, mig_device_t device, unsigned int gpuInstanceId,
-			    unsigned int computeInstanceId, unsigned int *processes)
+                            unsigned int computeInstanceId, unsigned int *processes)
 {
 	struct sim_call call;
 	mig_return_t r = sim_enter(ctx, SIM_FN_NONE, &call);
@@ -59,7 +59,7 @@ mig_return_t sim_SimGetBusy(struct sim_ctx *ctx, mig_device_t device, unsigned i
 }
 
 mig_return_t sim_SimArmFault(struct sim_ctx *ctx, const char *function, mig_return_t ret, unsigned int skip,
-			     unsigned int times)
+                             unsigned int times)
 {
 	struct sim_call call;
 	accelsim_fault_t f;

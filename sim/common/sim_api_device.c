@@ -140,7 +140,7 @@ mig_return_t sim_DeviceGetMinorNumber(struct sim_ctx *ctx, mig_device_t device, 
 }
 
 mig_return_t sim_DeviceGetMigMode(struct sim_ctx *ctx, mig_device_t device, unsigned int *current,
-				  unsigned int *pending)
+                                  unsigned int *pending)
 {
 	struct sim_call call;
 	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceGetMigMode, &call);
@@ -178,8 +178,8 @@ mig_return_t sim_DeviceGetPciInfo_v3(struct sim_ctx *ctx, mig_device_t device, m
 	if (sscanf(d->bus_id, "%x:%x:%x.%x", &dom, &bus, &dev, &fn) != 4)
 		dom = bus = dev = fn = 0;
 	snprintf(pci->busId, sizeof(pci->busId), "%s", d->bus_id);
-	snprintf(pci->busIdLegacy, sizeof(pci->busIdLegacy), "%04X:%02X:%02X.%X", dom & 0xffff, bus & 0xff,
-		 dev & 0xff, fn & 0xf);
+	snprintf(pci->busIdLegacy, sizeof(pci->busIdLegacy), "%04X:%02X:%02X.%X", dom & 0xffff, bus & 0xff, dev & 0xff,
+	         fn & 0xf);
 	pci->domain = dom;
 	pci->bus = bus;
 	pci->device = dev;

@@ -14,7 +14,7 @@ static bool profiles_hidden(const struct sim_ctx *ctx, const struct sim_device *
 }
 
 mig_return_t sim_DeviceGetGpuInstanceProfileInfoV(struct sim_ctx *ctx, mig_device_t device, unsigned int profile,
-						  mig_gpu_instance_profile_info_v3_t *info)
+                                                  mig_gpu_instance_profile_info_v3_t *info)
 {
 	struct sim_call call;
 	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceGetGpuInstanceProfileInfoV, &call);
@@ -54,7 +54,7 @@ mig_return_t sim_DeviceGetGpuInstanceProfileInfoV(struct sim_ctx *ctx, mig_devic
 
 /* The profile a call names by id, or the error it answers. */
 static mig_return_t profile_for(struct sim_call *call, mig_device_t device, unsigned int profileId,
-				struct sim_device **d, const struct sim_gi_profile **p)
+                                struct sim_device **d, const struct sim_gi_profile **p)
 {
 	mig_return_t r = sim_resolve_device(call, device, d);
 
@@ -72,9 +72,9 @@ static mig_return_t profile_for(struct sim_call *call, mig_device_t device, unsi
  * query returned; *count is not read.
  */
 mig_return_t sim_DeviceGetGpuInstancePossiblePlacements_v2(struct sim_ctx *ctx, mig_device_t device,
-							   unsigned int profileId,
-							   mig_gpu_instance_placement_t *placements,
-							   unsigned int *count)
+                                                           unsigned int profileId,
+                                                           mig_gpu_instance_placement_t *placements,
+                                                           unsigned int *count)
 {
 	struct sim_call call;
 	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceGetGpuInstancePossiblePlacements_v2, &call);
@@ -95,8 +95,8 @@ mig_return_t sim_DeviceGetGpuInstancePossiblePlacements_v2(struct sim_ctx *ctx, 
 	return sim_leave(&call, MIG_SUCCESS);
 }
 
-mig_return_t sim_DeviceGetGpuInstanceRemainingCapacity(struct sim_ctx *ctx, mig_device_t device,
-						       unsigned int profileId, unsigned int *count)
+mig_return_t sim_DeviceGetGpuInstanceRemainingCapacity(struct sim_ctx *ctx, mig_device_t device, unsigned int profileId,
+                                                       unsigned int *count)
 {
 	struct sim_call call;
 	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceGetGpuInstanceRemainingCapacity, &call);
@@ -113,10 +113,9 @@ mig_return_t sim_DeviceGetGpuInstanceRemainingCapacity(struct sim_ctx *ctx, mig_
 	return sim_leave(&call, r);
 }
 
-mig_return_t sim_DeviceCreateGpuInstanceWithPlacement(struct sim_ctx *ctx, mig_device_t device,
-						      unsigned int profileId,
-						      const mig_gpu_instance_placement_t *placement,
-						      mig_gpu_instance_t *gpuInstance)
+mig_return_t sim_DeviceCreateGpuInstanceWithPlacement(struct sim_ctx *ctx, mig_device_t device, unsigned int profileId,
+                                                      const mig_gpu_instance_placement_t *placement,
+                                                      mig_gpu_instance_t *gpuInstance)
 {
 	struct sim_call call;
 	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceCreateGpuInstanceWithPlacement, &call);
@@ -156,7 +155,7 @@ mig_return_t sim_DeviceCreateGpuInstanceWithPlacement(struct sim_ctx *ctx, mig_d
 	/* Records first, state last: the state file is the truth, and a crash leaves at most a stale record. */
 	if (sim_nodes_gi_created(ctx, d, &gi) != 0) {
 		fprintf(stderr, "accelfs simulated %s driver: cannot write the capability record of GPU instance %u\n",
-			ctx->vendor->dir, gi.id);
+		        ctx->vendor->dir, gi.id);
 		sim_nodes_gi_removed(ctx, d, gi.id);
 		return sim_leave(&call, MIG_ERROR_UNKNOWN);
 	}
@@ -171,7 +170,7 @@ mig_return_t sim_DeviceCreateGpuInstanceWithPlacement(struct sim_ctx *ctx, mig_d
 }
 
 mig_return_t sim_DeviceGetGpuInstances(struct sim_ctx *ctx, mig_device_t device, unsigned int profileId,
-				       mig_gpu_instance_t *gpuInstances, unsigned int *count)
+                                       mig_gpu_instance_t *gpuInstances, unsigned int *count)
 {
 	struct sim_call call;
 	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceGetGpuInstances, &call);
@@ -208,7 +207,7 @@ mig_return_t sim_DeviceGetGpuInstances(struct sim_ctx *ctx, mig_device_t device,
 }
 
 mig_return_t sim_DeviceGetGpuInstanceById(struct sim_ctx *ctx, mig_device_t device, unsigned int id,
-					  mig_gpu_instance_t *gpuInstance)
+                                          mig_gpu_instance_t *gpuInstance)
 {
 	struct sim_call call;
 	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceGetGpuInstanceById, &call);
@@ -232,8 +231,7 @@ mig_return_t sim_DeviceGetGpuInstanceById(struct sim_ctx *ctx, mig_device_t devi
 	return sim_leave(&call, *gpuInstance ? MIG_SUCCESS : MIG_ERROR_MEMORY);
 }
 
-mig_return_t sim_GpuInstanceGetInfo(struct sim_ctx *ctx, mig_gpu_instance_t gpuInstance,
-				    mig_gpu_instance_info_t *info)
+mig_return_t sim_GpuInstanceGetInfo(struct sim_ctx *ctx, mig_gpu_instance_t gpuInstance, mig_gpu_instance_info_t *info)
 {
 	struct sim_call call;
 	mig_return_t r = sim_enter(ctx, SIM_FN_GpuInstanceGetInfo, &call);

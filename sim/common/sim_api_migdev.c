@@ -48,7 +48,7 @@ static bool nth_ci(struct sim_device *d, unsigned index, struct sim_gi **gi_out,
 }
 
 mig_return_t sim_DeviceGetMigDeviceHandleByIndex(struct sim_ctx *ctx, mig_device_t device, unsigned int index,
-						 mig_device_t *migDevice)
+                                                 mig_device_t *migDevice)
 {
 	struct sim_call call;
 	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceGetMigDeviceHandleByIndex, &call);
@@ -74,7 +74,7 @@ mig_return_t sim_DeviceGetMigDeviceHandleByIndex(struct sim_ctx *ctx, mig_device
 
 /* The live parts of a MIG-device handle; a whole card answers INVALID_ARGUMENT (as a real NVML does). */
 static mig_return_t mig_parts(struct sim_call *call, mig_device_t device, void *out, struct sim_gi **gi,
-			      struct sim_ci **ci)
+                              struct sim_ci **ci)
 {
 	const struct sim_handle *hh;
 	struct sim_device *d;

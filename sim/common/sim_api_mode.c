@@ -59,7 +59,7 @@ static mig_return_t check_holders(struct sim_ctx *ctx, const struct sim_device *
 }
 
 mig_return_t sim_DeviceSetMigMode(struct sim_ctx *ctx, mig_device_t device, unsigned int mode,
-				  mig_return_t *activationStatus)
+                                  mig_return_t *activationStatus)
 {
 	struct sim_call call;
 	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceSetMigMode, &call);

@@ -41,15 +41,15 @@ static int power_on(struct sim_ctx *ctx, char *err, size_t errlen)
 		migrating = true;
 		if (sim_json_format_of(old) != 1) {
 			snprintf(err, errlen,
-				 "%s is of format %u: this simulator reads node.json (format %d) and migrates a "
-				 "state.json of format 1 only; remove %s to start a fresh node",
-				 ctx->paths.legacy_state, sim_json_format_of(old), SIM_STATE_FORMAT, ctx->paths.root);
+			         "%s is of format %u: this simulator reads node.json (format %d) and migrates a "
+			         "state.json of format 1 only; remove %s to start a fresh node",
+			         ctx->paths.legacy_state, sim_json_format_of(old), SIM_STATE_FORMAT, ctx->paths.root);
 			ret = -EINVAL;
 		} else {
 			ret = sim_json_read_format1(old, ctx->vendor->dir, &s, detail, sizeof(detail));
 			if (ret)
 				snprintf(err, errlen, "%s (format 1) cannot be migrated: %s", ctx->paths.legacy_state,
-					 detail);
+				         detail);
 		}
 		json_decref(old);
 	}
@@ -63,7 +63,7 @@ static int power_on(struct sim_ctx *ctx, char *err, size_t errlen)
 	unlink(ctx->paths.legacy_state);
 	unlink(ctx->paths.legacy_lock);
 	snprintf(detail, sizeof(detail), "migrated %s (format 1) to node.json and cards/ (format %d)",
-		 ctx->paths.legacy_state, SIM_STATE_FORMAT);
+	         ctx->paths.legacy_state, SIM_STATE_FORMAT);
 	sim_complain(ctx, detail);
 	return 0;
 }
@@ -86,7 +86,7 @@ static int find_node(struct sim_ctx *ctx, char *err, size_t errlen)
 	}
 	if (ret == -EINVAL)
 		snprintf(err, errlen, "%s (this simulator reads format %d; remove %s to start a fresh node)", detail,
-			 SIM_STATE_FORMAT, ctx->paths.root);
+		         SIM_STATE_FORMAT, ctx->paths.root);
 	else if (ret)
 		snprintf(err, errlen, "%s", detail);
 	return ret;
@@ -160,7 +160,7 @@ static mig_return_t boot_locked(struct sim_ctx *ctx)
 	free(devs);
 	if (ret) {
 		snprintf(msg, sizeof(msg), "%s: %s%s", err, strerror(-ret),
-			 ret == -EPERM ? " (creating device nodes needs CAP_MKNOD: run as root)" : "");
+		         ret == -EPERM ? " (creating device nodes needs CAP_MKNOD: run as root)" : "");
 		sim_complain(ctx, msg);
 		return ret == -EPERM ? MIG_ERROR_NO_PERMISSION : MIG_ERROR_DRIVER_NOT_LOADED;
 	}
@@ -176,7 +176,7 @@ mig_return_t sim_boot(struct sim_ctx *ctx)
 
 	if (!root || !*root) {
 		sim_complain(ctx, "ACCELFS_SIM_ROOT is not set; it names the directory that holds the simulated "
-				  "hardware (accelfs --sim and accel-smi --sim set it to <state-dir>/sim)");
+		                  "hardware (accelfs --sim and accel-smi --sim set it to <state-dir>/sim)");
 		return MIG_ERROR_DRIVER_NOT_LOADED;
 	}
 	if (sim_paths_init(&ctx->paths, root, ctx->vendor->dir) != 0 || accel_mkdirs(ctx->paths.root, 0755) != 0) {

@@ -4,9 +4,8 @@
 #include <string.h>
 
 #define SIM_FN_NAME_(suffix, params, args) [SIM_FN_##suffix] = #suffix,
-static const char *const names[SIM_FN_COUNT] = {
-	MIG_ABI_FUNCTIONS(SIM_FN_NAME_) MIG_ABI_OPTIONAL_FUNCTIONS(SIM_FN_NAME_)
-};
+static const char *const names[SIM_FN_COUNT] = { MIG_ABI_FUNCTIONS(SIM_FN_NAME_)
+	                                                 MIG_ABI_OPTIONAL_FUNCTIONS(SIM_FN_NAME_) };
 #undef SIM_FN_NAME_
 
 const char *sim_fn_name(enum sim_fn fn)

@@ -93,10 +93,12 @@ struct sim_ctx {
 	struct sim_handle_table handles;
 };
 
-#define SIM_CTX_INITIALIZER(vendor_desc)                                                                   \
-	{ .vendor = &(vendor_desc), .lifetime = PTHREAD_RWLOCK_INITIALIZER,                               \
-	  .lock_fd_mutex = PTHREAD_MUTEX_INITIALIZER, .lock_fd = -1, .node_mutex = PTHREAD_MUTEX_INITIALIZER, \
-	  .handles_mutex = PTHREAD_MUTEX_INITIALIZER }
+#define SIM_CTX_INITIALIZER(vendor_desc)                                                                               \
+	{                                                                                                              \
+		.vendor = &(vendor_desc), .lifetime = PTHREAD_RWLOCK_INITIALIZER,                                      \
+		.lock_fd_mutex = PTHREAD_MUTEX_INITIALIZER, .lock_fd = -1, .node_mutex = PTHREAD_MUTEX_INITIALIZER,    \
+		.handles_mutex = PTHREAD_MUTEX_INITIALIZER                                                             \
+	}
 
 /* What one API call holds: on the caller's stack, so that threads never share it. */
 struct sim_call {

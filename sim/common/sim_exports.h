@@ -42,25 +42,24 @@ ACCELSIM_FUNCTIONS(SIM_DECLARE)
 SIM_API const char *SIM_EXPORTED(ErrorString)(mig_return_t result);
 #undef SIM_DECLARE
 
-#define SIM_DEFINE_ABI(suffix, params, args)                                                               \
-	SIM_API mig_return_t SIM_EXPORTED(suffix) params                                                   \
-	{                                                                                                  \
-		return SIM_CALL(sim_##suffix, args);                                                       \
-	}                                                                                                  \
-	_Static_assert(__builtin_types_compatible_p(__typeof__(&SIM_EXPORTED(suffix)), mig_fn_##suffix##_t), \
-		       #suffix " does not match core/mig_abi.h");
+#define SIM_DEFINE_ABI(suffix, params, args)                                                                           \
+	SIM_API mig_return_t SIM_EXPORTED(suffix) params                                                               \
+	{                                                                                                              \
+		return SIM_CALL(sim_##suffix, args);                                                                   \
+	}                                                                                                              \
+	_Static_assert(__builtin_types_compatible_p(__typeof__(&SIM_EXPORTED(suffix)), mig_fn_##suffix##_t),           \
+	               #suffix " does not match core/mig_abi.h");
 MIG_ABI_FUNCTIONS(SIM_DEFINE_ABI)
 MIG_ABI_OPTIONAL_FUNCTIONS(SIM_DEFINE_ABI)
 #undef SIM_DEFINE_ABI
 
-#define SIM_DEFINE_CONTROL(suffix, params, args)                                                           \
-	SIM_API mig_return_t SIM_EXPORTED(suffix) params                                                   \
-	{                                                                                                  \
-		return SIM_CALL(sim_##suffix, args);                                                       \
-	}                                                                                                  \
-	_Static_assert(__builtin_types_compatible_p(__typeof__(&SIM_EXPORTED(suffix)),                     \
-						    accelsim_fn_##suffix##_t),                             \
-		       #suffix " does not match sim/accelsim.h");
+#define SIM_DEFINE_CONTROL(suffix, params, args)                                                                       \
+	SIM_API mig_return_t SIM_EXPORTED(suffix) params                                                               \
+	{                                                                                                              \
+		return SIM_CALL(sim_##suffix, args);                                                                   \
+	}                                                                                                              \
+	_Static_assert(__builtin_types_compatible_p(__typeof__(&SIM_EXPORTED(suffix)), accelsim_fn_##suffix##_t),      \
+	               #suffix " does not match sim/accelsim.h");
 ACCELSIM_FUNCTIONS(SIM_DEFINE_CONTROL)
 #undef SIM_DEFINE_CONTROL
 
@@ -69,7 +68,7 @@ SIM_API const char *SIM_EXPORTED(ErrorString)(mig_return_t result)
 	return sim_ErrorString(&SIM_CTX, result);
 }
 _Static_assert(__builtin_types_compatible_p(__typeof__(&SIM_EXPORTED(ErrorString)), mig_fn_ErrorString_t),
-	       "ErrorString does not match core/mig_abi.h");
+               "ErrorString does not match core/mig_abi.h");
 
 /* A process that dlcloses without Shutdown still gets its memory and lock file back. */
 static void __attribute__((destructor)) sim_library_unload(void)

@@ -15,14 +15,14 @@
 #include "core/record.h"
 
 struct sim_paths {
-	char root[PATH_MAX];  /* $ACCELFS_SIM_ROOT/<vendor> */
-	char dev[PATH_MAX];   /* <root>/dev */
-	char proc[PATH_MAX];  /* <root>/proc */
-	char kmsg[PATH_MAX];  /* <root>/kmsg */
-	char node[PATH_MAX];  /* <root>/node.json: what is node-wide (card count, armed faults) */
-	char cards[PATH_MAX]; /* <root>/cards: <N>.json (what changes), <N>.hw.json (what never does) */
-	char lock[PATH_MAX];  /* <root>/locks: byte-range locks, byte 0 the node's, byte 1 + N card N's */
-	char counters[PATH_MAX]; /* <root>/counters: call counts and generations (sim_counters.h) */
+	char root[PATH_MAX];         /* $ACCELFS_SIM_ROOT/<vendor> */
+	char dev[PATH_MAX];          /* <root>/dev */
+	char proc[PATH_MAX];         /* <root>/proc */
+	char kmsg[PATH_MAX];         /* <root>/kmsg */
+	char node[PATH_MAX];         /* <root>/node.json: what is node-wide (card count, armed faults) */
+	char cards[PATH_MAX];        /* <root>/cards: <N>.json (what changes), <N>.hw.json (what never does) */
+	char lock[PATH_MAX];         /* <root>/locks: byte-range locks, byte 0 the node's, byte 1 + N card N's */
+	char counters[PATH_MAX];     /* <root>/counters: call counts and generations (sim_counters.h) */
 	char legacy_state[PATH_MAX]; /* <root>/state.json: the whole node in format 1, migrated at Init */
 	char legacy_lock[PATH_MAX];  /* <root>/state.lock: format 1's flock, removed with it */
 };

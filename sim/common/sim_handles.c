@@ -7,8 +7,8 @@
 
 static bool same_identity(const struct sim_handle *a, const struct sim_handle *b)
 {
-	return a->kind == b->kind && a->ordinal == b->ordinal && a->gi_id == b->gi_id &&
-	       a->gi_serial == b->gi_serial && a->ci_id == b->ci_id && a->ci_serial == b->ci_serial;
+	return a->kind == b->kind && a->ordinal == b->ordinal && a->gi_id == b->gi_id && a->gi_serial == b->gi_serial &&
+	       a->ci_id == b->ci_id && a->ci_serial == b->ci_serial;
 }
 
 /* 64-bit mixing (splitmix64's finalizer): addresses and ids are far from random. */
@@ -71,8 +71,7 @@ static struct sim_handle *find_identity(const struct sim_ctx *ctx, const struct 
 {
 	struct sim_handle_slots *t = current(ctx);
 
-	return t ? __atomic_load_n(&t->slot[t->cap + probe_id(t->slot + t->cap, t->cap, key)], __ATOMIC_ACQUIRE)
-		 : NULL;
+	return t ? __atomic_load_n(&t->slot[t->cap + probe_id(t->slot + t->cap, t->cap, key)], __ATOMIC_ACQUIRE) : NULL;
 }
 
 /* A table twice the size holding every handle; the old one is retired, not freed. */
@@ -186,7 +185,7 @@ mig_return_t sim_resolve_device(struct sim_call *call, mig_device_t h, struct si
 }
 
 mig_return_t sim_resolve_any_device(struct sim_call *call, mig_device_t h, const struct sim_handle **hh,
-				    struct sim_device **d)
+                                    struct sim_device **d)
 {
 	*hh = sim_handle_lookup(call->ctx, h);
 	if (!*hh || ((*hh)->kind != SIM_HANDLE_DEVICE && (*hh)->kind != SIM_HANDLE_MIG_DEVICE))
@@ -208,8 +207,8 @@ mig_return_t sim_resolve_gi(struct sim_call *call, mig_gpu_instance_t h, struct 
 	return *gi ? MIG_SUCCESS : MIG_ERROR_NOT_FOUND;
 }
 
-mig_return_t sim_resolve_ci(struct sim_call *call, mig_compute_instance_t h, struct sim_device **d,
-			    struct sim_gi **gi, struct sim_ci **ci)
+mig_return_t sim_resolve_ci(struct sim_call *call, mig_compute_instance_t h, struct sim_device **d, struct sim_gi **gi,
+                            struct sim_ci **ci)
 {
 	const struct sim_handle *hh = sim_handle_lookup(call->ctx, h);
 	mig_return_t r;
@@ -223,7 +222,7 @@ mig_return_t sim_resolve_ci(struct sim_call *call, mig_compute_instance_t h, str
 }
 
 mig_return_t sim_resolve_mig_parts(const struct sim_handle *hh, struct sim_device *d, struct sim_gi **gi,
-				   struct sim_ci **ci)
+                                   struct sim_ci **ci)
 {
 	*gi = live_gi(d, hh->gi_id, hh->gi_serial);
 	*ci = *gi ? live_ci(*gi, hh->ci_id, hh->ci_serial) : NULL;
@@ -247,18 +246,18 @@ mig_gpu_instance_t sim_gi_handle(struct sim_ctx *ctx, const struct sim_device *d
 }
 
 static struct sim_handle ci_key(enum sim_handle_kind kind, const struct sim_device *d, const struct sim_gi *gi,
-				const struct sim_ci *ci)
+                                const struct sim_ci *ci)
 {
 	return (struct sim_handle){ .kind = kind,
-				    .ordinal = d->ordinal,
-				    .gi_id = gi->id,
-				    .gi_serial = gi->serial,
-				    .ci_id = ci->id,
-				    .ci_serial = ci->serial };
+		                    .ordinal = d->ordinal,
+		                    .gi_id = gi->id,
+		                    .gi_serial = gi->serial,
+		                    .ci_id = ci->id,
+		                    .ci_serial = ci->serial };
 }
 
 mig_compute_instance_t sim_ci_handle(struct sim_ctx *ctx, const struct sim_device *d, const struct sim_gi *gi,
-				     const struct sim_ci *ci)
+                                     const struct sim_ci *ci)
 {
 	struct sim_handle key = ci_key(SIM_HANDLE_CI, d, gi, ci);
 
@@ -266,7 +265,7 @@ mig_compute_instance_t sim_ci_handle(struct sim_ctx *ctx, const struct sim_devic
 }
 
 mig_device_t sim_mig_device_handle(struct sim_ctx *ctx, const struct sim_device *d, const struct sim_gi *gi,
-				   const struct sim_ci *ci)
+                                   const struct sim_ci *ci)
 {
 	struct sim_handle key = ci_key(SIM_HANDLE_MIG_DEVICE, d, gi, ci);
 

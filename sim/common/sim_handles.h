@@ -49,13 +49,13 @@ void sim_handles_free(struct sim_ctx *ctx);
 mig_return_t sim_resolve_device(struct sim_call *call, mig_device_t h, struct sim_device **d);
 /* A card or a MIG device; *hh tells which. */
 mig_return_t sim_resolve_any_device(struct sim_call *call, mig_device_t h, const struct sim_handle **hh,
-				    struct sim_device **d);
+                                    struct sim_device **d);
 mig_return_t sim_resolve_gi(struct sim_call *call, mig_gpu_instance_t h, struct sim_device **d, struct sim_gi **gi);
-mig_return_t sim_resolve_ci(struct sim_call *call, mig_compute_instance_t h, struct sim_device **d,
-			    struct sim_gi **gi, struct sim_ci **ci);
+mig_return_t sim_resolve_ci(struct sim_call *call, mig_compute_instance_t h, struct sim_device **d, struct sim_gi **gi,
+                            struct sim_ci **ci);
 /* The live GI/CI of a MIG-device handle on its (already taken) card. */
 mig_return_t sim_resolve_mig_parts(const struct sim_handle *hh, struct sim_device *d, struct sim_gi **gi,
-				   struct sim_ci **ci);
+                                   struct sim_ci **ci);
 /* Take card `ordinal` for the call if it is present: INVALID_ARGUMENT, GPU_IS_LOST, UNKNOWN. */
 mig_return_t sim_resolve_card(struct sim_call *call, unsigned ordinal, struct sim_device **d);
 
@@ -63,8 +63,8 @@ mig_return_t sim_resolve_card(struct sim_call *call, unsigned ordinal, struct si
 mig_device_t sim_device_handle(struct sim_ctx *ctx, const struct sim_device *d);
 mig_gpu_instance_t sim_gi_handle(struct sim_ctx *ctx, const struct sim_device *d, const struct sim_gi *gi);
 mig_compute_instance_t sim_ci_handle(struct sim_ctx *ctx, const struct sim_device *d, const struct sim_gi *gi,
-				     const struct sim_ci *ci);
+                                     const struct sim_ci *ci);
 mig_device_t sim_mig_device_handle(struct sim_ctx *ctx, const struct sim_device *d, const struct sim_gi *gi,
-				   const struct sim_ci *ci);
+                                   const struct sim_ci *ci);
 
 #endif

@@ -15,7 +15,8 @@ int sim_json_check_keys(json_t *o, const char *const *allowed, const char *what,
 		snprintf(err, errlen, "%s: expected an object", what);
 		return -EINVAL;
 	}
-	json_object_foreach(o, key, value) {
+	json_object_foreach(o, key, value)
+	{
 		bool ok = key[0] == '_';
 
 		(void)value;
@@ -120,11 +121,13 @@ int sim_json_require(json_t *o, const char *const *keys, const char *what, char 
 
 int sim_json_read_gi_profile(json_t *o, struct sim_gi_profile *p, const char *what, char *err, size_t errlen)
 {
-	static const char *const keys[] = { "index", "id", "name", "slices", "instances", "multiprocessors",
-					    "copy_engines", "decoders", "encoders", "jpegs", "ofas", "memory_mib",
-					    "capabilities", "placements", NULL };
-	static const char *const required[] = { "index", "id", "name", "slices", "instances", "memory_mib",
-						"placements", NULL };
+	static const char *const keys[] = { "index",        "id",         "name",
+		                            "slices",       "instances",  "multiprocessors",
+		                            "copy_engines", "decoders",   "encoders",
+		                            "jpegs",        "ofas",       "memory_mib",
+		                            "capabilities", "placements", NULL };
+	static const char *const required[] = { "index",     "id",         "name",       "slices",
+		                                "instances", "memory_mib", "placements", NULL };
 	json_t *pl;
 	int ret;
 
@@ -196,10 +199,11 @@ int sim_json_read_ci_profile(json_t *o, struct sim_ci_profile *c, const char *wh
 		return 0;
 	if (!json_is_array(list) || json_array_size(list) > SIM_MAX_GI_PROFILE_FILTER) {
 		snprintf(err, errlen, "%s: \"gi_profiles\" must be an array of at most %d profile ids", what,
-			 SIM_MAX_GI_PROFILE_FILTER);
+		         SIM_MAX_GI_PROFILE_FILTER);
 		return -EINVAL;
 	}
-	json_array_foreach(list, i, v) {
+	json_array_foreach(list, i, v)
+	{
 		if (!json_is_integer(v) || json_integer_value(v) < 0) {
 			snprintf(err, errlen, "%s: \"gi_profiles\" entries must be profile ids", what);
 			return -EINVAL;
@@ -215,18 +219,18 @@ json_t *sim_json_gi_profile(const struct sim_gi_profile *p)
 
 	sim_placements_format(p->placements, p->n_placements, placements, sizeof(placements));
 	return json_pack("{s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s}", "index",
-			 (json_int_t)p->index, "id", (json_int_t)p->id, "name", p->name, "slices",
-			 (json_int_t)p->slices, "instances", (json_int_t)p->instances, "multiprocessors",
-			 (json_int_t)p->multiprocessors, "copy_engines", (json_int_t)p->copy_engines, "decoders",
-			 (json_int_t)p->decoders, "encoders", (json_int_t)p->encoders, "jpegs", (json_int_t)p->jpegs,
-			 "ofas", (json_int_t)p->ofas, "memory_mib", (json_int_t)p->memory_mib, "capabilities",
-			 (json_int_t)p->capabilities, "placements", placements);
+	                 (json_int_t)p->index, "id", (json_int_t)p->id, "name", p->name, "slices",
+	                 (json_int_t)p->slices, "instances", (json_int_t)p->instances, "multiprocessors",
+	                 (json_int_t)p->multiprocessors, "copy_engines", (json_int_t)p->copy_engines, "decoders",
+	                 (json_int_t)p->decoders, "encoders", (json_int_t)p->encoders, "jpegs", (json_int_t)p->jpegs,
+	                 "ofas", (json_int_t)p->ofas, "memory_mib", (json_int_t)p->memory_mib, "capabilities",
+	                 (json_int_t)p->capabilities, "placements", placements);
 }
 
 json_t *sim_json_ci_profile(const struct sim_ci_profile *c)
 {
-	json_t *o = json_pack("{s:I, s:I, s:I, s:I}", "index", (json_int_t)c->index, "id", (json_int_t)c->id,
-			      "slices", (json_int_t)c->slices, "multiprocessors", (json_int_t)c->multiprocessors);
+	json_t *o = json_pack("{s:I, s:I, s:I, s:I}", "index", (json_int_t)c->index, "id", (json_int_t)c->id, "slices",
+	                      (json_int_t)c->slices, "multiprocessors", (json_int_t)c->multiprocessors);
 
 	if (o && c->n_gi_profiles) {
 		json_t *list = json_array();

@@ -37,5 +37,4 @@ int sim_json_read_ci_profile(json_t *o, struct sim_ci_profile *c, const char *wh
 json_t *sim_json_gi_profile(const struct sim_gi_profile *p);
 json_t *sim_json_ci_profile(const struct sim_ci_profile *c);
 
-
 #endif

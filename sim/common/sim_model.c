@@ -140,8 +140,7 @@ bool sim_ci_profile_fits(const struct sim_device *d, const struct sim_gi *gi, co
 	return false;
 }
 
-const struct sim_ci_profile *sim_ci_profile_for_gi(const struct sim_device *d, const struct sim_gi *gi,
-						   unsigned id)
+const struct sim_ci_profile *sim_ci_profile_for_gi(const struct sim_device *d, const struct sim_gi *gi, unsigned id)
 {
 	for (unsigned i = 0; i < d->n_ci_profiles; i++)
 		if (d->ci_profiles[i].id == id && sim_ci_profile_fits(d, gi, &d->ci_profiles[i]))
@@ -173,8 +172,8 @@ static unsigned round_up_pow2(unsigned v)
 	return p;
 }
 
-mig_return_t sim_ci_next_placement(const struct sim_device *d, const struct sim_gi *gi,
-				   const struct sim_ci_profile *c, struct sim_placement *pl)
+mig_return_t sim_ci_next_placement(const struct sim_device *d, const struct sim_gi *gi, const struct sim_ci_profile *c,
+                                   struct sim_placement *pl)
 {
 	const struct sim_gi_profile *gp = sim_gi_profile_by_id(d, gi->profile_id);
 	unsigned same = 0, span = gi->placement.size, size;

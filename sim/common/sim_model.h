@@ -17,7 +17,7 @@
 #define SIM_NAME_LEN MIG_DEVICE_NAME_V2_BUFFER_SIZE
 #define SIM_UUID_LEN 64
 #define SIM_BUS_ID_LEN MIG_DEVICE_PCI_BUS_ID_BUFFER_SIZE
-#define SIM_MAX_SLICES 16     /* memory or compute slices of one card */
+#define SIM_MAX_SLICES 16 /* memory or compute slices of one card */
 #define SIM_MAX_PLACEMENTS SIM_MAX_SLICES
 #define SIM_MAX_GI SIM_MAX_SLICES /* every GPU instance holds at least one memory slice */
 #define SIM_MAX_CI 8
@@ -158,8 +158,7 @@ int sim_gi_free_id(const struct sim_device *d);
 /* Does CI profile c apply to GPU instance gi? */
 bool sim_ci_profile_fits(const struct sim_device *d, const struct sim_gi *gi, const struct sim_ci_profile *c);
 /* The first CI profile with this id that fits gi; NULL if none. */
-const struct sim_ci_profile *sim_ci_profile_for_gi(const struct sim_device *d, const struct sim_gi *gi,
-						   unsigned id);
+const struct sim_ci_profile *sim_ci_profile_for_gi(const struct sim_device *d, const struct sim_gi *gi, unsigned id);
 /* Does any CI profile (fitting or not) carry this id? */
 bool sim_ci_profile_id_known(const struct sim_device *d, unsigned id);
 /* Instances of c one GI can hold: its slices divided by c's. */
@@ -170,8 +169,8 @@ unsigned sim_ci_instance_count(const struct sim_device *d, const struct sim_gi *
  * slice count rounded up to a power of two, aligned (NVIDIA's 3-slice CIs
  * start at 0 or 4).  SUCCESS with *pl, or INSUFFICIENT_RESOURCES.
  */
-mig_return_t sim_ci_next_placement(const struct sim_device *d, const struct sim_gi *gi,
-				   const struct sim_ci_profile *c, struct sim_placement *pl);
+mig_return_t sim_ci_next_placement(const struct sim_device *d, const struct sim_gi *gi, const struct sim_ci_profile *c,
+                                   struct sim_placement *pl);
 /* The lowest CI id free in gi, or -1. */
 int sim_ci_free_id(const struct sim_gi *gi);
 

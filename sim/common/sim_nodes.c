@@ -49,7 +49,7 @@ int sim_nodes_gi_created(struct sim_ctx *ctx, const struct sim_device *d, const 
 }
 
 int sim_nodes_ci_created(struct sim_ctx *ctx, const struct sim_device *d, const struct sim_gi *gi,
-			 const struct sim_ci *ci)
+                         const struct sim_ci *ci)
 {
 	char dir[PATH_MAX];
 	int ret = record_dir(ctx, d, (int)gi->id, (int)ci->id, dir, sizeof(dir));
@@ -117,7 +117,7 @@ static bool ci_is_live(void *arg, int id)
 }
 
 int sim_nodes_sync_static(struct sim_ctx *ctx, const struct sim_device *const *devs, unsigned n, char *err,
-			  size_t errlen)
+                          size_t errlen)
 {
 	if (accel_mkdirs(ctx->paths.dev, 0755) || accel_mkdirs(ctx->paths.proc, 0755)) {
 		snprintf(err, errlen, "cannot create %s and %s", ctx->paths.dev, ctx->paths.proc);
@@ -143,7 +143,7 @@ int sim_nodes_sync_card(struct sim_ctx *ctx, struct sim_device *d, char *err, si
 			ret = sim_nodes_ci_created(ctx, d, gi, &gi->cis[c]);
 		if (ret) {
 			snprintf(err, errlen, "cannot write the capability records of %s %u GPU instance %u",
-				 ctx->vendor->device_word, d->ordinal, gi->id);
+			         ctx->vendor->device_word, d->ordinal, gi->id);
 			return ret;
 		}
 	}

@@ -23,13 +23,13 @@
  * no record for a dead one.  0 or -errno with a message.
  */
 int sim_nodes_sync_static(struct sim_ctx *ctx, const struct sim_device *const *devs, unsigned n, char *err,
-			  size_t errlen);
+                          size_t errlen);
 int sim_nodes_sync_card(struct sim_ctx *ctx, struct sim_device *d, char *err, size_t errlen);
 
 /* Create the record and node of a new instance.  0 or -errno. */
 int sim_nodes_gi_created(struct sim_ctx *ctx, const struct sim_device *d, const struct sim_gi *gi);
 int sim_nodes_ci_created(struct sim_ctx *ctx, const struct sim_device *d, const struct sim_gi *gi,
-			 const struct sim_ci *ci);
+                         const struct sim_ci *ci);
 /* Remove the record (and the records below it); the node stays. */
 void sim_nodes_gi_removed(struct sim_ctx *ctx, const struct sim_device *d, unsigned gi);
 void sim_nodes_ci_removed(struct sim_ctx *ctx, const struct sim_device *d, unsigned gi, unsigned ci);

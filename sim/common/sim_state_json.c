@@ -9,8 +9,8 @@
 #include "sim/common/sim_json.h"
 
 /* The keys of a card's fixed part and of its changing part, in every format that holds them. */
-#define HW_KEYS                                                                                            \
-	"name", "uuid", "bus_id", "pci_device_id", "pci_subsystem_id", "minor", "memory_mib", "memory_slices",  \
+#define HW_KEYS                                                                                                        \
+	"name", "uuid", "bus_id", "pci_device_id", "pci_subsystem_id", "minor", "memory_mib", "memory_slices",         \
 		"compute_slices", "profile_names", "gi_profiles", "ci_profiles"
 #define LIVE_KEYS "present", "mig_current", "mig_pending", "gpu_instances"
 
@@ -19,20 +19,19 @@ unsigned sim_json_format_of(json_t *root)
 	json_t *v = json_is_object(root) ? json_object_get(root, "format") : NULL;
 
 	return json_is_integer(v) && json_integer_value(v) > 0 && json_integer_value(v) < 1000
-		       ? (unsigned)json_integer_value(v)
-		       : 0;
+	               ? (unsigned)json_integer_value(v)
+	               : 0;
 }
 
 /* "format" and "vendor" are what the reader expects: a file of another vendor or format is refused. */
-static int check_header(json_t *root, unsigned format, const char *vendor, const char *what, char *err,
-			size_t errlen)
+static int check_header(json_t *root, unsigned format, const char *vendor, const char *what, char *err, size_t errlen)
 {
 	json_t *v = json_object_get(root, "vendor");
 	unsigned have = sim_json_format_of(root);
 
 	if (have != format || !json_is_string(v) || strcmp(json_string_value(v), vendor) != 0) {
 		snprintf(err, errlen, "%s: format %u of vendor \"%s\", expected format %u of \"%s\"", what, have,
-			 json_is_string(v) ? json_string_value(v) : "", format, vendor);
+		         json_is_string(v) ? json_string_value(v) : "", format, vendor);
 		return -EINVAL;
 	}
 	return 0;
@@ -46,8 +45,8 @@ static json_t *placement_json(struct sim_placement p)
 static json_t *ci_json(const struct sim_ci *ci)
 {
 	json_t *o = json_pack("{s:I, s:I, s:I, s:s, s:I}", "id", (json_int_t)ci->id, "profile_id",
-			      (json_int_t)ci->profile_id, "serial", (json_int_t)ci->serial, "uuid", ci->uuid,
-			      "processes", (json_int_t)ci->processes);
+	                      (json_int_t)ci->profile_id, "serial", (json_int_t)ci->serial, "uuid", ci->uuid,
+	                      "processes", (json_int_t)ci->processes);
 
 	json_object_set_new(o, "placement", placement_json(ci->placement));
 	return o;
@@ -56,7 +55,7 @@ static json_t *ci_json(const struct sim_ci *ci)
 static json_t *gi_json(const struct sim_gi *gi)
 {
 	json_t *o = json_pack("{s:I, s:I, s:I}", "id", (json_int_t)gi->id, "profile_id", (json_int_t)gi->profile_id,
-			      "serial", (json_int_t)gi->serial);
+	                      "serial", (json_int_t)gi->serial);
 	json_t *cis = json_array();
 
 	json_object_set_new(o, "placement", placement_json(gi->placement));
@@ -69,13 +68,13 @@ static json_t *gi_json(const struct sim_gi *gi)
 static json_t *fault_json(const accelsim_fault_t *f)
 {
 	return json_pack("{s:s, s:I, s:I, s:I, s:I}", "function", f->function, "ret", (json_int_t)f->ret, "skip",
-			 (json_int_t)f->skip, "times", (json_int_t)f->times, "fired", (json_int_t)f->fired);
+	                 (json_int_t)f->skip, "times", (json_int_t)f->times, "fired", (json_int_t)f->fired);
 }
 
 json_t *sim_json_node(const struct sim_node *n, const char *vendor)
 {
 	json_t *root = json_pack("{s:I, s:s, s:I, s:I}", "format", (json_int_t)SIM_STATE_FORMAT, "vendor", vendor,
-				 "generation", (json_int_t)n->generation, "devices", (json_int_t)n->n_devices);
+	                         "generation", (json_int_t)n->generation, "devices", (json_int_t)n->n_devices);
 	json_t *faults = json_array();
 
 	for (unsigned i = 0; i < n->n_faults; i++)
@@ -87,12 +86,12 @@ json_t *sim_json_node(const struct sim_node *n, const char *vendor)
 json_t *sim_json_card_hw(const struct sim_device *d, const char *vendor)
 {
 	json_t *o = json_pack("{s:I, s:s, s:I, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:s}", "format",
-			      (json_int_t)SIM_STATE_FORMAT, "vendor", vendor, "ordinal", (json_int_t)d->ordinal,
-			      "name", d->name, "uuid", d->uuid, "bus_id", d->bus_id, "pci_device_id",
-			      (json_int_t)d->pci_device_id, "pci_subsystem_id", (json_int_t)d->pci_subsystem_id,
-			      "minor", (json_int_t)d->minor, "memory_mib", (json_int_t)d->memory_mib, "memory_slices",
-			      (json_int_t)d->memory_slices, "compute_slices", (json_int_t)d->compute_slices,
-			      "profile_names", sim_name_policy_string(d->profile_names));
+	                      (json_int_t)SIM_STATE_FORMAT, "vendor", vendor, "ordinal", (json_int_t)d->ordinal, "name",
+	                      d->name, "uuid", d->uuid, "bus_id", d->bus_id, "pci_device_id",
+	                      (json_int_t)d->pci_device_id, "pci_subsystem_id", (json_int_t)d->pci_subsystem_id,
+	                      "minor", (json_int_t)d->minor, "memory_mib", (json_int_t)d->memory_mib, "memory_slices",
+	                      (json_int_t)d->memory_slices, "compute_slices", (json_int_t)d->compute_slices,
+	                      "profile_names", sim_name_policy_string(d->profile_names));
 	json_t *gips = json_array(), *cips = json_array();
 
 	for (unsigned i = 0; i < d->n_gi_profiles; i++)
@@ -107,10 +106,9 @@ json_t *sim_json_card_hw(const struct sim_device *d, const char *vendor)
 json_t *sim_json_card(const struct sim_device *d, uint64_t generation, const char *vendor)
 {
 	json_t *o = json_pack("{s:I, s:s, s:I, s:I, s:I, s:b, s:I, s:I}", "format", (json_int_t)SIM_STATE_FORMAT,
-			      "vendor", vendor, "ordinal", (json_int_t)d->ordinal, "generation",
-			      (json_int_t)generation, "next_serial", (json_int_t)d->next_serial, "present",
-			      d->present, "mig_current", (json_int_t)d->mig_current, "mig_pending",
-			      (json_int_t)d->mig_pending);
+	                      "vendor", vendor, "ordinal", (json_int_t)d->ordinal, "generation", (json_int_t)generation,
+	                      "next_serial", (json_int_t)d->next_serial, "present", d->present, "mig_current",
+	                      (json_int_t)d->mig_current, "mig_pending", (json_int_t)d->mig_pending);
 	json_t *gis = json_array();
 
 	for (unsigned i = 0; i < d->n_gis; i++)
@@ -183,7 +181,8 @@ static int read_gi(json_t *o, struct sim_gi *gi, const char *what, char *err, si
 		snprintf(err, errlen, "%s: \"compute_instances\" must be an array of at most %d", what, SIM_MAX_CI);
 		return -EINVAL;
 	}
-	json_array_foreach(cis, i, v) {
+	json_array_foreach(cis, i, v)
+	{
 		ret = read_ci(v, &gi->cis[gi->n_cis++], what, err, errlen);
 		if (ret)
 			return ret;
@@ -226,12 +225,14 @@ static int read_hw_fields(json_t *o, struct sim_device *d, const char *what, cha
 	d->ci_profiles = calloc(json_array_size(cips) + 1, sizeof(*d->ci_profiles));
 	if (!d->gi_profiles || !d->ci_profiles)
 		return -ENOMEM;
-	json_array_foreach(gips, i, v) {
+	json_array_foreach(gips, i, v)
+	{
 		ret = sim_json_read_gi_profile(v, &d->gi_profiles[d->n_gi_profiles++], what, err, errlen);
 		if (ret)
 			return ret;
 	}
-	json_array_foreach(cips, i, v) {
+	json_array_foreach(cips, i, v)
+	{
 		ret = sim_json_read_ci_profile(v, &d->ci_profiles[d->n_ci_profiles++], what, err, errlen);
 		if (ret)
 			return ret;
@@ -257,7 +258,8 @@ static int read_live_fields(json_t *o, struct sim_device *d, const char *what, c
 		return -EINVAL;
 	}
 	d->n_gis = 0;
-	json_array_foreach(list, i, v) {
+	json_array_foreach(list, i, v)
+	{
 		ret = read_gi(v, &d->gis[d->n_gis++], what, err, errlen);
 		if (ret)
 			return ret;
@@ -278,7 +280,7 @@ static int check_ordinal(json_t *o, unsigned ordinal, const char *what, char *er
 }
 
 int sim_json_read_card_hw(json_t *root, const char *vendor, unsigned ordinal, struct sim_device *d, char *err,
-			  size_t errlen)
+                          size_t errlen)
 {
 	static const char *const keys[] = { "format", "vendor", "ordinal", HW_KEYS, NULL };
 	char what[64];
@@ -298,11 +300,12 @@ int sim_json_read_card_hw(json_t *root, const char *vendor, unsigned ordinal, st
 	return ret;
 }
 
-int sim_json_read_card(json_t *root, const char *vendor, unsigned ordinal, struct sim_device *d,
-		       uint64_t *generation, char *err, size_t errlen)
+int sim_json_read_card(json_t *root, const char *vendor, unsigned ordinal, struct sim_device *d, uint64_t *generation,
+                       char *err, size_t errlen)
 {
-	static const char *const keys[] = { "format", "vendor", "ordinal", "generation", "next_serial", LIVE_KEYS,
-					    NULL };
+	static const char *const keys[] = {
+		"format", "vendor", "ordinal", "generation", "next_serial", LIVE_KEYS, NULL
+	};
 	unsigned long long gen = 0;
 	char what[64];
 	int ret;
@@ -336,7 +339,8 @@ static int read_faults(json_t *list, struct sim_node *n, char *err, size_t errle
 		return -EINVAL;
 	}
 	n->n_faults = 0;
-	json_array_foreach(list, i, o) {
+	json_array_foreach(list, i, o)
+	{
 		accelsim_fault_t *f = &n->faults[n->n_faults++];
 		unsigned ret_code = 0;
 		int ret;
@@ -388,8 +392,9 @@ int sim_json_read_node(json_t *root, const char *vendor, struct sim_node *n, cha
 
 int sim_json_read_format1(json_t *root, const char *vendor, struct sim_state *s, char *err, size_t errlen)
 {
-	static const char *const keys[] = { "format", "vendor", "generation", "next_serial", "devices", "faults",
-					    NULL };
+	static const char *const keys[] = {
+		"format", "vendor", "generation", "next_serial", "devices", "faults", NULL
+	};
 	static const char *const device_keys[] = { "ordinal", HW_KEYS, LIVE_KEYS, NULL };
 	unsigned long long next_serial = 1;
 	json_t *list, *v;
@@ -414,7 +419,8 @@ int sim_json_read_format1(json_t *root, const char *vendor, struct sim_state *s,
 	s->devices = calloc(json_array_size(list) + 1, sizeof(*s->devices));
 	if (!s->devices)
 		return -ENOMEM;
-	json_array_foreach(list, i, v) {
+	json_array_foreach(list, i, v)
+	{
 		struct sim_device *d = &s->devices[s->n_devices++];
 		char what[64];
 

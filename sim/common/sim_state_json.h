@@ -32,13 +32,13 @@ int sim_json_read_node(json_t *root, const char *vendor, struct sim_node *n, cha
 json_t *sim_json_card_hw(const struct sim_device *d, const char *vendor);
 /* Into d's fixed fields; d->gi_profiles and d->ci_profiles are allocated (sim_device_free). */
 int sim_json_read_card_hw(json_t *root, const char *vendor, unsigned ordinal, struct sim_device *d, char *err,
-			  size_t errlen);
+                          size_t errlen);
 
 /* What changes on the card, at this generation. */
 json_t *sim_json_card(const struct sim_device *d, uint64_t generation, const char *vendor);
 /* Into d's changing fields only (the fixed ones and the tables are left alone). */
-int sim_json_read_card(json_t *root, const char *vendor, unsigned ordinal, struct sim_device *d,
-		       uint64_t *generation, char *err, size_t errlen);
+int sim_json_read_card(json_t *root, const char *vendor, unsigned ordinal, struct sim_device *d, uint64_t *generation,
+                       char *err, size_t errlen);
 
 /*
  * A format-1 state.json: the whole node.  Its one node-wide next_serial

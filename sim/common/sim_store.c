@@ -312,7 +312,7 @@ int sim_store_node_save(struct sim_ctx *ctx, char *err, size_t errlen)
 
 /* A card's file into d: its fixed part (hw) or its changing part and generation. */
 static int load_card_file(struct sim_ctx *ctx, unsigned ordinal, bool hw, struct sim_device *d, uint64_t *generation,
-			  char *err, size_t errlen)
+                          char *err, size_t errlen)
 {
 	char path[PATH_MAX], detail[512];
 	json_t *root = NULL;
@@ -375,7 +375,7 @@ int sim_store_card_refresh(struct sim_ctx *ctx, struct sim_card *card, char *err
 }
 
 static int write_card(struct sim_ctx *ctx, const struct sim_device *d, bool hw, uint64_t generation, char *err,
-		      size_t errlen)
+                      size_t errlen)
 {
 	char path[PATH_MAX];
 	json_t *root;

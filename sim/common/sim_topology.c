@@ -9,14 +9,37 @@
 #include "sim/common/sim_json.h"
 #include "sim/common/sim_uuid.h"
 
-static const char *const section_keys[] = { "count", "name", "memory_mib", "mig_mode", "profile_names", "memory_slices",
-					     "compute_slices", "pci_device_id", "pci_subsystem_id", "gi_profiles",
-					     "ci_profiles", "extra_gi_profiles", "extra_ci_profiles", "devices",
-					     NULL };
+static const char *const section_keys[] = { "count",
+	                                    "name",
+	                                    "memory_mib",
+	                                    "mig_mode",
+	                                    "profile_names",
+	                                    "memory_slices",
+	                                    "compute_slices",
+	                                    "pci_device_id",
+	                                    "pci_subsystem_id",
+	                                    "gi_profiles",
+	                                    "ci_profiles",
+	                                    "extra_gi_profiles",
+	                                    "extra_ci_profiles",
+	                                    "devices",
+	                                    NULL };
 
-static const char *const device_keys[] = { "name", "uuid", "bus_id", "minor", "memory_mib", "mig_mode", "profile_names",
-					   "present", "pci_device_id", "pci_subsystem_id", "gi_profiles",
-					   "ci_profiles", "extra_gi_profiles", "extra_ci_profiles", NULL };
+static const char *const device_keys[] = { "name",
+	                                   "uuid",
+	                                   "bus_id",
+	                                   "minor",
+	                                   "memory_mib",
+	                                   "mig_mode",
+	                                   "profile_names",
+	                                   "present",
+	                                   "pci_device_id",
+	                                   "pci_subsystem_id",
+	                                   "gi_profiles",
+	                                   "ci_profiles",
+	                                   "extra_gi_profiles",
+	                                   "extra_ci_profiles",
+	                                   NULL };
 
 /*
  * The user's section over the built-in one: scalars and profile lists
@@ -29,13 +52,15 @@ static json_t *merge_section(json_t *builtin, json_t *user)
 	const char *key;
 	json_t *value;
 
-	json_object_foreach(user, key, value) {
+	json_object_foreach(user, key, value)
+	{
 		if (!strcmp(key, "devices") && json_is_object(value) && json_is_object(json_object_get(merged, key))) {
 			json_t *devices = json_object_get(merged, key);
 			const char *ord;
 			json_t *dev;
 
-			json_object_foreach(value, ord, dev) {
+			json_object_foreach(value, ord, dev)
+			{
 				json_t *base = json_object_get(devices, ord);
 
 				if (json_is_object(base) && json_is_object(dev))
@@ -51,7 +76,7 @@ static json_t *merge_section(json_t *builtin, json_t *user)
 }
 
 static int read_gi_list(json_t *list, const char *what, struct sim_gi_profile **arr, unsigned *n, char *err,
-			size_t errlen)
+                        size_t errlen)
 {
 	size_t i;
 	json_t *v;
@@ -69,7 +94,8 @@ static int read_gi_list(json_t *list, const char *what, struct sim_gi_profile **
 			return -ENOMEM;
 		*arr = grown;
 	}
-	json_array_foreach(list, i, v) {
+	json_array_foreach(list, i, v)
+	{
 		int ret = sim_json_read_gi_profile(v, &(*arr)[*n], what, err, errlen);
 
 		if (ret)
@@ -80,7 +106,7 @@ static int read_gi_list(json_t *list, const char *what, struct sim_gi_profile **
 }
 
 static int read_ci_list(json_t *list, const char *what, struct sim_ci_profile **arr, unsigned *n, char *err,
-			size_t errlen)
+                        size_t errlen)
 {
 	size_t i;
 	json_t *v;
@@ -98,7 +124,8 @@ static int read_ci_list(json_t *list, const char *what, struct sim_ci_profile **
 			return -ENOMEM;
 		*arr = grown;
 	}
-	json_array_foreach(list, i, v) {
+	json_array_foreach(list, i, v)
+	{
 		int ret = sim_json_read_ci_profile(v, &(*arr)[*n], what, err, errlen);
 
 		if (ret)
@@ -110,14 +137,14 @@ static int read_ci_list(json_t *list, const char *what, struct sim_ci_profile **
 
 /* A profile table the engine can trust: indices in range and unique, placements on the card. */
 static int validate_profiles(const struct sim_vendor *v, const struct sim_device *d, const char *what, char *err,
-			     size_t errlen)
+                             size_t errlen)
 {
 	for (unsigned i = 0; i < d->n_gi_profiles; i++) {
 		const struct sim_gi_profile *p = &d->gi_profiles[i];
 
 		if (p->index >= v->gi_profile_count) {
-			snprintf(err, errlen, "%s: GI profile index %u is not below the API's count %u", what,
-				 p->index, v->gi_profile_count);
+			snprintf(err, errlen, "%s: GI profile index %u is not below the API's count %u", what, p->index,
+			         v->gi_profile_count);
 			return -EINVAL;
 		}
 		for (unsigned j = 0; j < i; j++)
@@ -127,14 +154,13 @@ static int validate_profiles(const struct sim_vendor *v, const struct sim_device
 			}
 		if (p->slices == 0 || p->slices > d->compute_slices) {
 			snprintf(err, errlen, "%s: GI profile %u: slices must be 1..%u", what, p->id,
-				 d->compute_slices);
+			         d->compute_slices);
 			return -EINVAL;
 		}
 		for (unsigned k = 0; k < p->n_placements; k++)
 			if (p->placements[k].start + p->placements[k].size > d->memory_slices) {
 				snprintf(err, errlen, "%s: GI profile %u: placement %u:%u leaves the %u memory slices",
-					 what, p->id, p->placements[k].start, p->placements[k].size,
-					 d->memory_slices);
+				         what, p->id, p->placements[k].start, p->placements[k].size, d->memory_slices);
 				return -EINVAL;
 			}
 	}
@@ -142,8 +168,8 @@ static int validate_profiles(const struct sim_vendor *v, const struct sim_device
 		const struct sim_ci_profile *c = &d->ci_profiles[i];
 
 		if (c->index >= v->ci_profile_count) {
-			snprintf(err, errlen, "%s: CI profile index %u is not below the API's count %u", what,
-				 c->index, v->ci_profile_count);
+			snprintf(err, errlen, "%s: CI profile index %u is not below the API's count %u", what, c->index,
+			         v->ci_profile_count);
 			return -EINVAL;
 		}
 		for (unsigned j = 0; j < i; j++)
@@ -160,7 +186,7 @@ static int validate_profiles(const struct sim_vendor *v, const struct sim_device
 }
 
 static int build_device(const struct sim_vendor *v, json_t *section, json_t *over, unsigned ordinal,
-			struct sim_device *d, char *err, size_t errlen)
+                        struct sim_device *d, char *err, size_t errlen)
 {
 	char what[64];
 	bool mig_mode = false;
@@ -225,31 +251,31 @@ static int build_device(const struct sim_vendor *v, json_t *section, json_t *ove
 
 	/* The card's own table replaces the section's; both extras add to it. */
 	gi_list = over && json_object_get(over, "gi_profiles") ? json_object_get(over, "gi_profiles")
-							       : json_object_get(section, "gi_profiles");
+	                                                       : json_object_get(section, "gi_profiles");
 	ci_list = over && json_object_get(over, "ci_profiles") ? json_object_get(over, "ci_profiles")
-							       : json_object_get(section, "ci_profiles");
+	                                                       : json_object_get(section, "ci_profiles");
 	ret = read_gi_list(gi_list, what, &d->gi_profiles, &d->n_gi_profiles, err, errlen);
 	if (!ret)
 		ret = read_gi_list(json_object_get(section, "extra_gi_profiles"), what, &d->gi_profiles,
-				   &d->n_gi_profiles, err, errlen);
+		                   &d->n_gi_profiles, err, errlen);
 	if (!ret && over)
-		ret = read_gi_list(json_object_get(over, "extra_gi_profiles"), what, &d->gi_profiles,
-				   &d->n_gi_profiles, err, errlen);
+		ret = read_gi_list(json_object_get(over, "extra_gi_profiles"), what, &d->gi_profiles, &d->n_gi_profiles,
+		                   err, errlen);
 	if (!ret)
 		ret = read_ci_list(ci_list, what, &d->ci_profiles, &d->n_ci_profiles, err, errlen);
 	if (!ret)
 		ret = read_ci_list(json_object_get(section, "extra_ci_profiles"), what, &d->ci_profiles,
-				   &d->n_ci_profiles, err, errlen);
+		                   &d->n_ci_profiles, err, errlen);
 	if (!ret && over)
-		ret = read_ci_list(json_object_get(over, "extra_ci_profiles"), what, &d->ci_profiles,
-				   &d->n_ci_profiles, err, errlen);
+		ret = read_ci_list(json_object_get(over, "extra_ci_profiles"), what, &d->ci_profiles, &d->n_ci_profiles,
+		                   err, errlen);
 	if (!ret)
 		ret = validate_profiles(v, d, what, err, errlen);
 	return ret;
 }
 
 static int build_from_section(const struct sim_vendor *v, json_t *section, struct sim_state *s, char *err,
-			      size_t errlen)
+                              size_t errlen)
 {
 	char what[64];
 	unsigned count = 0;
@@ -274,7 +300,8 @@ static int build_from_section(const struct sim_vendor *v, json_t *section, struc
 			snprintf(err, errlen, "%s: \"devices\" must map card ordinals to objects", what);
 			return -EINVAL;
 		}
-		json_object_foreach(devices, key, value) {
+		json_object_foreach(devices, key, value)
+		{
 			char *end;
 			unsigned long ord = strtoul(key, &end, 10);
 			char dwhat[96];
@@ -298,7 +325,7 @@ static int build_from_section(const struct sim_vendor *v, json_t *section, struc
 
 		snprintf(ord, sizeof(ord), "%u", i);
 		ret = build_device(v, section, devices ? json_object_get(devices, ord) : NULL, i, &s->devices[i], err,
-				   errlen);
+		                   errlen);
 		s->n_devices++;
 		if (ret)
 			return ret;
@@ -307,7 +334,7 @@ static int build_from_section(const struct sim_vendor *v, json_t *section, struc
 }
 
 int sim_topology_build(const struct sim_vendor *v, const char *topology_path, struct sim_state *s, char *err,
-		       size_t errlen)
+                       size_t errlen)
 {
 	json_error_t jerr;
 	json_t *builtin, *user = NULL, *section, *merged = NULL;
@@ -325,7 +352,7 @@ int sim_topology_build(const struct sim_vendor *v, const char *topology_path, st
 		user = json_load_file(topology_path, 0, &jerr);
 		if (!user || !json_is_object(user)) {
 			snprintf(err, errlen, "topology %s: %s (line %d)", topology_path,
-				 user ? "not a JSON object" : jerr.text, jerr.line);
+			         user ? "not a JSON object" : jerr.text, jerr.line);
 			ret = -EINVAL;
 			goto out;
 		}
@@ -339,7 +366,7 @@ int sim_topology_build(const struct sim_vendor *v, const char *topology_path, st
 			}
 			if (!json_is_object(us)) {
 				snprintf(err, errlen, "topology %s: \"%s\" must be an object or null", topology_path,
-					 v->dir);
+				         v->dir);
 				ret = -EINVAL;
 				goto out;
 			}

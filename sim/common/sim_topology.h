@@ -22,6 +22,6 @@ extern const char sim_builtin_topology[];
  * vendor with no cards.  Returns 0 or -errno with a message in err.
  */
 int sim_topology_build(const struct sim_vendor *v, const char *topology_path, struct sim_state *s, char *err,
-		       size_t errlen);
+                       size_t errlen);
 
 #endif

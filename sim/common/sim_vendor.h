@@ -56,11 +56,11 @@ struct sim_vendor {
 	 * Returns 0 or -errno with a message.
 	 */
 	int (*make_static_nodes)(const struct sim_paths *p, const struct sim_device *const *devs, unsigned n, char *err,
-				 size_t errlen);
+	                         size_t errlen);
 
 	/* Kernel-log lines for the refusals the runbook documents. */
 	void (*log_mode_refused)(const struct sim_paths *p, const struct sim_device *d,
-				 const struct accel_holder *holders, size_t n_holders, unsigned active);
+	                         const struct accel_holder *holders, size_t n_holders, unsigned active);
 	void (*log_gi_in_use)(const struct sim_paths *p, const struct sim_device *d, unsigned gi);
 	void (*log_mig_resources_in_use)(const struct sim_paths *p, const struct sim_device *d);
 };

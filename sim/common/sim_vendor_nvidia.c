@@ -96,10 +96,10 @@ static char *mig_minors_text(void)
 
 		for (unsigned gi = 0; gi < NV_MIG_MINORS_GIS; gi++) {
 			off += (size_t)snprintf(buf + off, cap - off, "gpu%u/gi%u/access %u\n", g, gi,
-						nvidia_gi_cap_minor(&d, gi));
+			                        nvidia_gi_cap_minor(&d, gi));
 			for (unsigned ci = 0; ci < NV_MIG_MINORS_CIS; ci++)
-				off += (size_t)snprintf(buf + off, cap - off, "gpu%u/gi%u/ci%u/access %u\n", g, gi,
-							ci, nvidia_ci_cap_minor(&d, gi, ci));
+				off += (size_t)snprintf(buf + off, cap - off, "gpu%u/gi%u/ci%u/access %u\n", g, gi, ci,
+				                        nvidia_ci_cap_minor(&d, gi, ci));
 		}
 	}
 	return buf;
@@ -128,7 +128,7 @@ static int write_rel(const char *root, const char *rel, const char *text, char *
 }
 
 static int nvidia_make_static_nodes(const struct sim_paths *p, const struct sim_device *const *devs, unsigned n,
-				 char *err, size_t errlen)
+                                    char *err, size_t errlen)
 {
 	char path[PATH_MAX], rel[160], text[512];
 	char *minors;
@@ -136,15 +136,15 @@ static int nvidia_make_static_nodes(const struct sim_paths *p, const struct sim_
 
 	if (n == 0)
 		return 0;
-#define MAKE_NODE(relpath, perm, maj, min)                                                             \
-	do {                                                                                           \
-		ret = sim_path_join(path, sizeof(path), p->dev, relpath);                             \
-		if (!ret)                                                                              \
-			ret = sim_make_chr(path, perm, maj, min);                                      \
-		if (ret) {                                                                             \
-			snprintf(err, errlen, "cannot create %s/%s", p->dev, relpath);                \
-			return ret;                                                                    \
-		}                                                                                      \
+#define MAKE_NODE(relpath, perm, maj, min)                                                                             \
+	do {                                                                                                           \
+		ret = sim_path_join(path, sizeof(path), p->dev, relpath);                                              \
+		if (!ret)                                                                                              \
+			ret = sim_make_chr(path, perm, maj, min);                                                      \
+		if (ret) {                                                                                             \
+			snprintf(err, errlen, "cannot create %s/%s", p->dev, relpath);                                 \
+			return ret;                                                                                    \
+		}                                                                                                      \
 	} while (0)
 	MAKE_NODE("nvidiactl", 0666, NV_MAJOR, 255);
 	MAKE_NODE("nvidia-uvm", 0666, NV_MAJOR_UVM, 0);
@@ -158,18 +158,18 @@ static int nvidia_make_static_nodes(const struct sim_paths *p, const struct sim_
 #undef MAKE_NODE
 
 	ret = write_rel(p->proc, "devices",
-			"Character devices:\n"
-			"195 nvidia\n"
-			"195 nvidiactl\n"
-			"238 nvidia-uvm\n"
-			"241 nvidia-caps\n",
-			err, errlen);
+	                "Character devices:\n"
+	                "195 nvidia\n"
+	                "195 nvidiactl\n"
+	                "238 nvidia-uvm\n"
+	                "241 nvidia-caps\n",
+	                err, errlen);
 	if (!ret)
 		ret = write_rel(p->proc, "driver/nvidia/capabilities/mig/config",
-				"DeviceFileMinor: 1\nDeviceFileMode: 256\nDeviceFileModify: 1\n", err, errlen);
+		                "DeviceFileMinor: 1\nDeviceFileMode: 256\nDeviceFileModify: 1\n", err, errlen);
 	if (!ret)
 		ret = write_rel(p->proc, "driver/nvidia/capabilities/mig/monitor",
-				"DeviceFileMinor: 2\nDeviceFileMode: 292\nDeviceFileModify: 1\n", err, errlen);
+		                "DeviceFileMinor: 2\nDeviceFileMode: 292\nDeviceFileModify: 1\n", err, errlen);
 	if (ret)
 		return ret;
 	minors = mig_minors_text();
@@ -195,17 +195,17 @@ static int nvidia_make_static_nodes(const struct sim_paths *p, const struct sim_
 		proc_bdf(d->bus_id, bdf, sizeof(bdf));
 		snprintf(rel, sizeof(rel), "driver/nvidia/gpus/%s/information", bdf);
 		snprintf(text, sizeof(text),
-			 "Model: \t\t %s\n"
-			 "IRQ:   \t\t 0\n"
-			 "GPU UUID: \t %s\n"
-			 "Video BIOS: \t 00.00.00.00.00\n"
-			 "Bus Type: \t PCIe\n"
-			 "DMA Size: \t 52 bits\n"
-			 "DMA Mask: \t 0xfffffffffffff\n"
-			 "Bus Location: \t %s\n"
-			 "Device Minor: \t %u\n"
-			 "GPU Excluded:\t No\n",
-			 d->name, d->uuid, bdf, d->minor);
+		         "Model: \t\t %s\n"
+		         "IRQ:   \t\t 0\n"
+		         "GPU UUID: \t %s\n"
+		         "Video BIOS: \t 00.00.00.00.00\n"
+		         "Bus Type: \t PCIe\n"
+		         "DMA Size: \t 52 bits\n"
+		         "DMA Mask: \t 0xfffffffffffff\n"
+		         "Bus Location: \t %s\n"
+		         "Device Minor: \t %u\n"
+		         "GPU Excluded:\t No\n",
+		         d->name, d->uuid, bdf, d->minor);
 		ret = write_rel(p->proc, rel, text, err, errlen);
 		if (ret)
 			return ret;
@@ -214,7 +214,7 @@ static int nvidia_make_static_nodes(const struct sim_paths *p, const struct sim_
 }
 
 static void nvidia_log_mode_refused(const struct sim_paths *p, const struct sim_device *d,
-				    const struct accel_holder *holders, size_t n_holders, unsigned active)
+                                    const struct accel_holder *holders, size_t n_holders, unsigned active)
 {
 	sim_kmsg(p->kmsg, "NVRM: GPU %s: %u active client(s), MIG mode not changed", d->bus_id, active);
 	for (size_t i = 0; i < n_holders; i++)

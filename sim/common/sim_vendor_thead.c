@@ -86,22 +86,22 @@ static unsigned thead_ci_cap_minor(const struct sim_device *d, unsigned gi, unsi
 }
 
 static int thead_make_static_nodes(const struct sim_paths *p, const struct sim_device *const *devs, unsigned n,
-				  char *err, size_t errlen)
+                                   char *err, size_t errlen)
 {
 	char path[PATH_MAX], rel[128];
 	int ret;
 
 	if (n == 0)
 		return 0;
-#define MAKE_NODE(relpath, maj, min)                                                                   \
-	do {                                                                                           \
-		ret = sim_path_join(path, sizeof(path), p->dev, relpath);                             \
-		if (!ret)                                                                              \
-			ret = sim_make_chr(path, 0666, maj, min);                                      \
-		if (ret) {                                                                             \
-			snprintf(err, errlen, "cannot create %s/%s", p->dev, relpath);                \
-			return ret;                                                                    \
-		}                                                                                      \
+#define MAKE_NODE(relpath, maj, min)                                                                                   \
+	do {                                                                                                           \
+		ret = sim_path_join(path, sizeof(path), p->dev, relpath);                                              \
+		if (!ret)                                                                                              \
+			ret = sim_make_chr(path, 0666, maj, min);                                                      \
+		if (ret) {                                                                                             \
+			snprintf(err, errlen, "cannot create %s/%s", p->dev, relpath);                                 \
+			return ret;                                                                                    \
+		}                                                                                                      \
 	} while (0)
 	MAKE_NODE("alixpu", THEAD_MAJOR_ALIXPU, 0);
 	MAKE_NODE("alixpu_ctl", THEAD_MAJOR_CTL, 0);
@@ -122,11 +122,10 @@ static int thead_make_static_nodes(const struct sim_paths *p, const struct sim_d
 			return -EIO;
 		}
 	}
-	if (sim_path_join(path, sizeof(path), p->proc, "devices") ||
-	    sim_write_text(path, "Character devices:\n"
-				 "505 alixpu\n"
-				 "506 alixpu_ctl\n"
-				 "507 alixpu-caps\n")) {
+	if (sim_path_join(path, sizeof(path), p->proc, "devices") || sim_write_text(path, "Character devices:\n"
+	                                                                                  "505 alixpu\n"
+	                                                                                  "506 alixpu_ctl\n"
+	                                                                                  "507 alixpu-caps\n")) {
 		snprintf(err, errlen, "cannot write %s/devices", p->proc);
 		return -EIO;
 	}
@@ -134,13 +133,13 @@ static int thead_make_static_nodes(const struct sim_paths *p, const struct sim_d
 }
 
 static void thead_log_mode_refused(const struct sim_paths *p, const struct sim_device *d,
-				   const struct accel_holder *holders, size_t n_holders, unsigned active)
+                                   const struct accel_holder *holders, size_t n_holders, unsigned active)
 {
 	sim_kmsg(p->kmsg, "[alixpu] PPU00%u contains %u active process, please try reset later ...", d->ordinal,
-		 active);
+	         active);
 	for (size_t i = 0; i < n_holders; i++)
-		sim_kmsg(p->kmsg, "[alixpu] Process[%s], pid:%d, uki_version:%d", holders[i].comm,
-			 (int)holders[i].pid, THEAD_UKI_VERSION);
+		sim_kmsg(p->kmsg, "[alixpu] Process[%s], pid:%d, uki_version:%d", holders[i].comm, (int)holders[i].pid,
+		         THEAD_UKI_VERSION);
 	sim_kmsg(p->kmsg, "[alixpu] PPU00%u set MIG mode failed", d->ordinal);
 }
 
@@ -149,13 +148,14 @@ static void thead_log_gi_in_use(const struct sim_paths *p, const struct sim_devi
 {
 	(void)d;
 	sim_kmsg(p->kmsg, "[alixpu] GPU instance %u is in use, please destory related compute instances then try again",
-		 gi);
+	         gi);
 }
 
 static void thead_log_mig_resources_in_use(const struct sim_paths *p, const struct sim_device *d)
 {
-	sim_kmsg(p->kmsg, "[alixpu] PPU00%u MIG resources are in use, please destroy related GPU instances and try again",
-		 d->ordinal);
+	sim_kmsg(p->kmsg,
+	         "[alixpu] PPU00%u MIG resources are in use, please destroy related GPU instances and try again",
+	         d->ordinal);
 }
 
 const struct sim_vendor sim_vendor_thead = {

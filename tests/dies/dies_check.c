@@ -338,8 +338,7 @@ static void check_ends(int die)
 	check(pread(fd, buf, sizeof(buf), (off_t)(size + 4096)) == 0, "read past the end: 0 bytes");
 	check(pread(fd, buf, sizeof(buf), (off_t)(size - 10)) == 10, "read across the end: short (10 bytes)");
 	errno = 0;
-	check(pwrite(fd, "x", 1, (off_t)size) < 0 && errno == ENOSPC, "write at the end: ENOSPC (%s)",
-	      strerror(errno));
+	check(pwrite(fd, "x", 1, (off_t)size) < 0 && errno == ENOSPC, "write at the end: ENOSPC (%s)", strerror(errno));
 	errno = 0;
 	check(pwrite(fd, "x", 1, (off_t)(size + 1048576)) < 0 && errno == ENOSPC, "write past the end: ENOSPC");
 	check(pwrite(fd, "12345678", 8, (off_t)(size - 4)) == 4, "write across the end: short (4 bytes)");

@@ -18,7 +18,6 @@
 #include "sim/locate.h"
 #include "tests/engine/node_fixture.h"
 
-
 const struct fam_case thead = { &accel_family_thead, "ppu3", "4g.48gb" };
 const struct fam_case nvidia = { &accel_family_nvidia, "gpu0", "3g.71gb" };
 
@@ -48,7 +47,7 @@ static void start_node(struct env *e)
 		e->opt.families[f].proc_root = e->proc[f];
 	}
 	e->opt.state_dir = e->state;
-	e->opt.poll_ms = 3600 * 1000;        /* the tests refresh when they mean to */
+	e->opt.poll_ms = 3600 * 1000;         /* the tests refresh when they mean to */
 	e->opt.orphan_grace_ms = 3600 * 1000; /* orphans stay visible to the checks */
 	e->opt.busy_retries = 1;
 	e->opt.busy_delay_ms = 1;
@@ -83,8 +82,7 @@ void *control(struct env *e, const struct accel_family *f, const char *suffix)
 	return fn;
 }
 
-void arm(struct env *e, const struct accel_family *f, const char *fn, mig_return_t r, unsigned skip,
-		unsigned times)
+void arm(struct env *e, const struct accel_family *f, const char *fn, mig_return_t r, unsigned skip, unsigned times)
 {
 	accelsim_fn_SimArmFault_t a = control(e, f, "SimArmFault");
 
@@ -214,4 +212,3 @@ void stop(struct env *e)
 	check_invariants(e, &thead);
 	check_invariants(e, &nvidia);
 }
-

@@ -152,7 +152,7 @@ static void nvidia_discovery_matches_the_h200(void **state)
 		unsigned id, span, count;
 	} want[] = {
 		{ "1g.18gb", 19, 1, 7 }, { "2g.35gb", 14, 2, 3 }, { "3g.71gb", 9, 4, 2 },
-		{ "4g.71gb", 5, 4, 1 },	 { "7g.141gb", 0, 8, 1 }, { "1g.35gb", 15, 2, 4 },
+		{ "4g.71gb", 5, 4, 1 },  { "7g.141gb", 0, 8, 1 }, { "1g.35gb", 15, 2, 4 },
 	};
 	struct env *e = setup(&accel_family_nvidia, NULL, 0);
 	struct accel_catalog c;
@@ -216,9 +216,8 @@ static void thead_ci_aliases_are_deduplicated(void **state)
 
 	(void)state;
 	assert_int_equal(accel_catalog_probe(&e->card, &c, err, sizeof(err)), 0);
-	assert_int_equal(accel_carve(&e->card, by_name(&c, "4g.48gb"), -1, NULL, 0, NULL, NULL, &res, err,
-				     sizeof(err)),
-			 0);
+	assert_int_equal(accel_carve(&e->card, by_name(&c, "4g.48gb"), -1, NULL, 0, NULL, NULL, &res, err, sizeof(err)),
+	                 0);
 	/* the job's nodes: control, card, and two capability nodes whose minors came from procfs */
 	assert_int_equal(res.n_nodes, 5);
 	assert_string_equal(res.nodes[2].path, "/dev/alixpu_ppu3");

@@ -96,7 +96,8 @@ static void fault_every_reclaim_call(const struct fam_case *c, mig_return_t code
 		int ret;
 
 		assert_true(k < 200);
-		assert_int_equal(accel_node_mkdir(e.node, c->device, c->profile, "job", 0, 0, NULL, why, sizeof(why)), 0);
+		assert_int_equal(accel_node_mkdir(e.node, c->device, c->profile, "job", 0, 0, NULL, why, sizeof(why)),
+		                 0);
 		arm(&e, c->family, "*", code, k, 1);
 		ret = accel_node_rmdir(e.node, c->device, c->profile, "job", why, sizeof(why));
 		fired = disarm(&e, c->family);

@@ -94,8 +94,9 @@ static void *work(void *arg)
 		/* Once mkdir has answered, every snapshot shows the job. */
 		s = accel_node_snapshot(w->e->node);
 		if (!job_in(s, device, job))
-			snprintf(w->failure, sizeof(w->failure), "%s carved but not in the next snapshot (generation %llu)",
-				 job, (unsigned long long)s->generation);
+			snprintf(w->failure, sizeof(w->failure),
+			         "%s carved but not in the next snapshot (generation %llu)", job,
+			         (unsigned long long)s->generation);
 		accel_snapshot_unref(s);
 		ret = accel_node_rmdir(w->e->node, device, "4g.48gb", job, why, sizeof(why));
 		if (ret) {
@@ -126,7 +127,7 @@ static void *watch(void *arg)
 		struct accel_snapshot *s = accel_node_snapshot(w->e->node);
 		if (s->generation < last)
 			snprintf(w->failure, sizeof(w->failure), "generation went back from %llu to %llu",
-				 (unsigned long long)last, (unsigned long long)s->generation);
+			         (unsigned long long)last, (unsigned long long)s->generation);
 		last = s->generation;
 		accel_snapshot_unref(s);
 	}

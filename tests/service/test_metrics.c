@@ -42,10 +42,10 @@ static void test_reasons(void **state)
 		int err;
 		const char *name;
 	} cases[] = {
-		{ ENOSPC, "no_space" },   { EBUSY, "busy" },       { EAGAIN, "busy" },
-		{ EEXIST, "exists" },     { EINVAL, "invalid_name" }, { ENAMETOOLONG, "invalid_name" },
-		{ ENOENT, "not_found" },  { ENODEV, "not_found" }, { EROFS, "read_only" },
-		{ EIO, "driver_error" },  { ESTALE, "driver_error" }, { ENOMEM, "no_memory" },
+		{ ENOSPC, "no_space" },  { EBUSY, "busy" },          { EAGAIN, "busy" },
+		{ EEXIST, "exists" },    { EINVAL, "invalid_name" }, { ENAMETOOLONG, "invalid_name" },
+		{ ENOENT, "not_found" }, { ENODEV, "not_found" },    { EROFS, "read_only" },
+		{ EIO, "driver_error" }, { ESTALE, "driver_error" }, { ENOMEM, "no_memory" },
 		{ EPIPE, "other" },
 	};
 
@@ -124,8 +124,8 @@ static void test_histogram_buckets(void **state)
 	for (size_t b = 1; b < ACCEL_METRICS_BUCKETS; b++)
 		assert_true(accel_metrics_bucket_le[b] > accel_metrics_bucket_le[b - 1]);
 	assert_int_equal(bucket_of(0), 0);
-	assert_int_equal(bucket_of(3000000), 1);         /* 3 ms: le 0.005 */
-	assert_int_equal(bucket_of(200000000), 6);       /* 0.2 s: le 0.25 */
+	assert_int_equal(bucket_of(3000000), 1);                              /* 3 ms: le 0.005 */
+	assert_int_equal(bucket_of(200000000), 6);                            /* 0.2 s: le 0.25 */
 	assert_int_equal(bucket_of(3600000000000ull), ACCEL_METRICS_BUCKETS); /* an hour: +Inf */
 	/* A t0 from the future (another clock's reading) counts as no time, not as an overflow. */
 	accel_metrics_reset();

@@ -29,44 +29,111 @@ static struct accel_span four[] = { { 0, 4 }, { 4, 4 } };
 static struct accel_span two[] = { { 0, 2 }, { 2, 2 }, { 4, 2 }, { 6, 2 } };
 
 static struct accel_profile profiles[] = {
-	{ .id = 5, .name = "4g.48gb", .vendor_name = "4g48gb", .driver_name = "MIG 4g48gb", .span = 4,
-	  .placements = four, .n_placements = 2, .available = 0, .memory_mib = 49152 },
-	{ .id = 14, .name = "2g.24gb", .vendor_name = "2g24gb", .driver_name = "MIG 2g24gb", .span = 2,
-	  .placements = two, .n_placements = 4, .available = 1, .memory_mib = 24576 },
+	{ .id = 5,
+	  .name = "4g.48gb",
+	  .vendor_name = "4g48gb",
+	  .driver_name = "MIG 4g48gb",
+	  .span = 4,
+	  .placements = four,
+	  .n_placements = 2,
+	  .available = 0,
+	  .memory_mib = 49152 },
+	{ .id = 14,
+	  .name = "2g.24gb",
+	  .vendor_name = "2g24gb",
+	  .driver_name = "MIG 2g24gb",
+	  .span = 2,
+	  .placements = two,
+	  .n_placements = 4,
+	  .available = 1,
+	  .memory_mib = 24576 },
 };
 
 static struct accel_devnode nodes[] = { { .path = "/dev/alixpu", .major = 505, .minor = 0 } };
 
 static struct accel_job jobs[] = {
-	{ .name = "job1", .profile = "4g.48gb", .state = ACCEL_JOB_READY, .profile_id = 5, .gi = 0,
-	  .placement = { 0, 4 }, .uuid = "MIG-1", .nodes = nodes, .n_nodes = 1, .created = 0 },
-	{ .name = "gone", .profile = "2g.24gb", .state = ACCEL_JOB_LOST, .state_reason = "its instance is gone",
-	  .profile_id = 14, .gi = 7, .placement = { 6, 2 }, .uuid = "MIG-2" },
-	{ .name = "leaving", .profile = "2g.24gb", .state = ACCEL_JOB_REMOVING, .state_reason = "busy",
-	  .profile_id = 14, .gi = 2, .placement = { 6, 2 }, .uuid = "MIG-3" },
+	{ .name = "job1",
+	  .profile = "4g.48gb",
+	  .state = ACCEL_JOB_READY,
+	  .profile_id = 5,
+	  .gi = 0,
+	  .placement = { 0, 4 },
+	  .uuid = "MIG-1",
+	  .nodes = nodes,
+	  .n_nodes = 1,
+	  .created = 0 },
+	{ .name = "gone",
+	  .profile = "2g.24gb",
+	  .state = ACCEL_JOB_LOST,
+	  .state_reason = "its instance is gone",
+	  .profile_id = 14,
+	  .gi = 7,
+	  .placement = { 6, 2 },
+	  .uuid = "MIG-2" },
+	{ .name = "leaving",
+	  .profile = "2g.24gb",
+	  .state = ACCEL_JOB_REMOVING,
+	  .state_reason = "busy",
+	  .profile_id = 14,
+	  .gi = 2,
+	  .placement = { 6, 2 },
+	  .uuid = "MIG-3" },
 };
 
 static struct accel_instance instances[] = {
 	/* Out of placement order on purpose: the map sorts them. */
-	{ .gi = 1, .profile_id = 14, .placement = { 4, 2 }, .n_ci = 1, .profile_name = "2g.24gb",
+	{ .gi = 1,
+	  .profile_id = 14,
+	  .placement = { 4, 2 },
+	  .n_ci = 1,
+	  .profile_name = "2g.24gb",
 	  .note = "orphan: reclaimed in 8 s if still unused" },
-	{ .gi = 0, .profile_id = 5, .placement = { 0, 4 }, .n_ci = 1, .uuid = "MIG-1", .profile_name = "4g.48gb",
+	{ .gi = 0,
+	  .profile_id = 5,
+	  .placement = { 0, 4 },
+	  .n_ci = 1,
+	  .uuid = "MIG-1",
+	  .profile_name = "4g.48gb",
 	  .job = "job1" },
-	{ .gi = 2, .profile_id = 14, .placement = { 6, 2 }, .n_ci = 0, .uuid = "MIG-3", .profile_name = "2g.24gb",
+	{ .gi = 2,
+	  .profile_id = 14,
+	  .placement = { 6, 2 },
+	  .n_ci = 0,
+	  .uuid = "MIG-3",
+	  .profile_name = "2g.24gb",
 	  .job = "leaving" },
 };
 
 static struct accel_device ppu = {
-	.family = &accel_family_thead, .name = "ppu3", .ordinal = 3, .minor = 4, .uuid = "GPU-3",
+	.family = &accel_family_thead,
+	.name = "ppu3",
+	.ordinal = 3,
+	.minor = 4,
+	.uuid = "GPU-3",
 	.product = "PPU \"ZW\\810\"", /* a quote and a backslash: label escaping */
-	.bus_id = "0000:28:00.0", .mig_enabled = true, .mig_pending_enabled = true,
-	.profiles = profiles, .n_profiles = 2, .jobs = jobs, .n_jobs = 3, .instances = instances, .n_instances = 3,
-	.card_nodes = nodes, .n_card_nodes = 1,
+	.bus_id = "0000:28:00.0",
+	.mig_enabled = true,
+	.mig_pending_enabled = true,
+	.profiles = profiles,
+	.n_profiles = 2,
+	.jobs = jobs,
+	.n_jobs = 3,
+	.instances = instances,
+	.n_instances = 3,
+	.card_nodes = nodes,
+	.n_card_nodes = 1,
 };
 
 static struct accel_device gpu = {
-	.family = &accel_family_nvidia, .name = "gpu0", .ordinal = 0, .minor = 0, .uuid = "GPU-0",
-	.product = "NVIDIA H200", .bus_id = "0000:99:00.0", .mig_enabled = false, .refused = true,
+	.family = &accel_family_nvidia,
+	.name = "gpu0",
+	.ordinal = 0,
+	.minor = 0,
+	.uuid = "GPU-0",
+	.product = "NVIDIA H200",
+	.bus_id = "0000:99:00.0",
+	.mig_enabled = false,
+	.refused = true,
 	.refusal = "driver error: Unknown Error",
 };
 
@@ -115,7 +182,7 @@ static void test_metrics_gauges(void **state)
 	accel_metrics_reset();
 	text = render(fs_metrics_render);
 	assert_line(text, "accelfs_device_info{device=\"ppu3\",vendor=\"T-Head\",product=\"PPU \\\"ZW\\\\810\\\"\","
-			  "uuid=\"GPU-3\",bus_id=\"0000:28:00.0\"} 1");
+	                  "uuid=\"GPU-3\",bus_id=\"0000:28:00.0\"} 1");
 	assert_line(text, "accelfs_device_refused{device=\"gpu0\"} 1");
 	assert_line(text, "accelfs_devices_refused 1");
 	assert_line(text, "accelfs_device_mig_enabled{device=\"gpu0\"} 0");
@@ -206,14 +273,15 @@ static void test_map(void **state)
 	char *text = render_map(&ppu);
 
 	(void)state;
-	assert_string_equal(text, "slice 0 1 2 3 4 5 6 7\n"
-				  "      A A A A B B C C\n"
-				  "A job=job1 profile=4g.48gb gi=0 placement=0:4 state=ready\n"
-				  "B job=- profile=2g.24gb gi=1 placement=4:2 foreign note=\"orphan: reclaimed in 8 s if "
-				  "still unused\"\n"
-				  "C job=leaving profile=2g.24gb gi=2 placement=6:2 state=removing\n"
-				  ". free=- slices=0/8\n"
-				  "- job=gone profile=2g.24gb state=lost holds no slices\n");
+	assert_string_equal(text,
+	                    "slice 0 1 2 3 4 5 6 7\n"
+	                    "      A A A A B B C C\n"
+	                    "A job=job1 profile=4g.48gb gi=0 placement=0:4 state=ready\n"
+	                    "B job=- profile=2g.24gb gi=1 placement=4:2 foreign note=\"orphan: reclaimed in 8 s if "
+	                    "still unused\"\n"
+	                    "C job=leaving profile=2g.24gb gi=2 placement=6:2 state=removing\n"
+	                    ". free=- slices=0/8\n"
+	                    "- job=gone profile=2g.24gb state=lost holds no slices\n");
 	free(text);
 }
 
@@ -242,7 +310,7 @@ static void test_map_refused_and_disabled(void **state)
 
 	(void)state;
 	assert_string_equal(text, "refused: driver error: Unknown Error (the last known state follows)\n"
-				  "MIG mode is disabled: no slices to draw\n");
+	                          "MIG mode is disabled: no slices to draw\n");
 	free(text);
 }
 

@@ -18,7 +18,7 @@
 
 struct sim_fixture {
 	const struct accel_family *family;
-	char state_dir[PATH_MAX]; /* the temporary --state-dir */
+	char state_dir[PATH_MAX];   /* the temporary --state-dir */
 	char vendor_root[PATH_MAX]; /* <state_dir>/sim/<vendor> */
 	char lib_path[PATH_MAX];
 	struct mig_lib lib;

@@ -166,7 +166,7 @@ static void test_any_fault_has_no_side_effect(void **state)
 	snprintf(kmsg_before, sizeof(kmsg_before), "%s", fx_read(fx, "kmsg"));
 	assert_int_equal(arm("*", MIG_ERROR_INSUFFICIENT_RESOURCES, 0, 1), MIG_SUCCESS);
 	assert_int_equal(fx->lib.DeviceCreateGpuInstanceWithPlacement(dev, ID_4G48GB, &pl, &gi),
-			 MIG_ERROR_INSUFFICIENT_RESOURCES);
+	                 MIG_ERROR_INSUFFICIENT_RESOURCES);
 	assert_ptr_equal(gi, sentinel);
 	assert_false(fx_exists(fx, "proc/driver/alixpu/capabilities/ppu4/mig/gi0"));
 	assert_int_equal(fx->lib.DeviceGetGpuInstances(dev, ID_4G48GB, gis, &count), MIG_SUCCESS);
@@ -295,9 +295,15 @@ static void assert_counts(struct sim_fixture *fx, const char *const *want_names,
 static void test_counts_exact(void **state)
 {
 	struct sim_fixture *fx = *state;
-	static const char *const names[] = { "DeviceGetCount_v2", "DeviceGetHandleByIndex_v2", "DeviceGetMigMode",
-					     "DeviceGetName", "DeviceCreateGpuInstanceWithPlacement",
-					     "GpuInstanceDestroy", "Init_v2", "Shutdown", "DeviceSetMigMode" };
+	static const char *const names[] = { "DeviceGetCount_v2",
+		                             "DeviceGetHandleByIndex_v2",
+		                             "DeviceGetMigMode",
+		                             "DeviceGetName",
+		                             "DeviceCreateGpuInstanceWithPlacement",
+		                             "GpuInstanceDestroy",
+		                             "Init_v2",
+		                             "Shutdown",
+		                             "DeviceSetMigMode" };
 	static const long long want[] = { 3, 2, 1, 2, 1, 1, 1, 1, 1 };
 	mig_gpu_instance_placement_t pl = { 0, 4 };
 	mig_device_t dev, dev2;
@@ -350,7 +356,7 @@ static void test_counting_writes_no_state(void **state)
 		assert_int_equal(before[f].st_mtim.tv_nsec, after.st_mtim.tv_nsec);
 	}
 	assert_counts(fx, (const char *const[]){ "Init_v2", "DeviceGetHandleByIndex_v2", "DeviceGetMigMode" },
-		      (const long long[]){ 1, 1, 200 }, 3);
+	              (const long long[]){ 1, 1, 200 }, 3);
 }
 
 /* Another process's calls land in the same counters; its Init_v2 and Shutdown too. */

@@ -231,7 +231,8 @@ static void test_next_call_sees_other_process(void **state)
 		char err[256];
 
 		if (accel_family_open_lib(fx->family, fx->lib_path, &lib, err, sizeof(err)) ||
-		    lib.DeviceGetHandleByIndex_v2(3, &d) || lib.DeviceCreateGpuInstanceWithPlacement(d, ID_4G48GB, &pl, &g))
+		    lib.DeviceGetHandleByIndex_v2(3, &d) ||
+		    lib.DeviceCreateGpuInstanceWithPlacement(d, ID_4G48GB, &pl, &g))
 			_exit(1);
 		mig_lib_close(&lib);
 		_exit(0);
@@ -397,10 +398,10 @@ static void test_card_file_outgrows_a_page(void **state)
 	(void)state;
 	assert_true(fd >= 0);
 	assert_true(dprintf(fd, "{ \"nvidia\": null, \"thead\": { \"count\": 1, \"memory_slices\": 16, "
-				"\"compute_slices\": 16, \"gi_profiles\": [ { \"index\": 0, \"id\": 0, "
-				"\"name\": \"MIG 1g6gb\", \"slices\": 1, \"instances\": 16, \"memory_mib\": 6144, "
-				"\"placements\": \"{0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15}:1\" } ], "
-				"\"ci_profiles\": [ { \"index\": 0, \"id\": 0, \"slices\": 1 } ] } }\n") > 0);
+	                        "\"compute_slices\": 16, \"gi_profiles\": [ { \"index\": 0, \"id\": 0, "
+	                        "\"name\": \"MIG 1g6gb\", \"slices\": 1, \"instances\": 16, \"memory_mib\": 6144, "
+	                        "\"placements\": \"{0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15}:1\" } ], "
+	                        "\"ci_profiles\": [ { \"index\": 0, \"id\": 0, \"slices\": 1 } ] } }\n") > 0);
 	close(fd);
 	fx_prepare(&fx, &accel_family_thead, topo);
 	fx_open(&fx);
@@ -408,7 +409,7 @@ static void test_card_file_outgrows_a_page(void **state)
 		mig_gpu_instance_placement_t pl = { i, 1 };
 
 		assert_int_equal(fx.lib.DeviceCreateGpuInstanceWithPlacement(fx_device(&fx, 0), 0, &pl, &gis[i]),
-				 MIG_SUCCESS);
+		                 MIG_SUCCESS);
 		assert_int_equal(fx.lib.GpuInstanceCreateComputeInstance(gis[i], 0, &ci), MIG_SUCCESS);
 	}
 	assert_int_equal(stat(fx_path(&fx, path, rel), &st), 0);

@@ -100,7 +100,7 @@ static void test_threads_and_processes(void **state)
 		unsigned remaining = 0;
 
 		assert_int_equal(fx.lib.DeviceGetGpuInstanceRemainingCapacity(fx_device(&fx, p), 3, &remaining),
-				 MIG_SUCCESS);
+		                 MIG_SUCCESS);
 		assert_int_equal(remaining, 1);
 	}
 	assert_false(fx_exists(&fx, "proc/driver/alixpu/capabilities/ppu0/mig/gi0"));

@@ -162,7 +162,7 @@ static void test_profiles_with_mode_off(void **state)
 	assert_int_equal(fx->lib.DeviceGetGpuInstanceId(dev, &id), MIG_ERROR_INVALID_ARGUMENT);
 	assert_int_equal(fx->lib.DeviceGetGpuInstanceProfileInfoV(dev, 0, &info), MIG_ERROR_INVALID_ARGUMENT);
 	assert_int_equal(fx->lib.DeviceGetGpuInstancePossiblePlacements_v2(dev, 1, NULL, &n),
-			 MIG_ERROR_INVALID_ARGUMENT);
+	                 MIG_ERROR_INVALID_ARGUMENT);
 	assert_int_equal(fx->lib.DeviceCreateGpuInstanceWithPlacement(dev, 0, &pl, &gi), MIG_ERROR_NOT_SUPPORTED);
 	/* Names come back with the mode. */
 	assert_int_equal(fx->lib.DeviceSetMigMode(dev, MIG_DEVICE_MIG_ENABLE, &status), MIG_SUCCESS);
@@ -185,13 +185,14 @@ static void test_nodes_and_procfs(void **state)
 	assert_int_equal(fx_node_minor(fx, "dev/nvidia-caps/nvidia-cap1"), 1);
 	assert_int_equal(fx_node_minor(fx, "dev/nvidia-caps/nvidia-cap2"), 2);
 	assert_string_equal(fx_read(fx, "proc/driver/nvidia/capabilities/mig/config"),
-			    "DeviceFileMinor: 1\nDeviceFileMode: 256\nDeviceFileModify: 1\n");
+	                    "DeviceFileMinor: 1\nDeviceFileMode: 256\nDeviceFileModify: 1\n");
 	assert_string_equal(fx_read(fx, "proc/driver/nvidia/capabilities/mig/monitor"),
-			    "DeviceFileMinor: 2\nDeviceFileMode: 292\nDeviceFileModify: 1\n");
+	                    "DeviceFileMinor: 2\nDeviceFileMode: 292\nDeviceFileModify: 1\n");
 	assert_true(fx_exists(fx, "proc/driver/nvidia/capabilities/gpu0/mig"));
-	assert_non_null(strstr(fx_read(fx, "proc/driver/nvidia/gpus/0000:00:06.0/information"),
-			       "Device Minor: \t 0\n"));
-	assert_non_null(strstr(fx_read(fx, "proc/devices"), "195 nvidia\n195 nvidiactl\n238 nvidia-uvm\n241 nvidia-caps\n"));
+	assert_non_null(
+		strstr(fx_read(fx, "proc/driver/nvidia/gpus/0000:00:06.0/information"), "Device Minor: \t 0\n"));
+	assert_non_null(
+		strstr(fx_read(fx, "proc/devices"), "195 nvidia\n195 nvidiactl\n238 nvidia-uvm\n241 nvidia-caps\n"));
 	minors = fx_read(fx, "proc/driver/nvidia-caps/mig-minors");
 	assert_int_equal(strncmp(minors, "config 1\nmonitor 2\ngpu0/gi0/access 3\ngpu0/gi0/ci0/access 4\n", 59), 0);
 	assert_non_null(strstr(minors, "gpu0/gi1/access 12\n"));
@@ -199,7 +200,7 @@ static void test_nodes_and_procfs(void **state)
 }
 
 static mig_gpu_instance_t create_gi(struct sim_fixture *fx, unsigned profile, unsigned start, unsigned size,
-				    mig_return_t expect)
+                                    mig_return_t expect)
 {
 	mig_gpu_instance_placement_t pl = { start, size };
 	mig_gpu_instance_t gi = NULL;
@@ -232,9 +233,9 @@ static void test_memory_and_compute_slices(void **state)
 	struct sim_fixture *fx = *state;
 	unsigned remaining = 0;
 
-	create_gi(fx, 5, 0, 4, MIG_SUCCESS);   /* 4g.71gb: memory 0-3, 4 compute */
+	create_gi(fx, 5, 0, 4, MIG_SUCCESS);                      /* 4g.71gb: memory 0-3, 4 compute */
 	create_gi(fx, 9, 0, 4, MIG_ERROR_INSUFFICIENT_RESOURCES); /* overlaps memory */
-	create_gi(fx, 9, 4, 4, MIG_SUCCESS);   /* 3g.71gb: memory 4-7, 7 compute in all */
+	create_gi(fx, 9, 4, 4, MIG_SUCCESS);                      /* 3g.71gb: memory 4-7, 7 compute in all */
 	assert_int_equal(fx->lib.DeviceGetGpuInstanceRemainingCapacity(fx_device(fx, 0), 19, &remaining), MIG_SUCCESS);
 	assert_int_equal(remaining, 0);
 	create_gi(fx, 19, 6, 1, MIG_ERROR_INSUFFICIENT_RESOURCES);
@@ -255,10 +256,10 @@ static void test_ci_profiles(void **state)
 		unsigned slices, sm, count;
 		const char *name;
 	} want7g[] = {
-		{ 0, MIG_SUCCESS, 1, 16, 7, "MIG 1c.7g.141gb" }, { 1, MIG_SUCCESS, 2, 32, 3, "MIG 2c.7g.141gb" },
-		{ 2, MIG_SUCCESS, 3, 60, 2, "MIG 3c.7g.141gb" }, { 3, MIG_SUCCESS, 4, 64, 1, "MIG 4c.7g.141gb" },
-		{ 4, MIG_SUCCESS, 7, 132, 1, "MIG 7g.141gb" },   { 5, MIG_ERROR_NOT_SUPPORTED, 0, 0, 0, NULL },
-		{ 6, MIG_ERROR_NOT_SUPPORTED, 0, 0, 0, NULL },   { 7, MIG_ERROR_NOT_SUPPORTED, 0, 0, 0, NULL },
+		{ 0, MIG_SUCCESS, 1, 16, 7, "MIG 1c.7g.141gb" },  { 1, MIG_SUCCESS, 2, 32, 3, "MIG 2c.7g.141gb" },
+		{ 2, MIG_SUCCESS, 3, 60, 2, "MIG 3c.7g.141gb" },  { 3, MIG_SUCCESS, 4, 64, 1, "MIG 4c.7g.141gb" },
+		{ 4, MIG_SUCCESS, 7, 132, 1, "MIG 7g.141gb" },    { 5, MIG_ERROR_NOT_SUPPORTED, 0, 0, 0, NULL },
+		{ 6, MIG_ERROR_NOT_SUPPORTED, 0, 0, 0, NULL },    { 7, MIG_ERROR_NOT_SUPPORTED, 0, 0, 0, NULL },
 		{ 8, MIG_ERROR_INVALID_ARGUMENT, 0, 0, 0, NULL },
 	};
 
@@ -289,7 +290,7 @@ static void test_ci_profiles(void **state)
 	for (size_t i = 0; i < sizeof(want7g) / sizeof(want7g[0]); i++) {
 		info.version = MIG_COMPUTE_INSTANCE_PROFILE_INFO_V2;
 		assert_int_equal(fx->lib.GpuInstanceGetComputeInstanceProfileInfoV(big, want7g[i].idx, 0, &info),
-				 want7g[i].r);
+		                 want7g[i].r);
 		if (want7g[i].r != MIG_SUCCESS)
 			continue;
 		assert_int_equal(info.id, want7g[i].idx);
@@ -337,7 +338,7 @@ static void test_mig_devices(void **state)
 	assert_string_equal(fx->lib.ErrorString(MIG_ERROR_INSUFFICIENT_RESOURCES), "Insufficient Resources");
 	assert_string_equal(fx->lib.ErrorString(MIG_ERROR_RESET_REQUIRED), "GPU requires reset");
 	assert_string_equal(fx->lib.ErrorString(MIG_ERROR_INVALID_STATE),
-			    "Resource not in correct state to perform requested operation");
+	                    "Resource not in correct state to perform requested operation");
 	assert_string_equal(fx->lib.ErrorString(MIG_ERROR_UNKNOWN), "Unknown Error");
 }
 

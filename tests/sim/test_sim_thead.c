@@ -42,7 +42,7 @@ static int teardown(void **state)
 }
 
 static mig_gpu_instance_t create_gi(struct sim_fixture *fx, mig_device_t dev, unsigned profile, unsigned start,
-				    unsigned size, mig_return_t expect)
+                                    unsigned size, mig_return_t expect)
 {
 	mig_gpu_instance_placement_t pl = { start, size };
 	mig_gpu_instance_t gi = NULL;
@@ -60,7 +60,7 @@ static unsigned gi_id(struct sim_fixture *fx, mig_gpu_instance_t gi)
 }
 
 static mig_compute_instance_t create_ci(struct sim_fixture *fx, mig_gpu_instance_t gi, unsigned profile,
-					mig_return_t expect)
+                                        mig_return_t expect)
 {
 	mig_compute_instance_t ci = NULL;
 
@@ -140,10 +140,9 @@ static void test_profiles_sparse_ids(void **state)
 	assert_int_equal(found, 2);
 	info.version = MIG_GPU_INSTANCE_PROFILE_INFO_V3;
 	assert_int_equal(fx->lib.DeviceGetGpuInstanceProfileInfoV(dev, accel_family_thead.gi_profile_count, &info),
-			 MIG_ERROR_INVALID_ARGUMENT);
+	                 MIG_ERROR_INVALID_ARGUMENT);
 	info.version = MIG_STRUCT_VERSION(mig_gpu_instance_profile_info_v3_t, 2);
-	assert_int_equal(fx->lib.DeviceGetGpuInstanceProfileInfoV(dev, 1, &info),
-			 MIG_ERROR_ARGUMENT_VERSION_MISMATCH);
+	assert_int_equal(fx->lib.DeviceGetGpuInstanceProfileInfoV(dev, 1, &info), MIG_ERROR_ARGUMENT_VERSION_MISMATCH);
 	assert_int_equal(fx->lib.DeviceGetGpuInstanceProfileInfoV(dev, 1, NULL), MIG_ERROR_INVALID_ARGUMENT);
 }
 
@@ -175,7 +174,7 @@ static void test_placements_ignore_occupancy(void **state)
 
 	check_placements(fx, dev);
 	assert_int_equal(fx->lib.DeviceGetGpuInstancePossiblePlacements_v2(dev, 1, NULL, &n),
-			 MIG_ERROR_INVALID_ARGUMENT);
+	                 MIG_ERROR_INVALID_ARGUMENT);
 	assert_int_equal(fx->lib.DeviceGetGpuInstanceRemainingCapacity(dev, ID_4G48GB, &remaining), MIG_SUCCESS);
 	assert_int_equal(remaining, 2);
 	create_gi(fx, dev, ID_4G48GB, 0, 4, MIG_SUCCESS);
@@ -216,7 +215,7 @@ static void test_create_rules(void **state)
 	assert_int_equal(gi_id(fx, a), 0);
 	/* Another card is untouched. */
 	assert_int_equal(fx->lib.DeviceGetGpuInstanceRemainingCapacity(fx_device(fx, 6), ID_8G96GB, &remaining),
-			 MIG_SUCCESS);
+	                 MIG_SUCCESS);
 	assert_int_equal(remaining, 1);
 }
 
@@ -260,8 +259,8 @@ static void test_ci_profiles_alias(void **state)
 
 		memset(&info, 0, sizeof(info));
 		info.version = MIG_COMPUTE_INSTANCE_PROFILE_INFO_V2;
-		r = fx->lib.GpuInstanceGetComputeInstanceProfileInfoV(gi, idx, MIG_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED,
-								       &info);
+		r = fx->lib.GpuInstanceGetComputeInstanceProfileInfoV(
+			gi, idx, MIG_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED, &info);
 		if (r == MIG_ERROR_NOT_SUPPORTED)
 			continue;
 		assert_int_equal(r, MIG_SUCCESS);
@@ -284,14 +283,15 @@ static void test_ci_profiles_alias(void **state)
 	/* The 8-slice profile does not fit a 4-slice GI; beyond the count is invalid. */
 	info.version = MIG_COMPUTE_INSTANCE_PROFILE_INFO_V2;
 	assert_int_equal(fx->lib.GpuInstanceGetComputeInstanceProfileInfoV(gi, 3, 0, &info), MIG_ERROR_NOT_SUPPORTED);
-	assert_int_equal(fx->lib.GpuInstanceGetComputeInstanceProfileInfoV(gi, accel_family_thead.ci_profile_count, 0,
-									   &info),
-			 MIG_ERROR_INVALID_ARGUMENT);
+	assert_int_equal(
+		fx->lib.GpuInstanceGetComputeInstanceProfileInfoV(gi, accel_family_thead.ci_profile_count, 0, &info),
+		MIG_ERROR_INVALID_ARGUMENT);
 	info.version = MIG_STRUCT_VERSION(mig_compute_instance_profile_info_v2_t, 3);
 	assert_int_equal(fx->lib.GpuInstanceGetComputeInstanceProfileInfoV(gi, 2, 0, &info),
-			 MIG_ERROR_ARGUMENT_VERSION_MISMATCH);
+	                 MIG_ERROR_ARGUMENT_VERSION_MISMATCH);
 	info.version = 0;
-	assert_int_equal(fx->lib.GpuInstanceGetComputeInstanceProfileInfoV(gi, 2, 0, &info), MIG_ERROR_INVALID_ARGUMENT);
+	assert_int_equal(fx->lib.GpuInstanceGetComputeInstanceProfileInfoV(gi, 2, 0, &info),
+	                 MIG_ERROR_INVALID_ARGUMENT);
 }
 
 static void test_records_and_nodes(void **state)
@@ -319,7 +319,7 @@ static void test_records_and_nodes(void **state)
 	/* The GI cannot go while its CI lives: the manufacturer's message reaches kmsg. */
 	assert_int_equal(fx->lib.GpuInstanceDestroy(gi), MIG_ERROR_IN_USE);
 	assert_non_null(strstr(fx_read(fx, "kmsg"),
-			       "GPU instance 0 is in use, please destory related compute instances then try again"));
+	                       "GPU instance 0 is in use, please destory related compute instances then try again"));
 	assert_int_equal(fx->lib.ComputeInstanceDestroy(ci), MIG_SUCCESS);
 	assert_false(fx_exists(fx, ci_rec));
 	assert_true(fx_exists(fx, gi_rec));
@@ -455,9 +455,9 @@ static void test_stale_handles(void **state)
 	assert_int_equal(fx->lib.GpuInstanceGetInfo(gi, &info), MIG_ERROR_NOT_FOUND);
 	/* Pointers the library never gave out are refused, not dereferenced. */
 	assert_int_equal(fx->lib.GpuInstanceGetInfo((mig_gpu_instance_t)&not_a_handle, &info),
-			 MIG_ERROR_INVALID_ARGUMENT);
+	                 MIG_ERROR_INVALID_ARGUMENT);
 	assert_int_equal(fx->lib.DeviceGetUUID((mig_device_t)&not_a_handle, uuid, sizeof(uuid)),
-			 MIG_ERROR_INVALID_ARGUMENT);
+	                 MIG_ERROR_INVALID_ARGUMENT);
 	assert_int_equal(fx->lib.GpuInstanceDestroy(NULL), MIG_ERROR_INVALID_ARGUMENT);
 }
 
@@ -476,11 +476,11 @@ static void test_null_arguments(void **state)
 	assert_int_equal(fx->lib.DeviceGetMinorNumber(dev, NULL), MIG_ERROR_INVALID_ARGUMENT);
 	assert_int_equal(fx->lib.DeviceGetMigMode(dev, &u, NULL), MIG_ERROR_INVALID_ARGUMENT);
 	assert_int_equal(fx->lib.DeviceGetGpuInstancePossiblePlacements_v2(dev, ID_4G48GB, NULL, NULL),
-			 MIG_ERROR_INVALID_ARGUMENT);
+	                 MIG_ERROR_INVALID_ARGUMENT);
 	assert_int_equal(fx->lib.DeviceCreateGpuInstanceWithPlacement(dev, ID_4G48GB, NULL, &gi),
-			 MIG_ERROR_INVALID_ARGUMENT);
+	                 MIG_ERROR_INVALID_ARGUMENT);
 	assert_int_equal(fx->lib.DeviceCreateGpuInstanceWithPlacement(dev, ID_4G48GB, &pl, NULL),
-			 MIG_ERROR_INVALID_ARGUMENT);
+	                 MIG_ERROR_INVALID_ARGUMENT);
 	assert_int_equal(fx->lib.DeviceGetGpuInstances(dev, ID_4G48GB, NULL, &u), MIG_ERROR_INVALID_ARGUMENT);
 	assert_int_equal(fx->lib.DeviceGetGpuInstanceById(dev, 0, NULL), MIG_ERROR_INVALID_ARGUMENT);
 	assert_int_equal(fx->lib.GpuInstanceGetInfo(NULL, NULL), MIG_ERROR_INVALID_ARGUMENT);
@@ -490,14 +490,14 @@ static void test_null_arguments(void **state)
 	assert_int_equal(fx->lib.DeviceGetMigDeviceHandleByIndex(dev, 0, NULL), MIG_ERROR_INVALID_ARGUMENT);
 	assert_int_equal(fx->lib.DeviceGetGpuInstanceId(dev, NULL), MIG_ERROR_INVALID_ARGUMENT);
 	assert_int_equal(fx->lib.DeviceGetGpuInstanceRemainingCapacity(dev, ID_4G48GB, NULL),
-			 MIG_ERROR_INVALID_ARGUMENT);
+	                 MIG_ERROR_INVALID_ARGUMENT);
 	assert_int_equal(fx->lib.DeviceSetMigMode(dev, 0, NULL), MIG_ERROR_INVALID_ARGUMENT);
 	assert_int_equal(fx->lib.DeviceGetPciInfo_v3(dev, NULL), MIG_ERROR_INVALID_ARGUMENT);
 	assert_int_equal(fx->lib.DeviceGetMemoryInfo(dev, NULL), MIG_ERROR_INVALID_ARGUMENT);
 	gi = create_gi(fx, dev, ID_4G48GB, 0, 4, MIG_SUCCESS);
 	assert_int_equal(fx->lib.GpuInstanceCreateComputeInstance(gi, CI_ID_4SLICE, NULL), MIG_ERROR_INVALID_ARGUMENT);
 	assert_int_equal(fx->lib.GpuInstanceGetComputeInstances(gi, CI_ID_4SLICE, NULL, &u),
-			 MIG_ERROR_INVALID_ARGUMENT);
+	                 MIG_ERROR_INVALID_ARGUMENT);
 	assert_int_equal(fx->lib.GpuInstanceGetComputeInstanceProfileInfoV(gi, 0, 0, NULL), MIG_ERROR_INVALID_ARGUMENT);
 }
 
@@ -565,7 +565,7 @@ static void test_found_through_ppu_home(void **state)
 	assert_int_equal(lib.DeviceGetCount_v2(&count), MIG_SUCCESS);
 	assert_int_equal(count, 16);
 	assert_string_equal(lib.ErrorString(MIG_ERROR_IN_USE),
-			    "An operation cannot be performed because the PPU is currently in use.");
+	                    "An operation cannot be performed because the PPU is currently in use.");
 	mig_lib_close(&lib);
 	unsetenv("PPU_HOME");
 }
@@ -580,7 +580,7 @@ static void test_mode_refused_with_gpu_instances(void **state)
 
 	assert_int_equal(fx->lib.DeviceSetMigMode(dev, MIG_DEVICE_MIG_DISABLE, &status), MIG_ERROR_IN_USE);
 	assert_non_null(strstr(fx_read(fx, "kmsg"),
-			       "MIG resources are in use, please destroy related GPU instances and try again"));
+	                       "MIG resources are in use, please destroy related GPU instances and try again"));
 	assert_int_equal(fx->lib.DeviceGetMigMode(dev, &cur, &pend), MIG_SUCCESS);
 	assert_int_equal(cur, MIG_DEVICE_MIG_ENABLE);
 	assert_int_equal(fx->lib.GpuInstanceDestroy(gi), MIG_SUCCESS);
@@ -604,7 +604,8 @@ static void test_mode_refused_with_holders(void **state)
 	a = fx_hold(fx, card);
 	b = fx_hold(fx, other);
 	assert_int_equal(fx->lib.DeviceSetMigMode(dev, MIG_DEVICE_MIG_DISABLE, &status), MIG_ERROR_IN_USE);
-	assert_non_null(strstr(fx_read(fx, "kmsg"), "[alixpu] PPU006 contains 2 active process, please try reset later ..."));
+	assert_non_null(
+		strstr(fx_read(fx, "kmsg"), "[alixpu] PPU006 contains 2 active process, please try reset later ..."));
 	snprintf(line, sizeof(line), "[alixpu] Process[simholder], pid:%d, uki_version:", (int)a);
 	assert_non_null(strstr(fx_read(fx, "kmsg"), line));
 	snprintf(line, sizeof(line), "pid:%d,", (int)b);
@@ -618,7 +619,7 @@ static void test_mode_refused_with_holders(void **state)
 	a = fx_hold(fx, ctl);
 	assert_int_equal(fx->lib.DeviceSetMigMode(dev, MIG_DEVICE_MIG_ENABLE, &status), MIG_ERROR_IN_USE);
 	assert_int_equal(fx->lib.DeviceSetMigMode(fx_device(fx, 13), MIG_DEVICE_MIG_DISABLE, &status),
-			 MIG_ERROR_IN_USE);
+	                 MIG_ERROR_IN_USE);
 	fx_release(a);
 	assert_int_equal(fx->lib.DeviceSetMigMode(dev, MIG_DEVICE_MIG_ENABLE, &status), MIG_SUCCESS);
 }
@@ -639,7 +640,7 @@ static void test_mode_off_hides_profiles(void **state)
 	for (unsigned idx = 0; idx < accel_family_thead.gi_profile_count; idx++)
 		assert_int_equal(fx->lib.DeviceGetGpuInstanceProfileInfoV(dev, idx, &info), MIG_ERROR_NOT_SUPPORTED);
 	assert_int_equal(fx->lib.DeviceGetGpuInstancePossiblePlacements_v2(dev, ID_4G48GB, NULL, &n),
-			 MIG_ERROR_NOT_SUPPORTED);
+	                 MIG_ERROR_NOT_SUPPORTED);
 	create_gi(fx, dev, ID_4G48GB, 0, 4, MIG_ERROR_NOT_SUPPORTED);
 	assert_int_equal(fx->lib.DeviceGetMaxMigDeviceCount(dev, &max), MIG_SUCCESS);
 	assert_int_equal(max, 0);

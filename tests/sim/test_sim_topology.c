@@ -36,7 +36,7 @@ static struct sim_fixture *fixture(void **state, const struct accel_family *f, c
 }
 
 static mig_return_t probe(struct sim_fixture *fx, mig_device_t dev, unsigned idx,
-			  mig_gpu_instance_profile_info_v3_t *info)
+                          mig_gpu_instance_profile_info_v3_t *info)
 {
 	memset(info, 0, sizeof(*info));
 	info->version = MIG_GPU_INSTANCE_PROFILE_INFO_V3;
@@ -143,19 +143,20 @@ static void test_compute_slices_bound(void **state)
 	mig_gpu_instance_t gi;
 
 	snprintf(topo, sizeof(topo), "%s/compute-bound.%d.json", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
-		 (int)getpid());
-	write_file(topo, "{ \"nvidia\": { \"extra_gi_profiles\": [ { \"index\": 8, \"id\": 42, \"name\": \"MIG 1g.tail\","
-			 " \"slices\": 1, \"instances\": 1, \"memory_mib\": 16384, \"placements\": \"{7}:1\" } ] } }");
+	         (int)getpid());
+	write_file(topo,
+	           "{ \"nvidia\": { \"extra_gi_profiles\": [ { \"index\": 8, \"id\": 42, \"name\": \"MIG 1g.tail\","
+	           " \"slices\": 1, \"instances\": 1, \"memory_mib\": 16384, \"placements\": \"{7}:1\" } ] } }");
 	fx = fixture(state, &accel_family_nvidia, topo);
 	fx_open(fx);
 	for (unsigned s = 0; s < 7; s++) {
 		pl = (mig_gpu_instance_placement_t){ s, 1 };
 		assert_int_equal(fx->lib.DeviceCreateGpuInstanceWithPlacement(fx_device(fx, 0), 19, &pl, &gi),
-				 MIG_SUCCESS);
+		                 MIG_SUCCESS);
 	}
 	pl = (mig_gpu_instance_placement_t){ 7, 1 };
 	assert_int_equal(fx->lib.DeviceCreateGpuInstanceWithPlacement(fx_device(fx, 0), 42, &pl, &gi),
-			 MIG_ERROR_INSUFFICIENT_RESOURCES);
+	                 MIG_ERROR_INSUFFICIENT_RESOURCES);
 	unlink(topo);
 }
 
@@ -166,7 +167,9 @@ static void test_bad_topology(void **state)
 	struct mig_lib lib;
 
 	snprintf(topo, sizeof(topo), "%s/bad-topology.json", fx->state_dir);
-	write_file(topo, "{ \"thead\": { \"count\": 2, \"gi_profiles\": [ { \"index\": 1, \"id\": 5, \"nmae\": \"x\" } ] } }");
+	write_file(
+		topo,
+		"{ \"thead\": { \"count\": 2, \"gi_profiles\": [ { \"index\": 1, \"id\": 5, \"nmae\": \"x\" } ] } }");
 	setenv("ACCELFS_SIM_TOPOLOGY", topo, 1);
 	assert_true(accel_family_open_lib(&accel_family_thead, fx->lib_path, &lib, err, sizeof(err)) < 0);
 	assert_non_null(strstr(err, "Driver Not Loaded"));

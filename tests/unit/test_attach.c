@@ -38,7 +38,7 @@ static void proc_set(struct fx *f, pid_t pid, char state, unsigned long long sta
 	snprintf(path, sizeof(path), "%s/%d/stat", f->proc, (int)pid);
 	/* A command with a space and a parenthesis: the fields start after the last ')'. */
 	snprintf(text, sizeof(text), "%d (sle)ep x) %c 1 1 1 0 -1 4194560 100 0 0 0 0 0 0 0 20 0 1 0 %llu 1000 10\n",
-		 (int)pid, state, start);
+	         (int)pid, state, start);
 	assert_int_equal(accel_atomic_write(path, text, strlen(text), 0644), 0);
 }
 
@@ -155,7 +155,8 @@ static void rmdir_guard(void **state)
 	assert_int_equal(accel_attach_add(f->a, "job1", "MIG-a", ID_B, 200, why, sizeof(why)), 0);
 	assert_int_equal(accel_attach_rmdir_begin(f->a, "job1", why, sizeof(why)), -EBUSY);
 	/* the containers by the short id podman shows, with their pids, and what to do */
-	assert_non_null(strstr(why, "job1 is attached to 2 containers: 3f2a9c1e0b4d (pid 100), 77aa00112233 (pid 200)"));
+	assert_non_null(
+		strstr(why, "job1 is attached to 2 containers: 3f2a9c1e0b4d (pid 100), 77aa00112233 (pid 200)"));
 	assert_non_null(strstr(why, "stop them first"));
 	assert_int_equal(accel_attach_remove(f->a, "job1", NULL, ID_A, &due), 0);
 	proc_gone(f, 200); /* the other one exited without its poststop hook */

@@ -159,8 +159,8 @@ static void lend_checks_in_the_module_s_order(void **state)
 
 	assert_int_equal(bs_slot_lend(a, 1, "nvidia"), -EPERM); /* not the owner */
 	assert_int_equal(bs_slot_acquire(a, 1, 0, 0, NULL), 0);
-	assert_int_equal(bs_slot_lend(a, 1, "pci-stub"), -EPERM);  /* loaded, not allowed */
-	assert_int_equal(bs_slot_lend(a, 9, "pci-stub"), -EPERM);  /* the allowlist comes first */
+	assert_int_equal(bs_slot_lend(a, 1, "pci-stub"), -EPERM); /* loaded, not allowed */
+	assert_int_equal(bs_slot_lend(a, 9, "pci-stub"), -EPERM); /* the allowlist comes first */
 	assert_int_equal(bs_slot_lend(a, 9, "nvidia"), -EINVAL);
 	assert_int_equal(bs_slot_lend(a, 1, "vfio-pci"), -ENOENT); /* allowed, not loaded */
 	assert_int_equal(bs_slot_lend(a, 2, "nvidia"), -EPERM);    /* not the die in the slot */

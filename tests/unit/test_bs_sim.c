@@ -193,8 +193,8 @@ struct waiter {
 	unsigned flags;
 	uint32_t timeout_ms;
 	int ret;
-	int order;        /* 1-based position among the grants */
-	int saw_active;   /* the active die the waiter saw once granted */
+	int order;      /* 1-based position among the grants */
+	int saw_active; /* the active die the waiter saw once granted */
 	unsigned hold_ms;
 	pthread_t thread;
 };

@@ -21,8 +21,19 @@ static void name_rule(void **state)
 {
 	static const char *const good[] = { "a", "9", "job1", "9lives", "a.b-c_d", "A-1", "x..y", NULL };
 	/* Each of these once made podman refuse the whole node spec, or is not a file name. */
-	static const char *const bad[] = { "", "job-", "job.", "job_", "-job", ".job", "_job", "a:b", "a/b", "a b",
-					   "j\xc3\xb6" "b", NULL };
+	static const char *const bad[] = { "",
+		                           "job-",
+		                           "job.",
+		                           "job_",
+		                           "-job",
+		                           ".job",
+		                           "_job",
+		                           "a:b",
+		                           "a/b",
+		                           "a b",
+		                           "j\xc3\xb6"
+		                           "b",
+		                           NULL };
 	char longest[ACCEL_JOB_NAME_MAX + 2];
 
 	(void)state;

@@ -79,20 +79,20 @@ static void from_driver_roundtrips(void **state)
 
 	(void)state;
 	assert_int_equal(accel_name_from_driver("MIG 4g48gb", true, out, sizeof(out), vendor, sizeof(vendor)),
-			 ACCEL_NAME_OK);
+	                 ACCEL_NAME_OK);
 	assert_string_equal(out, "4g.48gb");
 	assert_string_equal(vendor, "4g48gb");
 	assert_int_equal(accel_name_from_driver("MIG 7g.141gb", false, out, sizeof(out), vendor, sizeof(vendor)),
-			 ACCEL_NAME_OK);
+	                 ACCEL_NAME_OK);
 	assert_string_equal(out, "7g.141gb");
 	/* A leading zero does not survive publishing and coming back: not offered. */
 	assert_int_equal(accel_name_from_driver("MIG 04g48gb", true, out, sizeof(out), NULL, 0),
-			 ACCEL_NAME_NO_ROUNDTRIP);
+	                 ACCEL_NAME_NO_ROUNDTRIP);
 	/* A T-Head name that already carries NVIDIA's separator could not be requested back. */
 	assert_int_equal(accel_name_from_driver("MIG 4g.48gb", true, out, sizeof(out), NULL, 0),
-			 ACCEL_NAME_NO_ROUNDTRIP);
+	                 ACCEL_NAME_NO_ROUNDTRIP);
 	assert_int_equal(accel_name_from_driver("MIG 1g.18gb+me", false, out, sizeof(out), NULL, 0),
-			 ACCEL_NAME_VARIANT);
+	                 ACCEL_NAME_VARIANT);
 	assert_int_equal(accel_name_from_driver("", true, out, sizeof(out), NULL, 0), ACCEL_NAME_EMPTY);
 	assert_string_equal(out, "");
 }
@@ -105,10 +105,11 @@ static void nvml_names_from_geometry(void **state)
 		unsigned long long mib;
 		const char *name;
 	} h200[] = {
-		{ 0, 1, 16384, "MIG 1g.18gb" },	  { 1, 2, 33280, "MIG 2g.35gb" },  { 2, 3, 71424, "MIG 3g.71gb" },
-		{ 3, 4, 71424, "MIG 4g.71gb" },	  { 4, 7, 143360, "MIG 7g.141gb" }, { 7, 1, 16384, "MIG 1g.18gb+me" },
-		{ 9, 1, 33280, "MIG 1g.35gb" },	  { 0xA, 1, 16384, "MIG 1g.18gb+gfx" }, { 0xD, 1, 16384, "MIG 1g.18gb-me" },
-		{ 0xF, 1, 16384, "MIG 1g.18gb+me.all" },
+		{ 0, 1, 16384, "MIG 1g.18gb" },      { 1, 2, 33280, "MIG 2g.35gb" },
+		{ 2, 3, 71424, "MIG 3g.71gb" },      { 3, 4, 71424, "MIG 4g.71gb" },
+		{ 4, 7, 143360, "MIG 7g.141gb" },    { 7, 1, 16384, "MIG 1g.18gb+me" },
+		{ 9, 1, 33280, "MIG 1g.35gb" },      { 0xA, 1, 16384, "MIG 1g.18gb+gfx" },
+		{ 0xD, 1, 16384, "MIG 1g.18gb-me" }, { 0xF, 1, 16384, "MIG 1g.18gb+me.all" },
 	};
 	char out[ACCEL_NAME_MAX];
 

@@ -63,8 +63,9 @@ static void reused_gi_id_is_not_ours(void **state)
 	struct accel_record records[] = { rec("a", 1, 0, "MIG-a") };
 	struct accel_live_gi gis[] = { live(1, 0, 1, "MIG-other") };
 	struct accel_inventory inv = { gis, 1 };
-	struct accel_reconcile_in in = { .records = records, .n_records = 1, .inv = &inv, .card_idle = true,
-					 .grace_ms = 1000, .now_ms = 5000 };
+	struct accel_reconcile_in in = {
+		.records = records, .n_records = 1, .inv = &inv, .card_idle = true, .grace_ms = 1000, .now_ms = 5000
+	};
 	struct accel_reconcile_out out;
 
 	(void)state;
@@ -125,8 +126,14 @@ static void subdivided_refuses_card_and_blocks_reclaim(void **state)
 	struct accel_live_gi all[] = { gis[0], gis[1], orphan };
 	struct accel_inventory inv = { all, 3 };
 	struct accel_orphan_seen seen = { 3, 5, { 8, 4 }, 0 };
-	struct accel_reconcile_in in = { .records = records, .n_records = 1, .inv = &inv, .seen = &seen, .n_seen = 1,
-					 .now_ms = 100000, .grace_ms = 10, .card_idle = true };
+	struct accel_reconcile_in in = { .records = records,
+		                         .n_records = 1,
+		                         .inv = &inv,
+		                         .seen = &seen,
+		                         .n_seen = 1,
+		                         .now_ms = 100000,
+		                         .grace_ms = 10,
+		                         .card_idle = true };
 	struct accel_reconcile_out out;
 
 	(void)state;
@@ -166,8 +173,9 @@ static void half_removed_gi_stays_owned(void **state)
 	struct accel_record records[] = { rec("a", 1, 0, "MIG-a") };
 	struct accel_live_gi gis[] = { live(1, 0, 0, "") };
 	struct accel_inventory inv = { gis, 1 };
-	struct accel_reconcile_in in = { .records = records, .n_records = 1, .inv = &inv, .card_idle = true,
-					 .grace_ms = 0, .now_ms = 5000 };
+	struct accel_reconcile_in in = {
+		.records = records, .n_records = 1, .inv = &inv, .card_idle = true, .grace_ms = 0, .now_ms = 5000
+	};
 	struct accel_reconcile_out out;
 
 	(void)state;
@@ -196,8 +204,13 @@ static void read_only_says_what_it_would_do(void **state)
 	struct accel_live_gi gis[] = { live(3, 4, 1, "MIG-x") };
 	struct accel_inventory inv = { gis, 1 };
 	struct accel_orphan_seen seen[] = { { 3, 5, { 4, 4 }, 0 } };
-	struct accel_reconcile_in in = { .inv = &inv, .seen = seen, .n_seen = 1, .card_idle = true,
-					 .grace_ms = 1000, .now_ms = 5000, .read_only = true };
+	struct accel_reconcile_in in = { .inv = &inv,
+		                         .seen = seen,
+		                         .n_seen = 1,
+		                         .card_idle = true,
+		                         .grace_ms = 1000,
+		                         .now_ms = 5000,
+		                         .read_only = true };
 	struct accel_reconcile_out out;
 
 	(void)state;

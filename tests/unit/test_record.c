@@ -208,10 +208,8 @@ static void write_fails_cleanly(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(roundtrip),
-		cmocka_unit_test(corrupt_and_partial),
-		cmocka_unit_test(wrong_card_or_job),
-		cmocka_unit_test(durable_write_load_remove),
+		cmocka_unit_test(roundtrip),           cmocka_unit_test(corrupt_and_partial),
+		cmocka_unit_test(wrong_card_or_job),   cmocka_unit_test(durable_write_load_remove),
 		cmocka_unit_test(write_fails_cleanly),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -51,8 +51,7 @@ static int set_lease(int fd, unsigned int ms)
 	return ioctl(fd, BAR_SWAP_IOC_SET_LEASE, &l) ? -errno : 0;
 }
 
-static struct bar_swap_die_info DI(int fd, unsigned int die)
-{
+static struct bar_swap_die_info DI(int fd, unsigned int die) {
 	struct bar_swap_die_info di;
 
 	if (die_info(fd, die, &di))
@@ -60,7 +59,8 @@ static struct bar_swap_die_info DI(int fd, unsigned int die)
 	return di;
 }
 
-static bool bound_to(int fd, unsigned int die, const char *driver)
+static bool
+bound_to(int fd, unsigned int die, const char *driver)
 {
 	char now_bound[64];
 
@@ -186,7 +186,7 @@ static void t_lend(unsigned int pd, unsigned int other, int simd)
 	check(bound_to(fd, pd, STANDIN), "sysfs: the die's driver link is " STANDIN);
 	di = DI(fd, pd);
 	check((di.flags & BAR_SWAP_DIE_LENT) && di.lend_state == BAR_SWAP_LEND_LENT && !strcmp(di.driver, STANDIN) &&
-		      di.lender_pid == getpid(),
+	              di.lender_pid == getpid(),
 	      "DIE_INFO: lent to " STANDIN " by us (flags %#x, state %u, driver %s, pid %d)", di.flags, di.lend_state,
 	      di.driver, di.lender_pid);
 	q = Q(mfd);
@@ -198,7 +198,8 @@ static void t_lend(unsigned int pd, unsigned int other, int simd)
 	CHECK_EQ(acquire(mfd, other), -EBUSY, "the owner cannot move the slot while its die is lent: EBUSY");
 	{
 		struct bar_swap_set_enabled s = { .size = sizeof(s), .die = pd, .enabled = 0 };
-		CHECK_EQ(ioctl(mfd, BAR_SWAP_IOC_SET_ENABLED, &s) ? -errno : 0, -EBUSY, "no quarantine while lent: EBUSY");
+		CHECK_EQ(ioctl(mfd, BAR_SWAP_IOC_SET_ENABLED, &s) ? -errno : 0, -EBUSY,
+		         "no quarantine while lent: EBUSY");
 	}
 	CHECK_EQ(set_policy(fd, pd, BAR_SWAP_POLICY_RESIDENT), -EBUSY, "no policy change while lent: EBUSY");
 	CHECK_EQ(lend(mfd, pd, STANDIN), 0, "LEND again to the same driver: 0");
@@ -318,7 +319,8 @@ static pid_t sleeper(unsigned int die, bool lent, int in, int out)
 			_exit(2);
 		CHECK_EQ(poke((volatile uint32_t *)map, 1), -1, "the revoked holder's mapping SIGBUSes");
 		q = Q(hfd);
-		ok = (q.flags & BAR_SWAP_QUERY_REVOKED) && (q.flags & BAR_SWAP_QUERY_LEASE) && !(q.flags & BAR_SWAP_QUERY_OWNER);
+		ok = (q.flags & BAR_SWAP_QUERY_REVOKED) && (q.flags & BAR_SWAP_QUERY_LEASE) &&
+		     !(q.flags & BAR_SWAP_QUERY_OWNER);
 		check(ok, "QUERY: REVOKED|LEASE, not the owner (flags %#x)", q.flags);
 		if (lent)
 			CHECK_EQ(give_back(hfd, die, 0), -EPERM, "its RETURN: EPERM (the die came back by itself)");
@@ -355,7 +357,8 @@ static void t_lease(unsigned int pd, unsigned int other, bool lent)
 	q = Q(fd);
 	check(q.lease_left_ms >= 0 && q.lease_left_ms <= 400, "the holder's lease runs (%d ms left)", q.lease_left_ms);
 	CHECK_EQ(ioctl(fd, BAR_SWAP_IOC_QUEUE, &qq) ? -errno : 0, 0, "QUEUE");
-	check(qq.total == 1 && qq.count == 1 && e[0].pid == w && e[0].die == other, "QUEUE lists the waiter's pid and die");
+	check(qq.total == 1 && qq.count == 1 && e[0].pid == w && e[0].die == other,
+	      "QUEUE lists the waiter's pid and die");
 	CHECK_EQ(wait_child(w), 0, "the waiter gets the slot once the lease ran out");
 	check(now() - t0 >= 0.3 && now() - t0 < 10, "... after %.2f s", now() - t0);
 	if (lent)
@@ -420,7 +423,7 @@ int main(int argc, char **argv)
 		t_slot(atoi(argv[2]), strtoull(argv[3], NULL, 0), atoi(argv[4]));
 	else {
 		fprintf(stderr, "usage: bs_lend lend DIE OTHER SIMDIE | resident DIE | lease DIE OTHER | "
-				"lease-lent DIE OTHER | refused DIE | slot DIE SLOT BAR\n");
+		                "lease-lent DIE OTHER | refused DIE | slot DIE SLOT BAR\n");
 		return 2;
 	}
 	return failures ? 1 : 0;

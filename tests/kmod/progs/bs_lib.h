@@ -28,8 +28,7 @@
 
 static int failures;
 
-__attribute__((format(printf, 2, 3), unused))
-static void check(bool ok, const char *fmt, ...)
+__attribute__((format(printf, 2, 3), unused)) static void check(bool ok, const char *fmt, ...)
 {
 	char name[256];
 	va_list ap;
@@ -44,15 +43,16 @@ static void check(bool ok, const char *fmt, ...)
 }
 
 /* Checks that an int result is as expected, naming both on failure. */
-#define CHECK_EQ(got, want, ...) do {					\
-	long long g_ = (got), w_ = (want);				\
-	char n_[200];							\
-	snprintf(n_, sizeof(n_), __VA_ARGS__);				\
-	if (g_ == w_)							\
-		check(true, "%s", n_);					\
-	else								\
-		check(false, "%s (got %lld, want %lld)", n_, g_, w_);	\
-} while (0)
+#define CHECK_EQ(got, want, ...)                                                                                       \
+	do {                                                                                                           \
+		long long g_ = (got), w_ = (want);                                                                     \
+		char n_[200];                                                                                          \
+		snprintf(n_, sizeof(n_), __VA_ARGS__);                                                                 \
+		if (g_ == w_)                                                                                          \
+			check(true, "%s", n_);                                                                         \
+		else                                                                                                   \
+			check(false, "%s (got %lld, want %lld)", n_, g_, w_);                                          \
+	} while (0)
 
 __attribute__((unused)) static void die_hard(const char *what)
 {
@@ -93,8 +93,7 @@ __attribute__((unused)) static int query(int fd, struct bar_swap_query *q)
 	return ioctl(fd, BAR_SWAP_IOC_QUERY, q) ? -errno : 0;
 }
 
-__attribute__((unused)) static struct bar_swap_query Q(int fd)
-{
+__attribute__((unused)) static struct bar_swap_query Q(int fd) {
 	struct bar_swap_query q;
 
 	if (query(fd, &q))
@@ -102,7 +101,8 @@ __attribute__((unused)) static struct bar_swap_query Q(int fd)
 	return q;
 }
 
-__attribute__((unused)) static int die_info(int fd, unsigned int die, struct bar_swap_die_info *di)
+__attribute__((unused)) static int
+die_info(int fd, unsigned int die, struct bar_swap_die_info *di)
 {
 	memset(di, 0, sizeof(*di));
 	di->size = sizeof(*di);

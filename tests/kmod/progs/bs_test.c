@@ -36,8 +36,7 @@
 
 static int failures;
 
-__attribute__((format(printf, 2, 3)))
-static void check(bool ok, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void check(bool ok, const char *fmt, ...)
 {
 	char name[256];
 	va_list ap;
@@ -52,15 +51,16 @@ static void check(bool ok, const char *fmt, ...)
 }
 
 /* Checks that an int result is as expected, naming both on failure. */
-#define CHECK_EQ(got, want, ...) do {					\
-	long long g_ = (got), w_ = (want);				\
-	char n_[200];							\
-	snprintf(n_, sizeof(n_), __VA_ARGS__);				\
-	if (g_ == w_)							\
-		check(true, "%s", n_);					\
-	else								\
-		check(false, "%s (got %lld, want %lld)", n_, g_, w_);	\
-} while (0)
+#define CHECK_EQ(got, want, ...)                                                                                       \
+	do {                                                                                                           \
+		long long g_ = (got), w_ = (want);                                                                     \
+		char n_[200];                                                                                          \
+		snprintf(n_, sizeof(n_), __VA_ARGS__);                                                                 \
+		if (g_ == w_)                                                                                          \
+			check(true, "%s", n_);                                                                         \
+		else                                                                                                   \
+			check(false, "%s (got %lld, want %lld)", n_, g_, w_);                                          \
+	} while (0)
 
 static void die_hard(const char *what)
 {
@@ -110,10 +110,9 @@ static int die_info(int fd, unsigned int die, struct bar_swap_die_info *di)
 }
 
 static int acquire_full(int fd, unsigned int die, unsigned int flags, unsigned int timeout_ms,
-			struct bar_swap_acquire *out)
+                        struct bar_swap_acquire *out)
 {
-	struct bar_swap_acquire a = { .size = sizeof(a), .die = die, .flags = flags,
-				      .timeout_ms = timeout_ms };
+	struct bar_swap_acquire a = { .size = sizeof(a), .die = die, .flags = flags, .timeout_ms = timeout_ms };
 	int r = ioctl(fd, BAR_SWAP_IOC_ACQUIRE, &a) ? -errno : 0;
 
 	if (out)
@@ -138,8 +137,7 @@ static int set_enabled(int fd, unsigned int die, unsigned int en)
 	return ioctl(fd, BAR_SWAP_IOC_SET_ENABLED, &s) ? -errno : 0;
 }
 
-static struct bar_swap_query Q(int fd)
-{
+static struct bar_swap_query Q(int fd) {
 	struct bar_swap_query q;
 
 	if (query(fd, &q))
@@ -148,7 +146,8 @@ static struct bar_swap_query Q(int fd)
 }
 
 /* Poll until `waiters` queued ACQUIREs are seen (children racing to queue). */
-static bool wait_waiters(int fd, unsigned int n)
+static bool
+wait_waiters(int fd, unsigned int n)
 {
 	for (int i = 0; i < 1000; i++) {
 		if (Q(fd).waiters == n)
@@ -282,7 +281,7 @@ static long long sysfs_bar_len(const char *bus_id)
 	if (!f)
 		return -1;
 	for (int i = 0; i < 6 && fscanf(f, "%llx %llx %llx", &start, &end, &flags) == 3; i++)
-		if ((flags & 0x200) && end > start && end - start + 1 > best)	/* IORESOURCE_MEM */
+		if ((flags & 0x200) && end > start && end - start + 1 > best) /* IORESOURCE_MEM */
 			best = end - start + 1;
 	fclose(f);
 	return best;
@@ -300,7 +299,7 @@ static int write_str(const char *path, const char *s)
 }
 
 /* ---- the battery ---- */
-static unsigned int nd;		/* dies */
+static unsigned int nd; /* dies */
 static uint64_t vram[BAR_SWAP_MAX_DIES];
 static uint64_t slot_size;
 
@@ -310,7 +309,10 @@ static void t_basics(unsigned int want_dies, uint64_t want_size)
 	struct bar_swap_query q = Q(fd);
 	struct bar_swap_die_info di;
 	uint64_t maxsz = 0;
-	struct { struct bar_swap_query q; uint8_t tail[16]; } big;
+	struct {
+		struct bar_swap_query q;
+		uint8_t tail[16];
+	} big;
 
 	CHECK_EQ(q.version, BAR_SWAP_UAPI_VERSION, "query: version");
 	CHECK_EQ(q.size, sizeof(q), "query: size echoed");
@@ -325,11 +327,11 @@ static void t_basics(unsigned int want_dies, uint64_t want_size)
 		int r = die_info(fd, i, &di);
 
 		CHECK_EQ(r, 0, "die_info %u", i);
-		check((di.flags & (BAR_SWAP_DIE_PRESENT | BAR_SWAP_DIE_ENABLED | BAR_SWAP_DIE_ACTIVE))
-		      == (BAR_SWAP_DIE_PRESENT | BAR_SWAP_DIE_ENABLED),
+		check((di.flags & (BAR_SWAP_DIE_PRESENT | BAR_SWAP_DIE_ENABLED | BAR_SWAP_DIE_ACTIVE)) ==
+		              (BAR_SWAP_DIE_PRESENT | BAR_SWAP_DIE_ENABLED),
 		      "die_info %u: present, enabled, not active (flags %#x)", i, di.flags);
-		check(di.vram_size >= PAGE && (!want_size || di.vram_size == want_size),
-		      "die_info %u: vram size %llu", i, (unsigned long long)di.vram_size);
+		check(di.vram_size >= PAGE && (!want_size || di.vram_size == want_size), "die_info %u: vram size %llu",
+		      i, (unsigned long long)di.vram_size);
 		check(di.bus_id[0] != 0, "die_info %u: bus id \"%s\"", i, di.bus_id);
 		vram[i] = di.vram_size;
 		if (di.vram_size > maxsz)
@@ -406,7 +408,7 @@ static void t_nonblock(void)
 	check(now() - t < 1.0, "O_NONBLOCK: fails at once (%.3f s)", now() - t);
 	CHECK_EQ(acquire(nb, 0), -EAGAIN, "O_NONBLOCK acquire of the held die: EAGAIN");
 	CHECK_EQ(acquire_full(other, 1, BAR_SWAP_ACQUIRE_NONBLOCK, 0, NULL), -EAGAIN,
-		 "ACQUIRE_NONBLOCK flag on a busy slot: EAGAIN");
+	         "ACQUIRE_NONBLOCK flag on a busy slot: EAGAIN");
 	t = now();
 	CHECK_EQ(acquire_full(other, 1, 0, 300, NULL), -ETIMEDOUT, "timeout_ms=300: ETIMEDOUT");
 	check(now() - t >= 0.29 && now() - t < 5, "timeout: waited %.3f s", now() - t);
@@ -427,14 +429,13 @@ static void t_samefile(void)
 
 	CHECK_EQ(acquire(holder, 0), 0, "samefile: holder acquires die 0");
 	kid = fork_child();
-	if (kid == 0)		/* queues on the inherited file, then leaves it owned */
+	if (kid == 0) /* queues on the inherited file, then leaves it owned */
 		_exit(acquire(shared, 1) == 0 ? 0 : 1);
 	check(wait_waiters(holder, 1), "samefile: child queued on the shared file");
 	CHECK_EQ(acquire(shared, 2), -EBUSY, "samefile: second wait on the same file: EBUSY");
 	CHECK_EQ(release(holder), 0, "samefile: holder releases");
 	CHECK_EQ(wait_child(kid), 0, "samefile: child got the slot");
-	check(Q(shared).flags & BAR_SWAP_QUERY_OWNER,
-	      "samefile: the file still owns it after the child exits");
+	check(Q(shared).flags & BAR_SWAP_QUERY_OWNER, "samefile: the file still owns it after the child exits");
 	CHECK_EQ(Q(shared).active_die, 1, "samefile: die 1 active");
 	CHECK_EQ(release(shared), 0, "samefile: parent releases through the shared file");
 	close(holder);
@@ -464,11 +465,10 @@ static void t_fifo(void)
 			if (acquire_full(cfd, want_die[k], 0, 0, &a))
 				_exit(10);
 			q = Q(cfd);
-			ok = q.active_die == (int)want_die[k] && q.owner_pid == getpid() &&
-			     a.wait_ns > 0;
+			ok = q.active_die == (int)want_die[k] && q.owner_pid == getpid() && a.wait_ns > 0;
 			if (write(pfd[1], &c, 1) != 1)
 				_exit(11);
-			msleep(30);	/* hold it a little: the next must still wait */
+			msleep(30); /* hold it a little: the next must still wait */
 			_exit(ok && !release(cfd) ? 0 : 12);
 		}
 		check(wait_waiters(fd, k + 1), "fifo: waiter %d queued (waiters=%u)", k + 1, Q(fd).waiters);
@@ -536,7 +536,7 @@ static uint32_t tag(unsigned int die, uint64_t off)
 
 static void offsets(unsigned int die, uint64_t off[3])
 {
-	off[0] = 0x10000 + 4 * die;	/* past the 64 KiB block t_data fills */
+	off[0] = 0x10000 + 4 * die; /* past the 64 KiB block t_data fills */
 	off[1] = vram[die] / 2 + 4 * die;
 	off[2] = vram[die] - 4;
 }
@@ -593,7 +593,7 @@ static void t_stale(void)
 	CHECK_EQ(poke(at(m, 0), 0x5a5a0000), 0, "stale: owner writes die 0");
 	CHECK_EQ(peek(at(mo, 0), &v), -1, "stale: a non-owner's mapping gets SIGBUS");
 
-	kid = fork_child();	/* a forked child shares the file, hence the ownership */
+	kid = fork_child(); /* a forked child shares the file, hence the ownership */
 	if (kid == 0)
 		_exit(!peek(at(m, 0), &v) && v == 0x5a5a0000 ? 0 : 1);
 	CHECK_EQ(wait_child(kid), 0, "stale: forked child reads through the owner's mapping");
@@ -624,7 +624,10 @@ static void t_stale(void)
 	if (write(gfd[1], "g", 1) != 1)
 		die_hard("pipe");
 	CHECK_EQ(wait_child(kid), 0, "stale: die 1 unchanged by the stale writes");
-	close(pfd[0]); close(pfd[1]); close(gfd[0]); close(gfd[1]);
+	close(pfd[0]);
+	close(pfd[1]);
+	close(gfd[0]);
+	close(gfd[1]);
 
 	CHECK_EQ(acquire(fd, 0), 0, "stale: re-acquire die 0");
 	check(!peek(at(m, 0), &v) && v == 0x5a5a0000, "stale: the old mapping faults back in onto die 0");
@@ -650,7 +653,7 @@ static void t_close_death(void)
 	if (holder == 0) {
 		int cfd = bs_open(0);
 
-		_exit(acquire(cfd, 2) ? 1 : 0);	/* exit without RELEASE */
+		_exit(acquire(cfd, 2) ? 1 : 0); /* exit without RELEASE */
 	}
 	CHECK_EQ(wait_child(holder), 0, "death: child acquired and exited");
 	CHECK_EQ(Q(fd).active_die, -1, "death: exit released the slot");
@@ -686,7 +689,7 @@ static void t_close_death(void)
 }
 
 /* Two processes swap the slot back and forth; each die keeps its own words. */
-#define STRESS_BASE 0x20000UL	/* clear of what t_data wrote */
+#define STRESS_BASE 0x20000UL /* clear of what t_data wrote */
 
 static void t_stress(void)
 {
@@ -708,8 +711,7 @@ static void t_stress(void)
 
 				if (acquire(cfd, d))
 					bad++;
-				if (poke(at(cm, off), tag(d, off) + r) ||
-				    peek(at(cm, off), &v) || v != tag(d, off) + r)
+				if (poke(at(cm, off), tag(d, off) + r) || peek(at(cm, off), &v) || v != tag(d, off) + r)
 					bad++;
 				/* the other child's first word on this die, once written,
 				 * was written for this die */
@@ -745,7 +747,7 @@ static void t_enabled(void)
 	inval.enabled = 1;
 	inval.__reserved = 1;
 	CHECK_EQ(ioctl(fd, BAR_SWAP_IOC_SET_ENABLED, &inval) ? -errno : 0, -EINVAL,
-		 "set_enabled reserved field: EINVAL");
+	         "set_enabled reserved field: EINVAL");
 	CHECK_EQ(set_enabled(fd, nd, 0), -EINVAL, "set_enabled past the last die: EINVAL");
 
 	kid = fork_child();
@@ -791,7 +793,10 @@ static void t_enabled(void)
 	if (write(gfd[1], "g", 1) != 1)
 		die_hard("pipe");
 	CHECK_EQ(wait_child(kid), 0, "quarantine: holder's mapping SIGBUS, REVOKED flag, RELEASE ENODEV then EPERM");
-	close(pfd[0]); close(pfd[1]); close(gfd[0]); close(gfd[1]);
+	close(pfd[0]);
+	close(pfd[1]);
+	close(gfd[0]);
+	close(gfd[1]);
 
 	CHECK_EQ(set_enabled(fd, 1, 1), 0, "re-enable die 1");
 	CHECK_EQ(set_enabled(fd, 2, 1), 0, "re-enable die 2");
@@ -865,8 +870,7 @@ static void t_unbind(void)
 		c = !acquire(cfd, 0) && !poke(at(cm, 8), 0xabcd1234) ? 'y' : 'n';
 		if (write(pfd[1], &c, 1) != 1 || read(gfd[0], &c, 1) != 1)
 			_exit(3);
-		ok = peek(at(cm, 8), &v) == -1 && (Q(cfd).flags & BAR_SWAP_QUERY_REVOKED) &&
-		     release(cfd) == -ENODEV;
+		ok = peek(at(cm, 8), &v) == -1 && (Q(cfd).flags & BAR_SWAP_QUERY_REVOKED) && release(cfd) == -ENODEV;
 		_exit(ok ? 0 : 1);
 	}
 	CHECK_EQ(read(pfd[0], &c, 1) == 1 && c == 'y', 1, "unbind: child holds die 0 (%s)", bus);
@@ -878,13 +882,16 @@ static void t_unbind(void)
 	}
 	check(wait_waiters(fd, 1), "unbind: a waiter queued for die 0");
 	CHECK_EQ(syscall(SYS_delete_module, "bar_swap", O_NONBLOCK) ? -errno : 0, -EWOULDBLOCK,
-		 "rmmod with open files: EWOULDBLOCK");
+	         "rmmod with open files: EWOULDBLOCK");
 	CHECK_EQ(write_str("/sys/bus/pci/drivers/bar_swap/unbind", bus), 0, "unbind die 0 with a holder");
 	CHECK_EQ(wait_child(waiter), 0, "unbind: waiter for die 0 got ENODEV");
 	if (write(gfd[1], "g", 1) != 1)
 		die_hard("pipe");
 	CHECK_EQ(wait_child(kid), 0, "unbind: holder's mapping SIGBUS, REVOKED, RELEASE ENODEV");
-	close(pfd[0]); close(pfd[1]); close(gfd[0]); close(gfd[1]);
+	close(pfd[0]);
+	close(pfd[1]);
+	close(gfd[0]);
+	close(gfd[1]);
 
 	die_info(fd, 0, &di);
 	check(!(di.flags & BAR_SWAP_DIE_PRESENT) && !strcmp(di.bus_id, bus),
@@ -923,10 +930,10 @@ static void t_slotmode(unsigned long long addr)
 		die_info(fd, i, &di);
 		CHECK_EQ(di.bar_phys, addr, "slot mode: die %u decodes at the slot", i);
 		CHECK_EQ(acquire(fd, i), 0, "slot mode: acquire die %u", i);
-		pci_config(di.bus_id, 0x18, &lo, 4);	/* ivshmem: BAR2, 64-bit */
+		pci_config(di.bus_id, 0x18, &lo, 4); /* ivshmem: BAR2, 64-bit */
 		pci_config(di.bus_id, 0x1c, &hi, 4);
 		CHECK_EQ(((unsigned long long)hi << 32 | (lo & ~0xfu)), addr,
-			 "slot mode: die %u's BAR moved to the slot", i);
+		         "slot mode: die %u's BAR moved to the slot", i);
 		check(only_decoding(fd, i), "slot mode: only die %u decodes", i);
 		check(!poke(at(m, 64), 0x7e570000 + i), "slot mode: write die %u", i);
 	}
@@ -945,7 +952,7 @@ static void t_slotmode(unsigned long long addr)
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	alarm(240);	/* a hung check ends the program (and counts as a failure) */
+	alarm(240); /* a hung check ends the program (and counts as a failure) */
 	if (argc >= 3 && !strcmp(argv[1], "query")) {
 		int fd = bs_open(0);
 		unsigned int n = Q(fd).num_dies, want = strtoul(argv[2], NULL, 0), present = 0;
@@ -974,9 +981,8 @@ int main(int argc, char **argv)
 		unsigned int die = strtoul(argv[2], NULL, 0);
 
 		CHECK_EQ(die_info(fd, die, &di), 0, "die_info %u", die);
-		check((di.flags & BAR_SWAP_DIE_PRESENT) && !(di.flags & BAR_SWAP_DIE_ENABLED) &&
-		      di.vram_size == 0, "unusable die %u: bound, not enabled, no vram (flags %#x)",
-		      die, di.flags);
+		check((di.flags & BAR_SWAP_DIE_PRESENT) && !(di.flags & BAR_SWAP_DIE_ENABLED) && di.vram_size == 0,
+		      "unusable die %u: bound, not enabled, no vram (flags %#x)", die, di.flags);
 		CHECK_EQ(acquire(fd, die), -ENODEV, "unusable die %u: acquire ENODEV", die);
 		CHECK_EQ(set_enabled(fd, die, 1), -ENODEV, "unusable die %u: enable ENODEV", die);
 	} else if (argc >= 4 && !strcmp(argv[1], "enabled")) {

@@ -29,6 +29,7 @@ void node_card_free(struct node_card *nc)
 	free(nc->bad);
 	free(nc->seen);
 	accel_inventory_clear(&nc->inv);
+	node_card_forget_carved(nc);
 	pthread_mutex_destroy(&nc->lock);
 	free(nc);
 }

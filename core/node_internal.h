@@ -65,6 +65,17 @@ struct node_card {
 	struct accel_orphan_seen *seen;
 	size_t n_seen;
 	struct accel_inventory inv; /* the live instances: last read, then kept by what carves answer */
+	/*
+	 * Device nodes.  A reading of the card (node_card_refresh) proves every
+	 * ready job's nodes again from the capability files; a rebuild after the
+	 * engine's own carve or reclaim keeps what the last view proved and takes
+	 * the new job's nodes from what the carve itself read (carved_*), so that
+	 * a carve costs the same with one job on the card or fifty.
+	 */
+	bool nodes_stale;
+	unsigned carved_gi, carved_ci;
+	struct accel_devnode *carved_nodes; /* owned until the next build takes them */
+	size_t n_carved_nodes;
 
 	/* The pointer is guarded by node->view_lock; the view itself is immutable (shared by snapshots). */
 	struct accel_device *view;
@@ -156,6 +167,8 @@ void node_card_free(struct node_card *nc);
 void node_card_refresh(struct accel_node *node, struct node_card *nc, bool act);
 /* Rebuild and install the card's view from what it already knows (card lock held): no driver call. */
 void node_card_rebuild(struct accel_node *node, struct node_card *nc);
+/* Drop the nodes a carve handed to the next build (carved_*), unused. */
+void node_card_forget_carved(struct node_card *nc);
 /* A record by job name, (size_t)-1 if none; drop one from memory and disk. */
 size_t node_find_record(const struct node_card *nc, const char *job);
 int node_drop_record(struct accel_node *node, struct node_card *nc, size_t i, char *why, size_t whylen);

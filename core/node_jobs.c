@@ -248,7 +248,12 @@ static int carve_once(struct accel_node *node, struct node_card *nc, const char 
 	free(used);
 	if (ret)
 		return ret;
-	free(res.nodes);
+	/* The carve read the new job's nodes: the rebuild below takes them instead of reading them again. */
+	node_card_forget_carved(nc);
+	nc->carved_gi = res.gi;
+	nc->carved_ci = res.ci;
+	nc->carved_nodes = res.nodes;
+	nc->n_carved_nodes = res.n_nodes;
 	log_info("%s/%s: carved job %s: GPU instance %u, compute instance %u, placement %u:%u, %s", nc->card.name,
 	         profile, job, res.gi, res.ci, res.placement.start, res.placement.size, res.uuid);
 	if (remember_carved(nc, p, &res))

@@ -193,6 +193,43 @@ static int run_actions(struct accel_node *node, struct node_card *nc, const stru
 	return done;
 }
 
+/* The ready job of the card's last view with the same name and instance: its nodes were proven then. */
+static const struct accel_job *known_job(const struct node_card *nc, const struct accel_job *j)
+{
+	const struct accel_device *prev = nc->view; /* only this card's lock holder replaces it */
+
+	for (size_t i = 0; prev && !prev->refused && i < prev->n_jobs; i++) {
+		const struct accel_job *k = &prev->jobs[i];
+		if (k->state == ACCEL_JOB_READY && k->n_nodes && k->gi == j->gi && k->ci == j->ci &&
+		    !strcmp(k->name, j->name) && !strcmp(k->uuid, j->uuid))
+			return k;
+	}
+	return NULL;
+}
+
+/* A job's device nodes: from the carve that made it, from the last view, or read live (see nodes_stale). */
+static int job_nodes(struct node_card *nc, struct accel_job *j, char *why, size_t whylen)
+{
+	const struct accel_job *k;
+
+	if (!nc->nodes_stale && nc->carved_nodes && nc->carved_gi == j->gi && nc->carved_ci == j->ci) {
+		j->nodes = nc->carved_nodes;
+		j->n_nodes = nc->n_carved_nodes;
+		nc->carved_nodes = NULL;
+		nc->n_carved_nodes = 0;
+		return 0;
+	}
+	if (!nc->nodes_stale && (k = known_job(nc, j)) != NULL) {
+		j->nodes = malloc(k->n_nodes * sizeof(*j->nodes));
+		if (j->nodes) {
+			memcpy(j->nodes, k->nodes, k->n_nodes * sizeof(*j->nodes));
+			j->n_nodes = k->n_nodes;
+			return 0;
+		}
+	}
+	return accel_job_nodes(&nc->card, j->gi, j->ci, &j->nodes, &j->n_nodes, why, whylen);
+}
+
 static int build_jobs(struct node_card *nc, const struct accel_reconcile_out *rec, struct accel_device *v)
 {
 	v->jobs = calloc(nc->n_records + 1, sizeof(*v->jobs));
@@ -222,8 +259,8 @@ static int build_jobs(struct node_card *nc, const struct accel_reconcile_out *re
 		j->created = src->created;
 		if (j->state != ACCEL_JOB_READY)
 			continue;
-		/* Minors are read live; a job whose nodes cannot be proven fails closed. */
-		if (accel_job_nodes(&nc->card, j->gi, j->ci, &j->nodes, &j->n_nodes, why, sizeof(why))) {
+		/* A job whose nodes cannot be proven fails closed. */
+		if (job_nodes(nc, j, why, sizeof(why))) {
 			j->state = ACCEL_JOB_LOST;
 			snprintf(j->state_reason, sizeof(j->state_reason), "%s", why);
 		}
@@ -501,6 +538,15 @@ void node_card_rebuild(struct accel_node *node, struct node_card *nc)
 	accel_reconcile_clear(&rec);
 	log_refusal(nc, v.refusal);
 	install_view(node, nc, &v);
+	node_card_forget_carved(nc);
+	nc->nodes_stale = false;
+}
+
+void node_card_forget_carved(struct node_card *nc)
+{
+	free(nc->carved_nodes);
+	nc->carved_nodes = NULL;
+	nc->n_carved_nodes = 0;
 }
 
 /*
@@ -527,5 +573,6 @@ void node_card_refresh(struct accel_node *node, struct node_card *nc, bool act)
 		refuse(node, nc, err);
 		return;
 	}
+	nc->nodes_stale = true; /* a reading proves every job's nodes again */
 	node_card_rebuild(node, nc);
 }

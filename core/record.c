@@ -168,17 +168,22 @@ int accel_record_write(const char *state_dir, const struct accel_record *r, char
 		snprintf(why, whylen, "record path too long");
 		return ret;
 	}
-	ret = accel_mkdirs(dir, 0700);
-	if (ret) {
-		snprintf(why, whylen, "cannot create %s: %s", dir, strerror(-ret));
-		return ret;
-	}
 	json = accel_record_to_json(r);
 	if (!json) {
 		snprintf(why, whylen, "out of memory serializing the record");
 		return -ENOMEM;
 	}
+	/* The card's directory exists after its first job: create it only when the write says it is missing. */
 	ret = accel_durable_write(path, json, strlen(json), 0600);
+	if (ret == -ENOENT || ret == -ENOTDIR) {
+		ret = accel_mkdirs(dir, 0700);
+		if (ret) {
+			free(json);
+			snprintf(why, whylen, "cannot create %s: %s", dir, strerror(-ret));
+			return ret;
+		}
+		ret = accel_durable_write(path, json, strlen(json), 0600);
+	}
 	free(json);
 	if (ret)
 		snprintf(why, whylen, "cannot write %s: %s", path, strerror(-ret));

@@ -273,6 +273,75 @@ static void transient_fault_keeps_jobs(void **state)
 	stop(&e);
 }
 
+/* ---- device nodes: proven by a reading, kept by the engine's own changes ----- */
+
+/*
+ * A carve or a reclaim rebuilds the card's view without proving every
+ * other job's nodes again (a carve costs the same with one job or fifty);
+ * a reading of the card (the poller) proves them all.  So a job whose
+ * capability record vanished behind the engine's back shows lost at the next
+ * reading, and again ready once the record is back.
+ */
+static void nodes_kept_by_carves_proven_by_readings(void **state)
+{
+	char why[ACCEL_TEXT_MAX], cap[PATH_MAX + 96], aside[PATH_MAX + 104];
+	struct accel_snapshot *s;
+	const struct accel_job *a;
+	struct env e;
+	unsigned gi;
+
+	(void)state;
+	start(&e);
+	assert_int_equal(accel_node_mkdir(e.node, "ppu3", "4g.48gb", "first", 0, 0, NULL, why, sizeof(why)), 0);
+	s = accel_node_snapshot(e.node);
+	a = job_in(s, "ppu3", "first");
+	assert_int_equal(a->state, ACCEL_JOB_READY);
+	assert_true(a->n_nodes > 0);
+	gi = a->gi;
+	accel_snapshot_unref(s);
+
+	/* The GPU instance's capability record, moved aside by hand. */
+	size_t f = 0;
+	while (accel_families[f] != &accel_family_thead)
+		f++;
+	snprintf(cap, sizeof(cap), "%s/driver/alixpu/capabilities/ppu3/mig/gi%u/access", e.proc[f], gi);
+	snprintf(aside, sizeof(aside), "%s.aside", cap);
+	assert_int_equal(rename(cap, aside), 0);
+
+	/* A carve beside it answers with its own nodes and keeps the first job's. */
+	struct accel_job made;
+	assert_int_equal(accel_node_mkdir(e.node, "ppu3", "4g.48gb", "second", 0, 0, &made, why, sizeof(why)), 0);
+	s = accel_node_snapshot(e.node);
+	assert_int_equal(job_in(s, "ppu3", "second")->state, ACCEL_JOB_READY);
+	assert_true(job_in(s, "ppu3", "second")->n_nodes > 0);
+	assert_int_equal(job_in(s, "ppu3", "first")->state, ACCEL_JOB_READY);
+	accel_snapshot_unref(s);
+
+	/* The next reading proves every job's nodes: the first cannot be proven, and fails closed. */
+	accel_node_refresh_all(e.node);
+	s = accel_node_snapshot(e.node);
+	a = job_in(s, "ppu3", "first");
+	assert_int_equal(a->state, ACCEL_JOB_LOST);
+	assert_int_equal(a->n_nodes, 0);
+	assert_int_equal(job_in(s, "ppu3", "second")->state, ACCEL_JOB_READY);
+	accel_snapshot_unref(s);
+
+	/* A lost job's nodes are not carried into a rebuild either: a reclaim of the other job keeps it lost. */
+	assert_int_equal(accel_node_rmdir(e.node, "ppu3", "4g.48gb", "second", why, sizeof(why)), 0);
+	s = accel_node_snapshot(e.node);
+	assert_int_equal(job_in(s, "ppu3", "first")->state, ACCEL_JOB_LOST);
+	accel_snapshot_unref(s);
+
+	assert_int_equal(rename(aside, cap), 0);
+	accel_node_refresh_all(e.node);
+	s = accel_node_snapshot(e.node);
+	assert_int_equal(job_in(s, "ppu3", "first")->state, ACCEL_JOB_READY);
+	accel_snapshot_unref(s);
+	check_invariants(&e, &thead);
+	assert_int_equal(accel_node_rmdir(e.node, "ppu3", "4g.48gb", "first", why, sizeof(why)), 0);
+	stop(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -284,6 +353,7 @@ int main(void)
 		cmocka_unit_test(nvidia_reclaim_stopped_midway_resumes),
 		cmocka_unit_test(busy_job_stays_ready),
 		cmocka_unit_test(transient_fault_keeps_jobs),
+		cmocka_unit_test(nodes_kept_by_carves_proven_by_readings),
 	};
 
 	return cmocka_run_group_tests(tests, node_group_setup, node_group_teardown);

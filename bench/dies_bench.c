@@ -7,9 +7,13 @@
  *
  * In one run, each figure beside its baseline, measured in this process:
  *   sequential read and write of dies/<die>/vram (pread/pwrite of SIZE MiB,
- *   which the kernel splits into max_read/max_write requests), against
- *   memcpy from and to the same die's mapping through the barswap API
- *   (bs_acquire: the module's slot mapping, or the simulated die's file);
+ *   which the kernel splits into max_read/max_write requests) on a
+ *   descriptor held open, against memcpy from and to the same die's mapping
+ *   through the barswap API (bs_acquire: the module's slot mapping, or the
+ *   simulated die's file) with the die held: both hold the slot throughout;
+ *   then the same with the die taken and given back around each transfer
+ *   (open+pread+close against bs_acquire+memcpy+bs_release), where giving
+ *   the slot up revokes the pages and the next transfer maps them again;
  *   a slot swap through the filesystem (open+close of dies/<A>/vram, then
  *   of dies/<B>/vram, two dies nobody has touched), against the raw swap
  *   through the API (bs_acquire+bs_release of A, then of B);
@@ -93,7 +97,7 @@ struct api {
 	bs_gpu *g;
 	char *buf;
 	size_t bytes;
-	int a, b, swaps;
+	int die, a, b, swaps;
 };
 
 static int api_read(void *p)
@@ -109,6 +113,19 @@ static int api_write(void *p)
 	struct api *a = p;
 
 	memcpy(a->g->vram, a->buf, a->bytes);
+	return 0;
+}
+
+/* A whole transfer: take the die, read it, give it back. */
+static int api_read_once(void *p)
+{
+	struct api *a = p;
+	bs_gpu *g = bs_acquire(a->ctx, a->die);
+
+	if (!g)
+		return -1;
+	memcpy(a->buf, g->vram, a->bytes);
+	bs_release(a->ctx, g);
 	return 0;
 }
 
@@ -132,24 +149,29 @@ struct fs {
 	char *buf;
 	size_t bytes;
 	int swaps;
+	int fd; /* dies/<die>/vram, held open: the handle holds the slot */
 };
 
 static int fs_read(void *p)
 {
 	struct fs *f = p;
-	int fd = open(f->path, O_RDONLY);
-	ssize_t n = fd < 0 ? -1 : pread(fd, f->buf, f->bytes, 0);
 
-	if (fd >= 0)
-		close(fd);
-	return n == (ssize_t)f->bytes ? 0 : -1;
+	return pread(f->fd, f->buf, f->bytes, 0) == (ssize_t)f->bytes ? 0 : -1;
 }
 
 static int fs_write(void *p)
 {
 	struct fs *f = p;
-	int fd = open(f->path, O_WRONLY);
-	ssize_t n = fd < 0 ? -1 : pwrite(fd, f->buf, f->bytes, 0);
+
+	return pwrite(f->fd, f->buf, f->bytes, 0) == (ssize_t)f->bytes ? 0 : -1;
+}
+
+/* A whole transfer: open (the slot is taken), read, close (given back). */
+static int fs_read_once(void *p)
+{
+	struct fs *f = p;
+	int fd = open(f->path, O_RDONLY);
+	ssize_t n = fd < 0 ? -1 : pread(fd, f->buf, f->bytes, 0);
 
 	if (fd >= 0)
 		close(fd);
@@ -283,7 +305,7 @@ int main(int argc, char **argv)
 	struct opts o;
 	struct api a;
 	struct fs f;
-	double api_r, api_w, api_s, api_same, fs_r, fs_w, fs_s, fs_same, fs_floor;
+	double api_r, api_w, api_once, api_s, api_same, fs_r, fs_w, fs_once, fs_s, fs_same, fs_floor;
 	const char *backend;
 
 	if (parse(argc, argv, &o)) {
@@ -306,6 +328,7 @@ int main(int argc, char **argv)
 	if (o.bytes > a.g->vram_size)
 		o.bytes = a.g->vram_size;
 	a.bytes = f.bytes = o.bytes;
+	a.die = o.die;
 	a.a = o.a;
 	a.b = o.b;
 	a.swaps = f.swaps = o.swaps;
@@ -318,6 +341,7 @@ int main(int argc, char **argv)
 	api_w = timed(api_write, &a, o.rounds);
 	api_r = timed(api_read, &a, o.rounds);
 	bs_release(a.ctx, a.g);
+	api_once = timed(api_read_once, &a, o.rounds);
 	api_s = timed(api_swaps, &a, o.rounds);
 	a.a = a.b = o.die;
 	api_same = timed(api_swaps, &a, o.rounds);
@@ -326,14 +350,21 @@ int main(int argc, char **argv)
 	die_path(f.path, sizeof(f.path), o.mnt, o.die);
 	die_path(f.a_path, sizeof(f.a_path), o.mnt, o.a);
 	die_path(f.b_path, sizeof(f.b_path), o.mnt, o.b);
+	f.fd = open(f.path, O_RDWR);
+	if (f.fd < 0) {
+		perror("dies-bench: open vram");
+		return 1;
+	}
 	fs_w = timed(fs_write, &f, o.rounds);
 	fs_r = timed(fs_read, &f, o.rounds);
+	close(f.fd);
+	fs_once = timed(fs_read_once, &f, o.rounds);
 	fs_s = timed(fs_swaps, &f, o.rounds);
 	fs_same = timed(fs_same_die, &f, o.rounds);
 	snprintf(f.info_path, sizeof(f.info_path), "%s/dies/%d/info", o.mnt, o.die);
 	fs_floor = timed(fs_info, &f, o.rounds);
-	if (api_r <= 0 || api_w <= 0 || api_s <= 0 || api_same <= 0 || fs_r <= 0 || fs_w <= 0 || fs_s <= 0 ||
-	    fs_same <= 0 || fs_floor <= 0) {
+	if (api_r <= 0 || api_w <= 0 || api_once <= 0 || fs_once <= 0 || api_s <= 0 || api_same <= 0 || fs_r <= 0 ||
+	    fs_w <= 0 || fs_s <= 0 || fs_same <= 0 || fs_floor <= 0) {
 		fprintf(stderr, "dies-bench: a measurement failed: %s\n", strerror(errno));
 		return 1;
 	}
@@ -344,6 +375,8 @@ int main(int argc, char **argv)
 	printf("%-34s %16s %16s %8s\n", "", "baseline", "dies/<n>/vram", "ratio");
 	row("sequential read", o.bytes / api_r, o.bytes / fs_r, "MB/s", 1e-6, "pread / memcpy from the mapping");
 	row("sequential write", o.bytes / api_w, o.bytes / fs_w, "MB/s", 1e-6, "pwrite / memcpy to the mapping");
+	row("read, taking the die each time", o.bytes / api_once, o.bytes / fs_once, "MB/s", 1e-6,
+	    "open+pread+close / bs_acquire+memcpy+bs_release");
 	row("slot swap", api_s / o.swaps, fs_s / o.swaps, "us", 1e6,
 	    "open+close / bs_acquire+bs_release, alternating dies");
 	row("slot swap of the transferred die", api_same / o.swaps, fs_same / o.swaps, "us", 1e6,

@@ -39,6 +39,7 @@
 #include "core/fd_probe.h"
 #include "core/log.h"
 #include "core/metrics.h"
+#include "fs/vram_pin.h"
 
 /* An open waiting for the slot. */
 struct park {
@@ -371,10 +372,10 @@ static int hold_for_io(struct fs_vram *h, uint64_t *epoch)
 }
 
 /*
- * A read is copied out of the mapping into this thread's buffer, then
- * replied from there.  Not straight from the mapping: the kernel takes the
- * reply's pages with get_user_pages, which a VM_PFNMAP mapping (the
- * module's) refuses, and the reader would get EIO.
+ * A read is replied straight from the mapping where the kernel can take its
+ * pages (fs/vram_pin.h): one copy, the kernel's, into the reader's buffer.
+ * Otherwise (a VM_PFNMAP mapping: the module's BAR window) it is copied
+ * into this thread's buffer first and replied from there.
  */
 static pthread_key_t bounce_key;
 static pthread_once_t bounce_once = PTHREAD_ONCE_INIT;
@@ -424,12 +425,24 @@ void fs_dies_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info 
 		return;
 	}
 	ret = bs_arb_io_begin(h->d->arb, h->die, epoch, &vram);
-	if (!ret) {
-		ret = bs_guarded_copy(buf, (const char *)vram + off, size);
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	if (fs_vram_pinnable(vram)) {
+		/* The slot stays ours until the kernel has copied the reply out. */
+		ret = fuse_reply_buf(req, (const char *)vram + off, size);
 		bs_arb_io_end(h->d->arb);
 		if (ret)
-			ret = bs_arb_io_fault(h->d->arb, h->die, epoch);
+			log_warn("dies/%u/vram: the kernel could not copy %zu bytes at %lld out of the slot (%s): the "
+			         "reader gets EIO",
+			         h->die, size, (long long)off, strerror(-ret));
+		return;
 	}
+	ret = bs_guarded_copy(buf, (const char *)vram + off, size);
+	bs_arb_io_end(h->d->arb);
+	if (ret)
+		ret = bs_arb_io_fault(h->d->arb, h->die, epoch);
 	if (ret)
 		fuse_reply_err(req, -ret);
 	else

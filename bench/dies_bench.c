@@ -149,7 +149,8 @@ struct fs {
 	char *buf;
 	size_t bytes;
 	int swaps;
-	int fd; /* dies/<die>/vram, held open: the handle holds the slot */
+	int fd;       /* dies/<die>/vram, held open: the handle holds the slot */
+	int tmpfs_fd; /* a file of the same size in /dev/shm */
 };
 
 static int fs_read(void *p)
@@ -164,6 +165,25 @@ static int fs_write(void *p)
 	struct fs *f = p;
 
 	return pwrite(f->fd, f->buf, f->bytes, 0) == (ssize_t)f->bytes ? 0 : -1;
+}
+
+/*
+ * The kernel's own copy, with no FUSE and no slot: pread and pwrite of a
+ * tmpfs file of the same size.  Every read(2) and write(2) of any
+ * filesystem copies like this, so it bounds what a FUSE file can reach.
+ */
+static int tmpfs_read(void *p)
+{
+	struct fs *f = p;
+
+	return pread(f->tmpfs_fd, f->buf, f->bytes, 0) == (ssize_t)f->bytes ? 0 : -1;
+}
+
+static int tmpfs_write(void *p)
+{
+	struct fs *f = p;
+
+	return pwrite(f->tmpfs_fd, f->buf, f->bytes, 0) == (ssize_t)f->bytes ? 0 : -1;
 }
 
 /* A whole transfer: open (the slot is taken), read, close (given back). */
@@ -305,7 +325,8 @@ int main(int argc, char **argv)
 	struct opts o;
 	struct api a;
 	struct fs f;
-	double api_r, api_w, api_once, api_s, api_same, fs_r, fs_w, fs_once, fs_s, fs_same, fs_floor;
+	double api_r, api_w, api_once, api_s, api_same, fs_r, fs_w, fs_once, fs_s, fs_same, fs_floor, tmp_r, tmp_w;
+	char tmpfs_path[] = "/dev/shm/dies-bench-XXXXXX";
 	const char *backend;
 
 	if (parse(argc, argv, &o)) {
@@ -363,8 +384,17 @@ int main(int argc, char **argv)
 	fs_same = timed(fs_same_die, &f, o.rounds);
 	snprintf(f.info_path, sizeof(f.info_path), "%s/dies/%d/info", o.mnt, o.die);
 	fs_floor = timed(fs_info, &f, o.rounds);
+	f.tmpfs_fd = mkstemp(tmpfs_path);
+	if (f.tmpfs_fd < 0) {
+		perror("dies-bench: a file in /dev/shm");
+		return 1;
+	}
+	unlink(tmpfs_path);
+	tmp_w = timed(tmpfs_write, &f, o.rounds);
+	tmp_r = timed(tmpfs_read, &f, o.rounds);
+	close(f.tmpfs_fd);
 	if (api_r <= 0 || api_w <= 0 || api_once <= 0 || fs_once <= 0 || api_s <= 0 || api_same <= 0 || fs_r <= 0 ||
-	    fs_w <= 0 || fs_s <= 0 || fs_same <= 0 || fs_floor <= 0) {
+	    fs_w <= 0 || fs_s <= 0 || fs_same <= 0 || fs_floor <= 0 || tmp_r <= 0 || tmp_w <= 0) {
 		fprintf(stderr, "dies-bench: a measurement failed: %s\n", strerror(errno));
 		return 1;
 	}
@@ -375,6 +405,10 @@ int main(int argc, char **argv)
 	printf("%-34s %16s %16s %8s\n", "", "baseline", "dies/<n>/vram", "ratio");
 	row("sequential read", o.bytes / api_r, o.bytes / fs_r, "MB/s", 1e-6, "pread / memcpy from the mapping");
 	row("sequential write", o.bytes / api_w, o.bytes / fs_w, "MB/s", 1e-6, "pwrite / memcpy to the mapping");
+	row("  against a tmpfs read", o.bytes / tmp_r, o.bytes / fs_r, "MB/s", 1e-6,
+	    "pread / pread of a tmpfs file: the kernel's copy alone");
+	row("  against a tmpfs write", o.bytes / tmp_w, o.bytes / fs_w, "MB/s", 1e-6,
+	    "pwrite / pwrite of a tmpfs file: the kernel's copy alone");
 	row("read, taking the die each time", o.bytes / api_once, o.bytes / fs_once, "MB/s", 1e-6,
 	    "open+pread+close / bs_acquire+memcpy+bs_release");
 	row("slot swap", api_s / o.swaps, fs_s / o.swaps, "us", 1e6,

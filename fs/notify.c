@@ -100,7 +100,7 @@ static void push_inval(struct compare *c, uint64_t ino)
 	c->inval[c->n_inval++] = ino;
 }
 
-static void push_gone(struct compare *c, const struct fs_inode *in)
+static void push_gone(struct compare *c, uint64_t parent, uint64_t ino, const char *name)
 {
 	if (c->n_gone == c->cap_gone) {
 		size_t cap = c->cap_gone ? c->cap_gone * 2 : 16;
@@ -110,24 +110,86 @@ static void push_gone(struct compare *c, const struct fs_inode *in)
 		c->gone = grown;
 		c->cap_gone = cap;
 	}
-	c->gone[c->n_gone].parent = in->parent;
-	c->gone[c->n_gone].ino = in->ino;
-	snprintf(c->gone[c->n_gone].name, sizeof(c->gone[c->n_gone].name), "%s", in->name);
+	c->gone[c->n_gone].parent = parent;
+	c->gone[c->n_gone].ino = ino;
+	snprintf(c->gone[c->n_gone].name, sizeof(c->gone[c->n_gone].name), "%s", name);
 	c->n_gone++;
+}
+
+static void compare_one(struct compare *c, uint64_t ino, uint64_t parent, const char *path, const char *name)
+{
+	struct fs_node n;
+
+	if (fs_tree_resolve(c->cur, path, &n)) {
+		push_gone(c, parent, ino, name);
+		return;
+	}
+	if (fs_kind_cached(n.kind) && !same_rendering(c->fs, c->base, c->cur, path, &n))
+		push_inval(c, ino);
 }
 
 /* Under the inode table's lock: rendering is pure, nothing here calls back into the table. */
 static void compare_inode(void *ctx, const struct fs_inode *in)
 {
-	struct compare *c = ctx;
-	struct fs_node n;
+	compare_one(ctx, in->ino, in->parent, in->path, in->name);
+}
 
-	if (fs_tree_resolve(c->cur, in->path, &n)) {
-		push_gone(c, in);
+/*
+ * The inodes to compare, copied out of the table: rendering them twice takes
+ * a while, and every lookup and open of the mount needs the table's lock
+ * meanwhile (a reader's p99 doubled during a carve storm on another card).
+ */
+struct known {
+	uint64_t ino, parent;
+	char *path;
+	size_t name_at; /* the last component's offset in path */
+};
+
+struct known_list {
+	struct known *v;
+	size_t n, cap;
+	bool failed; /* out of memory: compare under the lock instead */
+};
+
+static void copy_known(void *ctx, const struct fs_inode *in)
+{
+	struct known_list *l = ctx;
+	char *path;
+
+	if (l->failed)
+		return;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 32;
+		struct known *grown = realloc(l->v, cap * sizeof(*grown));
+		if (!grown) {
+			l->failed = true;
+			return;
+		}
+		l->v = grown;
+		l->cap = cap;
+	}
+	path = strdup(in->path);
+	if (!path) {
+		l->failed = true;
 		return;
 	}
-	if (fs_kind_cached(n.kind) && !same_rendering(c->fs, c->base, c->cur, in->path, &n))
-		push_inval(c, in->ino);
+	l->v[l->n++] = (struct known){ in->ino, in->parent, path, (size_t)(in->name - in->path) };
+}
+
+/* Compare every inode the kernel knows under top (a device's name, or "mig"). */
+static void compare_under(struct compare *c, const char *top)
+{
+	struct known_list l = { 0 };
+
+	fs_inodes_each_under(c->fs->inodes, top, copy_known, &l);
+	if (!l.failed)
+		for (size_t i = 0; i < l.n; i++)
+			compare_one(c, l.v[i].ino, l.v[i].parent, l.v[i].path, l.v[i].path + l.v[i].name_at);
+	for (size_t i = 0; i < l.n; i++)
+		free(l.v[i].path);
+	free(l.v);
+	if (l.failed)
+		fs_inodes_each_under(c->fs->inodes, top, compare_inode, c);
 }
 
 static const struct accel_device *device_named(const struct accel_snapshot *s, const char *name)
@@ -161,16 +223,16 @@ void fs_notify_flush(struct accelfs *fs)
 	/* A device whose view object is the same shows the same: only changed ones are looked at. */
 	for (size_t i = 0; i < cur->n_devices; i++)
 		if (device_named(n->base, cur->devices[i]->name) != cur->devices[i]) {
-			fs_inodes_each_under(fs->inodes, cur->devices[i]->name, compare_inode, &c);
+			compare_under(&c, cur->devices[i]->name);
 			any = true;
 		}
 	for (size_t i = 0; n->base && i < n->base->n_devices; i++)
 		if (!device_named(cur, n->base->devices[i]->name)) {
-			fs_inodes_each_under(fs->inodes, n->base->devices[i]->name, compare_inode, &c);
+			compare_under(&c, n->base->devices[i]->name);
 			any = true;
 		}
 	if (any)
-		fs_inodes_each_under(fs->inodes, "mig", compare_inode, &c);
+		compare_under(&c, "mig");
 	for (size_t i = 0; i < c.n_inval; i++)
 		fuse_lowlevel_notify_inval_inode(fs->se, c.inval[i], 0, 0);
 	accel_snapshot_unref(n->base);

@@ -326,7 +326,7 @@ int main(int argc, char **argv)
 	struct api a;
 	struct fs f;
 	double api_r, api_w, api_once, api_s, api_same, fs_r, fs_w, fs_once, fs_s, fs_same, fs_floor, tmp_r, tmp_w;
-	char tmpfs_path[] = "/dev/shm/dies-bench-XXXXXX";
+	char tmpfs_path[32] = "/dev/shm/dies-bench-XXXXXX";
 	const char *backend;
 
 	if (parse(argc, argv, &o)) {
@@ -385,8 +385,13 @@ int main(int argc, char **argv)
 	snprintf(f.info_path, sizeof(f.info_path), "%s/dies/%d/info", o.mnt, o.die);
 	fs_floor = timed(fs_info, &f, o.rounds);
 	f.tmpfs_fd = mkstemp(tmpfs_path);
+	if (f.tmpfs_fd < 0 && errno == ENOENT) {
+		/* No /dev/shm (the QEMU guest's initramfs): its /tmp is in memory too. */
+		snprintf(tmpfs_path, sizeof(tmpfs_path), "/tmp/dies-bench-XXXXXX");
+		f.tmpfs_fd = mkstemp(tmpfs_path);
+	}
 	if (f.tmpfs_fd < 0) {
-		perror("dies-bench: a file in /dev/shm");
+		fprintf(stderr, "dies-bench: a file in /dev/shm or /tmp: %s\n", strerror(errno));
 		return 1;
 	}
 	unlink(tmpfs_path);

@@ -182,11 +182,16 @@ static int cmp_part(const void *a, const void *b)
 	return strcmp(x->profile, y->profile);
 }
 
-int am_list(const char *mount, uint32_t jobid, int with_status, struct am_part *out, size_t max, size_t *n, char *err,
-            size_t len)
+/*
+ * Call fn for every profile directory under <mount>/mig (the node-level
+ * view: every profile of every device, each once).  fn answers 0 to go on,
+ * < 0 to stop with an error it has written into err.
+ */
+typedef int (*profile_fn)(void *ctx, const char *mount, const char *profile, char *err, size_t len);
+
+static int each_profile(const char *mount, profile_fn fn, void *ctx, char *err, size_t len)
 {
 	char path[4096];
-	*n = 0;
 	snprintf(path, sizeof(path), "%s/mig", mount);
 	DIR *top = opendir(path);
 	if (!top) {
@@ -195,38 +200,60 @@ int am_list(const char *mount, uint32_t jobid, int with_status, struct am_part *
 	}
 	struct dirent *pe;
 	int rc = 0;
-	while ((pe = readdir(top))) {
-		if (pe->d_name[0] == '.' || strlen(pe->d_name) >= AM_NAME_MAX)
-			continue;
-		snprintf(path, sizeof(path), "%s/mig/%s", mount, pe->d_name);
-		DIR *pd = opendir(path);
-		if (!pd)
-			continue; /* the profile went away with a mode change: nothing of ours there now */
-		struct dirent *je;
-		while ((je = readdir(pd))) {
-			uint32_t id;
-			unsigned idx;
-			if (!am_parse_name(je->d_name, &id, &idx) || (jobid && id != jobid))
-				continue;
-			if (*n == max) {
-				snprintf(err, len, "more than %zu Slurm partitions under %s/mig", max, mount);
-				rc = -1;
-				break;
-			}
-			struct am_part *p = &out[(*n)++];
-			memset(p, 0, sizeof(*p));
-			p->jobid = id;
-			p->index = idx;
-			snprintf(p->profile, sizeof(p->profile), "%s", pe->d_name);
-			snprintf(p->name, sizeof(p->name), "%s", je->d_name);
-			if (with_status)
-				read_status(mount, p);
-		}
-		closedir(pd);
-		if (rc)
-			break;
-	}
+	while (!rc && (pe = readdir(top)))
+		if (pe->d_name[0] != '.' && strlen(pe->d_name) < AM_NAME_MAX)
+			rc = fn(ctx, mount, pe->d_name, err, len);
 	closedir(top);
+	return rc < 0 ? -1 : 0;
+}
+
+struct list_ctx {
+	uint32_t jobid;
+	int with_status;
+	struct am_part *out;
+	size_t max, *n;
+};
+
+/* The partitions of a job (or of every job) in one profile directory. */
+static int list_profile(void *ctx, const char *mount, const char *profile, char *err, size_t len)
+{
+	struct list_ctx *l = ctx;
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/mig/%s", mount, profile);
+	DIR *pd = opendir(path);
+	if (!pd)
+		return 0; /* the profile went away with a mode change: nothing of ours there now */
+	struct dirent *je;
+	int rc = 0;
+	while ((je = readdir(pd))) {
+		uint32_t id;
+		unsigned idx;
+		if (!am_parse_name(je->d_name, &id, &idx) || (l->jobid && id != l->jobid))
+			continue;
+		if (*l->n == l->max) {
+			snprintf(err, len, "more than %zu Slurm partitions under %s/mig", l->max, mount);
+			rc = -1;
+			break;
+		}
+		struct am_part *p = &l->out[(*l->n)++];
+		memset(p, 0, sizeof(*p));
+		p->jobid = id;
+		p->index = idx;
+		snprintf(p->profile, sizeof(p->profile), "%s", profile);
+		snprintf(p->name, sizeof(p->name), "%s", je->d_name);
+		if (l->with_status)
+			read_status(mount, p);
+	}
+	closedir(pd);
+	return rc;
+}
+
+int am_list(const char *mount, uint32_t jobid, int with_status, struct am_part *out, size_t max, size_t *n, char *err,
+            size_t len)
+{
+	struct list_ctx l = { jobid, with_status, out, max, n };
+	*n = 0;
+	int rc = each_profile(mount, list_profile, &l, err, len);
 	qsort(out, *n, sizeof(*out), cmp_part);
 	return rc;
 }
@@ -304,39 +331,36 @@ int am_carve(const char *mount, uint32_t jobid, const struct am_request *req, ch
 	return 0;
 }
 
-int am_available(const char *mount, struct am_avail *out, size_t max, size_t *n, char *err, size_t len)
+struct avail_ctx {
+	struct am_avail *out;
+	size_t max, *n;
+};
+
+static int avail_profile(void *ctx, const char *mount, const char *profile, char *err, size_t len)
 {
+	struct avail_ctx *a = ctx;
 	char path[4096], buf[64];
-	*n = 0;
-	snprintf(path, sizeof(path), "%s/mig", mount);
-	DIR *top = opendir(path);
-	if (!top) {
-		snprintf(err, len, "cannot list %s (%s): is accelfs mounted there?", path, strerror(errno));
+	snprintf(path, sizeof(path), "%s/mig/%s/available", mount, profile);
+	if (am_read_file(path, buf, sizeof(buf)) < 0)
+		return 0; /* gone with a mode change since the listing */
+	char *end;
+	long v = strtol(buf, &end, 10);
+	if (end == buf || v < 0) {
+		snprintf(err, len, "%s says '%s', not a count", path, buf);
 		return -1;
 	}
-	struct dirent *pe;
-	int rc = 0;
-	while ((pe = readdir(top))) {
-		if (pe->d_name[0] == '.' || strlen(pe->d_name) >= AM_NAME_MAX)
-			continue;
-		snprintf(path, sizeof(path), "%s/mig/%s/available", mount, pe->d_name);
-		if (am_read_file(path, buf, sizeof(buf)) < 0)
-			continue; /* gone with a mode change since the listing */
-		char *end;
-		long v = strtol(buf, &end, 10);
-		if (end == buf || v < 0) {
-			snprintf(err, len, "%s says '%s', not a count", path, buf);
-			rc = -1;
-			break;
-		}
-		if (*n == max) {
-			snprintf(err, len, "more than %zu profiles under %s/mig", max, mount);
-			rc = -1;
-			break;
-		}
-		snprintf(out[*n].profile, sizeof(out[*n].profile), "%s", pe->d_name);
-		out[(*n)++].available = v;
+	if (*a->n == a->max) {
+		snprintf(err, len, "more than %zu profiles under %s/mig", a->max, mount);
+		return -1;
 	}
-	closedir(top);
-	return rc;
+	snprintf(a->out[*a->n].profile, sizeof(a->out[*a->n].profile), "%s", profile);
+	a->out[(*a->n)++].available = v;
+	return 0;
+}
+
+int am_available(const char *mount, struct am_avail *out, size_t max, size_t *n, char *err, size_t len)
+{
+	struct avail_ctx a = { out, max, n };
+	*n = 0;
+	return each_profile(mount, avail_profile, &a, err, len);
 }

@@ -241,3 +241,35 @@ json_t *sim_json_ci_profile(const struct sim_ci_profile *c)
 	}
 	return o;
 }
+
+int sim_json_fields(json_t *o, const struct sim_field *fields, void *base, const char *what, char *err, size_t errlen)
+{
+	int ret = 0;
+
+	for (const struct sim_field *f = fields; !ret && f->key; f++) {
+		void *at = (char *)base + f->offset;
+
+		switch (f->type) {
+		case SIM_FIELD_UINT:
+			ret = sim_json_uint(o, f->key, at, what, err, errlen);
+			break;
+		case SIM_FIELD_ULL:
+			ret = sim_json_ull(o, f->key, at, what, err, errlen);
+			break;
+		case SIM_FIELD_BOOL:
+			ret = sim_json_bool(o, f->key, at, what, err, errlen);
+			break;
+		case SIM_FIELD_STR:
+			ret = sim_json_str(o, f->key, at, f->size, what, err, errlen);
+			break;
+		}
+	}
+	return ret;
+}
+
+int sim_json_exact_keys(json_t *o, const char *const *keys, const char *what, char *err, size_t errlen)
+{
+	int ret = sim_json_check_keys(o, keys, what, err, errlen);
+
+	return ret ? ret : sim_json_require(o, keys, what, err, errlen);
+}

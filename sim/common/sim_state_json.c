@@ -117,18 +117,69 @@ json_t *sim_json_card(const struct sim_device *d, uint64_t generation, const cha
 	return o;
 }
 
+/* The plain fields of each object; the keys checked are these and the nested objects'. */
+static const struct sim_field placement_fields[] = {
+	SIM_UINT("start", struct sim_placement, start),
+	SIM_UINT("size", struct sim_placement, size),
+	{ NULL, 0, 0, 0 },
+};
+
+static const struct sim_field ci_fields[] = {
+	SIM_UINT("id", struct sim_ci, id),
+	SIM_UINT("profile_id", struct sim_ci, profile_id),
+	SIM_ULL("serial", struct sim_ci, serial),
+	SIM_STR("uuid", struct sim_ci, uuid),
+	SIM_UINT("processes", struct sim_ci, processes),
+	{ NULL, 0, 0, 0 },
+};
+
+static const struct sim_field gi_fields[] = {
+	SIM_UINT("id", struct sim_gi, id),
+	SIM_UINT("profile_id", struct sim_gi, profile_id),
+	SIM_ULL("serial", struct sim_gi, serial),
+	{ NULL, 0, 0, 0 },
+};
+
+static const struct sim_field hw_fields[] = {
+	SIM_STR("name", struct sim_device, name),
+	SIM_STR("uuid", struct sim_device, uuid),
+	SIM_STR("bus_id", struct sim_device, bus_id),
+	SIM_UINT("pci_device_id", struct sim_device, pci_device_id),
+	SIM_UINT("pci_subsystem_id", struct sim_device, pci_subsystem_id),
+	SIM_UINT("minor", struct sim_device, minor),
+	SIM_ULL("memory_mib", struct sim_device, memory_mib),
+	SIM_UINT("memory_slices", struct sim_device, memory_slices),
+	SIM_UINT("compute_slices", struct sim_device, compute_slices),
+	{ NULL, 0, 0, 0 },
+};
+
+static const struct sim_field live_fields[] = {
+	SIM_BOOL("present", struct sim_device, present),
+	SIM_UINT("mig_current", struct sim_device, mig_current),
+	SIM_UINT("mig_pending", struct sim_device, mig_pending),
+	{ NULL, 0, 0, 0 },
+};
+
+static const struct sim_field fault_fields[] = {
+	SIM_STR("function", accelsim_fault_t, function),
+	SIM_UINT("skip", accelsim_fault_t, skip),
+	SIM_UINT("times", accelsim_fault_t, times),
+	SIM_UINT("fired", accelsim_fault_t, fired),
+	{ NULL, 0, 0, 0 },
+};
+
+static const struct sim_field node_fields[] = {
+	SIM_ULL("generation", struct sim_node, generation),
+	SIM_UINT("devices", struct sim_node, n_devices),
+	{ NULL, 0, 0, 0 },
+};
+
 static int read_placement(json_t *o, struct sim_placement *p, const char *what, char *err, size_t errlen)
 {
 	static const char *const keys[] = { "start", "size", NULL };
-	int ret = sim_json_check_keys(o, keys, what, err, errlen);
+	int ret = sim_json_exact_keys(o, keys, what, err, errlen);
 
-	if (!ret)
-		ret = sim_json_require(o, keys, what, err, errlen);
-	if (!ret)
-		ret = sim_json_uint(o, "start", &p->start, what, err, errlen);
-	if (!ret)
-		ret = sim_json_uint(o, "size", &p->size, what, err, errlen);
-	return ret;
+	return ret ? ret : sim_json_fields(o, placement_fields, p, what, err, errlen);
 }
 
 static int read_ci(json_t *o, struct sim_ci *ci, const char *what, char *err, size_t errlen)
@@ -137,19 +188,9 @@ static int read_ci(json_t *o, struct sim_ci *ci, const char *what, char *err, si
 	int ret;
 
 	memset(ci, 0, sizeof(*ci));
-	ret = sim_json_check_keys(o, keys, what, err, errlen);
+	ret = sim_json_exact_keys(o, keys, what, err, errlen);
 	if (!ret)
-		ret = sim_json_require(o, keys, what, err, errlen);
-	if (!ret)
-		ret = sim_json_uint(o, "id", &ci->id, what, err, errlen);
-	if (!ret)
-		ret = sim_json_uint(o, "profile_id", &ci->profile_id, what, err, errlen);
-	if (!ret)
-		ret = sim_json_ull(o, "serial", &ci->serial, what, err, errlen);
-	if (!ret)
-		ret = sim_json_str(o, "uuid", ci->uuid, sizeof(ci->uuid), what, err, errlen);
-	if (!ret)
-		ret = sim_json_uint(o, "processes", &ci->processes, what, err, errlen);
+		ret = sim_json_fields(o, ci_fields, ci, what, err, errlen);
 	if (!ret)
 		ret = read_placement(json_object_get(o, "placement"), &ci->placement, what, err, errlen);
 	return ret;
@@ -163,15 +204,9 @@ static int read_gi(json_t *o, struct sim_gi *gi, const char *what, char *err, si
 	int ret;
 
 	memset(gi, 0, sizeof(*gi));
-	ret = sim_json_check_keys(o, keys, what, err, errlen);
+	ret = sim_json_exact_keys(o, keys, what, err, errlen);
 	if (!ret)
-		ret = sim_json_require(o, keys, what, err, errlen);
-	if (!ret)
-		ret = sim_json_uint(o, "id", &gi->id, what, err, errlen);
-	if (!ret)
-		ret = sim_json_uint(o, "profile_id", &gi->profile_id, what, err, errlen);
-	if (!ret)
-		ret = sim_json_ull(o, "serial", &gi->serial, what, err, errlen);
+		ret = sim_json_fields(o, gi_fields, gi, what, err, errlen);
 	if (!ret)
 		ret = read_placement(json_object_get(o, "placement"), &gi->placement, what, err, errlen);
 	if (ret)
@@ -195,24 +230,8 @@ static int read_hw_fields(json_t *o, struct sim_device *d, const char *what, cha
 {
 	json_t *gips = json_object_get(o, "gi_profiles"), *cips = json_object_get(o, "ci_profiles"), *v;
 	size_t i;
-	int ret = sim_json_str(o, "name", d->name, sizeof(d->name), what, err, errlen);
+	int ret = sim_json_fields(o, hw_fields, d, what, err, errlen);
 
-	if (!ret)
-		ret = sim_json_str(o, "uuid", d->uuid, sizeof(d->uuid), what, err, errlen);
-	if (!ret)
-		ret = sim_json_str(o, "bus_id", d->bus_id, sizeof(d->bus_id), what, err, errlen);
-	if (!ret)
-		ret = sim_json_uint(o, "pci_device_id", &d->pci_device_id, what, err, errlen);
-	if (!ret)
-		ret = sim_json_uint(o, "pci_subsystem_id", &d->pci_subsystem_id, what, err, errlen);
-	if (!ret)
-		ret = sim_json_uint(o, "minor", &d->minor, what, err, errlen);
-	if (!ret)
-		ret = sim_json_ull(o, "memory_mib", &d->memory_mib, what, err, errlen);
-	if (!ret)
-		ret = sim_json_uint(o, "memory_slices", &d->memory_slices, what, err, errlen);
-	if (!ret)
-		ret = sim_json_uint(o, "compute_slices", &d->compute_slices, what, err, errlen);
 	if (!ret)
 		ret = sim_json_name_policy(o, &d->profile_names, what, err, errlen);
 	if (ret)
@@ -245,12 +264,8 @@ static int read_live_fields(json_t *o, struct sim_device *d, const char *what, c
 {
 	json_t *list = json_object_get(o, "gpu_instances"), *v;
 	size_t i;
-	int ret = sim_json_bool(o, "present", &d->present, what, err, errlen);
+	int ret = sim_json_fields(o, live_fields, d, what, err, errlen);
 
-	if (!ret)
-		ret = sim_json_uint(o, "mig_current", &d->mig_current, what, err, errlen);
-	if (!ret)
-		ret = sim_json_uint(o, "mig_pending", &d->mig_pending, what, err, errlen);
 	if (ret)
 		return ret;
 	if (!json_is_array(list) || json_array_size(list) > SIM_MAX_GI) {
@@ -287,9 +302,7 @@ int sim_json_read_card_hw(json_t *root, const char *vendor, unsigned ordinal, st
 	int ret;
 
 	snprintf(what, sizeof(what), "card %u (hw)", ordinal);
-	ret = sim_json_check_keys(root, keys, what, err, errlen);
-	if (!ret)
-		ret = sim_json_require(root, keys, what, err, errlen);
+	ret = sim_json_exact_keys(root, keys, what, err, errlen);
 	if (!ret)
 		ret = check_header(root, SIM_STATE_FORMAT, vendor, what, err, errlen);
 	if (!ret)
@@ -311,9 +324,7 @@ int sim_json_read_card(json_t *root, const char *vendor, unsigned ordinal, struc
 	int ret;
 
 	snprintf(what, sizeof(what), "card %u", ordinal);
-	ret = sim_json_check_keys(root, keys, what, err, errlen);
-	if (!ret)
-		ret = sim_json_require(root, keys, what, err, errlen);
+	ret = sim_json_exact_keys(root, keys, what, err, errlen);
 	if (!ret)
 		ret = check_header(root, SIM_STATE_FORMAT, vendor, what, err, errlen);
 	if (!ret)
@@ -346,19 +357,12 @@ static int read_faults(json_t *list, struct sim_node *n, char *err, size_t errle
 		int ret;
 
 		memset(f, 0, sizeof(*f));
-		ret = sim_json_check_keys(o, keys, "state fault", err, errlen);
+		ret = sim_json_exact_keys(o, keys, "state fault", err, errlen);
 		if (!ret)
-			ret = sim_json_require(o, keys, "state fault", err, errlen);
-		if (!ret)
-			ret = sim_json_str(o, "function", f->function, sizeof(f->function), "state fault", err, errlen);
+			ret = sim_json_fields(o, fault_fields, f, "state fault", err, errlen);
+		/* The driver's code is an enum: read as a number, then converted. */
 		if (!ret)
 			ret = sim_json_uint(o, "ret", &ret_code, "state fault", err, errlen);
-		if (!ret)
-			ret = sim_json_uint(o, "skip", &f->skip, "state fault", err, errlen);
-		if (!ret)
-			ret = sim_json_uint(o, "times", &f->times, "state fault", err, errlen);
-		if (!ret)
-			ret = sim_json_uint(o, "fired", &f->fired, "state fault", err, errlen);
 		f->ret = (mig_return_t)ret_code;
 		if (ret)
 			return ret;
@@ -372,15 +376,11 @@ int sim_json_read_node(json_t *root, const char *vendor, struct sim_node *n, cha
 	int ret;
 
 	memset(n, 0, sizeof(*n));
-	ret = sim_json_check_keys(root, keys, "node", err, errlen);
-	if (!ret)
-		ret = sim_json_require(root, keys, "node", err, errlen);
+	ret = sim_json_exact_keys(root, keys, "node", err, errlen);
 	if (!ret)
 		ret = check_header(root, SIM_STATE_FORMAT, vendor, "node", err, errlen);
 	if (!ret)
-		ret = sim_json_ull(root, "generation", &n->generation, "node", err, errlen);
-	if (!ret)
-		ret = sim_json_uint(root, "devices", &n->n_devices, "node", err, errlen);
+		ret = sim_json_fields(root, node_fields, n, "node", err, errlen);
 	if (!ret && n->n_devices > SIM_MAX_DEVICES) {
 		snprintf(err, errlen, "node: at most %d cards", SIM_MAX_DEVICES);
 		ret = -EINVAL;
@@ -402,9 +402,7 @@ int sim_json_read_format1(json_t *root, const char *vendor, struct sim_state *s,
 	int ret;
 
 	memset(s, 0, sizeof(*s));
-	ret = sim_json_check_keys(root, keys, "state", err, errlen);
-	if (!ret)
-		ret = sim_json_require(root, keys, "state", err, errlen);
+	ret = sim_json_exact_keys(root, keys, "state", err, errlen);
 	if (!ret)
 		ret = check_header(root, 1, vendor, "state", err, errlen);
 	if (!ret)
@@ -427,9 +425,7 @@ int sim_json_read_format1(json_t *root, const char *vendor, struct sim_state *s,
 		snprintf(what, sizeof(what), "state device %zu", i);
 		d->ordinal = (unsigned)i;
 		d->next_serial = next_serial;
-		ret = sim_json_check_keys(v, device_keys, what, err, errlen);
-		if (!ret)
-			ret = sim_json_require(v, device_keys, what, err, errlen);
+		ret = sim_json_exact_keys(v, device_keys, what, err, errlen);
 		if (!ret)
 			ret = check_ordinal(v, (unsigned)i, what, err, errlen);
 		if (!ret)

@@ -196,3 +196,33 @@ void fx_release(pid_t pid)
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
 }
+
+pid_t fx_hold_lock(struct sim_fixture *fx, off_t start, off_t len, int *release_fd)
+{
+	int ready[2], release[2];
+	char path[PATH_MAX], c;
+	pid_t pid;
+
+	assert_int_equal(pipe(ready), 0);
+	assert_int_equal(pipe(release), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = start, .l_len = len };
+		int fd = open(fx_path(fx, path, "locks"), O_RDWR | O_CLOEXEC);
+
+		close(ready[0]);
+		close(release[1]);
+		if (fd < 0 || fcntl(fd, F_OFD_SETLKW, &fl) != 0 || write(ready[1], "x", 1) != 1)
+			_exit(1);
+		while (read(release[0], &c, 1) > 0)
+			;
+		_exit(0);
+	}
+	close(ready[1]);
+	close(release[0]);
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+	*release_fd = release[1];
+	return pid;
+}

@@ -59,6 +59,12 @@ mig_device_t fx_device(struct sim_fixture *fx, unsigned index);
  * comm is "simholder".  Returns its pid.
  */
 pid_t fx_hold(struct sim_fixture *fx, const char *const *rels);
+/*
+ * A child process holding bytes [start, start+len) of the node's lock file
+ * (len 0: to its end; byte 0 is the node's, byte 1+n card n's) until
+ * *release_fd is closed; returns once the lock is held.
+ */
+pid_t fx_hold_lock(struct sim_fixture *fx, off_t start, off_t len, int *release_fd);
 void fx_release(pid_t pid);
 
 /* The topology directory (sim/topologies of the source tree). */

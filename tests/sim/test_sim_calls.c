@@ -415,37 +415,6 @@ static void test_uninitialized_not_counted(void **state)
 }
 
 /* A child that holds every byte lock of the node (node and cards) until its pipe closes; returns its pid. */
-static pid_t hold_state_lock(struct sim_fixture *fx, int *release_fd)
-{
-	int ready[2], release[2];
-	char path[PATH_MAX], c;
-	pid_t pid;
-
-	assert_int_equal(pipe(ready), 0);
-	assert_int_equal(pipe(release), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		/* l_len 0: the whole file, byte 0 (the node's) and every card's. */
-		struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0 };
-		int fd = open(fx_path(fx, path, "locks"), O_RDWR | O_CLOEXEC);
-
-		close(ready[0]);
-		close(release[1]);
-		if (fd < 0 || fcntl(fd, F_OFD_SETLKW, &fl) != 0 || write(ready[1], "x", 1) != 1)
-			_exit(1);
-		while (read(release[0], &c, 1) > 0)
-			;
-		_exit(0);
-	}
-	close(ready[1]);
-	close(release[0]);
-	assert_int_equal(read(ready[0], &c, 1), 1);
-	close(ready[0]);
-	*release_fd = release[1];
-	return pid;
-}
-
 /*
  * Reads need no cross-process lock while nothing changed: they answer while
  * another process holds every lock of the node (were they to wait, the
@@ -457,7 +426,8 @@ static void test_reads_take_no_lock(void **state)
 	mig_device_t dev = fx_device(fx, 0);
 	unsigned cur, pend, count;
 	int release, status;
-	pid_t holder = hold_state_lock(fx, &release);
+	/* The whole lock file: the node's byte and every card's. */
+	pid_t holder = fx_hold_lock(fx, 0, 0, &release);
 
 	alarm(30);
 	for (int i = 0; i < 10; i++)

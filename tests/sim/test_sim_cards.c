@@ -107,36 +107,6 @@ static void test_change_writes_one_card(void **state)
 }
 
 /* A child holding card `ordinal`'s byte lock until its pipe closes; returns its pid. */
-static pid_t hold_card(struct sim_fixture *fx, unsigned ordinal, int *release_fd)
-{
-	int ready[2], release[2];
-	char path[PATH_MAX], c;
-	pid_t pid;
-
-	assert_int_equal(pipe(ready), 0);
-	assert_int_equal(pipe(release), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 1 + ordinal, .l_len = 1 };
-		int fd = open(fx_path(fx, path, "locks"), O_RDWR | O_CLOEXEC);
-
-		close(ready[0]);
-		close(release[1]);
-		if (fd < 0 || fcntl(fd, F_OFD_SETLKW, &fl) != 0 || write(ready[1], "x", 1) != 1)
-			_exit(1);
-		while (read(release[0], &c, 1) > 0)
-			;
-		_exit(0);
-	}
-	close(ready[1]);
-	close(release[0]);
-	assert_int_equal(read(ready[0], &c, 1), 1);
-	close(ready[0]);
-	*release_fd = release[1];
-	return pid;
-}
-
 struct blocked {
 	struct sim_fixture *fx;
 	mig_device_t dev;
@@ -189,7 +159,7 @@ static void test_locked_card_holds_up_no_other(void **state)
 	int release, status;
 	pid_t holder;
 
-	holder = hold_card(fx, 1, &release);
+	holder = fx_hold_lock(fx, 1 + 1, 1, &release); /* card 1's byte */
 	alarm(30);
 	assert_int_equal(fx->lib.DeviceGetMigMode(dev1, &cur, &pend), MIG_SUCCESS);
 	if (waiter)

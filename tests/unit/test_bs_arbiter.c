@@ -20,8 +20,9 @@
 
 #include "core/bs_arbiter.h"
 #include "sim/barswap/bs_sim.h"
+#include "tests/unit/bs_fixture.h"
 
-#define MIB (1024ull * 1024)
+#define MIB BS_FX_MIB
 static const struct bs_sim_geometry geo = { .num_dies = 4, .vram_size = 1 * MIB };
 
 /* Answers, in the order the arbiter gave them. */
@@ -89,13 +90,7 @@ static int no_more_than(struct fixture *f, int n)
 
 static struct bs_slot *open_slot(struct fixture *f)
 {
-	char err[256];
-	int ret;
-	struct bs_slot *s = bs_slot_sim_open(f->dir, &geo, &ret, err, sizeof(err));
-
-	if (!s)
-		fail_msg("bs_slot_sim_open: %s", err);
-	return s;
+	return bs_fx_open_slot(f->dir, &geo);
 }
 
 static int setup(void **state)
@@ -103,8 +98,7 @@ static int setup(void **state)
 	struct fixture *f = calloc(1, sizeof(*f));
 	int err;
 
-	snprintf(f->dir, sizeof(f->dir), "/tmp/bs-arb-test-XXXXXX");
-	if (!mkdtemp(f->dir))
+	if (!f || bs_fx_make_dir(f->dir, sizeof(f->dir), "bs-arb-test"))
 		return -1;
 	pthread_mutex_init(&f->rec.lock, NULL);
 	pthread_cond_init(&f->rec.cond, NULL);
@@ -118,14 +112,12 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fixture *f = *state;
-	char cmd[256];
+	int ret;
 
 	bs_arb_free(f->arb);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
-	if (system(cmd))
-		return -1;
+	ret = bs_fx_remove_dir(f->dir);
 	free(f);
-	return 0;
+	return ret;
 }
 
 static struct bs_arb_stats stats(struct fixture *f)

@@ -24,8 +24,9 @@
 #include "core/bs_arbiter.h"
 #include "core/bs_guard.h"
 #include "sim/barswap/bs_sim.h"
+#include "tests/unit/bs_fixture.h"
 
-#define MIB (1024ull * 1024)
+#define MIB BS_FX_MIB
 
 struct fixture {
 	char dir[128];
@@ -38,21 +39,14 @@ struct fixture {
 
 static struct bs_slot *open_slot(struct fixture *f)
 {
-	char err[256];
-	int ret;
-	struct bs_slot *s = bs_slot_sim_open(f->dir, &f->geo, &ret, err, sizeof(err));
-
-	if (!s)
-		fail_msg("bs_slot_sim_open: %s", err);
-	return s;
+	return bs_fx_open_slot(f->dir, &f->geo);
 }
 
 static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
 
-	snprintf(f->dir, sizeof(f->dir), "/tmp/bs-lend-test-XXXXXX");
-	if (!mkdtemp(f->dir))
+	if (!f || bs_fx_make_dir(f->dir, sizeof(f->dir), "bs-lend-test"))
 		return -1;
 	f->geo = (struct bs_sim_geometry){ .num_dies = 4, .vram_size = 1 * MIB, .n_drivers = 3, .n_lend_drivers = 3 };
 	strcpy(f->geo.drivers[0], "nvidia");
@@ -69,20 +63,11 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fixture *f = *state;
-	char cmd[256];
+	int ret = bs_fx_remove_dir(f->dir);
 
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
-	if (system(cmd))
-		return -1;
 	pthread_mutex_destroy(&f->lock);
 	free(f);
-	return 0;
-}
-
-static void sleep_ms(unsigned ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
+	return ret;
 }
 
 static uint32_t lend_state(struct bs_slot *s, uint32_t die)
@@ -129,23 +114,10 @@ static void start_acquirer(struct acquirer *a, struct bs_slot *s, uint32_t die)
 	assert_int_equal(pthread_create(&a->t, NULL, acquirer_main, a), 0);
 }
 
-static void wait_for_waiters(struct bs_slot *s, uint32_t n)
-{
-	bs_status st;
-
-	for (int i = 0; i < 400; i++) {
-		assert_int_equal(bs_slot_query(s, &st), 0);
-		if (st.waiters == n)
-			return;
-		sleep_ms(5);
-	}
-	fail_msg("never saw %u waiters (saw %u)", n, st.waiters);
-}
-
 static bool done_within(volatile int *flag, unsigned ms)
 {
 	for (unsigned i = 0; i < ms / 10 && !*flag; i++)
-		sleep_ms(10);
+		bs_fx_sleep_ms(10);
 	return *flag;
 }
 
@@ -205,7 +177,7 @@ static void release_waits_for_the_driver_s_user(void **state)
 	assert_int_equal(bs_sim_driver_use(a, 1, driver, sizeof(driver), &user), 0);
 	assert_string_equal(driver, "uio_pci_generic");
 	start_acquirer(&w, b, 2);
-	wait_for_waiters(a, 1);
+	bs_fx_wait_for_waiters(a, 1);
 	assert_int_equal(bs_slot_return(a, 1, BS_NONBLOCK), -EINPROGRESS);
 	assert_int_equal(bs_slot_release(a), 0); /* the owner leaves; the die is on its way back */
 	assert_int_equal(bs_slot_lease(a, &li), 0);
@@ -258,10 +230,10 @@ static void lease_revokes_the_owner_and_hands_on(void **state)
 	assert_int_equal(bs_slot_lease(a, &li), 0);
 	assert_int_equal(li.lease_ms, 200);
 	assert_int_equal(li.lease_left_ms, -1); /* nobody waits */
-	sleep_ms(300);
+	bs_fx_sleep_ms(300);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	start_acquirer(&w, b, 1);
-	wait_for_waiters(a, 1);
+	bs_fx_wait_for_waiters(a, 1);
 	assert_int_equal(bs_slot_queue(a, q, 4, &total), 1);
 	assert_int_equal(total, 1);
 	assert_int_equal(q[0].pid, getpid());
@@ -346,7 +318,7 @@ static bool seen_within(struct fixture *f, int *counter, int n, unsigned ms)
 		ok = *counter >= n;
 		pthread_mutex_unlock(&f->lock);
 		if (!ok)
-			sleep_ms(10);
+			bs_fx_sleep_ms(10);
 	}
 	return ok;
 }
@@ -424,7 +396,7 @@ static void arbiter_lend_and_return(void **state)
 	assert_int_equal(bs_arb_return(a, 2, w.epoch, &r), 1);
 	bs_arb_stats(a, &st);
 	assert_true(st.returning);
-	sleep_ms(200);
+	bs_fx_sleep_ms(200);
 	assert_int_equal(f->answered, 0);
 	close(user);
 	assert_true(seen_within(f, &f->answered, 1, 2000));
@@ -455,7 +427,7 @@ static void arbiter_lease_returns_a_lent_die_first(void **state)
 	bs_waiter_init(&w2);
 	assert_int_equal(bs_arb_hold(a, &w2, 3, false), 1);
 	assert_true(seen_within(f, &f->expired_lent, 1, 2000));
-	sleep_ms(300);
+	bs_fx_sleep_ms(300);
 	assert_int_equal(f->revoked, 0); /* a lease never takes a die from its driver */
 	assert_int_equal(f->answered, 0);
 	close(user);

@@ -21,8 +21,9 @@
 
 #include "core/bs_guard.h"
 #include "sim/barswap/bs_sim.h"
+#include "tests/unit/bs_fixture.h"
 
-#define MIB (1024ull * 1024)
+#define MIB BS_FX_MIB
 static const struct bs_sim_geometry geo = { .num_dies = 4, .vram_size = 1 * MIB };
 
 struct fixture {
@@ -31,21 +32,14 @@ struct fixture {
 
 static struct bs_slot *open_slot(struct fixture *f)
 {
-	char err[256];
-	int ret;
-	struct bs_slot *s = bs_slot_sim_open(f->dir, &geo, &ret, err, sizeof(err));
-
-	if (!s)
-		fail_msg("bs_slot_sim_open: %s", err);
-	return s;
+	return bs_fx_open_slot(f->dir, &geo);
 }
 
 static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
 
-	snprintf(f->dir, sizeof(f->dir), "/tmp/bs-sim-test-XXXXXX");
-	if (!mkdtemp(f->dir))
+	if (!f || bs_fx_make_dir(f->dir, sizeof(f->dir), "bs-sim-test"))
 		return -1;
 	*state = f;
 	return 0;
@@ -54,33 +48,10 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fixture *f = *state;
-	char cmd[256];
+	int ret = bs_fx_remove_dir(f->dir);
 
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
-	if (system(cmd))
-		return -1;
 	free(f);
-	return 0;
-}
-
-static void sleep_ms(unsigned ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
-}
-
-/* Poll the slot until it shows n waiters (a thread or child has queued). */
-static void wait_for_waiters(struct bs_slot *s, uint32_t n)
-{
-	bs_status st;
-
-	for (int i = 0; i < 400; i++) {
-		assert_int_equal(bs_slot_query(s, &st), 0);
-		if (st.waiters == n)
-			return;
-		sleep_ms(5);
-	}
-	fail_msg("never saw %u waiters (saw %u)", n, st.waiters);
+	return ret;
 }
 
 /* ---- basics --------------------------------------------------------------------- */
@@ -214,7 +185,7 @@ static void *waiter_main(void *arg)
 		pthread_mutex_unlock(&order_lock);
 		bs_slot_query(w->s, &st);
 		w->saw_active = st.owner ? st.active_die : -1;
-		sleep_ms(w->hold_ms);
+		bs_fx_sleep_ms(w->hold_ms);
 		bs_slot_release(w->s);
 	}
 	return NULL;
@@ -236,7 +207,7 @@ static void fifo_three_waiters(void **state)
 	for (int i = 0; i < 3; i++) {
 		w[i] = (struct waiter){ .s = open_slot(f), .die = (uint32_t)i + 1, .hold_ms = 20 };
 		start_waiter(&w[i]);
-		wait_for_waiters(owner, (uint32_t)i + 1); /* queued in this order */
+		bs_fx_wait_for_waiters(owner, (uint32_t)i + 1); /* queued in this order */
 	}
 	/* A free slot with waiters queued is not up for grabs, even without blocking. */
 	assert_int_equal(bs_slot_release(owner), 0);
@@ -261,7 +232,7 @@ static void nonblock_and_busy_rules(void **state)
 	/* one waiter per handle: a second thread waiting on the same handle gets EBUSY */
 	w.s = b;
 	start_waiter(&w);
-	wait_for_waiters(a, 1);
+	bs_fx_wait_for_waiters(a, 1);
 	w2.s = b;
 	waiter_main(&w2);
 	assert_int_equal(w2.ret, -EBUSY);
@@ -314,7 +285,7 @@ static void signal_gives_eintr_even_with_sa_restart(void **state)
 	sigaction(SIGUSR1, &sa, NULL);
 	assert_int_equal(bs_slot_acquire(a, 0, 0, 0, NULL), 0);
 	start_waiter(&w);
-	wait_for_waiters(a, 1);
+	bs_fx_wait_for_waiters(a, 1);
 	pthread_kill(w.thread, SIGUSR1);
 	pthread_join(w.thread, NULL);
 	assert_int_equal(w.ret, -EINTR);
@@ -398,7 +369,7 @@ static void killed_waiter_leaves_the_queue(void **state)
 	assert_int_equal(bs_slot_acquire(a, 0, 0, 0, NULL), 0);
 	pid = spawn_holder(f, 3, &fd);
 	assert_int_equal(read(fd, &c, 1), 1);
-	wait_for_waiters(a, 1);
+	bs_fx_wait_for_waiters(a, 1);
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
 	close(fd);
@@ -421,7 +392,7 @@ static void closing_the_owner_hands_on(void **state)
 	order_next = 0;
 	assert_int_equal(bs_slot_acquire(a, 0, 0, 0, NULL), 0);
 	start_waiter(&w);
-	wait_for_waiters(a, 1);
+	bs_fx_wait_for_waiters(a, 1);
 	bs_slot_close(a); /* closing releases */
 	pthread_join(w.thread, NULL);
 	assert_int_equal(w.ret, 0);
@@ -446,7 +417,7 @@ static void quarantine_fails_waiters_and_revokes_the_owner(void **state)
 	assert_int_equal(bs_slot_window(b, 1, &vram), 0);
 	assert_int_equal(bs_slot_acquire(b, 1, 0, 0, NULL), 0);
 	start_waiter(&w);
-	wait_for_waiters(a, 1);
+	bs_fx_wait_for_waiters(a, 1);
 	assert_int_equal(bs_slot_set_enabled(a, 2, false), 0);
 	pthread_join(w.thread, NULL);
 	assert_int_equal(w.ret, -ENODEV);

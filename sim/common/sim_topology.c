@@ -75,8 +75,21 @@ static json_t *merge_section(json_t *builtin, json_t *user)
 	return merged;
 }
 
-static int read_gi_list(json_t *list, const char *what, struct sim_gi_profile **arr, unsigned *n, char *err,
-                        size_t errlen)
+typedef int (*read_entry_fn)(json_t *o, void *out, const char *what, char *err, size_t errlen);
+
+static int read_gi_entry(json_t *o, void *out, const char *what, char *err, size_t errlen)
+{
+	return sim_json_read_gi_profile(o, out, what, err, errlen);
+}
+
+static int read_ci_entry(json_t *o, void *out, const char *what, char *err, size_t errlen)
+{
+	return sim_json_read_ci_profile(o, out, what, err, errlen);
+}
+
+/* Append the entries of list (absent: none) to the array *arr of *n entries of size bytes each. */
+static int read_list(json_t *list, const char *what, const char *of, void **arr, size_t size, unsigned *n,
+                     read_entry_fn read_one, char *err, size_t errlen)
 {
 	size_t i;
 	json_t *v;
@@ -84,11 +97,11 @@ static int read_gi_list(json_t *list, const char *what, struct sim_gi_profile **
 	if (!list)
 		return 0;
 	if (!json_is_array(list)) {
-		snprintf(err, errlen, "%s: expected an array of GPU-instance profiles", what);
+		snprintf(err, errlen, "%s: expected an array of %s", what, of);
 		return -EINVAL;
 	}
 	if (json_array_size(list)) {
-		struct sim_gi_profile *grown = realloc(*arr, (*n + json_array_size(list)) * sizeof(**arr));
+		void *grown = realloc(*arr, (*n + json_array_size(list)) * size);
 
 		if (!grown)
 			return -ENOMEM;
@@ -96,7 +109,7 @@ static int read_gi_list(json_t *list, const char *what, struct sim_gi_profile **
 	}
 	json_array_foreach(list, i, v)
 	{
-		int ret = sim_json_read_gi_profile(v, &(*arr)[*n], what, err, errlen);
+		int ret = read_one(v, (char *)*arr + (size_t)*n * size, what, err, errlen);
 
 		if (ret)
 			return ret;
@@ -105,34 +118,24 @@ static int read_gi_list(json_t *list, const char *what, struct sim_gi_profile **
 	return 0;
 }
 
+static int read_gi_list(json_t *list, const char *what, struct sim_gi_profile **arr, unsigned *n, char *err,
+                        size_t errlen)
+{
+	void *a = *arr;
+	int ret = read_list(list, what, "GPU-instance profiles", &a, sizeof(**arr), n, read_gi_entry, err, errlen);
+
+	*arr = a;
+	return ret;
+}
+
 static int read_ci_list(json_t *list, const char *what, struct sim_ci_profile **arr, unsigned *n, char *err,
                         size_t errlen)
 {
-	size_t i;
-	json_t *v;
+	void *a = *arr;
+	int ret = read_list(list, what, "compute-instance profiles", &a, sizeof(**arr), n, read_ci_entry, err, errlen);
 
-	if (!list)
-		return 0;
-	if (!json_is_array(list)) {
-		snprintf(err, errlen, "%s: expected an array of compute-instance profiles", what);
-		return -EINVAL;
-	}
-	if (json_array_size(list)) {
-		struct sim_ci_profile *grown = realloc(*arr, (*n + json_array_size(list)) * sizeof(**arr));
-
-		if (!grown)
-			return -ENOMEM;
-		*arr = grown;
-	}
-	json_array_foreach(list, i, v)
-	{
-		int ret = sim_json_read_ci_profile(v, &(*arr)[*n], what, err, errlen);
-
-		if (ret)
-			return ret;
-		(*n)++;
-	}
-	return 0;
+	*arr = a;
+	return ret;
 }
 
 /* A profile table the engine can trust: indices in range and unique, placements on the card. */

@@ -212,24 +212,6 @@ void sim_release(struct sim_ctx *ctx)
 	sim_handles_free(ctx);
 }
 
-mig_return_t sim_init(struct sim_ctx *ctx)
-{
-	mig_return_t r = MIG_SUCCESS;
-
-	pthread_rwlock_wrlock(&ctx->lifetime);
-	if (ctx->refcount == 0) {
-		r = sim_boot(ctx);
-		if (r != MIG_SUCCESS)
-			sim_release(ctx);
-	} else {
-		sim_counters_hit(&ctx->counters, SIM_FN_Init_v2);
-	}
-	if (r == MIG_SUCCESS)
-		ctx->refcount++;
-	pthread_rwlock_unlock(&ctx->lifetime);
-	return r;
-}
-
 mig_return_t sim_shutdown(struct sim_ctx *ctx)
 {
 	mig_return_t r = MIG_SUCCESS;

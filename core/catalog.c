@@ -7,9 +7,10 @@
 #include <string.h>
 
 #include "core/log.h"
+#include "core/tree_names.h"
 
 /* Files that live beside the profile directories in <dev>/mig/. */
-static const char *const reserved_names[] = { "mode", "instances", NULL };
+static const char *const reserved_names[] = { ACCEL_MIG_FILE_NAMES, NULL };
 
 bool accel_catalog_name_reserved(const char *name)
 {

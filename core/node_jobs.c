@@ -17,6 +17,7 @@
 #include "core/carve.h"
 #include "core/log.h"
 #include "core/metrics.h"
+#include "core/tree_names.h"
 
 /* ---- job-name reservations --------------------------------------------- */
 
@@ -118,7 +119,7 @@ static int commit_record(void *ctx, const struct accel_carve_result *res, char *
 	return 0;
 }
 
-static const char *const profile_files[] = { "info", "available", "last_error", NULL };
+static const char *const profile_files[] = { ACCEL_PROFILE_FILE_NAMES, NULL };
 
 static int check_job_name(const char *job, char *why, size_t whylen)
 {

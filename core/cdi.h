@@ -44,7 +44,7 @@
  * no hooks and a job's spec gives the nodes' own host paths.
  */
 void accel_cdi_configure(const char *hook_program, const char *mountpoint);
-/* Do the specs carry the hooks?  Without them no spec should be handed out (fs/render.c, fs/main.c). */
+/* Do the specs carry the hooks?  Without them no spec should be handed out (fs/tree_files.c, fs/main.c). */
 bool accel_cdi_hooked(void);
 
 /*

@@ -42,6 +42,8 @@ mode_t fs_kind_mode(const struct fs_node *n)
 	case FS_DIES_LEASE:
 		return S_IFREG | 0644;
 	default:
+		if (n->entry && n->entry->mode)
+			return (fs_kind_is_dir(n->kind) ? S_IFDIR : S_IFREG) | n->entry->mode;
 		return fs_kind_is_dir(n->kind) ? (S_IFDIR | 0555) : (S_IFREG | 0444);
 	}
 }
@@ -150,8 +152,8 @@ void fs_reply_entry(fuse_req_t req, struct accelfs *fs, const struct accel_snaps
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	e.attr_timeout = fs_kind_timeout(n->kind);
-	e.entry_timeout = fs_kind_timeout(n->kind);
+	e.attr_timeout = fs_node_timeout(n);
+	e.entry_timeout = fs_node_timeout(n);
 	fs_fill_attr(fs, snap, path, n, e.ino, &e.attr);
 	if (fuse_reply_entry(req, &e) == -ENOENT)
 		fs_inodes_forget(fs->inodes, e.ino, 1); /* the request was interrupted */

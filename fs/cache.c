@@ -1,33 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 #include "fs/cache.h"
 
-bool fs_kind_cached(enum fs_kind kind)
+bool fs_node_cacheable(const struct fs_node *n)
 {
-	switch (kind) {
-	case FS_DEVICE_INFO:
-	case FS_MIG_MODE:
-	case FS_MIG_INSTANCES:
-	case FS_MIG_MAP:
-	case FS_PROFILE_INFO:
-	case FS_PROFILE_AVAILABLE:
-	case FS_JOB_STATUS:
-	case FS_JOB_DEVICES:
-	case FS_JOB_CDI:
-	case FS_NODE_PROFILE_INFO:
-	case FS_NODE_PROFILE_AVAILABLE:
-		return true;
-	default:
-		/*
-		 * holders and last_error change with no new snapshot; the dies are
-		 * live; metrics and node.json carry counters and the dies too.
-		 */
-		return false;
-	}
+	/*
+	 * Rows say (fs/tree_files.c).  Nothing else is: holders and last_error
+	 * change with no new snapshot, and the dies are live.
+	 */
+	return n->entry && (n->entry->flags & FS_ENTRY_CACHED);
 }
 
-double fs_kind_timeout(enum fs_kind kind)
+double fs_node_timeout(const struct fs_node *n)
 {
-	switch (kind) {
+	switch (n->kind) {
 	case FS_DIES:
 	case FS_DIES_SLOT:
 	case FS_DIE:
@@ -53,7 +38,7 @@ double fs_kind_timeout(enum fs_kind kind)
 
 bool fs_node_cached(const struct fs_node *n)
 {
-	if ((n->kind == FS_JOB_DEVICES || n->kind == FS_JOB_CDI) && n->job && n->job->state != ACCEL_JOB_READY)
+	if (n->entry && (n->entry->flags & FS_ENTRY_JOB_READY) && n->job && n->job->state != ACCEL_JOB_READY)
 		return false;
-	return fs_kind_cached(n->kind);
+	return fs_node_cacheable(n);
 }

@@ -18,15 +18,15 @@
 /* And what nothing invalidates. */
 #define FS_VOLATILE_TIMEOUT 1.0
 
-/* Is this kind of generated file a function of the snapshot alone (page cache, exact size)? */
-bool fs_kind_cached(enum fs_kind kind);
+/* Is this generated file, by its row, a function of the snapshot alone (page cache, exact size)? */
+bool fs_node_cacheable(const struct fs_node *n);
 /*
- * Is this very file served from the page cache?  A cached kind, unless it
+ * Is this very file served from the page cache?  A cacheable one, unless it
  * answers an error now (a lost job's devices and cdi.json fail closed with
  * ENODEV at every read, which only a read-through file can do).
  */
 bool fs_node_cached(const struct fs_node *n);
-/* The entry and attribute timeout for a node of this kind. */
-double fs_kind_timeout(enum fs_kind kind);
+/* The entry and attribute timeout for this node. */
+double fs_node_timeout(const struct fs_node *n);
 
 #endif

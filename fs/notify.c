@@ -74,7 +74,7 @@ static bool same_rendering(struct accelfs *fs, const struct accel_snapshot *a, c
 	size_t la = 0, lb = 0;
 	bool same;
 
-	if (fs_tree_resolve(a, path, &na) || na.kind != nb->kind)
+	if (fs_tree_resolve(a, path, &na) || na.kind != nb->kind || na.entry != nb->entry)
 		return false;
 	if (fs_render(fs->node, a, &na, &ta, &la) || fs_render(fs->node, b, nb, &tb, &lb)) {
 		free(ta);
@@ -124,7 +124,7 @@ static void compare_one(struct compare *c, uint64_t ino, uint64_t parent, const 
 		push_gone(c, parent, ino, name);
 		return;
 	}
-	if (fs_kind_cached(n.kind) && !same_rendering(c->fs, c->base, c->cur, path, &n))
+	if (fs_node_cacheable(&n) && !same_rendering(c->fs, c->base, c->cur, path, &n))
 		push_inval(c, ino);
 }
 

@@ -92,7 +92,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	}
 	fs_fill_attr(fs, snap, path, &n, ino, &st);
 	accel_snapshot_unref(snap);
-	fuse_reply_attr(req, &st, fs_kind_timeout(n.kind));
+	fuse_reply_attr(req, &st, fs_node_timeout(&n));
 }
 
 /*
@@ -137,7 +137,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 	accel_snapshot_unref(snap);
 	/* Children inherit: let the kernel re-ask for their attributes. */
 	fs_notify_attrs_changed(fs);
-	fuse_reply_attr(req, &st, fs_kind_timeout(n.kind));
+	fuse_reply_attr(req, &st, fs_node_timeout(&n));
 }
 
 static void op_readlink(fuse_req_t req, fuse_ino_t ino)

@@ -49,7 +49,7 @@ void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	}
 	/* Read-only files refuse writers, root included (mode bits alone would not stop root). */
-	if ((fi->flags & O_ACCMODE) != O_RDONLY && !fs_kind_is_writable(n.kind)) {
+	if ((fi->flags & O_ACCMODE) != O_RDONLY && !fs_node_is_writable(&n)) {
 		fuse_reply_err(req, EACCES);
 		return;
 	}

@@ -7,10 +7,22 @@
 #ifndef ACCELFS_RENDER_H
 #define ACCELFS_RENDER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "core/node.h"
 #include "fs/tree.h"
+
+/* A growing text buffer: what a row's render function (fs/tree.h) writes into. */
+struct fs_text {
+	char *buf;
+	size_t len, cap;
+	bool oom; /* a put failed: the render answers -ENOMEM */
+};
+
+__attribute__((format(printf, 2, 3))) void fs_put(struct fs_text *t, const char *fmt, ...);
+/* Make a whole malloc'd text (NULL: out of memory) t's, for modules that render on their own: 0 or -ENOMEM. */
+int fs_text_adopt(struct fs_text *t, char *text, size_t len);
 
 /*
  * Render file n into a malloc'd buffer.  Returns 0, or -errno: -ENODEV for

@@ -5,55 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/cdi.h"
 #include "fs/dies_tree.h"
-
-struct static_entry {
-	const char *name;
-	enum fs_kind kind;
-};
-
-/* Files at the top: views of the whole node, for programs and for monitoring. */
-static const struct static_entry root_files[] = {
-	{ "metrics", FS_METRICS },
-	{ "node.json", FS_NODE_JSON },
-	{ NULL, FS_NONE },
-};
-
-static const struct static_entry device_files[] = {
-	{ "info", FS_DEVICE_INFO },
-	{ "holders", FS_DEVICE_HOLDERS },
-	{ "mig", FS_MIG },
-	{ NULL, FS_NONE },
-};
-
-static const struct static_entry mig_files[] = {
-	{ "mode", FS_MIG_MODE },
-	{ "instances", FS_MIG_INSTANCES },
-	{ "map", FS_MIG_MAP },
-	{ NULL, FS_NONE },
-};
-
-static const struct static_entry profile_files[] = {
-	{ "info", FS_PROFILE_INFO },
-	{ "available", FS_PROFILE_AVAILABLE },
-	{ "last_error", FS_PROFILE_LAST_ERROR },
-	{ NULL, FS_NONE },
-};
-
-static const struct static_entry job_files[] = {
-	{ "status", FS_JOB_STATUS },   { "devices", FS_JOB_DEVICES },
-	{ "cdi.json", FS_JOB_CDI },    { "dev", FS_JOB_DEV },
-	{ "holders", FS_JOB_HOLDERS }, { "containers", FS_JOB_CONTAINERS },
-	{ "reclaim", FS_JOB_RECLAIM }, { NULL, FS_NONE },
-};
-
-static const struct static_entry node_profile_files[] = {
-	{ "info", FS_NODE_PROFILE_INFO },
-	{ "available", FS_NODE_PROFILE_AVAILABLE },
-	{ "last_error", FS_NODE_PROFILE_LAST_ERROR },
-	{ NULL, FS_NONE },
-};
 
 bool fs_kind_is_dir(enum fs_kind kind)
 {
@@ -99,24 +51,37 @@ static const struct accel_job *node_job(const struct accel_snapshot *s, const ch
 	return NULL;
 }
 
-bool fs_kind_is_writable(enum fs_kind kind)
+bool fs_node_is_writable(const struct fs_node *n)
 {
-	return kind == FS_DIE_ENABLED || kind == FS_DIE_VRAM || kind == FS_DIE_DRIVER || kind == FS_DIE_POLICY ||
-	       kind == FS_DIES_LEASE || kind == FS_JOB_CONTAINERS || kind == FS_JOB_RECLAIM;
+	if (n->entry)
+		return n->entry->flags & FS_ENTRY_WRITABLE;
+	return n->kind == FS_DIE_ENABLED || n->kind == FS_DIE_VRAM || n->kind == FS_DIE_DRIVER ||
+	       n->kind == FS_DIE_POLICY || n->kind == FS_DIES_LEASE;
 }
 
-/* A job's cdi.json exists only while the specs carry the hooks that record its containers (core/cdi.h). */
-static bool offered(enum fs_kind kind)
+static bool offered(const struct fs_entry *e)
 {
-	return kind != FS_JOB_CDI || accel_cdi_hooked();
+	return !e->offered || e->offered();
 }
 
-static enum fs_kind static_kind(const struct static_entry *table, const char *name)
+/* The row of that name among dir's, if it is there now. */
+static const struct fs_entry *row_named(enum fs_kind dir, const char *name)
 {
-	for (size_t i = 0; table[i].name; i++)
+	const struct fs_entry *table = fs_tree_files(dir);
+
+	for (size_t i = 0; table && table[i].name; i++)
 		if (!strcmp(table[i].name, name))
-			return offered(table[i].kind) ? table[i].kind : FS_NONE;
-	return FS_NONE;
+			return offered(&table[i]) ? &table[i] : NULL;
+	return NULL;
+}
+
+/* A child of dir that is no row's: everything dir knows, but not dir's row. */
+static struct fs_node child_of(const struct fs_node *dir)
+{
+	struct fs_node child = *dir;
+
+	child.entry = NULL;
+	return child;
 }
 
 static const struct accel_job *profile_job(const struct accel_device *d, const struct accel_profile *p,
@@ -165,11 +130,15 @@ int fs_tree_resolve(const struct accel_snapshot *s, const char *path, struct fs_
 	strcpy(buf, path);
 	for (comp = strtok_r(buf, "/", &save); comp; comp = strtok_r(NULL, "/", &save)) {
 		enum fs_kind k = FS_NONE;
+		const struct fs_entry *row = row_named(n.kind, comp);
 
+		n.entry = row;
+		if (row) {
+			n.kind = row->kind;
+			continue;
+		}
 		switch (n.kind) {
 		case FS_ROOT:
-			if ((k = static_kind(root_files, comp)) != FS_NONE)
-				break;
 			if (!strcmp(comp, "mig")) {
 				k = FS_NODE_MIG;
 				break;
@@ -188,31 +157,22 @@ int fs_tree_resolve(const struct accel_snapshot *s, const char *path, struct fs_
 			}
 			break;
 		case FS_NODE_PROFILE:
-			k = static_kind(node_profile_files, comp);
-			if (k == FS_NONE && (n.job = node_job(s, n.node_profile, comp, &n.dev))) {
+			if ((n.job = node_job(s, n.node_profile, comp, &n.dev))) {
 				n.profile = accel_device_profile(n.dev, n.node_profile);
 				n.via_node = true;
 				k = FS_NODE_JOB;
 			}
 			break;
 		case FS_NODE_JOB:
-			k = !strcmp(comp, "device") ? FS_JOB_LINK : static_kind(job_files, comp);
-			break;
-		case FS_DEVICE:
-			k = static_kind(device_files, comp);
+			k = !strcmp(comp, "device") ? FS_JOB_LINK : FS_NONE;
 			break;
 		case FS_MIG:
-			k = static_kind(mig_files, comp);
-			if (k == FS_NONE && (n.profile = accel_device_profile(n.dev, comp)))
+			if ((n.profile = accel_device_profile(n.dev, comp)))
 				k = FS_PROFILE;
 			break;
 		case FS_PROFILE:
-			k = static_kind(profile_files, comp);
-			if (k == FS_NONE && (n.job = profile_job(n.dev, n.profile, comp)))
+			if ((n.job = profile_job(n.dev, n.profile, comp)))
 				k = FS_JOB;
-			break;
-		case FS_JOB:
-			k = static_kind(job_files, comp);
 			break;
 		case FS_JOB_DEV: {
 			char sub[sizeof(n.dev_sub)];
@@ -236,22 +196,25 @@ int fs_tree_resolve(const struct accel_snapshot *s, const char *path, struct fs_
 	return 0;
 }
 
-static void emit_static(const struct static_entry *table, const struct fs_node *dir, fs_emit_fn emit, void *ctx)
+static void emit_rows(const struct fs_node *dir, fs_emit_fn emit, void *ctx)
 {
-	for (size_t i = 0; table[i].name; i++) {
+	const struct fs_entry *table = fs_tree_files(dir->kind);
+
+	for (size_t i = 0; table && table[i].name; i++) {
 		struct fs_node child = *dir;
-		if (!offered(table[i].kind))
+		if (!offered(&table[i]))
 			continue;
 		child.kind = table[i].kind;
+		child.entry = &table[i];
 		emit(ctx, table[i].name, table[i].kind, &child);
 	}
 }
 
 void fs_tree_list(const struct accel_snapshot *s, const struct fs_node *dir, fs_emit_fn emit, void *ctx)
 {
+	emit_rows(dir, emit, ctx);
 	switch (dir->kind) {
 	case FS_ROOT:
-		emit_static(root_files, dir, emit, ctx);
 		for (size_t i = 0; i < s->n_devices; i++) {
 			struct fs_node child = { .kind = FS_DEVICE, .dev = s->devices[i] };
 			emit(ctx, s->devices[i]->name, FS_DEVICE, &child);
@@ -285,13 +248,12 @@ void fs_tree_list(const struct accel_snapshot *s, const struct fs_node *dir, fs_
 			}
 		break;
 	case FS_NODE_PROFILE:
-		emit_static(node_profile_files, dir, emit, ctx);
 		for (size_t i = 0; i < s->n_devices; i++) {
 			const struct accel_device *d = s->devices[i];
 			if (!accel_device_profile(d, dir->node_profile))
 				continue;
 			for (size_t k = 0; k < d->n_jobs; k++) {
-				struct fs_node child = *dir;
+				struct fs_node child = child_of(dir);
 				if (strcmp(d->jobs[k].profile, dir->node_profile))
 					continue;
 				child.kind = FS_NODE_JOB;
@@ -303,39 +265,28 @@ void fs_tree_list(const struct accel_snapshot *s, const struct fs_node *dir, fs_
 			}
 		}
 		break;
-	case FS_NODE_JOB:
-		emit_static(job_files, dir, emit, ctx);
-		{
-			struct fs_node child = *dir;
-			child.kind = FS_JOB_LINK;
-			emit(ctx, "device", FS_JOB_LINK, &child);
-		}
-		break;
-	case FS_DEVICE:
-		emit_static(device_files, dir, emit, ctx);
-		break;
+	case FS_NODE_JOB: {
+		struct fs_node child = child_of(dir);
+		child.kind = FS_JOB_LINK;
+		emit(ctx, "device", FS_JOB_LINK, &child);
+	} break;
 	case FS_MIG:
-		emit_static(mig_files, dir, emit, ctx);
 		for (size_t i = 0; dir->dev->mig_enabled && i < dir->dev->n_profiles; i++) {
-			struct fs_node child = *dir;
+			struct fs_node child = child_of(dir);
 			child.kind = FS_PROFILE;
 			child.profile = &dir->dev->profiles[i];
 			emit(ctx, child.profile->name, FS_PROFILE, &child);
 		}
 		break;
 	case FS_PROFILE:
-		emit_static(profile_files, dir, emit, ctx);
 		for (size_t i = 0; i < dir->dev->n_jobs; i++) {
-			struct fs_node child = *dir;
+			struct fs_node child = child_of(dir);
 			if (strcmp(dir->dev->jobs[i].profile, dir->profile->name))
 				continue;
 			child.kind = FS_JOB;
 			child.job = &dir->dev->jobs[i];
 			emit(ctx, child.job->name, FS_JOB, &child);
 		}
-		break;
-	case FS_JOB:
-		emit_static(job_files, dir, emit, ctx);
 		break;
 	case FS_JOB_DEV: {
 		/* The first component below dev_sub of every node, each once. */
@@ -361,7 +312,7 @@ void fs_tree_list(const struct accel_snapshot *s, const struct fs_node *dir, fs_
 			}
 			if (dup)
 				continue;
-			struct fs_node child = *dir;
+			struct fs_node child = child_of(dir);
 			child.kind = slash ? FS_JOB_DEV : FS_JOB_DEV_NODE;
 			child.devnode = slash ? NULL : &dir->job->nodes[i];
 			snprintf(child.dev_sub, sizeof(child.dev_sub), "%s%s%s", dir->dev_sub, len ? "/" : "", name);

@@ -16,20 +16,11 @@
 enum fs_kind {
 	FS_NONE = 0,
 	FS_ROOT,
+	FS_FILE,           /* a generated read-only file: everything about it is its row (struct fs_entry) */
 	FS_DEVICE,         /* ppu3/ */
-	FS_DEVICE_INFO,    /* ppu3/info */
-	FS_DEVICE_HOLDERS, /* ppu3/holders */
 	FS_MIG,            /* ppu3/mig/ */
-	FS_MIG_MODE,       /* ppu3/mig/mode */
-	FS_MIG_INSTANCES,  /* ppu3/mig/instances */
 	FS_PROFILE,        /* ppu3/mig/4g.48gb/ */
-	FS_PROFILE_INFO,
-	FS_PROFILE_AVAILABLE,
-	FS_PROFILE_LAST_ERROR,
-	FS_JOB, /* ppu3/mig/4g.48gb/job1/ */
-	FS_JOB_STATUS,
-	FS_JOB_DEVICES,
-	FS_JOB_CDI,
+	FS_JOB,            /* ppu3/mig/4g.48gb/job1/ */
 	FS_JOB_DEV,        /* job1/dev/ and directories inside it */
 	FS_JOB_DEV_NODE,   /* a character device inside job1/dev/ */
 	FS_JOB_HOLDERS,    /* job1/holders: processes on its nodes, containers given it (fs/jobctl.c) */
@@ -37,27 +28,55 @@ enum fs_kind {
 	FS_JOB_RECLAIM,    /* job1/reclaim: manual | when-detached */
 	FS_NODE_MIG,       /* mig/: every profile of every device */
 	FS_NODE_PROFILE,   /* mig/4g.48gb/ */
-	FS_NODE_PROFILE_INFO,
-	FS_NODE_PROFILE_AVAILABLE,
-	FS_NODE_PROFILE_LAST_ERROR,
-	FS_NODE_JOB,    /* mig/4g.48gb/job1/: the device's job, seen from the node */
-	FS_JOB_LINK,    /* mig/4g.48gb/job1/device -> ../../../ppu3/mig/4g.48gb/job1 */
-	FS_METRICS,     /* metrics: Prometheus text (fs/metrics_text.c) */
-	FS_NODE_JSON,   /* node.json: the whole node from one snapshot (fs/node_json.c) */
-	FS_MIG_MAP,     /* ppu3/mig/map: the slices drawn (fs/mig_map.c) */
-	FS_DIES,        /* dies/ (fs/dies_tree.c) */
-	FS_DIES_SLOT,   /* dies/slot */
-	FS_DIE,         /* dies/3/ */
-	FS_DIE_INFO,    /* dies/3/info */
-	FS_DIE_ENABLED, /* dies/3/enabled */
-	FS_DIE_VRAM,    /* dies/3/vram */
-	FS_DIE_DRIVER,  /* dies/3/driver */
-	FS_DIE_POLICY,  /* dies/3/policy */
-	FS_DIES_LEASE,  /* dies/lease_ms */
+	FS_NODE_JOB,       /* mig/4g.48gb/job1/: the device's job, seen from the node */
+	FS_JOB_LINK,       /* mig/4g.48gb/job1/device -> ../../../ppu3/mig/4g.48gb/job1 */
+	FS_DIES,           /* dies/ (fs/dies_tree.c) */
+	FS_DIES_SLOT,      /* dies/slot */
+	FS_DIE,            /* dies/3/ */
+	FS_DIE_INFO,       /* dies/3/info */
+	FS_DIE_ENABLED,    /* dies/3/enabled */
+	FS_DIE_VRAM,       /* dies/3/vram */
+	FS_DIE_DRIVER,     /* dies/3/driver */
+	FS_DIE_POLICY,     /* dies/3/policy */
+	FS_DIES_LEASE,     /* dies/lease_ms */
 };
+
+struct fs_node;
+struct fs_text;
+struct accel_node;
+
+/* Write file n's text into t (fs_put, fs/render.h): 0, or -errno (-ENODEV: a lost job fails closed). */
+typedef int (*fs_render_fn)(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                            const struct fs_node *n);
+
+enum fs_entry_flags {
+	/* A function of the snapshot alone: page cache, exact size, fs/notify.c invalidates it. */
+	FS_ENTRY_CACHED = 1 << 0,
+	/* Its text exists only while the job is ready: otherwise every read fails (not cached then). */
+	FS_ENTRY_JOB_READY = 1 << 1,
+	/* Opened for writing (fs/jobctl.c takes the writes); every other row is read-only, root included. */
+	FS_ENTRY_WRITABLE = 1 << 2,
+};
+
+/*
+ * One name inside a directory (fs/tree_files.c): resolve, list, attributes,
+ * caching and render all read it.  A row of kind FS_FILE needs nothing else.
+ */
+struct fs_entry {
+	const char *name;
+	enum fs_kind kind;
+	mode_t mode; /* permission bits; 0: 0555 for a directory, 0444 for a file */
+	unsigned flags;
+	fs_render_fn render;   /* FS_FILE rows */
+	bool (*offered)(void); /* NULL: always there */
+};
+
+/* The rows of a directory of that kind (NULL-name terminated), or NULL: it has none. */
+const struct fs_entry *fs_tree_files(enum fs_kind dir);
 
 struct fs_node {
 	enum fs_kind kind;
+	const struct fs_entry *entry; /* the row it was reached by, NULL for a name that is no row's */
 	const struct accel_device *dev;
 	const struct accel_profile *profile;
 	const struct accel_job *job;
@@ -82,6 +101,6 @@ bool fs_kind_is_delegatable(enum fs_kind kind);
 /* The node-level profile's numbers: devices offering it and the sum of their available. */
 size_t fs_node_profile_devices(const struct accel_snapshot *s, const char *profile, unsigned *available);
 /* Files a user may write (a job's containers and reclaim; dies/<n>/enabled and dies/<n>/vram). */
-bool fs_kind_is_writable(enum fs_kind kind);
+bool fs_node_is_writable(const struct fs_node *n);
 
 #endif

@@ -30,3 +30,18 @@ int fs_dies_die_info(uint32_t die, bs_die_info *out)
 	(void)out;
 	return -ENODEV;
 }
+
+int fs_dies_render(int kind, uint32_t die, char **out, size_t *len)
+{
+	(void)kind;
+	(void)die;
+	(void)out;
+	(void)len;
+	return -ENODEV;
+}
+
+bool fs_dies_has(uint32_t die)
+{
+	(void)die;
+	return false;
+}

@@ -19,11 +19,14 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "core/catalog.h"
 #include "core/family.h"
 #include "core/metrics.h"
 #include "fs/metrics_text.h"
 #include "fs/mig_map.h"
 #include "fs/node_json.h"
+#include "fs/tree.h"
+#include "core/tree_names.h"
 
 static struct accel_span four[] = { { 0, 4 }, { 4, 4 } };
 static struct accel_span two[] = { { 0, 2 }, { 2, 2 }, { 4, 2 }, { 6, 2 } };
@@ -353,6 +356,44 @@ static void test_node_json(void **state)
 	free(text);
 }
 
+/* The files a directory's rows name, in order: what core/tree_names.h must list. */
+static void assert_rows_are(enum fs_kind dir, const char *const *names)
+{
+	const struct fs_entry *rows = fs_tree_files(dir);
+	size_t n = 0;
+
+	assert_non_null(rows);
+	for (; rows[n].name; n++) {
+		assert_non_null(names[n]);
+		assert_string_equal(rows[n].name, names[n]);
+	}
+	assert_null(names[n]);
+}
+
+/* Core refuses names from core/tree_names.h: it must be exactly the tree's files, or names collide. */
+static void test_reserved_names_are_the_tree_files(void **state)
+{
+	static const char *const mig[] = { ACCEL_MIG_FILE_NAMES, NULL };
+	static const char *const profile[] = { ACCEL_PROFILE_FILE_NAMES, NULL };
+
+	(void)state;
+	assert_rows_are(FS_MIG, mig);
+	assert_rows_are(FS_PROFILE, profile);
+	assert_rows_are(FS_NODE_PROFILE, profile);
+}
+
+/* A profile called like a file of mig/ (map was once missing) would hide it: the catalog refuses it. */
+static void test_catalog_refuses_mig_file_names(void **state)
+{
+	const struct fs_entry *rows = fs_tree_files(FS_MIG);
+
+	(void)state;
+	for (size_t i = 0; rows[i].name; i++)
+		assert_true(accel_catalog_name_reserved(rows[i].name));
+	assert_true(accel_catalog_name_reserved("map"));
+	assert_false(accel_catalog_name_reserved("4g.48gb"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -363,6 +404,8 @@ int main(void)
 		cmocka_unit_test(test_map_free_runs_and_overlap),
 		cmocka_unit_test(test_map_refused_and_disabled),
 		cmocka_unit_test(test_node_json),
+		cmocka_unit_test(test_reserved_names_are_the_tree_files),
+		cmocka_unit_test(test_catalog_refuses_mig_file_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,411 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Every named entry of the tree's directories: one row each (struct
+ * fs_entry, fs/tree.h), and the render function of each generated file.
+ * Resolve, list, attributes, caching and render all read these rows; to add
+ * a read-only file, add a row of kind FS_FILE and its render function.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/cdi.h"
+#include "core/family.h"
+#include "core/node.h"
+#include "fs/jobctl.h"
+#include "fs/metrics_text.h"
+#include "fs/mig_map.h"
+#include "fs/node_json.h"
+#include "fs/render.h"
+#include "fs/tree.h"
+
+static void device_info_text(struct fs_text *t, const struct accel_device *d)
+{
+	const struct accel_family *f = d->family;
+
+	fs_put(t, "name: %s\n", d->name);
+	fs_put(t, "vendor: %s\n", f->vendor);
+	fs_put(t, "product: %s\n", d->product);
+	fs_put(t, "uuid: %s\n", d->uuid);
+	if (f->card_node_by_minor) {
+		/* NVIDIA: the tree's number is NVML's index; paths use the minor. */
+		fs_put(t, "index: %u (the %u in %s%u: NVML's device index)\n", d->ordinal, d->ordinal, f->tree_prefix,
+		       d->ordinal);
+		fs_put(t, "minor: %u (/dev/%s%u and procfs capabilities/gpu%u)\n", d->minor, f->card_node_prefix,
+		       d->minor, d->minor);
+	} else {
+		fs_put(t, "ordinal: %u (the card ordinal: /dev/%s%u, capabilities/ppu%u)\n", d->ordinal,
+		       f->card_node_prefix, d->ordinal, d->ordinal);
+		fs_put(t, "minor: %u (the driver's minor number; not a path)\n", d->minor);
+	}
+	fs_put(t, "bus_id: %s\n", d->bus_id);
+	if (d->memory_mib)
+		fs_put(t, "memory_mib: %llu\n", d->memory_mib);
+	fs_put(t, "mig_mode: %s\n", d->mig_enabled ? "enabled" : "disabled");
+	fs_put(t, "driver_library: %s\n", d->library);
+	fs_put(t, "pci_driver: %s\n", d->pci_driver[0] ? d->pci_driver : "unknown");
+	if (d->udev_syspath[0])
+		fs_put(t, "syspath: %s\n", d->udev_syspath);
+	for (size_t i = 0; i < d->n_card_nodes; i++)
+		fs_put(t, "node: %s c %u:%u\n", d->card_nodes[i].path, d->card_nodes[i].major, d->card_nodes[i].minor);
+	fs_put(t, "state: %s%s%s\n", d->refused ? "refused" : "ok", d->refused ? ": " : "",
+	       d->refused ? d->refusal : "");
+}
+
+static void holders_text(struct fs_text *t, struct accel_node *node, const struct accel_device *d)
+{
+	struct accel_holder *h;
+	size_t n;
+
+	if (accel_node_holders(node, d->name, &h, &n))
+		return;
+	for (size_t i = 0; i < n; i++)
+		fs_put(t, "pid=%d command=%s fds=%u cmdline=%s\n", (int)h[i].pid, h[i].comm, h[i].nfds, h[i].cmdline);
+	free(h);
+}
+
+static void mode_text(struct fs_text *t, const struct accel_device *d)
+{
+	const char *cur = d->mig_enabled ? "enabled" : "disabled";
+	const char *pend = d->mig_pending_enabled ? "enabled" : "disabled";
+
+	if (d->mig_enabled == d->mig_pending_enabled)
+		fs_put(t, "%s\n", cur);
+	else
+		fs_put(t, "%s (pending: %s)\n", cur, pend);
+}
+
+static void instances_text(struct fs_text *t, const struct accel_device *d)
+{
+	for (size_t i = 0; i < d->n_instances; i++) {
+		const struct accel_instance *in = &d->instances[i];
+		fs_put(t, "gi=%u ci=", in->gi);
+		if (!in->n_ci)
+			fs_put(t, "-");
+		for (unsigned c = 0; c < in->n_ci && c < 8; c++)
+			fs_put(t, "%s%u", c ? "," : "", in->ci[c]);
+		fs_put(t, " profile=%s profile_id=%u placement=%u:%u uuid=%s job=%s", in->profile_name, in->profile_id,
+		       in->placement.start, in->placement.size, in->uuid[0] ? in->uuid : "-",
+		       in->job[0] ? in->job : "-");
+		if (in->note[0])
+			fs_put(t, " note=\"%s\"", in->note);
+		fs_put(t, "\n");
+	}
+}
+
+static void profile_info_text(struct fs_text *t, const struct accel_profile *p)
+{
+	char placements[256];
+
+	accel_ledger_format(p->placements, p->n_placements, placements, sizeof(placements));
+	fs_put(t, "name: %s\n", p->name);
+	fs_put(t, "driver_name: %s\n", p->vendor_name);
+	fs_put(t, "driver_display_name: %s\n", p->driver_name);
+	fs_put(t, "profile_id: %u\n", p->id);
+	fs_put(t, "memory_slices: %u\n", p->span);
+	fs_put(t, "memory_mib: %llu\n", p->memory_mib);
+	fs_put(t, "compute_slices: %u\n", p->slice_count);
+	fs_put(t, "multiprocessors: %u\n", p->multiprocessors);
+	fs_put(t, "copy_engines: %u\n", p->copy_engines);
+	fs_put(t, "decoders: %u\n", p->decoders);
+	fs_put(t, "encoders: %u\n", p->encoders);
+	fs_put(t, "jpeg: %u\n", p->jpegs);
+	fs_put(t, "ofa: %u\n", p->ofas);
+	fs_put(t, "placements: %s\n", placements);
+	fs_put(t, "capacity: %u\n", accel_ledger_capacity(p->n_placements));
+}
+
+static void status_text(struct fs_text *t, const struct accel_device *d, const struct accel_job *j)
+{
+	char when[32] = "";
+	struct tm tm;
+	time_t created = (time_t)j->created;
+
+	if (gmtime_r(&created, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	fs_put(t, "state: %s\n", accel_job_state_str(j->state));
+	if (j->state != ACCEL_JOB_READY)
+		fs_put(t, "reason: %s\n", j->state_reason);
+	/* The card cannot be read now: everything below is its last known state. */
+	if (d->refused)
+		fs_put(t, "refused: %s\n", d->refusal);
+	fs_put(t, "device: %s\n", d->name);
+	fs_put(t, "profile: %s\n", j->profile);
+	fs_put(t, "profile_id: %u\n", j->profile_id);
+	fs_put(t, "gi: %u\n", j->gi);
+	fs_put(t, "ci: %u\n", j->ci);
+	fs_put(t, "placement: %u:%u\n", j->placement.start, j->placement.size);
+	fs_put(t, "uuid: %s\n", j->uuid);
+	fs_put(t, "owner: %u:%u\n", (unsigned)j->uid, (unsigned)j->gid);
+	fs_put(t, "created: %s\n", when);
+	/* reclaim and the containers given it (fs/jobctl.c) */
+	char *more = fs_jobctl_status_lines(j);
+	if (!more)
+		t->oom = true;
+	else
+		fs_put(t, "%s", more);
+	free(more);
+}
+
+/* ---- the render functions of the rows ---------------------------------- */
+
+static int metrics(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s, const struct fs_node *n)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int ret = fs_metrics_render(s, &text, &len);
+
+	(void)node;
+	(void)n;
+	return ret ? ret : fs_text_adopt(t, text, len);
+}
+
+static int node_json(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                     const struct fs_node *n)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int ret = fs_node_json_render(s, &text, &len);
+
+	(void)node;
+	(void)n;
+	return ret ? ret : fs_text_adopt(t, text, len);
+}
+
+static int mig_map(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s, const struct fs_node *n)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int ret = fs_mig_map_render(n->dev, &text, &len);
+
+	(void)node;
+	(void)s;
+	return ret ? ret : fs_text_adopt(t, text, len);
+}
+
+static int device_info(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                       const struct fs_node *n)
+{
+	(void)node;
+	(void)s;
+	device_info_text(t, n->dev);
+	return 0;
+}
+
+static int device_holders(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                          const struct fs_node *n)
+{
+	(void)s;
+	holders_text(t, node, n->dev);
+	return 0;
+}
+
+static int mig_mode(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s, const struct fs_node *n)
+{
+	(void)node;
+	(void)s;
+	mode_text(t, n->dev);
+	return 0;
+}
+
+static int mig_instances(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                         const struct fs_node *n)
+{
+	(void)node;
+	(void)s;
+	instances_text(t, n->dev);
+	return 0;
+}
+
+static int profile_info(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                        const struct fs_node *n)
+{
+	(void)node;
+	(void)s;
+	profile_info_text(t, n->profile);
+	return 0;
+}
+
+static int profile_available(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                             const struct fs_node *n)
+{
+	(void)node;
+	(void)s;
+	fs_put(t, "%u\n", n->profile->available);
+	return 0;
+}
+
+/* The node's last error for key, if any, as one line. */
+static void last_error_text(struct fs_text *t, struct accel_node *node, const char *key)
+{
+	char buf[ACCEL_TEXT_MAX + 160];
+
+	accel_node_last_error(node, key, buf, sizeof(buf));
+	if (buf[0])
+		fs_put(t, "%s\n", buf);
+}
+
+static int profile_last_error(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                              const struct fs_node *n)
+{
+	char key[160];
+
+	(void)s;
+	snprintf(key, sizeof(key), "%s/%s", n->dev->name, n->profile->name);
+	last_error_text(t, node, key);
+	return 0;
+}
+
+static int node_profile_info(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                             const struct fs_node *n)
+{
+	(void)node;
+	fs_put(t, "name: %s\n", n->node_profile);
+	fs_put(t, "devices:");
+	for (size_t i = 0; i < s->n_devices; i++)
+		if (accel_device_profile(s->devices[i], n->node_profile))
+			fs_put(t, " %s", s->devices[i]->name);
+	fs_put(t, "\n");
+	fs_put(t, "selection: least capacity lost, then family order and ordinal, then lowest start\n");
+	return 0;
+}
+
+static int node_profile_available(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                                  const struct fs_node *n)
+{
+	unsigned avail;
+
+	(void)node;
+	fs_node_profile_devices(s, n->node_profile, &avail);
+	fs_put(t, "%u\n", avail);
+	return 0;
+}
+
+static int node_profile_last_error(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                                   const struct fs_node *n)
+{
+	char key[160];
+
+	(void)s;
+	snprintf(key, sizeof(key), "mig/%s", n->node_profile);
+	last_error_text(t, node, key);
+	return 0;
+}
+
+static int job_status(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                      const struct fs_node *n)
+{
+	(void)node;
+	(void)s;
+	status_text(t, n->dev, n->job);
+	return 0;
+}
+
+static int job_devices(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                       const struct fs_node *n)
+{
+	(void)node;
+	(void)s;
+	if (n->job->state != ACCEL_JOB_READY)
+		return -ENODEV;
+	for (size_t i = 0; i < n->job->n_nodes; i++)
+		fs_put(t, "%s c %u:%u\n", n->job->nodes[i].path, n->job->nodes[i].major, n->job->nodes[i].minor);
+	return 0;
+}
+
+static int job_cdi(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s, const struct fs_node *n)
+{
+	char *cdi;
+
+	(void)node;
+	(void)s;
+	if (n->job->state != ACCEL_JOB_READY)
+		return -ENODEV;
+	cdi = accel_cdi_job_spec(n->dev, n->job);
+	if (!cdi)
+		return -ENOMEM;
+	fs_put(t, "%s\n", cdi);
+	free(cdi);
+	return 0;
+}
+
+/* ---- the rows ----------------------------------------------------------- */
+
+/* Files at the top: views of the whole node, for programs and for monitoring. */
+static const struct fs_entry root_files[] = {
+	{ .name = "metrics", .kind = FS_FILE, .render = metrics },
+	{ .name = "node.json", .kind = FS_FILE, .render = node_json },
+	{ 0 },
+};
+
+static const struct fs_entry device_files[] = {
+	{ .name = "info", .kind = FS_FILE, .flags = FS_ENTRY_CACHED, .render = device_info },
+	/* holders change with no new snapshot */
+	{ .name = "holders", .kind = FS_FILE, .render = device_holders },
+	{ .name = "mig", .kind = FS_MIG },
+	{ 0 },
+};
+
+/* Their names are core/tree_names.h's ACCEL_MIG_FILE_NAMES: no profile may be called so. */
+static const struct fs_entry mig_files[] = {
+	{ .name = "mode", .kind = FS_FILE, .flags = FS_ENTRY_CACHED, .render = mig_mode },
+	{ .name = "instances", .kind = FS_FILE, .flags = FS_ENTRY_CACHED, .render = mig_instances },
+	{ .name = "map", .kind = FS_FILE, .flags = FS_ENTRY_CACHED, .render = mig_map },
+	{ 0 },
+};
+
+/* Their names are core/tree_names.h's ACCEL_PROFILE_FILE_NAMES: no job may be called so. */
+static const struct fs_entry profile_files[] = {
+	{ .name = "info", .kind = FS_FILE, .flags = FS_ENTRY_CACHED, .render = profile_info },
+	{ .name = "available", .kind = FS_FILE, .flags = FS_ENTRY_CACHED, .render = profile_available },
+	/* last_error changes with no new snapshot */
+	{ .name = "last_error", .kind = FS_FILE, .render = profile_last_error },
+	{ 0 },
+};
+
+static const struct fs_entry node_profile_files[] = {
+	{ .name = "info", .kind = FS_FILE, .flags = FS_ENTRY_CACHED, .render = node_profile_info },
+	{ .name = "available", .kind = FS_FILE, .flags = FS_ENTRY_CACHED, .render = node_profile_available },
+	{ .name = "last_error", .kind = FS_FILE, .render = node_profile_last_error },
+	{ 0 },
+};
+
+/* A job's cdi.json exists only while the specs carry the hooks that record its containers (core/cdi.h). */
+static const struct fs_entry job_files[] = {
+	{ .name = "status", .kind = FS_FILE, .flags = FS_ENTRY_CACHED, .render = job_status },
+	{ .name = "devices", .kind = FS_FILE, .flags = FS_ENTRY_CACHED | FS_ENTRY_JOB_READY, .render = job_devices },
+	{ .name = "cdi.json",
+	  .kind = FS_FILE,
+	  .flags = FS_ENTRY_CACHED | FS_ENTRY_JOB_READY,
+	  .render = job_cdi,
+	  .offered = accel_cdi_hooked },
+	{ .name = "dev", .kind = FS_JOB_DEV },
+	/* holders, containers and reclaim are fs/jobctl.c's: the attach registry, not the snapshot */
+	{ .name = "holders", .kind = FS_JOB_HOLDERS },
+	{ .name = "containers", .kind = FS_JOB_CONTAINERS, .flags = FS_ENTRY_WRITABLE },
+	{ .name = "reclaim", .kind = FS_JOB_RECLAIM, .flags = FS_ENTRY_WRITABLE },
+	{ 0 },
+};
+
+const struct fs_entry *fs_tree_files(enum fs_kind dir)
+{
+	switch (dir) {
+	case FS_ROOT:
+		return root_files;
+	case FS_DEVICE:
+		return device_files;
+	case FS_MIG:
+		return mig_files;
+	case FS_PROFILE:
+		return profile_files;
+	case FS_NODE_PROFILE:
+		return node_profile_files;
+	case FS_JOB:
+	case FS_NODE_JOB:
+		return job_files;
+	default:
+		return NULL;
+	}
+}

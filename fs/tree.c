@@ -20,23 +20,6 @@ bool fs_kind_is_delegatable(enum fs_kind kind)
 	       kind == FS_NODE_PROFILE;
 }
 
-size_t fs_node_profile_devices(const struct accel_snapshot *s, const char *profile, unsigned *available)
-{
-	size_t n = 0;
-
-	if (available)
-		*available = 0;
-	for (size_t i = 0; i < s->n_devices; i++) {
-		const struct accel_profile *p = accel_device_profile(s->devices[i], profile);
-		if (!p)
-			continue;
-		n++;
-		if (available)
-			*available += p->available;
-	}
-	return n;
-}
-
 /* The job of that name and profile on any device, for the node-level view. */
 static const struct accel_job *node_job(const struct accel_snapshot *s, const char *profile, const char *name,
                                         const struct accel_device **dev)

@@ -149,6 +149,24 @@ static void status_text(struct fs_text *t, const struct accel_device *d, const s
 	free(more);
 }
 
+/* The node-level profile's numbers (fs/tree.h): here, as its files need them and tree.c calls here. */
+size_t fs_node_profile_devices(const struct accel_snapshot *s, const char *profile, unsigned *available)
+{
+	size_t n = 0;
+
+	if (available)
+		*available = 0;
+	for (size_t i = 0; i < s->n_devices; i++) {
+		const struct accel_profile *p = accel_device_profile(s->devices[i], profile);
+		if (!p)
+			continue;
+		n++;
+		if (available)
+			*available += p->available;
+	}
+	return n;
+}
+
 /* ---- the render functions of the rows ---------------------------------- */
 
 static int metrics(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s, const struct fs_node *n)

@@ -15,12 +15,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/capability.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -32,56 +33,6 @@
 /* This process's open handles, so that a quarantine closes off their mappings at once. */
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sim_slot *registry;
-
-/* Under local: map die's file (PROT_NONE) if not yet. */
-static int ensure_region(struct sim_slot *s, uint32_t die)
-{
-	struct region *r = &s->region[die];
-	char path[PATH_MAX];
-	void *m;
-	int fd;
-
-	if (r->addr)
-		return 0;
-	r->size = s->st.sh->dies[die].vram_size;
-	bs_sim_die_path(s->st.dir, die, path, sizeof(path));
-	fd = open(path, O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	m = mmap(NULL, r->size, PROT_NONE, MAP_SHARED, fd, 0);
-	close(fd);
-	if (m == MAP_FAILED)
-		return -errno;
-	r->addr = m;
-	return 0;
-}
-
-/*
- * Under the state lock: make exactly the owned die's region accessible, if
- * any.  Not a lent die's: its memory is its driver's then.
- */
-int sync_protection(struct sim_slot *s)
-{
-	struct sim_shared *sh = s->st.sh;
-	int want = sh->owner == s->id && sh->active >= 0 && sh->dies[sh->active].lend == BS_LEND_NONE ? sh->active : -1;
-	int ret = 0;
-
-	pthread_mutex_lock(&s->local);
-	if (s->owned != want) {
-		if (s->owned >= 0)
-			mprotect(s->region[s->owned].addr, s->region[s->owned].size, PROT_NONE);
-		s->owned = -1;
-		if (want >= 0) {
-			ret = ensure_region(s, (uint32_t)want);
-			if (!ret && mprotect(s->region[want].addr, s->region[want].size, PROT_READ | PROT_WRITE))
-				ret = -errno;
-			if (!ret)
-				s->owned = want;
-		}
-	}
-	pthread_mutex_unlock(&s->local);
-	return ret;
-}
 
 void sync_others(struct sim_slot *self)
 {
@@ -257,16 +208,6 @@ static int sim_release(struct bs_slot *bs)
 	return ret;
 }
 
-bool has_cap_sys_admin(void)
-{
-	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
-
-	if (syscall(SYS_capget, &h, d))
-		return false;
-	return d[CAP_TO_INDEX(CAP_SYS_ADMIN)].effective & CAP_TO_MASK(CAP_SYS_ADMIN);
-}
-
 static int sim_set_enabled(struct bs_slot *bs, uint32_t die, bool enabled)
 {
 	struct sim_slot *s = S(bs);
@@ -373,4 +314,38 @@ struct bs_slot *bs_slot_sim_open(const char *dir, const struct bs_sim_geometry *
 	registry = s;
 	pthread_mutex_unlock(&registry_lock);
 	return &s->base;
+}
+
+int bs_sim_driver_use(struct bs_slot *bs, uint32_t die, char *driver, size_t len, int *fd)
+{
+	struct sim_slot *s = S(bs);
+	struct sim_shared *sh;
+	char path[PATH_MAX];
+	int ret = 0;
+
+	if (bs->ops != &sim_ops)
+		return -EOPNOTSUPP;
+	sh = s->st.sh;
+	snprintf(path, sizeof(path), "%s/users", s->st.dir);
+	if (mkdir(path, 0755) && errno != EEXIST)
+		return -errno;
+	sim_lock(&s->st);
+	sim_reap(&s->st);
+	if (die >= sh->num_dies) {
+		ret = -EINVAL;
+	} else if (sh->dies[die].lend != BS_LEND_LENT) {
+		ret = -ENODEV; /* nothing to use it through (or on its way back) */
+	} else {
+		/* Under the state lock, where returns look: a return cannot slip in between. */
+		sim_user_path(s->st.dir, die, path, sizeof(path));
+		*fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+		if (*fd < 0 || flock(*fd, LOCK_SH | LOCK_NB))
+			ret = -errno;
+		if (ret && *fd >= 0)
+			close(*fd);
+		if (!ret)
+			snprintf(driver, len, "%s", sh->dies[die].driver);
+	}
+	sim_unlock(&s->st);
+	return ret;
 }

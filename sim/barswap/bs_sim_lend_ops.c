@@ -201,37 +201,3 @@ int sim_queue(struct bs_slot *bs, bs_queue_entry *out, uint32_t max, uint32_t *t
 	sim_unlock(&s->st);
 	return (int)n;
 }
-
-int bs_sim_driver_use(struct bs_slot *bs, uint32_t die, char *driver, size_t len, int *fd)
-{
-	struct sim_slot *s = S(bs);
-	struct sim_shared *sh;
-	char path[PATH_MAX];
-	int ret = 0;
-
-	if (bs->ops != &sim_ops)
-		return -EOPNOTSUPP;
-	sh = s->st.sh;
-	snprintf(path, sizeof(path), "%s/users", s->st.dir);
-	if (mkdir(path, 0755) && errno != EEXIST)
-		return -errno;
-	sim_lock(&s->st);
-	sim_reap(&s->st);
-	if (die >= sh->num_dies) {
-		ret = -EINVAL;
-	} else if (sh->dies[die].lend != BS_LEND_LENT) {
-		ret = -ENODEV; /* nothing to use it through (or on its way back) */
-	} else {
-		/* Under the state lock, where returns look: a return cannot slip in between. */
-		sim_user_path(s->st.dir, die, path, sizeof(path));
-		*fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-		if (*fd < 0 || flock(*fd, LOCK_SH | LOCK_NB))
-			ret = -errno;
-		if (ret && *fd >= 0)
-			close(*fd);
-		if (!ret)
-			snprintf(driver, len, "%s", sh->dies[die].driver);
-	}
-	sim_unlock(&s->st);
-	return ret;
-}

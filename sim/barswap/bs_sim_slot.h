@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * One handle on the simulated slot, shared by the files that implement its
- * operations (bs_sim.c: the slot; bs_sim_lend_ops.c: lending and the lease).
+ * operations (bs_sim.c: the slot; bs_sim_lend_ops.c: lending and the lease;
+ * bs_sim_protect.c: the window on the dies both keep right).
  */
 #ifndef ACCEL_SIM_BS_SIM_SLOT_H
 #define ACCEL_SIM_BS_SIM_SLOT_H
@@ -34,6 +35,8 @@ static inline struct sim_slot *S(struct bs_slot *s)
 
 extern const struct bs_slot_ops sim_ops;
 
+/* Under local: map die's file (PROT_NONE) if not yet. */
+int ensure_region(struct sim_slot *s, uint32_t die);
 /* Under the state lock: open exactly the region of the die this handle may touch now. */
 int sync_protection(struct sim_slot *s);
 /* ... and the same for this process's other handles on the slot. */

@@ -14,6 +14,7 @@
 
 struct fs_notifier;
 struct accel_delegation;
+struct fs_dies;
 
 struct accelfs {
 	struct accel_node *node;
@@ -22,6 +23,7 @@ struct accelfs {
 	struct fuse_session *se;
 	struct fs_notifier *notifier;
 	struct fs_pollers *pollers; /* readers waiting in poll() (fs/waiters.c) */
+	struct fs_dies *dies;       /* dies/ (fs/dies.c), NULL without a slot */
 	time_t started;             /* the timestamps of everything that is not a job */
 	bool mounted_with_dev;      /* character devices in jobs' dev/ work only on a "dev" mount */
 };

@@ -73,14 +73,14 @@ void fs_dies_write(fuse_req_t req, const char *buf, size_t size, off_t off, stru
 void fs_dies_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 void fs_dies_release(fuse_req_t req, struct fuse_file_info *fi);
 /* Writes to dies/<n>/enabled, dies/<n>/policy, dies/lease_ms: bytes taken, or -errno. */
-int fs_dies_write_enabled(uint32_t die, const char *buf, size_t size);
-int fs_dies_write_policy(uint32_t die, const char *buf, size_t size);
-int fs_dies_write_lease(const char *buf, size_t size);
+int fs_dies_write_enabled(struct fs_dies *d, uint32_t die, const char *buf, size_t size);
+int fs_dies_write_policy(struct fs_dies *d, uint32_t die, const char *buf, size_t size);
+int fs_dies_write_lease(struct fs_dies *d, const char *buf, size_t size);
 /* enabled, policy or lease_ms (an fs_kind): written with fs_dies_write_attr.  driver is not one. */
 bool fs_dies_attr_kind(int kind);
-int fs_dies_write_attr(int kind, uint32_t die, const char *buf, size_t size);
+int fs_dies_write_attr(struct fs_dies *d, int kind, uint32_t die, const char *buf, size_t size);
 /* A write to dies/<n>/driver (lend, or return with "bar_swap"): answers req itself, perhaps later. */
-void fs_dies_write_driver(fuse_req_t req, uint32_t die, const char *buf, size_t size);
+void fs_dies_write_driver(fuse_req_t req, struct fs_dies *d, uint32_t die, const char *buf, size_t size);
 /* The connection's limits for bulk transfers (called from init). */
 void fs_dies_tune(struct fuse_conn_info *conn);
 

@@ -35,19 +35,17 @@ static size_t word(const char *buf, size_t size)
 	return n;
 }
 
-static int writable(struct fs_dies **d)
+static int writable(const struct fs_dies *d)
 {
-	*d = fs_the_dies;
-	if (!*d)
+	if (!d)
 		return -ENOENT;
-	return (*d)->read_only ? -EROFS : 0;
+	return d->read_only ? -EROFS : 0;
 }
 
-int fs_dies_write_enabled(uint32_t die, const char *buf, size_t size)
+int fs_dies_write_enabled(struct fs_dies *d, uint32_t die, const char *buf, size_t size)
 {
-	struct fs_dies *d;
 	size_t n = word(buf, size);
-	int ret = writable(&d);
+	int ret = writable(d);
 
 	if (ret)
 		return ret;
@@ -62,12 +60,11 @@ int fs_dies_write_enabled(uint32_t die, const char *buf, size_t size)
 	return (int)size;
 }
 
-int fs_dies_write_policy(uint32_t die, const char *buf, size_t size)
+int fs_dies_write_policy(struct fs_dies *d, uint32_t die, const char *buf, size_t size)
 {
-	struct fs_dies *d;
 	size_t n = word(buf, size);
 	uint32_t policy;
-	int ret = writable(&d);
+	int ret = writable(d);
 
 	if (ret)
 		return ret;
@@ -87,13 +84,12 @@ int fs_dies_write_policy(uint32_t die, const char *buf, size_t size)
 	return (int)size;
 }
 
-int fs_dies_write_lease(const char *buf, size_t size)
+int fs_dies_write_lease(struct fs_dies *d, const char *buf, size_t size)
 {
-	struct fs_dies *d;
 	size_t n = word(buf, size);
 	char num[16], *end;
 	unsigned long ms;
-	int ret = writable(&d);
+	int ret = writable(d);
 
 	if (ret)
 		return ret;
@@ -117,15 +113,15 @@ bool fs_dies_attr_kind(int kind)
 	return kind == FS_DIE_ENABLED || kind == FS_DIE_POLICY || kind == FS_DIES_LEASE;
 }
 
-int fs_dies_write_attr(int kind, uint32_t die, const char *buf, size_t size)
+int fs_dies_write_attr(struct fs_dies *d, int kind, uint32_t die, const char *buf, size_t size)
 {
 	switch (kind) {
 	case FS_DIE_ENABLED:
-		return fs_dies_write_enabled(die, buf, size);
+		return fs_dies_write_enabled(d, die, buf, size);
 	case FS_DIE_POLICY:
-		return fs_dies_write_policy(die, buf, size);
+		return fs_dies_write_policy(d, die, buf, size);
 	case FS_DIES_LEASE:
-		return fs_dies_write_lease(buf, size);
+		return fs_dies_write_lease(d, buf, size);
 	default:
 		return -EACCES;
 	}
@@ -149,6 +145,7 @@ struct fs_vram *fs_dies_holder_of(struct fs_dies *d, uint32_t die, pid_t pid)
 /* A write of "bar_swap" waiting for the die to come back. */
 struct return_park {
 	struct bs_waiter w;
+	struct fs_dies *d;
 	fuse_req_t req;
 	size_t size;
 	bool interruptible;
@@ -174,7 +171,7 @@ static void on_return_interrupt(fuse_req_t req, void *data)
 {
 	struct return_park *p = data;
 
-	if (!bs_arb_cancel(fs_the_dies->arb, &p->w))
+	if (!bs_arb_cancel(p->d->arb, &p->w))
 		return;             /* answered already, or not parked yet (then the return says EINTR) */
 	fuse_reply_err(req, EINTR); /* the die still comes back: the arbiter asked for it */
 	free(p);
@@ -191,6 +188,7 @@ static void take_back(fuse_req_t req, struct fs_dies *d, uint32_t die, uint64_t 
 	}
 	bs_waiter_init(&p->w);
 	p->w.pid = fuse_req_ctx(req)->pid;
+	p->d = d;
 	p->req = req;
 	p->size = size;
 	p->interruptible = true;
@@ -220,15 +218,14 @@ static const char *lend_refusal(int err)
 	}
 }
 
-void fs_dies_write_driver(fuse_req_t req, uint32_t die, const char *buf, size_t size)
+void fs_dies_write_driver(fuse_req_t req, struct fs_dies *d, uint32_t die, const char *buf, size_t size)
 {
 	pid_t pid = fuse_req_ctx(req)->pid;
 	size_t n = word(buf, size);
 	char name[BS_DRIVER_LEN];
-	struct fs_dies *d;
 	struct fs_vram *h;
 	uint64_t epoch = 0;
-	int ret = writable(&d);
+	int ret = writable(d);
 
 	if (!ret && (!n || n >= sizeof(name)))
 		ret = -EINVAL;

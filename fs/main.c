@@ -199,7 +199,6 @@ int main(int argc, char *argv[])
 	struct startup_mountpoint mp;
 	struct sim_setup sim;
 	struct accelfs fs;
-	struct fs_dies *dies = NULL;
 	char err[1024], state_dir[PATH_MAX], sim_cdi_dir[PATH_MAX];
 	const char *want_state_dir;
 	int ret, lock_fd = -1;
@@ -301,7 +300,7 @@ int main(int argc, char *argv[])
 		goto out;
 	}
 	/* After the fork: the dies' arbiter runs a thread of its own. */
-	if (fs_dies_setup(o.sim, o.sim_topology, state_dir, o.read_only, &dies, err, sizeof(err))) {
+	if (fs_dies_setup(o.sim, o.sim_topology, state_dir, o.read_only, &fs.dies, err, sizeof(err))) {
 		log_error("%s", err);
 		goto out;
 	}
@@ -315,7 +314,7 @@ int main(int argc, char *argv[])
 		log_error("cannot mount on %s", mp.path);
 		goto out_signals;
 	}
-	fs_dies_mounted(dies, mp.path);
+	fs_dies_mounted(fs.dies, mp.path);
 	fs.notifier = fs_notifier_start(&fs);
 	if (!fs.notifier)
 		goto out_unmount;
@@ -362,7 +361,7 @@ out_signals:
 out:
 	report_ready(1);
 	fs_attached_close();
-	fs_dies_free(dies); /* before the session: parked opens are answered */
+	fs_dies_free(fs.dies); /* before the session: parked opens are answered */
 	if (fs.se)
 		fuse_session_destroy(fs.se);
 	accel_node_stop(fs.node);

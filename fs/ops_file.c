@@ -130,11 +130,12 @@ void fs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, o
 		ret = fs_jobctl_write(fs, &n, fuse_req_ctx(req), buf, size);
 	accel_snapshot_unref(snap);
 	if (!ret && n.kind == FS_DIE_DRIVER) {
-		fs_dies_write_driver(req, n.die, buf, size); /* answered there, perhaps once the die is back */
+		fs_dies_write_driver(req, fs->dies, n.die, buf,
+		                     size); /* answered there, perhaps once the die is back */
 		return;
 	}
 	if (!ret && fs_dies_attr_kind(n.kind))
-		ret = fs_dies_write_attr(n.kind, n.die, buf, size);
+		ret = fs_dies_write_attr(fs->dies, n.kind, n.die, buf, size);
 	if (ret < 0)
 		fuse_reply_err(req, -ret);
 	else

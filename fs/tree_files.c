@@ -402,8 +402,8 @@ static const struct fs_entry job_files[] = {
 	{ .name = "dev", .kind = FS_JOB_DEV },
 	/* holders, containers and reclaim are fs/jobctl.c's: the attach registry, not the snapshot */
 	{ .name = "holders", .kind = FS_JOB_HOLDERS },
-	{ .name = "containers", .kind = FS_JOB_CONTAINERS, .flags = FS_ENTRY_WRITABLE },
-	{ .name = "reclaim", .kind = FS_JOB_RECLAIM, .flags = FS_ENTRY_WRITABLE },
+	{ .name = "containers", .kind = FS_JOB_CONTAINERS, .mode = 0644, .flags = FS_ENTRY_WRITABLE },
+	{ .name = "reclaim", .kind = FS_JOB_RECLAIM, .mode = 0644, .flags = FS_ENTRY_WRITABLE },
 	{ 0 },
 };
 

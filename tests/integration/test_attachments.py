@@ -8,6 +8,7 @@ import errno
 import json
 import os
 import shutil
+import stat
 import subprocess
 import tempfile
 import time
@@ -102,6 +103,9 @@ class Files(JobTestCase):
         self.assertEqual(n.read(*PROF, "job1", "containers"), "")
         self.assertEqual(n.read(*PROF, "job1", "holders"), "")
         self.assertEqual(n.keyvals(*PROF, "job1", "status")["reclaim"], "manual")
+        # The modes say who may write: root the two the hooks and operators write, nobody the rest.
+        for f, mode in (("containers", 0o644), ("reclaim", 0o644), ("holders", 0o444), ("status", 0o444)):
+            self.assertEqual(stat.S_IMODE(os.stat(os.path.join(self.job(), f)).st_mode), mode, f)
 
     def test_holders_are_the_processes_on_the_jobs_own_nodes(self):
         n = self.node

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The barswap CLI's shared pieces: tools/barswap.c (the slot) and tools/barswap_lend.c (lending, the lease). */
+/* The barswap CLI's shared pieces: tools/barswap_cli.c (the command line) for tools/barswap.c (the slot)
+ * and tools/barswap_lend.c (lending, the lease). */
 #ifndef ACCEL_TOOLS_BARSWAP_CLI_H
 #define ACCEL_TOOLS_BARSWAP_CLI_H
 

@@ -29,6 +29,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -39,7 +40,7 @@
 #include "core/fd_probe.h"
 #include "core/log.h"
 #include "core/metrics.h"
-#include "fs/vram_pin.h"
+#include "fs/accelfs.h"
 
 /* An open waiting for the slot. */
 struct park {
@@ -51,24 +52,15 @@ struct park {
 	uint64_t asked;     /* when the open arrived (accel_metrics_now): the slot wait it took */
 };
 
+/*
+ * Requests reach the dies through struct accelfs (fs->dies, each vram
+ * handle's h->d).  This pointer to the same object serves only what the
+ * tree and its texts ask without a request (does dies/ exist, how many dies,
+ * what a die's info says: fs/tree.c, fs/render.c resolve paths in a
+ * snapshot alone).  One mount per process, so one of it.
+ */
 struct fs_dies *fs_the_dies;
 #define the_dies fs_the_dies
-
-/* File handles of vram files are tagged in bit 0 (malloc'd pointers are aligned) to tell them apart. */
-static uint64_t vram_fh(struct fs_vram *h)
-{
-	return (uint64_t)(uintptr_t)h | 1;
-}
-
-static struct fs_vram *vram_of(const struct fuse_file_info *fi)
-{
-	return (struct fs_vram *)(uintptr_t)(fi->fh & ~(uint64_t)1);
-}
-
-bool fs_dies_is_vram(const struct fuse_file_info *fi)
-{
-	return the_dies && (fi->fh & 1);
-}
 
 /* ---- handles ------------------------------------------------------------------ */
 
@@ -224,7 +216,7 @@ static void on_interrupt(fuse_req_t req, void *data)
 
 void fs_dies_open(fuse_req_t req, fuse_ino_t ino, uint32_t die, struct fuse_file_info *fi)
 {
-	struct fs_dies *d = the_dies;
+	struct fs_dies *d = ((struct accelfs *)fuse_req_userdata(req))->dies;
 	bool nonblock = fi->flags & O_NONBLOCK;
 	struct fs_vram *h;
 	struct park *p;
@@ -246,6 +238,7 @@ void fs_dies_open(fuse_req_t req, fuse_ino_t ino, uint32_t die, struct fuse_file
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
+	h->h.ops = &fs_vram_ops;
 	h->d = d;
 	h->die = die;
 	h->ino = ino;
@@ -255,7 +248,7 @@ void fs_dies_open(fuse_req_t req, fuse_ino_t ino, uint32_t die, struct fuse_file
 	p->req = req;
 	p->h = h;
 	p->fi = *fi;
-	p->fi.fh = vram_fh(h);
+	p->fi.fh = (uint64_t)(uintptr_t)h;
 	p->fi.direct_io = 1; /* every read and write reaches the die; no page cache in between */
 	p->fi.keep_cache = 0;
 	bs_waiter_init(&p->w);
@@ -279,10 +272,10 @@ struct drop {
 	bool lender;
 };
 
-void fs_dies_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+static void vram_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct fs_dies *d = the_dies;
-	struct fs_vram *h = vram_of(fi);
+	struct fs_vram *h = fs_vram_of(fi);
+	struct fs_dies *d = h->d;
 	pid_t closer = fuse_req_ctx(req)->pid;
 	bool closer_has, opener_has, same;
 	struct drop drops[16];
@@ -321,163 +314,32 @@ void fs_dies_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fuse_reply_err(req, 0);
 }
 
-void fs_dies_release(fuse_req_t req, struct fuse_file_info *fi)
+static void vram_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct fs_vram *h = vram_of(fi);
+	struct fs_vram *h = fs_vram_of(fi);
 
+	(void)ino;
 	unlink_handle(h->d, h);
 	free(h);
 	fuse_reply_err(req, 0);
 }
 
-/* ---- read and write ------------------------------------------------------------------ */
-
-/*
- * The handle's hold, taken back without waiting if its opener closed it
- * while a copy lives on elsewhere (see the top of this file).
- */
-static int hold_for_io(struct fs_vram *h, uint64_t *epoch)
+static void vram_poll(fuse_req_t req, struct fuse_file_info *fi, struct fuse_pollhandle *ph)
 {
-	struct fs_dies *d = h->d;
-	struct bs_waiter w;
-	bool extra = false;
-	int ret;
-
-	pthread_mutex_lock(&d->lock);
-	*epoch = h->epoch;
-	ret = -h->revoked;
-	if (h->held || ret) {
-		pthread_mutex_unlock(&d->lock);
-		return ret;
-	}
-	pthread_mutex_unlock(&d->lock);
-	/* Not under d->lock: the arbiter may answer parked opens, which take it. */
-	bs_waiter_init(&w);
-	w.pid = h->opener;
-	ret = bs_arb_hold(d->arb, &w, h->die, true);
-	if (ret)
-		return ret;
-	pthread_mutex_lock(&d->lock);
-	if (h->held || h->revoked) {
-		extra = true; /* a concurrent read took it back first: one hold per handle */
-	} else {
-		h->held = true;
-		h->epoch = w.epoch;
-	}
-	*epoch = h->epoch;
-	pthread_mutex_unlock(&d->lock);
-	if (extra)
-		bs_arb_drop(d->arb, h->die, w.epoch);
-	return 0;
+	(void)fi;
+	/* Memory is always ready; nothing to wait for. */
+	if (ph)
+		fuse_pollhandle_destroy(ph);
+	fuse_reply_poll(req, POLLIN | POLLRDNORM | POLLOUT | POLLWRNORM);
 }
 
-/*
- * A read is replied straight from the mapping where the kernel can take its
- * pages (fs/vram_pin.h): one copy, the kernel's, into the reader's buffer.
- * Otherwise (a VM_PFNMAP mapping: the module's BAR window) it is copied
- * into this thread's buffer first and replied from there.
- */
-static pthread_key_t bounce_key;
-static pthread_once_t bounce_once = PTHREAD_ONCE_INIT;
-
-static void bounce_key_make(void)
-{
-	pthread_key_create(&bounce_key, free);
-}
-
-static char *bounce_buffer(void)
-{
-	char *buf;
-
-	pthread_once(&bounce_once, bounce_key_make);
-	buf = pthread_getspecific(bounce_key);
-	if (!buf) {
-		buf = malloc(FS_DIES_MAX_IO);
-		if (buf)
-			pthread_setspecific(bounce_key, buf);
-	}
-	return buf;
-}
-
-void fs_dies_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info *fi)
-{
-	struct fs_vram *h = vram_of(fi);
-	uint64_t epoch;
-	void *vram;
-	char *buf;
-	int ret = hold_for_io(h, &epoch);
-
-	if (ret) {
-		fuse_reply_err(req, -ret);
-		return;
-	}
-	if (off < 0 || (uint64_t)off >= h->size) {
-		fuse_reply_buf(req, NULL, 0); /* at or past the end: end of file */
-		return;
-	}
-	if (size > h->size - (uint64_t)off)
-		size = h->size - (uint64_t)off;
-	if (size > FS_DIES_MAX_IO)
-		size = FS_DIES_MAX_IO; /* max_read: the kernel never asks for more */
-	buf = bounce_buffer();
-	if (!buf) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	ret = bs_arb_io_begin(h->d->arb, h->die, epoch, &vram);
-	if (ret) {
-		fuse_reply_err(req, -ret);
-		return;
-	}
-	if (fs_vram_pinnable(vram)) {
-		/* The slot stays ours until the kernel has copied the reply out. */
-		ret = fuse_reply_buf(req, (const char *)vram + off, size);
-		bs_arb_io_end(h->d->arb);
-		if (ret)
-			log_warn("dies/%u/vram: the kernel could not copy %zu bytes at %lld out of the slot (%s): the "
-			         "reader gets EIO",
-			         h->die, size, (long long)off, strerror(-ret));
-		return;
-	}
-	ret = bs_guarded_copy(buf, (const char *)vram + off, size);
-	bs_arb_io_end(h->d->arb);
-	if (ret)
-		ret = bs_arb_io_fault(h->d->arb, h->die, epoch);
-	if (ret)
-		fuse_reply_err(req, -ret);
-	else
-		fuse_reply_buf(req, buf, size);
-}
-
-void fs_dies_write(fuse_req_t req, const char *buf, size_t size, off_t off, struct fuse_file_info *fi)
-{
-	struct fs_vram *h = vram_of(fi);
-	uint64_t epoch;
-	void *vram;
-	int ret = hold_for_io(h, &epoch);
-
-	if (ret) {
-		fuse_reply_err(req, -ret);
-		return;
-	}
-	if (off < 0 || (uint64_t)off >= h->size) {
-		fuse_reply_err(req, ENOSPC); /* VRAM does not grow */
-		return;
-	}
-	if (size > h->size - (uint64_t)off)
-		size = h->size - (uint64_t)off; /* a short write up to the end; the next one gets ENOSPC */
-	ret = bs_arb_io_begin(h->d->arb, h->die, epoch, &vram);
-	if (!ret) {
-		ret = bs_guarded_copy((char *)vram + off, buf, size);
-		bs_arb_io_end(h->d->arb);
-		if (ret)
-			ret = bs_arb_io_fault(h->d->arb, h->die, epoch);
-	}
-	if (ret)
-		fuse_reply_err(req, -ret);
-	else
-		fuse_reply_write(req, size);
-}
+const struct fs_file_ops fs_vram_ops = {
+	.read = fs_dies_read,
+	.write = fs_dies_write,
+	.flush = vram_flush,
+	.release = vram_release,
+	.poll = vram_poll,
+};
 
 /* ---- what the tree shows -------------------------------------------------------------- */
 

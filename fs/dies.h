@@ -65,13 +65,8 @@ int fs_dies_render(int kind, uint32_t die, char **out, size_t *len);
 
 /* ---- for ops.c -------------------------------------------------------------- */
 
-/* Is this file handle one of dies/<n>/vram's? */
-bool fs_dies_is_vram(const struct fuse_file_info *fi);
+/* Open dies/<n>/vram: answered now, or once the slot is ours; the handle's ops are fs/dies.c's. */
 void fs_dies_open(fuse_req_t req, fuse_ino_t ino, uint32_t die, struct fuse_file_info *fi);
-void fs_dies_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info *fi);
-void fs_dies_write(fuse_req_t req, const char *buf, size_t size, off_t off, struct fuse_file_info *fi);
-void fs_dies_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
-void fs_dies_release(fuse_req_t req, struct fuse_file_info *fi);
 /* Writes to dies/<n>/enabled, dies/<n>/policy, dies/lease_ms: bytes taken, or -errno. */
 int fs_dies_write_enabled(struct fs_dies *d, uint32_t die, const char *buf, size_t size);
 int fs_dies_write_policy(struct fs_dies *d, uint32_t die, const char *buf, size_t size);

@@ -12,8 +12,10 @@
 #include <sys/types.h>
 
 #include "fs/dies.h"
+#include "fs/openfile.h"
 
 struct fs_vram {
+	struct fs_handle h; /* first: fi->fh points here, and h.ops is fs_vram_ops */
 	struct fs_dies *d;
 	uint32_t die;
 	fuse_ino_t ino;
@@ -38,6 +40,16 @@ struct fs_dies {
 };
 
 extern struct fs_dies *fs_the_dies;
+
+/* What a vram handle does (fs/dies.c), and its reads and writes (fs/dies_io.c). */
+extern const struct fs_file_ops fs_vram_ops;
+void fs_dies_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info *fi);
+void fs_dies_write(fuse_req_t req, const char *buf, size_t size, off_t off, struct fuse_file_info *fi);
+
+static inline struct fs_vram *fs_vram_of(const struct fuse_file_info *fi)
+{
+	return (struct fs_vram *)(uintptr_t)fi->fh;
+}
 
 /*
  * Under d->lock: a current hold on die of a handle the process pid holds

@@ -26,6 +26,8 @@
 
 /* ---- files ------------------------------------------------------------ */
 
+static const struct fs_file_ops generated_ops;
+
 void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct accelfs *fs = fs_of(req);
@@ -58,6 +60,7 @@ void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
+	of->h.ops = &generated_ops;
 	pthread_mutex_init(&of->lock, NULL);
 	snprintf(of->path, sizeof(of->path), "%s", path);
 	fi->fh = (uint64_t)(uintptr_t)of;
@@ -71,16 +74,11 @@ void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fuse_reply_open(req, fi);
 }
 
-void fs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
+static void generated_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct accelfs *fs = fs_of(req);
 	struct open_file *of = (struct open_file *)(uintptr_t)fi->fh;
 
-	(void)ino;
-	if (fs_dies_is_vram(fi)) {
-		fs_dies_read(req, size, off, fi);
-		return;
-	}
 	pthread_mutex_lock(&of->lock);
 	if (off == 0 || !of->generated) {
 		struct accel_snapshot *snap = accel_node_snapshot(fs->node);
@@ -107,7 +105,7 @@ void fs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct f
 	pthread_mutex_unlock(&of->lock);
 }
 
-void fs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off, struct fuse_file_info *fi)
+static void generated_write(fuse_req_t req, const char *buf, size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct accelfs *fs = fs_of(req);
 	struct open_file *of = (struct open_file *)(uintptr_t)fi->fh;
@@ -115,11 +113,6 @@ void fs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, o
 	struct fs_node n;
 	int ret;
 
-	(void)ino;
-	if (fs_dies_is_vram(fi)) {
-		fs_dies_write(req, buf, size, off, fi);
-		return;
-	}
 	/* Besides vram, dies/ has enabled, driver, policy and lease_ms: the whole value in one write. */
 	snap = accel_node_snapshot(fs->node);
 	ret = fs_tree_resolve(snap, of->path, &n)                     ? -ENOENT
@@ -142,46 +135,69 @@ void fs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, o
 		fuse_reply_write(req, (size_t)ret);
 }
 
-void fs_op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+/* close(2) of a generated file has nothing to do (it opens with noflush: this seldom comes). */
+static void generated_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	if (fs_dies_is_vram(fi)) {
-		fs_dies_flush(req, ino, fi); /* close(2) of a vram handle gives the slot back now */
-		return;
-	}
+	(void)ino;
+	(void)fi;
 	fuse_reply_err(req, 0);
 }
 
-void fs_op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+static void generated_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct open_file *of = (struct open_file *)(uintptr_t)fi->fh;
 
 	(void)ino;
-	if (fs_dies_is_vram(fi)) {
-		fs_dies_release(req, fi);
-		return;
-	}
-	if (of) {
-		fs_poll_forget(fs_of(req), of);
-		/* Wait out a read still returning from its reply. */
-		pthread_mutex_lock(&of->lock);
-		pthread_mutex_unlock(&of->lock);
-		pthread_mutex_destroy(&of->lock);
-		accel_snapshot_unref(of->opened);
-		free(of->buf);
-		free(of);
-	}
+	fs_poll_forget(fs_of(req), of);
+	/* Wait out a read still returning from its reply. */
+	pthread_mutex_lock(&of->lock);
+	pthread_mutex_unlock(&of->lock);
+	pthread_mutex_destroy(&of->lock);
+	accel_snapshot_unref(of->opened);
+	free(of->buf);
+	free(of);
 	fuse_reply_err(req, 0);
+}
+
+static void generated_poll(fuse_req_t req, struct fuse_file_info *fi, struct fuse_pollhandle *ph)
+{
+	fs_poll_file(req, fs_of(req), (struct open_file *)(uintptr_t)fi->fh, ph);
+}
+
+static const struct fs_file_ops generated_ops = {
+	.read = generated_read,
+	.write = generated_write,
+	.flush = generated_flush,
+	.release = generated_release,
+	.poll = generated_poll,
+};
+
+/* ---- the operations on an open file: its kind's ---------------------------- */
+
+void fs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	(void)ino;
+	fs_handle_ops(fi)->read(req, size, off, fi);
+}
+
+void fs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	(void)ino;
+	fs_handle_ops(fi)->write(req, buf, size, off, fi);
+}
+
+void fs_op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	fs_handle_ops(fi)->flush(req, ino, fi);
+}
+
+void fs_op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	fs_handle_ops(fi)->release(req, ino, fi);
 }
 
 void fs_op_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, struct fuse_pollhandle *ph)
 {
 	(void)ino;
-	if (fs_dies_is_vram(fi)) {
-		/* Memory is always ready; nothing to wait for. */
-		if (ph)
-			fuse_pollhandle_destroy(ph);
-		fuse_reply_poll(req, POLLIN | POLLRDNORM | POLLOUT | POLLWRNORM);
-		return;
-	}
-	fs_poll_file(req, fs_of(req), (struct open_file *)(uintptr_t)fi->fh, ph);
+	fs_handle_ops(fi)->poll(req, fi, ph);
 }

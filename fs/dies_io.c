@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MIT */
+/* dies/<n>/vram: reads and writes through the slot's mapping, while the handle holds the die. */
+#include "fs/dies_internal.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/bs_guard.h"
+#include "core/log.h"
+#include "fs/vram_pin.h"
+
+/*
+ * The handle's hold, taken back without waiting if its opener closed it
+ * while a copy lives on elsewhere (see the top of fs/dies.c).
+ */
+static int hold_for_io(struct fs_vram *h, uint64_t *epoch)
+{
+	struct fs_dies *d = h->d;
+	struct bs_waiter w;
+	bool extra = false;
+	int ret;
+
+	pthread_mutex_lock(&d->lock);
+	*epoch = h->epoch;
+	ret = -h->revoked;
+	if (h->held || ret) {
+		pthread_mutex_unlock(&d->lock);
+		return ret;
+	}
+	pthread_mutex_unlock(&d->lock);
+	/* Not under d->lock: the arbiter may answer parked opens, which take it. */
+	bs_waiter_init(&w);
+	w.pid = h->opener;
+	ret = bs_arb_hold(d->arb, &w, h->die, true);
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&d->lock);
+	if (h->held || h->revoked) {
+		extra = true; /* a concurrent read took it back first: one hold per handle */
+	} else {
+		h->held = true;
+		h->epoch = w.epoch;
+	}
+	*epoch = h->epoch;
+	pthread_mutex_unlock(&d->lock);
+	if (extra)
+		bs_arb_drop(d->arb, h->die, w.epoch);
+	return 0;
+}
+
+/*
+ * A read is replied straight from the mapping where the kernel can take its
+ * pages (fs/vram_pin.h): one copy, the kernel's, into the reader's buffer.
+ * Otherwise (a VM_PFNMAP mapping: the module's BAR window) it is copied
+ * into this thread's buffer first and replied from there.
+ */
+static pthread_key_t bounce_key;
+static pthread_once_t bounce_once = PTHREAD_ONCE_INIT;
+
+static void bounce_key_make(void)
+{
+	pthread_key_create(&bounce_key, free);
+}
+
+static char *bounce_buffer(void)
+{
+	char *buf;
+
+	pthread_once(&bounce_once, bounce_key_make);
+	buf = pthread_getspecific(bounce_key);
+	if (!buf) {
+		buf = malloc(FS_DIES_MAX_IO);
+		if (buf)
+			pthread_setspecific(bounce_key, buf);
+	}
+	return buf;
+}
+
+void fs_dies_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	struct fs_vram *h = fs_vram_of(fi);
+	uint64_t epoch;
+	void *vram;
+	char *buf;
+	int ret = hold_for_io(h, &epoch);
+
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	if (off < 0 || (uint64_t)off >= h->size) {
+		fuse_reply_buf(req, NULL, 0); /* at or past the end: end of file */
+		return;
+	}
+	if (size > h->size - (uint64_t)off)
+		size = h->size - (uint64_t)off;
+	if (size > FS_DIES_MAX_IO)
+		size = FS_DIES_MAX_IO; /* max_read: the kernel never asks for more */
+	buf = bounce_buffer();
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	ret = bs_arb_io_begin(h->d->arb, h->die, epoch, &vram);
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	if (fs_vram_pinnable(vram)) {
+		/* The slot stays ours until the kernel has copied the reply out. */
+		ret = fuse_reply_buf(req, (const char *)vram + off, size);
+		bs_arb_io_end(h->d->arb);
+		if (ret)
+			log_warn("dies/%u/vram: the kernel could not copy %zu bytes at %lld out of the slot (%s): the "
+			         "reader gets EIO",
+			         h->die, size, (long long)off, strerror(-ret));
+		return;
+	}
+	ret = bs_guarded_copy(buf, (const char *)vram + off, size);
+	bs_arb_io_end(h->d->arb);
+	if (ret)
+		ret = bs_arb_io_fault(h->d->arb, h->die, epoch);
+	if (ret)
+		fuse_reply_err(req, -ret);
+	else
+		fuse_reply_buf(req, buf, size);
+}
+
+void fs_dies_write(fuse_req_t req, const char *buf, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	struct fs_vram *h = fs_vram_of(fi);
+	uint64_t epoch;
+	void *vram;
+	int ret = hold_for_io(h, &epoch);
+
+	if (ret) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	if (off < 0 || (uint64_t)off >= h->size) {
+		fuse_reply_err(req, ENOSPC); /* VRAM does not grow */
+		return;
+	}
+	if (size > h->size - (uint64_t)off)
+		size = h->size - (uint64_t)off; /* a short write up to the end; the next one gets ENOSPC */
+	ret = bs_arb_io_begin(h->d->arb, h->die, epoch, &vram);
+	if (!ret) {
+		ret = bs_guarded_copy((char *)vram + off, buf, size);
+		bs_arb_io_end(h->d->arb);
+		if (ret)
+			ret = bs_arb_io_fault(h->d->arb, h->die, epoch);
+	}
+	if (ret)
+		fuse_reply_err(req, -ret);
+	else
+		fuse_reply_write(req, size);
+}

@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "core/names.h"
+#include "core/card.h"
+#include "core/inventory.h"
 #include "tools/smi.h"
 
 int smi_fail(struct smi *s, mig_return_t r, const char *fmt, ...)
@@ -115,43 +117,34 @@ const struct smi_gi_profile *smi_gi_profile_by_id(const struct smi_gi_profile *p
 
 unsigned smi_ci_profiles(struct smi *s, mig_gpu_instance_t gi, struct smi_ci_profile *out, unsigned max)
 {
+	/* The engine's probe (core/inventory.c), on a card that keeps no cache: a tool asks each time. */
+	struct accel_card card = { .family = s->family, .lib = &s->lib, .name = "smi" };
+	mig_compute_instance_profile_info_v2_t *profiles = NULL;
 	mig_gpu_instance_info_t gi_info;
 	mig_gpu_instance_profile_info_v3_t gp;
 	unsigned gi_slices = 0, n = 0;
-	mig_device_t parent;
+	size_t n_profiles = 0;
+	char err[256];
 
 	if (s->lib.GpuInstanceGetInfo(gi, &gi_info) != MIG_SUCCESS)
 		return 0;
-	parent = gi_info.device;
 	/* The GI's slice count comes from its profile's record. */
 	for (unsigned idx = 0; idx < s->family->gi_profile_count; idx++) {
 		memset(&gp, 0, sizeof(gp));
 		gp.version = MIG_GPU_INSTANCE_PROFILE_INFO_V3;
-		if (s->lib.DeviceGetGpuInstanceProfileInfoV(parent, idx, &gp) == MIG_SUCCESS &&
+		if (s->lib.DeviceGetGpuInstanceProfileInfoV(gi_info.device, idx, &gp) == MIG_SUCCESS &&
 		    gp.id == gi_info.profileId) {
 			gi_slices = gp.sliceCount;
 			break;
 		}
 	}
-	for (unsigned idx = 0; idx < s->family->ci_profile_count && n < max; idx++) {
-		mig_compute_instance_profile_info_v2_t info;
-		bool seen = false;
-
-		memset(&info, 0, sizeof(info));
-		info.version = MIG_COMPUTE_INSTANCE_PROFILE_INFO_V2;
-		if (s->lib.GpuInstanceGetComputeInstanceProfileInfoV(
-			    gi, idx, MIG_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED, &info) != MIG_SUCCESS)
-			continue;
-		/* Several indices may name one profile (T-Head): one row per id. */
-		for (unsigned k = 0; k < n && !seen; k++)
-			seen = out[k].info.id == info.id;
-		if (seen)
-			continue;
-		out[n].index = idx;
-		out[n].info = info;
-		out[n].whole = info.sliceCount == gi_slices;
-		n++;
+	if (accel_ci_profiles(&card, gi, gi_info.profileId, &profiles, &n_profiles, err, sizeof(err)))
+		return 0;
+	for (size_t i = 0; i < n_profiles && n < max; i++, n++) {
+		out[n].info = profiles[i];
+		out[n].whole = profiles[i].sliceCount == gi_slices;
 	}
+	free(profiles);
 	return n;
 }
 

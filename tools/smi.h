@@ -40,7 +40,6 @@ struct smi_gi_profile {
 
 /* One distinct CI profile of a GI (aliased indices folded into one). */
 struct smi_ci_profile {
-	unsigned index; /* the first index that reported it */
 	mig_compute_instance_profile_info_v2_t info;
 	bool whole; /* covers the whole GI: the default (*) */
 };

@@ -56,6 +56,12 @@ struct sim_ci *sim_ci_by_id(struct sim_gi *gi, unsigned id)
 	return NULL;
 }
 
+/*
+ * The simulated hardware's own geometry: written apart from core's ledger
+ * (core/ledger.c) on purpose.  The simulator plays the driver that judges
+ * the engine's choices; were it to ask the engine's code whether a
+ * placement is free, a bug there would be agreed with instead of refused.
+ */
 bool sim_placements_overlap(struct sim_placement a, struct sim_placement b)
 {
 	return a.start < b.start + b.size && b.start < a.start + a.size;

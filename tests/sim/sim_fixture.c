@@ -226,3 +226,59 @@ pid_t fx_hold_lock(struct sim_fixture *fx, off_t start, off_t len, int *release_
 	*release_fd = release[1];
 	return pid;
 }
+
+static int setup_family(void **state, const struct accel_family *f)
+{
+	struct sim_fixture *fx = calloc(1, sizeof(*fx));
+
+	if (!fx)
+		return -1;
+	fx_prepare(fx, f, NULL);
+	fx_open(fx);
+	*state = fx;
+	return 0;
+}
+
+int fx_setup_thead(void **state)
+{
+	return setup_family(state, &accel_family_thead);
+}
+
+int fx_setup_nvidia(void **state)
+{
+	return setup_family(state, &accel_family_nvidia);
+}
+
+int fx_teardown(void **state)
+{
+	fx_destroy(*state);
+	free(*state);
+	return 0;
+}
+
+mig_gpu_instance_t fx_create_gi(struct sim_fixture *fx, mig_device_t dev, unsigned profile, unsigned start,
+                                unsigned size, mig_return_t expect)
+{
+	mig_gpu_instance_placement_t pl = { start, size };
+	mig_gpu_instance_t gi = NULL;
+
+	assert_int_equal(fx->lib.DeviceCreateGpuInstanceWithPlacement(dev, profile, &pl, &gi), expect);
+	return gi;
+}
+
+mig_compute_instance_t fx_create_ci(struct sim_fixture *fx, mig_gpu_instance_t gi, unsigned profile,
+                                    mig_return_t expect)
+{
+	mig_compute_instance_t ci = NULL;
+
+	assert_int_equal(fx->lib.GpuInstanceCreateComputeInstance(gi, profile, &ci), expect);
+	return ci;
+}
+
+unsigned fx_gi_id(struct sim_fixture *fx, mig_gpu_instance_t gi)
+{
+	mig_gpu_instance_info_t info;
+
+	assert_int_equal(fx->lib.GpuInstanceGetInfo(gi, &info), MIG_SUCCESS);
+	return info.id;
+}

@@ -64,6 +64,19 @@ pid_t fx_hold(struct sim_fixture *fx, const char *const *rels);
  * (len 0: to its end; byte 0 is the node's, byte 1+n card n's) until
  * *release_fd is closed; returns once the lock is held.
  */
+/* cmocka set-up and tear-down: a fresh simulated node of one family, opened (state is the fixture). */
+int fx_setup_thead(void **state);
+int fx_setup_nvidia(void **state);
+int fx_teardown(void **state);
+
+/* Create a GPU instance at a placement, or a compute instance, asserting what the driver answers. */
+mig_gpu_instance_t fx_create_gi(struct sim_fixture *fx, mig_device_t dev, unsigned profile, unsigned start,
+                                unsigned size, mig_return_t expect);
+mig_compute_instance_t fx_create_ci(struct sim_fixture *fx, mig_gpu_instance_t gi, unsigned profile,
+                                    mig_return_t expect);
+/* A GPU instance's id, as the driver reports it. */
+unsigned fx_gi_id(struct sim_fixture *fx, mig_gpu_instance_t gi);
+
 pid_t fx_hold_lock(struct sim_fixture *fx, off_t start, off_t len, int *release_fd);
 void fx_release(pid_t pid);
 

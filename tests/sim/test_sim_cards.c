@@ -30,23 +30,6 @@
 #define ID_4G48GB 5 /* the built-in T-Head 4g profile: placements {0,4}:4 */
 #define CARDS 16    /* the built-in node's PPUs */
 
-static int setup(void **state)
-{
-	struct sim_fixture *fx = calloc(1, sizeof(*fx));
-
-	fx_prepare(fx, &accel_family_thead, NULL);
-	fx_open(fx);
-	*state = fx;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	fx_destroy(*state);
-	free(*state);
-	return 0;
-}
-
 static mig_gpu_instance_t carve(struct mig_lib *lib, mig_device_t dev, unsigned start)
 {
 	mig_gpu_instance_placement_t pl = { start, 4 };
@@ -543,10 +526,10 @@ static void test_refuse_unknown_format(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_change_writes_one_card, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_locked_card_holds_up_no_other, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_next_call_sees_other_process, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_any_fault_one_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_change_writes_one_card, fx_setup_thead, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_locked_card_holds_up_no_other, fx_setup_thead, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_next_call_sees_other_process, fx_setup_thead, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_any_fault_one_order, fx_setup_thead, fx_teardown),
 		cmocka_unit_test(test_many_cards),
 		cmocka_unit_test(test_card_file_outgrows_a_page),
 		cmocka_unit_test(test_migrate_format1),

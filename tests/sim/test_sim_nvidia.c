@@ -18,23 +18,6 @@
 
 #include "tests/sim/sim_fixture.h"
 
-static int setup(void **state)
-{
-	struct sim_fixture *fx = calloc(1, sizeof(*fx));
-
-	fx_prepare(fx, &accel_family_nvidia, NULL);
-	fx_open(fx);
-	*state = fx;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	fx_destroy(*state);
-	free(*state);
-	return 0;
-}
-
 struct h200_row {
 	unsigned index, id;
 	const char *name;
@@ -363,14 +346,14 @@ static void test_found_through_loader_path(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_h200_exact, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_profiles_with_mode_off, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_nodes_and_procfs, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_mig_minors_scheme, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_memory_and_compute_slices, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_ci_profiles, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_mig_devices, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_found_through_loader_path, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_h200_exact, fx_setup_nvidia, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_profiles_with_mode_off, fx_setup_nvidia, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_nodes_and_procfs, fx_setup_nvidia, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_mig_minors_scheme, fx_setup_nvidia, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_memory_and_compute_slices, fx_setup_nvidia, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_ci_profiles, fx_setup_nvidia, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_mig_devices, fx_setup_nvidia, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_found_through_loader_path, fx_setup_nvidia, fx_teardown),
 	};
 
 	return cmocka_run_group_tests_name("sim_nvidia", tests, NULL, NULL);

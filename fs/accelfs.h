@@ -15,6 +15,7 @@
 struct fs_notifier;
 struct accel_delegation;
 struct fs_dies;
+struct open_file;
 
 struct accelfs {
 	struct accel_node *node;
@@ -24,8 +25,15 @@ struct accelfs {
 	struct fs_notifier *notifier;
 	struct fs_pollers *pollers; /* readers waiting in poll() (fs/waiters.c) */
 	struct fs_dies *dies;       /* dies/ (fs/dies.c), NULL without a slot */
-	time_t started;             /* the timestamps of everything that is not a job */
-	bool mounted_with_dev;      /* character devices in jobs' dev/ work only on a "dev" mount */
+	/*
+	 * Every open generated file (fs/ops_file.c).  The kernel sends RELEASE
+	 * after close(2) returns, and not at all for a close that races an
+	 * unmount: what it never released is freed here at exit.
+	 */
+	pthread_mutex_t files_lock;
+	struct open_file *files;
+	time_t started;        /* the timestamps of everything that is not a job */
+	bool mounted_with_dev; /* character devices in jobs' dev/ work only on a "dev" mount */
 };
 
 extern const struct fuse_lowlevel_ops accelfs_ops;

@@ -205,6 +205,7 @@ int main(int argc, char *argv[])
 
 	memset(&o, 0, sizeof(o));
 	memset(&fs, 0, sizeof(fs));
+	pthread_mutex_init(&fs.files_lock, NULL);
 	memset(&nopt, 0, sizeof(nopt));
 	ret = fs_options_parse(&args, &o);
 	if (ret != FS_OPTIONS_GO_ON)
@@ -364,6 +365,7 @@ out:
 	fs_dies_free(fs.dies); /* before the session: parked opens are answered */
 	if (fs.se)
 		fuse_session_destroy(fs.se);
+	fs_open_files_free(&fs);
 	accel_node_stop(fs.node);
 	/* Nothing counts or publishes any more: the textfile writer can go, taking its file with it. */
 	accel_metrics_set_listener(NULL, NULL);
@@ -372,6 +374,7 @@ out:
 	accel_delegation_free(fs.deleg);
 	fs_pollers_free(fs.pollers);
 	fs_inodes_free(fs.inodes);
+	pthread_mutex_destroy(&fs.files_lock);
 	fuse_opt_free_args(&args);
 	fs_options_free(&o);
 	return ret;

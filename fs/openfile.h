@@ -54,7 +54,12 @@ struct open_file {
 	 * reach us, so this is what "changed since opened" compares against.
 	 */
 	struct accel_snapshot *opened;
-	bool polled; /* registered with fs/waiters.c */
+	bool polled;                   /* registered with fs/waiters.c */
+	struct open_file *next, *prev; /* struct accelfs's list, under its files_lock */
 };
+
+struct accelfs;
+/* At exit, once the session is gone: free the open files the kernel never released. */
+void fs_open_files_free(struct accelfs *fs);
 
 #endif

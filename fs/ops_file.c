@@ -62,6 +62,12 @@ void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	}
 	of->h.ops = &generated_ops;
 	pthread_mutex_init(&of->lock, NULL);
+	pthread_mutex_lock(&fs->files_lock);
+	of->next = fs->files;
+	if (of->next)
+		of->next->prev = of;
+	fs->files = of;
+	pthread_mutex_unlock(&fs->files_lock);
 	snprintf(of->path, sizeof(of->path), "%s", path);
 	fi->fh = (uint64_t)(uintptr_t)of;
 	/* close(2) of a generated file has nothing to do: spare the kernel a FLUSH request. */
@@ -143,12 +149,8 @@ static void generated_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_inf
 	fuse_reply_err(req, 0);
 }
 
-static void generated_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+static void free_open_file(struct open_file *of)
 {
-	struct open_file *of = (struct open_file *)(uintptr_t)fi->fh;
-
-	(void)ino;
-	fs_poll_forget(fs_of(req), of);
 	/* Wait out a read still returning from its reply. */
 	pthread_mutex_lock(&of->lock);
 	pthread_mutex_unlock(&of->lock);
@@ -156,7 +158,38 @@ static void generated_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_i
 	accel_snapshot_unref(of->opened);
 	free(of->buf);
 	free(of);
+}
+
+static void generated_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct accelfs *fs = fs_of(req);
+	struct open_file *of = (struct open_file *)(uintptr_t)fi->fh;
+
+	(void)ino;
+	fs_poll_forget(fs, of);
+	pthread_mutex_lock(&fs->files_lock);
+	if (of->prev)
+		of->prev->next = of->next;
+	else
+		fs->files = of->next;
+	if (of->next)
+		of->next->prev = of->prev;
+	pthread_mutex_unlock(&fs->files_lock);
+	free_open_file(of);
 	fuse_reply_err(req, 0);
+}
+
+void fs_open_files_free(struct accelfs *fs)
+{
+	pthread_mutex_lock(&fs->files_lock);
+	while (fs->files) {
+		struct open_file *of = fs->files;
+
+		fs->files = of->next;
+		fs_poll_forget(fs, of);
+		free_open_file(of);
+	}
+	pthread_mutex_unlock(&fs->files_lock);
 }
 
 static void generated_poll(fuse_req_t req, struct fuse_file_info *fi, struct fuse_pollhandle *ph)

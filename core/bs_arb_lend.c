@@ -9,33 +9,6 @@
 
 #include <errno.h>
 
-static bool lease_runs(const struct bs_arbiter *a)
-{
-	return a->lease_ms && a->state == OWNED && a->nwaiters && !a->expired;
-}
-
-void arb_lease_update(struct bs_arbiter *a)
-{
-	bool was = a->contended_since != 0;
-
-	if (!lease_runs(a))
-		a->contended_since = 0;
-	else if (!was)
-		a->contended_since = arb_now_ms();
-	if (!was && a->contended_since)
-		pthread_cond_signal(&a->kick); /* a deadline now: the thread sleeps until it */
-}
-
-int32_t arb_lease_left(struct bs_arbiter *a)
-{
-	uint64_t deadline, now = arb_now_ms();
-
-	if (!lease_runs(a) || !a->contended_since)
-		return -1;
-	deadline = a->contended_since + a->lease_ms;
-	return deadline > now ? (int32_t)(deadline - now) : 0;
-}
-
 void arb_owned_refresh(struct bs_arbiter *a)
 {
 	bs_die_lend l;
@@ -147,7 +120,7 @@ void arb_tick(struct bs_arbiter *a, struct answers *ans)
 		check_return(a, ans);
 	if (a->state == OWNED && (a->lease_ms || a->lent))
 		check_slot(a, ans);
-	if (lease_runs(a) && a->contended_since && arb_now_ms() >= a->contended_since + a->lease_ms)
+	if (arb_lease_runs(a) && a->contended_since && arb_now_ms() >= a->contended_since + a->lease_ms)
 		expire(a, ans);
 }
 

@@ -28,71 +28,6 @@ static void on_arb_signal(int sig)
 	(void)sig;
 }
 
-uint64_t arb_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-/* ---- the FIFOs and the answers ------------------------------------------- */
-
-static struct bs_waiter *list_of(struct bs_arbiter *a, const struct bs_waiter *w, unsigned **count)
-{
-	if (w->kind == BS_WAIT_RETURN) {
-		*count = &a->nreturns;
-		return &a->returns;
-	}
-	*count = &a->nwaiters;
-	return &a->queue;
-}
-
-void arb_enqueue(struct bs_arbiter *a, struct bs_waiter *w)
-{
-	unsigned *count;
-	struct bs_waiter *head = list_of(a, w, &count);
-
-	w->prev = head->prev;
-	w->next = head;
-	head->prev->next = w;
-	head->prev = w;
-	w->state = W_QUEUED;
-	w->since_ms = arb_now_ms();
-	(*count)++;
-	if (w->kind == BS_WAIT_HOLD)
-		arb_lease_update(a); /* someone waits: the holders' lease runs */
-}
-
-static void unqueue(struct bs_arbiter *a, struct bs_waiter *w)
-{
-	unsigned *count;
-
-	list_of(a, w, &count);
-	w->prev->next = w->next;
-	w->next->prev = w->prev;
-	w->next = w->prev = NULL;
-	(*count)--;
-	if (w->kind == BS_WAIT_HOLD)
-		arb_lease_update(a);
-}
-
-void arb_answer(struct bs_arbiter *a, struct answers *ans, struct bs_waiter *w, int err)
-{
-	unqueue(a, w);
-	w->state = W_DONE;
-	w->result = err;
-	w->next = NULL;
-	*ans->tail = w;
-	ans->tail = &w->next;
-}
-
-void arb_note(struct answers *ans, enum bs_arb_event what, uint32_t die, uint64_t epoch, int err, uint32_t ms)
-{
-	if (ans->nnotes < ARB_MAX_NOTES)
-		ans->notes[ans->nnotes++] = (struct bs_arb_note){ what, die, epoch, err, ms };
-}
-
 /* Notes first: a revocation marks the caller's handles before any open is answered. */
 static void deliver(struct bs_arbiter *a, struct answers *ans)
 {
@@ -166,30 +101,6 @@ static int take(struct bs_arbiter *a, uint32_t die, struct answers *ans)
 	if (!ret)
 		grant_waiters(a, die, ans);
 	return ret;
-}
-
-void arb_let_go(struct bs_arbiter *a, struct answers *ans)
-{
-	pthread_rwlock_wrlock(&a->io);
-	bs_slot_release(a->slot); /* whatever its opinion (-ENODEV, -ETIME after a revocation) */
-	a->state = IDLE;
-	a->holders = 0;
-	a->epoch++;
-	a->vram = NULL;
-	a->lent = a->returning = a->expired = false;
-	a->contended_since = 0;
-	pthread_rwlock_unlock(&a->io);
-	/* A pinned die still lent comes back by itself before the slot moves on. */
-	while (a->nreturns)
-		arb_answer(a, ans, a->returns.next, 0);
-}
-
-void arb_revoke_holds(struct bs_arbiter *a, struct answers *ans, int err)
-{
-	arb_note(ans, BS_ARB_REVOKED, a->die, a->epoch, err, 0);
-	if (err == -ETIME)
-		a->revocations++;
-	arb_let_go(a, ans);
 }
 
 void arb_settle(struct bs_arbiter *a, struct answers *ans)
@@ -443,7 +354,7 @@ bool bs_arb_cancel(struct bs_arbiter *a, struct bs_waiter *w)
 
 	pthread_mutex_lock(&a->lock);
 	if (w->state == W_QUEUED) {
-		unqueue(a, w);
+		arb_unqueue(a, w);
 		was_parked = true;
 		w->state = W_CANCELLED;
 		/* If the thread is waiting for this waiter's die, it finishes and settle() lets go. */

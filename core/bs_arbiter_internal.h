@@ -73,27 +73,31 @@ struct bs_arbiter {
 	uint64_t revocations;
 };
 
+/* bs_arb_queue.c: what the rounds and the lending both build on (all under lock but the clock). */
 uint64_t arb_now_ms(void);
 void arb_note(struct answers *ans, enum bs_arb_event what, uint32_t die, uint64_t epoch, int err, uint32_t ms);
-void arb_answer(struct bs_arbiter *a, struct answers *ans, struct bs_waiter *w, int err);
 void arb_enqueue(struct bs_arbiter *a, struct bs_waiter *w);
-
-/* Under lock: give the slot back; parked returns are answered (the slot brings the die back itself). */
+void arb_unqueue(struct bs_arbiter *a, struct bs_waiter *w);
+void arb_answer(struct bs_arbiter *a, struct answers *ans, struct bs_waiter *w, int err);
+/* Does the lease run: someone waits for an owned slot, and no expiry is being handled? */
+bool arb_lease_runs(const struct bs_arbiter *a);
+/* Start or stop the lease's clock after a change of owner or queue; wakes the thread for a new deadline. */
+void arb_lease_update(struct bs_arbiter *a);
+int32_t arb_lease_left(struct bs_arbiter *a);
+/* Give the slot back; parked returns are answered (the slot brings the die back itself). */
 void arb_let_go(struct bs_arbiter *a, struct answers *ans);
-/* Under lock, OWNED: every hold of this epoch is void (err for their I/O); the slot is given back. */
+/* OWNED: every hold of this epoch is void (err for their I/O); the slot is given back. */
 void arb_revoke_holds(struct bs_arbiter *a, struct answers *ans, int err);
-/* Under lock: bring the arbiter back to a consistent state (see bs_arbiter.c). */
+
+/* bs_arbiter.c, under lock: bring the arbiter back to a consistent state. */
 void arb_settle(struct bs_arbiter *a, struct answers *ans);
 
 /* bs_arb_lend.c, under lock: */
-/* Start or stop the lease's clock after a change of owner or queue; wakes the thread for a new deadline. */
-void arb_lease_update(struct bs_arbiter *a);
 /* The die just came into the slot: is it lent already (resident)? the lease as the slot says now. */
 void arb_owned_refresh(struct bs_arbiter *a);
 /* The thread's rounds: a return's progress, the slot taken back, the lease's end. */
 void arb_tick(struct bs_arbiter *a, struct answers *ans);
 /* How long the thread may sleep before its next round: ms, or -1 for as long as nothing happens. */
 int64_t arb_next_wake(struct bs_arbiter *a);
-int32_t arb_lease_left(struct bs_arbiter *a);
 
 #endif

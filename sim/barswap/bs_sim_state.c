@@ -25,7 +25,7 @@
  * image, and a record is freed when its handle closes: it is alive without
  * asking the kernel.  The nonce tells a recycled pid (or an exec) apart.
  */
-static uint64_t process_nonce(void)
+uint64_t sim_process_nonce(void)
 {
 	static uint64_t nonce;
 	static pid_t nonce_pid;
@@ -46,7 +46,7 @@ static uint64_t process_nonce(void)
 
 /* ---- handles -------------------------------------------------------------- */
 
-static void handle_path(const struct sim_state *st, uint64_t id, char *buf, size_t len)
+void sim_handle_path(const struct sim_state *st, uint64_t id, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s/handles/%llu", st->dir, (unsigned long long)id);
 }
@@ -64,15 +64,15 @@ struct sim_handle *sim_handle_rec(struct sim_state *st, uint64_t id)
  * open file description, so it conflicts even with a lock held by this
  * process; a forked child that inherited the handle keeps it locked too.
  */
-static bool handle_alive(struct sim_state *st, const struct sim_handle *h)
+bool sim_handle_alive(struct sim_state *st, const struct sim_handle *h)
 {
 	char path[PATH_MAX];
 	bool alive;
 	int fd;
 
-	if (h->pid == getpid() && h->nonce == process_nonce())
+	if (h->pid == getpid() && h->nonce == sim_process_nonce())
 		return true;
-	handle_path(st, h->id, path, sizeof(path));
+	sim_handle_path(st, h->id, path, sizeof(path));
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return false;
@@ -81,239 +81,14 @@ static bool handle_alive(struct sim_state *st, const struct sim_handle *h)
 	return alive;
 }
 
-static void drop_handle(struct sim_state *st, struct sim_handle *h)
+void sim_handle_drop(struct sim_state *st, struct sim_handle *h)
 {
 	char path[PATH_MAX];
 
-	handle_path(st, h->id, path, sizeof(path));
+	sim_handle_path(st, h->id, path, sizeof(path));
 	unlink(path);
 	memset(h, 0, sizeof(*h));
 }
-
-int sim_handle_register(struct sim_state *st, uint64_t *id, int *lock_fd)
-{
-	struct sim_handle *free_rec = NULL;
-	char path[PATH_MAX];
-	int fd, ret = 0;
-
-	sim_lock(st);
-	for (int pass = 0; pass < 2 && !free_rec; pass++) {
-		if (pass)
-			sim_count_handles(st); /* drops the dead, freeing entries */
-		for (size_t i = 0; i < SIM_MAX_HANDLES && !free_rec; i++)
-			if (!st->sh->handles[i].id)
-				free_rec = &st->sh->handles[i];
-	}
-	if (!free_rec) {
-		ret = -EMFILE;
-		goto out;
-	}
-	*id = st->sh->next_id++;
-	/* The lock file exists and is held before the record can be seen. */
-	handle_path(st, *id, path, sizeof(path));
-	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		ret = -errno;
-		goto out;
-	}
-	if (flock(fd, LOCK_EX | LOCK_NB)) {
-		ret = -errno;
-		close(fd);
-		goto out;
-	}
-	memset(free_rec, 0, sizeof(*free_rec));
-	free_rec->pid = getpid();
-	free_rec->nonce = process_nonce();
-	free_rec->id = *id;
-	*lock_fd = fd;
-out:
-	sim_unlock(st);
-	return ret;
-}
-
-void sim_handle_unregister(struct sim_state *st, uint64_t id, int lock_fd)
-{
-	struct sim_handle *h;
-
-	sim_lock(st);
-	h = sim_handle_rec(st, id);
-	if (h) {
-		if (h->queued)
-			sim_dequeue(st, id);
-		if (st->sh->owner == id)
-			sim_leave(st);
-		drop_handle(st, h);
-	}
-	sim_unlock(st);
-	close(lock_fd);
-}
-
-uint32_t sim_count_handles(struct sim_state *st)
-{
-	uint32_t n = 0;
-
-	for (size_t i = 0; i < SIM_MAX_HANDLES; i++) {
-		struct sim_handle *h = &st->sh->handles[i];
-		if (!h->id)
-			continue;
-		if (handle_alive(st, h)) {
-			n++;
-			continue;
-		}
-		if (h->queued)
-			sim_dequeue(st, h->id);
-		if (st->sh->owner == h->id) {
-			drop_handle(st, h);
-			sim_leave(st);
-		} else {
-			drop_handle(st, h);
-		}
-	}
-	return n;
-}
-
-void sim_reap(struct sim_state *st)
-{
-	struct sim_handle *h = sim_handle_rec(st, st->sh->owner);
-
-	if (st->sh->owner && (!h || !handle_alive(st, h))) {
-		if (h)
-			drop_handle(st, h);
-		sim_leave(st); /* a dead lender's die comes back, as with the module */
-	}
-	sim_advance(st);
-}
-
-/* ---- the slot --------------------------------------------------------------- */
-
-void sim_switch(struct sim_state *st, uint64_t handle, uint32_t die)
-{
-	struct sim_shared *sh = st->sh;
-	struct sim_handle *h = sim_handle_rec(st, handle);
-
-	sh->active = (int32_t)die;
-	sh->owner_pid = h ? h->pid : 0;
-	sh->owner = handle;
-	sh->dies[die].acquires++;
-	sh->swaps++;
-	/* A new tenure: a new lease, running at once if others wait already. */
-	sh->leaving = 0;
-	sh->expired = 0;
-	sh->contended_since = 0;
-	sim_lease_update(st);
-}
-
-bool sim_slot_free(const struct sim_shared *sh)
-{
-	return !sh->owner && !sh->leaving && sh->returning < 0;
-}
-
-bool sim_die_pins(const struct sim_shared *sh, int32_t die)
-{
-	const struct sim_die *d;
-
-	if (die < 0)
-		return false;
-	d = &sh->dies[die];
-	return d->lend != BS_LEND_NONE && !(d->lend == BS_LEND_LENT && d->policy == BS_POLICY_RESIDENT);
-}
-
-void sim_leave(struct sim_state *st)
-{
-	struct sim_shared *sh = st->sh;
-
-	if (sim_die_pins(sh, sh->active)) {
-		sh->owner = 0;
-		sh->owner_pid = 0;
-		sh->leaving = 1;
-		if (sh->dies[sh->active].lend == BS_LEND_LENT)
-			sim_start_return(st, (uint32_t)sh->active);
-		sim_wake(st);
-		return;
-	}
-	sim_vacate(st);
-}
-
-void sim_dequeue(struct sim_state *st, uint64_t handle)
-{
-	struct sim_shared *sh = st->sh;
-
-	for (uint32_t i = 0; i < sh->nqueue; i++) {
-		if (sh->queue[i].handle != handle)
-			continue;
-		memmove(&sh->queue[i], &sh->queue[i + 1], (sh->nqueue - i - 1) * sizeof(sh->queue[0]));
-		sh->nqueue--;
-		break;
-	}
-	struct sim_handle *h = sim_handle_rec(st, handle);
-	if (h)
-		h->queued = 0;
-	sim_lease_update(st);
-}
-
-void sim_vacate(struct sim_state *st)
-{
-	struct sim_shared *sh = st->sh;
-
-	while (sh->nqueue) {
-		struct sim_wait w = sh->queue[0];
-		struct sim_handle *h = sim_handle_rec(st, w.handle);
-
-		memmove(&sh->queue[0], &sh->queue[1], (sh->nqueue - 1) * sizeof(sh->queue[0]));
-		sh->nqueue--;
-		if (!h)
-			continue;
-		h->queued = 0;
-		if (!handle_alive(st, h)) {
-			drop_handle(st, h);
-			continue;
-		}
-		if (!sh->dies[w.die].enabled) {
-			h->result = -ENODEV;
-			continue;
-		}
-		sim_switch(st, w.handle, w.die);
-		h->result = 1;
-		sim_wake(st);
-		return;
-	}
-	sh->owner = 0;
-	sh->active = -1;
-	sh->owner_pid = 0;
-	sh->leaving = 0;
-	sh->expired = 0;
-	sh->contended_since = 0;
-	sim_wake(st);
-}
-
-void sim_revoke_die(struct sim_state *st, uint32_t die)
-{
-	struct sim_shared *sh = st->sh;
-
-	for (uint32_t i = 0; i < sh->nqueue;) {
-		struct sim_handle *h = sim_handle_rec(st, sh->queue[i].handle);
-		if (sh->queue[i].die != die) {
-			i++;
-			continue;
-		}
-		memmove(&sh->queue[i], &sh->queue[i + 1], (sh->nqueue - i - 1) * sizeof(sh->queue[0]));
-		sh->nqueue--;
-		if (h) {
-			h->queued = 0;
-			h->result = -ENODEV;
-		}
-	}
-	if (sh->owner && sh->active == (int32_t)die) {
-		struct sim_handle *h = sim_handle_rec(st, sh->owner);
-		if (h)
-			h->revoked = ENODEV;
-		sim_vacate(st);
-	}
-	sim_lease_update(st);
-	sim_wake(st);
-}
-
-/* ---- waiting ---------------------------------------------------------------- */
 
 void sim_wake(struct sim_state *st)
 {
@@ -470,7 +245,10 @@ int sim_state_open(struct sim_state *st, const char *dir, const struct bs_sim_ge
 	if (valid && g && !same_shape(st->sh, g)) {
 		uint32_t live;
 		sim_lock(st);
-		live = sim_count_handles(st);
+		/* Counted, not reaped: the rules reap (bs_sim_rules.c); a re-shape starts afresh anyway. */
+		live = 0;
+		for (size_t i = 0; i < SIM_MAX_HANDLES; i++)
+			live += st->sh->handles[i].id && sim_handle_alive(st, &st->sh->handles[i]);
 		sim_unlock(st);
 		if (live) {
 			ret = -EBUSY;

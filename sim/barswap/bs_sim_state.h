@@ -34,7 +34,7 @@ struct sim_die {
 
 struct sim_handle {
 	uint64_t id;    /* 0: a free entry */
-	uint64_t nonce; /* the registering process image (see handle_alive) */
+	uint64_t nonce; /* the registering process image (see sim_handle_alive) */
 	int32_t pid;
 	int32_t revoked; /* lost the slot: ENODEV (quarantine) or ETIME (lease), said once by release */
 	uint32_t queued; /* waiting in the FIFO (at most one waiter per handle) */
@@ -96,6 +96,14 @@ int sim_handle_register(struct sim_state *st, uint64_t *id, int *lock_fd);
 /* Forget a handle (its own close): lock file removed, record freed, the slot vacated if it owned it. */
 void sim_handle_unregister(struct sim_state *st, uint64_t id, int lock_fd);
 struct sim_handle *sim_handle_rec(struct sim_state *st, uint64_t id);
+/* This process image's nonce: with the pid, what tells a live record of ours from a recycled pid's. */
+uint64_t sim_process_nonce(void);
+/* A handle's lock file, <dir>/handles/<id>. */
+void sim_handle_path(const struct sim_state *st, uint64_t id, char *buf, size_t len);
+/* Is the handle's lock file still held by someone (its opener, or a forked child)? */
+bool sim_handle_alive(struct sim_state *st, const struct sim_handle *h);
+/* Forget a handle: its record and its lock file. */
+void sim_handle_drop(struct sim_state *st, struct sim_handle *h);
 
 /* Under the lock: take the slot back from a dead owner, drop dead waiters. */
 void sim_reap(struct sim_state *st);
@@ -120,7 +128,7 @@ void sim_revoke_die(struct sim_state *st, uint32_t die);
 /* Under the lock: remove a handle's entry from the FIFO. */
 void sim_dequeue(struct sim_state *st, uint64_t handle);
 
-/* ---- bs_sim_lend.c: returns and the lease, advanced by whoever looks ---- */
+/* ---- bs_sim_rules.c: returns and the lease, advanced by whoever looks ---- */
 
 uint64_t sim_now_ms(void);
 /* Under the lock: start taking the LENT active die back; it comes back once its driver lets go. */

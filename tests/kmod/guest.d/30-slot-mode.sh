@@ -10,8 +10,8 @@ echo "slot: the largest BAR2, at $slot ($size bytes)"
 before=""
 for b in $(ivshmem_devs); do before="$before $(od -A n -t x4 -j 24 -N 8 /sys/bus/pci/devices/$b/config)"; done
 check "insmod bar_swap ids=$IVSHMEM_ID slot_addr=$slot" bs_load ids=$IVSHMEM_ID slot_addr=$slot
-t bs_test query "$n"
-t bs_test slotmode "$slot"
+t bs_bind query "$n"
+t bs_bind slotmode "$slot"
 check "rmmod" bs_unload
 after=""
 for b in $(ivshmem_devs); do after="$after $(od -A n -t x4 -j 24 -N 8 /sys/bus/pci/devices/$b/config)"; done
@@ -27,5 +27,5 @@ for b in $(ivshmem_devs); do
 done
 check "a small die's BAR is misaligned for the largest ($odd)" test -n "$odd"
 check "insmod slot_addr=$odd" bs_load ids=$IVSHMEM_ID slot_addr=$odd
-t bs_test unusable "$big_index"
+t bs_bind unusable "$big_index"
 check "rmmod" bs_unload

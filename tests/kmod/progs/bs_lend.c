@@ -68,22 +68,6 @@ bound_to(int fd, unsigned int die, const char *driver)
 	return !strcmp(now_bound, driver);
 }
 
-/* 1 if the die decodes memory (PCI_COMMAND bit 1), 0 if not, -1 if unknown. */
-static int decoding(int fd, unsigned int die)
-{
-	char path[128];
-	uint16_t cmd;
-	int cfd, n;
-
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/config", DI(fd, die).bus_id);
-	cfd = open(path, O_RDONLY);
-	if (cfd < 0)
-		return -1;
-	n = pread(cfd, &cmd, 2, 4);
-	close(cfd);
-	return n == 2 ? !!(cmd & 2) : -1;
-}
-
 /* The first word of BAR bar through sysfs (the driver's view of the BAR), or ~0 on failure. */
 static uint32_t sysfs_bar_word(const char *bus_id, int bar)
 {
@@ -151,7 +135,7 @@ static pid_t waiter(unsigned int die)
 		int fd;
 
 		close_all_but(-1);
-		fd = bs_open();
+		fd = bs_open(0);
 		_exit(acquire(fd, die) ? 1 : 0);
 	}
 	return pid;
@@ -159,7 +143,7 @@ static pid_t waiter(unsigned int die)
 
 static void t_lend(unsigned int pd, unsigned int other, int simd)
 {
-	int fd = bs_open(), mfd = bs_open();
+	int fd = bs_open(0), mfd = bs_open(0);
 	struct bar_swap_lend bad = { .size = sizeof(bad), .die = pd };
 	struct bar_swap_die_info di = DI(fd, pd);
 	struct bar_swap_query q;
@@ -222,7 +206,7 @@ static void t_lend(unsigned int pd, unsigned int other, int simd)
 
 	/* The lender's close returns it, then the slot moves on. */
 	close(mfd);
-	mfd = bs_open();
+	mfd = bs_open(0);
 	CHECK_EQ(acquire(mfd, pd), 0, "acquire die %u again", pd);
 	CHECK_EQ(lend(mfd, pd, STANDIN), 0, "LEND it again");
 	w = waiter(other);
@@ -240,7 +224,7 @@ static void t_lend(unsigned int pd, unsigned int other, int simd)
 		char c;
 
 		close_all_but(sync[1]);
-		lfd = bs_open();
+		lfd = bs_open(0);
 		c = acquire(lfd, pd) || lend(lfd, pd, STANDIN) ? 'n' : 'y';
 		if (write(sync[1], &c, 1) != 1)
 			_exit(2);
@@ -271,7 +255,7 @@ static void t_lend(unsigned int pd, unsigned int other, int simd)
 
 static void t_resident(unsigned int pd)
 {
-	int fd = bs_open(), admin = bs_open();
+	int fd = bs_open(0), admin = bs_open(0);
 	void *map = map_unshared(fd);
 	uint32_t v;
 
@@ -307,7 +291,7 @@ static pid_t sleeper(unsigned int die, bool lent, int in, int out)
 	pid_t pid = fork_child();
 
 	if (pid == 0) {
-		int hfd = bs_open(), ok;
+		int hfd = bs_open(0), ok;
 		void *map = map_slot(hfd, Q(hfd).slot_size);
 		struct bar_swap_query q;
 		char c = 'y';
@@ -334,7 +318,7 @@ static pid_t sleeper(unsigned int die, bool lent, int in, int out)
 
 static void t_lease(unsigned int pd, unsigned int other, bool lent)
 {
-	int fd = bs_open(), to[2], from[2];
+	int fd = bs_open(0), to[2], from[2];
 	struct bar_swap_queue_entry e[4];
 	struct bar_swap_queue qq = { .size = sizeof(qq), .capacity = 4, .entries = (uintptr_t)e };
 	struct bar_swap_query q;
@@ -376,7 +360,7 @@ static void t_lease(unsigned int pd, unsigned int other, bool lent)
 
 static void t_refused(unsigned int pd)
 {
-	int fd = bs_open();
+	int fd = bs_open(0);
 
 	CHECK_EQ(acquire(fd, pd), 0, "acquire die %u", pd);
 	CHECK_EQ(lend(fd, pd, STANDIN), -EPERM, "with lend_drivers= empty, every LEND is EPERM");
@@ -387,7 +371,7 @@ static void t_refused(unsigned int pd)
 
 static void t_slot(unsigned int pd, unsigned long long slot, int bar)
 {
-	int fd = bs_open();
+	int fd = bs_open(0);
 	void *map = map_unshared(fd);
 	struct bar_swap_die_info di = DI(fd, pd);
 	unsigned long long orig = sysfs_bar_start(di.bus_id, bar);

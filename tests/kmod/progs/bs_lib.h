@@ -8,6 +8,8 @@
 #ifndef BS_LIB_H
 #define BS_LIB_H
 
+#define PAGE 4096UL
+
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -77,9 +79,9 @@ __attribute__((unused)) static void msleep(int ms)
 }
 
 /* ---- the ioctls: 0 or -errno ---- */
-__attribute__((unused)) static int bs_open(void)
+__attribute__((unused)) static int bs_open(int flags)
 {
-	int fd = open(BAR_SWAP_DEVICE, O_RDWR | O_CLOEXEC);
+	int fd = open(BAR_SWAP_DEVICE, O_RDWR | O_CLOEXEC | flags);
 
 	if (fd < 0)
 		die_hard("open " BAR_SWAP_DEVICE);
@@ -110,11 +112,27 @@ die_info(int fd, unsigned int die, struct bar_swap_die_info *di)
 	return ioctl(fd, BAR_SWAP_IOC_DIE_INFO, di) ? -errno : 0;
 }
 
+__attribute__((unused)) static int acquire_full(int fd, unsigned int die, unsigned int flags, unsigned int timeout_ms,
+                                                struct bar_swap_acquire *out)
+{
+	struct bar_swap_acquire a = { .size = sizeof(a), .die = die, .flags = flags, .timeout_ms = timeout_ms };
+	int r = ioctl(fd, BAR_SWAP_IOC_ACQUIRE, &a) ? -errno : 0;
+
+	if (out)
+		*out = a;
+	return r;
+}
+
 __attribute__((unused)) static int acquire(int fd, unsigned int die)
 {
-	struct bar_swap_acquire a = { .size = sizeof(a), .die = die };
+	return acquire_full(fd, die, 0, 0, NULL);
+}
 
-	return ioctl(fd, BAR_SWAP_IOC_ACQUIRE, &a) ? -errno : 0;
+__attribute__((unused)) static int set_enabled(int fd, unsigned int die, unsigned int en)
+{
+	struct bar_swap_set_enabled s = { .size = sizeof(s), .die = die, .enabled = en };
+
+	return ioctl(fd, BAR_SWAP_IOC_SET_ENABLED, &s) ? -errno : 0;
 }
 
 __attribute__((unused)) static int release(int fd)
@@ -234,6 +252,74 @@ __attribute__((unused)) static int write_str(const char *path, const char *s)
 	r = write(fd, s, strlen(s)) < 0 ? -errno : 0;
 	close(fd);
 	return r;
+}
+
+/* ---- more of the sysfs view, and the slot mapping by offset ---- */
+__attribute__((unused)) static volatile uint32_t *at(void *map, uint64_t off)
+{
+	return (volatile uint32_t *)((char *)map + off);
+}
+
+/* ---- sysfs view of a PCI die ---- */
+__attribute__((unused)) static bool is_sim(int fd, unsigned int die)
+{
+	struct bar_swap_die_info di;
+
+	return die_info(fd, die, &di) || (di.flags & BAR_SWAP_DIE_SIM);
+}
+
+__attribute__((unused)) static int pci_config(const char *bus_id, unsigned int off, void *buf, size_t len)
+{
+	char path[128];
+	int fd, n;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/config", bus_id);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	n = pread(fd, buf, len, off);
+	close(fd);
+	return n == (int)len ? 0 : -1;
+}
+
+/* 1 if the die decodes memory, 0 if not, -1 if unknown. */
+__attribute__((unused)) static int decoding(int fd, unsigned int die)
+{
+	struct bar_swap_die_info di;
+	uint16_t cmd;
+
+	if (die_info(fd, die, &di) || pci_config(di.bus_id, 4, &cmd, 2))
+		return -1;
+	return !!(cmd & 2);
+}
+
+/* Among PCI dies, exactly `active` (or none, -1) decodes. */
+__attribute__((unused)) static bool only_decoding(int fd, int active)
+{
+	unsigned int n = Q(fd).num_dies;
+
+	for (unsigned int i = 0; i < n; i++)
+		if (!is_sim(fd, i) && decoding(fd, i) != ((int)i == active))
+			return false;
+	return true;
+}
+
+/* Length of the device's largest memory BAR, from sysfs. */
+__attribute__((unused)) static long long sysfs_bar_len(const char *bus_id)
+{
+	unsigned long long start, end, flags, best = 0;
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/resource", bus_id);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	for (int i = 0; i < 6 && fscanf(f, "%llx %llx %llx", &start, &end, &flags) == 3; i++)
+		if ((flags & 0x200) && end > start && end - start + 1 > best) /* IORESOURCE_MEM */
+			best = end - start + 1;
+	fclose(f);
+	return best;
 }
 
 #endif

@@ -34,8 +34,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/barswap.h"
-#include "core/bs_slot.h"
+#include "barswap/barswap.h"
+#include "barswap/bs_slot.h"
 #include "sim/barswap/bs_sim.h"
 
 #define MAX_ROUNDS 64

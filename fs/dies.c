@@ -14,7 +14,7 @@
  * every close of every descriptor (a dup, a forked child's copy).  So a
  * FLUSH drops the hold when the process that opened the handle has no
  * descriptor left on this file (read from /proc/<pid>/fd, see
- * core/fd_probe.c), and RELEASE drops whatever is left.  A handle whose
+ * barswap/fd_probe.c), and RELEASE drops whatever is left.  A handle whose
  * hold was dropped while another process still uses a copy of it (the
  * opener closed, a child did not) takes the slot back on its next read or
  * write if it can without waiting, and fails with EAGAIN otherwise.
@@ -36,8 +36,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/bs_guard.h"
-#include "core/fd_probe.h"
+#include "barswap/bs_guard.h"
+#include "barswap/fd_probe.h"
 #include "core/log.h"
 #include "core/metrics.h"
 #include "fs/accelfs.h"

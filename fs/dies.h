@@ -14,7 +14,7 @@
  *   dies/<n>/vram      the die's VRAM: opening it holds the slot
  *
  * This file is the FUSE side only: requests on vram files are turned into
- * holds on the arbiter (core/bs_arbiter.c), which shares the daemon's one
+ * holds on the arbiter (barswap/bs_arbiter.c), which shares the daemon's one
  * slot handle among every opener.  An open that has to wait is parked (its
  * request kept) and answered from whichever thread moves the slot; no
  * worker thread ever blocks on the slot.
@@ -31,7 +31,7 @@
 
 #include <fuse_lowlevel.h>
 
-#include "core/bs_arbiter.h"
+#include "barswap/bs_arbiter.h"
 
 struct fs_dies;
 

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/fd_probe.h"
+#include "barswap/fd_probe.h"
 #include "core/log.h"
 #include "fs/dies_internal.h"
 #include "fs/tree.h"

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/bs_guard.h"
+#include "barswap/bs_guard.h"
 #include "core/log.h"
 #include "fs/vram_pin.h"
 

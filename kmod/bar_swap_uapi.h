@@ -2,7 +2,7 @@
 /*
  * bar_swap user API: /dev/bar_swap, one CPU-visible BAR slot shared by many
  * GPU dies.  This header is included unchanged by the kernel module and by
- * userspace (core/barswap.c); it needs only <linux/types.h> and <linux/ioctl.h>.
+ * userspace (barswap/barswap.c); it needs only <linux/types.h> and <linux/ioctl.h>.
  *
  * Model
  *   - There are num_dies dies (index 0..num_dies-1) and num_slots (== 1) slot.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * barswap: the original barswap project's "barswap CLI", over the original barswap API (core/barswap.h).
+ * barswap: the original barswap project's "barswap CLI", over the original barswap API (barswap/barswap.h).
  *
  *   barswap [--sim=STATE_DIR [--sim-create] | --device=PATH] COMMAND ...
  *
@@ -25,8 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/barswap.h"
-#include "core/bs_slot.h"
+#include "barswap/barswap.h"
+#include "barswap/bs_slot.h"
 #include "sim/barswap/bs_sim.h"
 #include "tools/barswap_cli.h"
 

@@ -8,8 +8,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "core/barswap.h"
-#include "core/bs_slot.h"
+#include "barswap/barswap.h"
+#include "barswap/bs_slot.h"
 
 extern volatile sig_atomic_t stop_signal;
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The simulated barswap slot: the slot seam (core/bs_slot.h) without the
+ * The simulated barswap slot: the slot seam (barswap/bs_slot.h) without the
  * kernel module, for --sim and for CI machines that cannot load it.
  *
  * It keeps everything under one directory (<state-dir>/sim/barswap/ for the
@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/bs_slot.h"
+#include "barswap/bs_slot.h"
 
 #define BS_SIM_MAX_DIES 64
 #define BS_SIM_DEFAULT_DIES 16

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/bs_slot.h"
+#include "barswap/bs_slot.h"
 #include "sim/barswap/bs_sim.h"
 
 #define BS_FX_MIB (1024ull * 1024)

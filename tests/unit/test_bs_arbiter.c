@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The arbiter (core/bs_arbiter.c) over a simulated slot: the queue of holds
+ * The arbiter (barswap/bs_arbiter.c) over a simulated slot: the queue of holds
  * the filesystem parks its opens in.  A second handle on the same slot
  * plays "another process".
  */
@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "core/bs_arbiter.h"
+#include "barswap/bs_arbiter.h"
 #include "sim/barswap/bs_sim.h"
 #include "tests/unit/bs_fixture.h"
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Lending and the lease on the simulated slot (sim/barswap/bs_sim_lend*.c)
- * and in the arbiter (core/bs_arb_lend.c): the module's errnos in the
+ * and in the arbiter (barswap/bs_arb_lend.c): the module's errnos in the
  * module's order, a return that waits for the driver's user, the resident
  * policy, a lease that revokes a holder and hands the slot on, and one that
  * cannot take a die from a driver that holds on.  Separate handles on one
@@ -21,8 +21,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "core/bs_arbiter.h"
-#include "core/bs_guard.h"
+#include "barswap/bs_arbiter.h"
+#include "barswap/bs_guard.h"
 #include "sim/barswap/bs_sim.h"
 #include "tests/unit/bs_fixture.h"
 

@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "core/bs_guard.h"
+#include "barswap/bs_guard.h"
 #include "sim/barswap/bs_sim.h"
 #include "tests/unit/bs_fixture.h"
 

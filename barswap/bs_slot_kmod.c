@@ -16,7 +16,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "core/bs_slot.h"
+#include "barswap/bs_slot.h"
 #include "kmod/bar_swap_uapi.h"
 
 struct kmod_slot {

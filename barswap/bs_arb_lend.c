@@ -5,7 +5,7 @@
  * let go, a lease's deadline) is looked at again by the thread's rounds,
  * arb_tick(), every ARB_POLL_MS while it matters and at the deadline.
  */
-#include "core/bs_arbiter_internal.h"
+#include "barswap/bs_arbiter_internal.h"
 
 #include <errno.h>
 

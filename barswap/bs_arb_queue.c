@@ -5,7 +5,7 @@
  * collected under the lock, the lease's clock that a waiter starts, and
  * letting the slot go.  Nothing here calls back into either file.
  */
-#include "core/bs_arbiter_internal.h"
+#include "barswap/bs_arbiter_internal.h"
 
 #include <errno.h>
 #include <time.h>

@@ -5,7 +5,7 @@
  * the signal to whatever handler was there before (a sanitizer's, or the
  * default action, which then kills the process as it would have anyway).
  */
-#include "core/bs_guard.h"
+#include "barswap/bs_guard.h"
 
 #include <errno.h>
 #include <pthread.h>

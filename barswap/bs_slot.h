@@ -8,10 +8,10 @@
  * and closing it (or its process dying, even by SIGKILL) releases the slot.
  *
  * Two implementations answer to this table:
- *   core/bs_slot_kmod.c     /dev/bar_swap: the ioctls of kmod/bar_swap_uapi.h
+ *   barswap/bs_slot_kmod.c     /dev/bar_swap: the ioctls of kmod/bar_swap_uapi.h
  *   sim/barswap/            simulated dies in files under a state directory
  * The barswap API (barswap.c), the filesystem (fs/dies.c through
- * core/bs_arbiter.c) and the CLI call only this table, so none of them can
+ * barswap/bs_arbiter.c) and the CLI call only this table, so none of them can
  * tell which one answers.  Which one is opened is decided once, explicitly:
  * the simulated slot only ever by --sim.
  *
@@ -24,7 +24,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/barswap.h"
+#include "barswap/barswap.h"
 
 struct bs_slot;
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "core/fd_probe.h"
+#include "barswap/fd_probe.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -18,7 +18,7 @@
 
 #include <pthread.h>
 
-#include "core/bs_arbiter.h"
+#include "barswap/bs_arbiter.h"
 
 enum { W_NEW = 0, W_QUEUED, W_DONE, W_CANCELLED };
 enum arb_state { IDLE, OWNED, ACQUIRING };

@@ -46,7 +46,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/bs_slot.h"
+#include "barswap/bs_slot.h"
 
 enum bs_waiter_kind {
 	BS_WAIT_HOLD,   /* bs_arb_hold: waits for the slot */

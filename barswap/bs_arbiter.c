@@ -8,7 +8,7 @@
  * the thread waits instead).  Lending, returns and the lease are in
  * bs_arb_lend.c; its rounds run on the same thread.
  */
-#include "core/bs_arbiter_internal.h"
+#include "barswap/bs_arbiter_internal.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -10,7 +10,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "core/bs_slot.h"
+#include "barswap/bs_slot.h"
 
 /* The module's limit (BAR_SWAP_MAX_DIES) and the simulator's. */
 #define BS_CTX_MAX_DIES 64

@@ -151,10 +151,6 @@ static void generated_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_inf
 
 static void free_open_file(struct open_file *of)
 {
-	/* Wait out a read still returning from its reply. */
-	pthread_mutex_lock(&of->lock);
-	pthread_mutex_unlock(&of->lock);
-	pthread_mutex_destroy(&of->lock);
 	accel_snapshot_unref(of->opened);
 	free(of->buf);
 	free(of);
@@ -175,6 +171,10 @@ static void generated_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_i
 	if (of->next)
 		of->next->prev = of->prev;
 	pthread_mutex_unlock(&fs->files_lock);
+	/* Wait out a read still returning from its reply. */
+	pthread_mutex_lock(&of->lock);
+	pthread_mutex_unlock(&of->lock);
+	pthread_mutex_destroy(&of->lock);
 	free_open_file(of);
 	fuse_reply_err(req, 0);
 }
@@ -187,6 +187,15 @@ void fs_open_files_free(struct accelfs *fs)
 
 		fs->files = of->next;
 		fs_poll_forget(fs, of);
+		/*
+		 * No reader is left, but one may have been cancelled holding the
+		 * lock (libfuse cancels its workers when the session ends, and a
+		 * reply's writev is a cancellation point): never wait for it.
+		 */
+		if (pthread_mutex_trylock(&of->lock) == 0) {
+			pthread_mutex_unlock(&of->lock);
+			pthread_mutex_destroy(&of->lock);
+		}
 		free_open_file(of);
 	}
 	pthread_mutex_unlock(&fs->files_lock);

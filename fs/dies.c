@@ -52,16 +52,6 @@ struct park {
 	uint64_t asked;     /* when the open arrived (accel_metrics_now): the slot wait it took */
 };
 
-/*
- * Requests reach the dies through struct accelfs (fs->dies, each vram
- * handle's h->d).  This pointer to the same object serves only what the
- * tree and its texts ask without a request (does dies/ exist, how many dies,
- * what a die's info says: fs/tree.c, fs/render.c resolve paths in a
- * snapshot alone).  One mount per process, so one of it.
- */
-struct fs_dies *fs_the_dies;
-#define the_dies fs_the_dies
-
 /* ---- handles ------------------------------------------------------------------ */
 
 static void link_handle(struct fs_dies *d, struct fs_vram *h)
@@ -242,7 +232,7 @@ void fs_dies_open(fuse_req_t req, fuse_ino_t ino, uint32_t die, struct fuse_file
 	h->d = d;
 	h->die = die;
 	h->ino = ino;
-	h->size = fs_dies_vram_size(die);
+	h->size = fs_dies_vram_size(d, die);
 	h->opener = fuse_req_ctx(req)->pid;
 	p->asked = accel_metrics_now();
 	p->req = req;
@@ -343,53 +333,53 @@ const struct fs_file_ops fs_vram_ops = {
 
 /* ---- what the tree shows -------------------------------------------------------------- */
 
-bool fs_dies_present(void)
+bool fs_dies_present(const struct fs_dies *d)
 {
-	return the_dies != NULL;
+	return d != NULL;
 }
 
-unsigned fs_dies_count(void)
+unsigned fs_dies_count(const struct fs_dies *d)
 {
 	bs_status st;
 
-	if (!the_dies || bs_slot_query(bs_arb_slot(the_dies->arb), &st))
+	if (!d || bs_slot_query(bs_arb_slot(d->arb), &st))
 		return 0;
 	return st.num_dies;
 }
 
-bool fs_dies_has(uint32_t die)
+bool fs_dies_has(const struct fs_dies *d, uint32_t die)
 {
 	bs_die_info info;
 
-	return fs_dies_die_info(die, &info) == 0;
+	return fs_dies_die_info(d, die, &info) == 0;
 }
 
-int fs_dies_die_info(uint32_t die, bs_die_info *out)
+int fs_dies_die_info(const struct fs_dies *d, uint32_t die, bs_die_info *out)
 {
-	if (!the_dies)
+	if (!d)
 		return -ENOENT;
-	return bs_slot_die_info(bs_arb_slot(the_dies->arb), die, out);
+	return bs_slot_die_info(bs_arb_slot(d->arb), die, out);
 }
 
-uint64_t fs_dies_vram_size(uint32_t die)
+uint64_t fs_dies_vram_size(const struct fs_dies *d, uint32_t die)
 {
 	bs_die_info info;
 
-	return fs_dies_die_info(die, &info) ? 0 : info.vram_size;
+	return fs_dies_die_info(d, die, &info) ? 0 : info.vram_size;
 }
 
-int fs_dies_status(struct fs_dies_status *out)
+int fs_dies_status(const struct fs_dies *d, struct fs_dies_status *out)
 {
-	if (!the_dies)
+	if (!d)
 		return -ENOENT;
-	out->backend = the_dies->backend;
-	bs_arb_stats(the_dies->arb, &out->fs);
-	if (bs_slot_lease(bs_arb_slot(the_dies->arb), &out->lease)) {
+	out->backend = d->backend;
+	bs_arb_stats(d->arb, &out->fs);
+	if (bs_slot_lease(bs_arb_slot(d->arb), &out->lease)) {
 		memset(&out->lease, 0, sizeof(out->lease)); /* a module without leases */
 		out->lease.lent_die = -1;
 		out->lease.lease_left_ms = -1;
 	}
-	return bs_slot_query(bs_arb_slot(the_dies->arb), &out->slot);
+	return bs_slot_query(bs_arb_slot(d->arb), &out->slot);
 }
 
 /* ---- set-up -------------------------------------------------------------------------- */
@@ -422,7 +412,6 @@ struct fs_dies *fs_dies_new(struct bs_slot *slot, bool read_only, int *err)
 		free(d);
 		return NULL;
 	}
-	the_dies = d;
 	return d;
 }
 
@@ -452,7 +441,5 @@ void fs_dies_free(struct fs_dies *d)
 		free(h);
 	}
 	pthread_mutex_destroy(&d->lock);
-	if (the_dies == d)
-		the_dies = NULL;
 	free(d);
 }

@@ -19,9 +19,11 @@
  * request kept) and answered from whichever thread moves the slot; no
  * worker thread ever blocks on the slot.
  *
- * There is one dies/ per process, reached by tree.c and render.c through
- * the functions below; without a slot (no /dev/bar_swap and no --sim)
- * there is no dies/ at all.
+ * The mount's dies/ lives in struct accelfs (fs->dies); requests reach it
+ * from there, and the tree reaches it from the fs_node it resolved
+ * (n->dies, fs/tree.h).  Without a slot (no /dev/bar_swap and no --sim)
+ * it is NULL and there is no dies/ at all: every function below takes NULL
+ * for "no dies".
  */
 #ifndef ACCELFS_DIES_H
 #define ACCELFS_DIES_H
@@ -43,11 +45,11 @@ void fs_dies_mounted(struct fs_dies *d, const char *mountpoint);
 
 /* ---- for tree.c and render.c ----------------------------------------------- */
 
-bool fs_dies_present(void);
-unsigned fs_dies_count(void);
-bool fs_dies_has(uint32_t die);
-int fs_dies_die_info(uint32_t die, bs_die_info *out);
-uint64_t fs_dies_vram_size(uint32_t die);
+bool fs_dies_present(const struct fs_dies *d);
+unsigned fs_dies_count(const struct fs_dies *d);
+bool fs_dies_has(const struct fs_dies *d, uint32_t die);
+int fs_dies_die_info(const struct fs_dies *d, uint32_t die, bs_die_info *out);
+uint64_t fs_dies_vram_size(const struct fs_dies *d, uint32_t die);
 
 struct fs_dies_status {
 	const char *backend;    /* "bar_swap", "simulated" */
@@ -55,13 +57,13 @@ struct fs_dies_status {
 	struct bs_arb_stats fs; /* this mount's holders and waiters */
 	bs_lease_info lease;    /* the slot's lease and lent die (zero from a module without them) */
 };
-int fs_dies_status(struct fs_dies_status *out);
+int fs_dies_status(const struct fs_dies *d, struct fs_dies_status *out);
 
 /*
  * The text of dies/slot, dies/lease_ms, dies/<n>/info, enabled, driver and
  * policy (fs/dies_render.c), malloc'd.  kind is the file's fs_kind.
  */
-int fs_dies_render(int kind, uint32_t die, char **out, size_t *len);
+int fs_dies_render(struct fs_dies *d, int kind, uint32_t die, char **out, size_t *len);
 
 /* ---- for ops.c -------------------------------------------------------------- */
 

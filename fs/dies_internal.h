@@ -39,8 +39,6 @@ struct fs_dies {
 	bool dev_known;
 };
 
-extern struct fs_dies *fs_the_dies;
-
 /* What a vram handle does (fs/dies.c), and its reads and writes (fs/dies_io.c). */
 extern const struct fs_file_ops fs_vram_ops;
 void fs_dies_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info *fi);

@@ -103,7 +103,7 @@ static int render_slot(FILE *f, struct fs_dies *d)
 	int32_t lease_left;
 	pid_t lender;
 	unsigned nw;
-	int nq, ret = fs_dies_status(&st);
+	int nq, ret = fs_dies_status(d, &st);
 
 	if (ret)
 		return ret;
@@ -230,9 +230,8 @@ static int render_die(FILE *f, struct fs_dies *d, int kind, uint32_t die)
 	return 0;
 }
 
-int fs_dies_render(int kind, uint32_t die, char **out, size_t *len)
+int fs_dies_render(struct fs_dies *d, int kind, uint32_t die, char **out, size_t *len)
 {
-	struct fs_dies *d = fs_the_dies;
 	struct fs_dies_status st;
 	FILE *f;
 	int ret;
@@ -248,7 +247,7 @@ int fs_dies_render(int kind, uint32_t die, char **out, size_t *len)
 		ret = render_slot(f, d);
 		break;
 	case FS_DIES_LEASE:
-		ret = fs_dies_status(&st);
+		ret = fs_dies_status(d, &st);
 		if (!ret)
 			fprintf(f, "%u\n", st.lease.lease_ms);
 		break;

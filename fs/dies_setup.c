@@ -41,6 +41,6 @@ int fs_dies_setup(bool sim, const char *topology, const char *state_dir, bool re
 		snprintf(err, errlen, "dies: %s", strerror(-ret));
 		return sim ? ret : 0;
 	}
-	log_info("dies: %u dies behind one slot (%s)", fs_dies_count(), slot->ops->backend);
+	log_info("dies: %u dies behind one slot (%s)", fs_dies_count(*out), slot->ops->backend);
 	return 0;
 }

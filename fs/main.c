@@ -324,7 +324,7 @@ int main(int argc, char *argv[])
 		goto out_unmount;
 	}
 	if (o.metrics_textfile) {
-		if (fs_textfile_start(fs.node, o.metrics_textfile, err, sizeof(err))) {
+		if (fs_textfile_start(fs.node, fs.dies, o.metrics_textfile, err, sizeof(err))) {
 			log_error("%s", err);
 			goto out_unmount;
 		}
@@ -362,14 +362,17 @@ out_signals:
 out:
 	report_ready(1);
 	fs_attached_close();
+	/*
+	 * The textfile writer renders the dies: it goes first, taking its file
+	 * with it (a publish or a counter moving from now on kicks nobody).
+	 */
+	accel_metrics_set_listener(NULL, NULL);
+	fs_textfile_stop();
 	fs_dies_free(fs.dies); /* before the session: parked opens are answered */
 	if (fs.se)
 		fuse_session_destroy(fs.se);
 	fs_open_files_free(&fs);
 	accel_node_stop(fs.node);
-	/* Nothing counts or publishes any more: the textfile writer can go, taking its file with it. */
-	accel_metrics_set_listener(NULL, NULL);
-	fs_textfile_stop();
 	startup_lock_release(lock_fd); /* last: until here this process still acted on the state directory */
 	accel_delegation_free(fs.deleg);
 	fs_pollers_free(fs.pollers);

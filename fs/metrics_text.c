@@ -185,12 +185,12 @@ static void operation_counters(FILE *f, const struct accel_metrics_values *v)
 
 /* ---- the dies ------------------------------------------------------------------ */
 
-static void dies(FILE *f, const struct accel_metrics_values *v)
+static void dies_metrics(FILE *f, const struct fs_dies *dies, const struct accel_metrics_values *v)
 {
 	struct fs_dies_status st;
-	unsigned n = fs_dies_count();
+	unsigned n = fs_dies_count(dies);
 
-	if (!fs_dies_present() || fs_dies_status(&st))
+	if (!fs_dies_present(dies) || fs_dies_status(dies, &st))
 		return;
 	counter(f, "accelfs_dies_slot_swaps_total",
 	        "Dies put into the BAR slot so far, by any process (dies/slot swaps).", st.slot.swaps);
@@ -205,18 +205,18 @@ static void dies(FILE *f, const struct accel_metrics_values *v)
 	family(f, "accelfs_die_enabled", "gauge", "1 unless the die is quarantined (dies/<n>/enabled).");
 	for (unsigned i = 0; i < n; i++) {
 		bs_die_info d;
-		if (!fs_dies_die_info(i, &d))
+		if (!fs_dies_die_info(dies, i, &d))
 			fprintf(f, "accelfs_die_enabled{die=\"%u\"} %d\n", i, !!(d.flags & BS_DIE_ENABLED));
 	}
 	family(f, "accelfs_die_acquires_total", "counter", "Times the die was put into the slot.");
 	for (unsigned i = 0; i < n; i++) {
 		bs_die_info d;
-		if (!fs_dies_die_info(i, &d))
+		if (!fs_dies_die_info(dies, i, &d))
 			fprintf(f, "accelfs_die_acquires_total{die=\"%u\"} %llu\n", i, (unsigned long long)d.acquires);
 	}
 }
 
-int fs_metrics_render(const struct accel_snapshot *s, char **out, size_t *len)
+int fs_metrics_render(const struct accel_snapshot *s, const struct fs_dies *dies, char **out, size_t *len)
 {
 	struct accel_metrics_values v;
 	char *buf = NULL;
@@ -236,7 +236,7 @@ int fs_metrics_render(const struct accel_snapshot *s, char **out, size_t *len)
 	profile_gauge(f, s, "accelfs_profile_jobs", "Jobs of the profile on the device, in any state.", 2);
 	job_gauges(f, s);
 	operation_counters(f, &v);
-	dies(f, &v);
+	dies_metrics(f, dies, &v);
 	if (ferror(f)) {
 		fclose(f);
 		free(buf);

@@ -15,10 +15,12 @@
 
 #include "core/model.h"
 
+struct fs_dies;
+
 /* The exposition's Content-Type, for whoever serves it over HTTP. */
 #define FS_METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
-/* Render into a malloc'd buffer: 0, or -ENOMEM. */
-int fs_metrics_render(const struct accel_snapshot *s, char **out, size_t *len);
+/* Render s and dies (fs/dies.h; NULL: no dies/) into a malloc'd buffer: 0, or -ENOMEM. */
+int fs_metrics_render(const struct accel_snapshot *s, const struct fs_dies *dies, char **out, size_t *len);
 
 #endif

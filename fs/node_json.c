@@ -202,18 +202,18 @@ static json_t *die(const bs_die_info *d)
 }
 
 /* dies/ and its slot, as dies/slot and dies/<n>/info say them; null when there is no dies/. */
-static json_t *dies(void)
+static json_t *dies_json(const struct fs_dies *dies)
 {
 	struct fs_dies_status st;
-	unsigned n = fs_dies_count();
+	unsigned n = fs_dies_count(dies);
 	json_t *list, *slot;
 
-	if (!fs_dies_present() || fs_dies_status(&st))
+	if (!fs_dies_present(dies) || fs_dies_status(dies, &st))
 		return json_null();
 	list = json_array();
 	for (unsigned i = 0; list && i < n; i++) {
 		bs_die_info d;
-		if (!fs_dies_die_info(i, &d) && json_array_append_new(list, die(&d))) {
+		if (!fs_dies_die_info(dies, i, &d) && json_array_append_new(list, die(&d))) {
 			json_decref(list);
 			list = NULL;
 		}
@@ -231,7 +231,7 @@ static json_t *dies(void)
 	return json_pack("{s:o,s:o}", "slot", slot, "dies", list);
 }
 
-int fs_node_json_render(const struct accel_snapshot *s, char **out, size_t *len)
+int fs_node_json_render(const struct accel_snapshot *s, const struct fs_dies *dies, char **out, size_t *len)
 {
 	json_t *devs = json_array(), *root;
 	char *text;
@@ -243,7 +243,7 @@ int fs_node_json_render(const struct accel_snapshot *s, char **out, size_t *len)
 		}
 	root = json_pack("{s:i,s:s,s:I,s:o,s:{s:o},s:o}", "format", FS_NODE_JSON_FORMAT, "version", ACCELFS_VERSION,
 	                 "generation", (json_int_t)s->generation, "devices", devs, "mig", "profiles", node_profiles(s),
-	                 "dies", dies());
+	                 "dies", dies_json(dies));
 	if (!root)
 		return -ENOMEM;
 	text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);

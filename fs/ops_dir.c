@@ -205,7 +205,7 @@ void fs_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 		return;
 	}
 	snprintf(path + strlen(path), sizeof(path) - strlen(path), "/%s", name);
-	if (fs_tree_resolve(snap, path, &n)) {
+	if (fs_tree_resolve(snap, fs->dies, path, &n)) {
 		accel_snapshot_unref(snap);
 		fuse_reply_err(req, ENOENT);
 		return;

@@ -23,7 +23,8 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond;
 static bool started, stopping, kicked;
 static pthread_t thread;
-static struct accel_node *the_node;
+static struct accel_node *src_node; /* what it renders: the node and the mount's dies, as /accel/metrics does */
+static struct fs_dies *src_dies;
 static char path[PATH_MAX];
 static char *last; /* the text last written; only the writer thread touches it after start */
 static size_t last_len;
@@ -32,10 +33,10 @@ static int last_error; /* the errno of the last failed write, 0 after a success:
 /* Render and write if the text differs from the last one written.  0 or -errno. */
 static int write_if_changed(char *err, size_t errlen)
 {
-	struct accel_snapshot *s = accel_node_snapshot(the_node);
+	struct accel_snapshot *s = accel_node_snapshot(src_node);
 	char *text = NULL;
 	size_t len = 0;
-	int ret = s ? fs_metrics_render(s, &text, &len) : -ENOENT;
+	int ret = s ? fs_metrics_render(s, src_dies, &text, &len) : -ENOENT;
 
 	accel_snapshot_unref(s);
 	if (ret) {
@@ -90,7 +91,7 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
-int fs_textfile_start(struct accel_node *node, const char *dir, char *err, size_t errlen)
+int fs_textfile_start(struct accel_node *node, struct fs_dies *dies, const char *dir, char *err, size_t errlen)
 {
 	pthread_condattr_t ca;
 	int ret;
@@ -99,7 +100,8 @@ int fs_textfile_start(struct accel_node *node, const char *dir, char *err, size_
 		snprintf(err, errlen, "--metrics-textfile=%s: path too long", dir);
 		return -ENAMETOOLONG;
 	}
-	the_node = node;
+	src_node = node;
+	src_dies = dies;
 	/* The first write here, so that a directory we cannot write to stops the start with its reason. */
 	ret = write_if_changed(err, errlen);
 	if (ret)

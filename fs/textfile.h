@@ -19,18 +19,21 @@
 
 #include "core/node.h"
 
+struct fs_dies;
+
 #define FS_TEXTFILE_NAME "accelfs.prom"
 #define FS_TEXTFILE_TICK_MS 1000
 
 /*
- * Write DIR/accelfs.prom now, then keep it current from a thread.  0, or
- * -errno with a message (the first write failed: the directory is missing
- * or not writable), and nothing started.
+ * Write DIR/accelfs.prom now, then keep it current from a thread: the
+ * metrics of node and of the mount's dies (NULL: none), which must outlive
+ * the writer.  0, or -errno with a message (the first write failed: the
+ * directory is missing or not writable), and nothing started.
  */
-int fs_textfile_start(struct accel_node *node, const char *dir, char *err, size_t errlen);
+int fs_textfile_start(struct accel_node *node, struct fs_dies *dies, const char *dir, char *err, size_t errlen);
 /* Something changed: rewrite soon.  Never blocks for long; a no-op when not started. */
 void fs_textfile_kick(void);
-/* Stop the thread and remove the file.  Call once nothing can kick any more (the node is stopped). */
+/* Stop the thread and remove the file, before the dies it renders are freed.  A later kick is a no-op. */
 void fs_textfile_stop(void);
 
 #endif

@@ -43,6 +43,7 @@ enum fs_kind {
 
 struct fs_node;
 struct fs_text;
+struct fs_dies;
 struct accel_node;
 
 /* Write file n's text into t (fs_put, fs/render.h): 0, or -errno (-ENODEV: a lost job fails closed). */
@@ -85,10 +86,15 @@ struct fs_node {
 	char node_profile[ACCEL_NAME_MAX];   /* node-level mig/<profile>: the published name */
 	bool via_node;                       /* reached through the node-level mig/ */
 	uint32_t die;                        /* FS_DIE and its files */
+	struct fs_dies *dies;                /* the mount's dies/ (fs/dies.h), NULL: none; every node carries it */
 };
 
-/* Resolve a path ("" = root) in a snapshot: 0, or -ENOENT. */
-int fs_tree_resolve(const struct accel_snapshot *s, const char *path, struct fs_node *out);
+/*
+ * Resolve a path ("" = root) in a snapshot of the node and the mount's dies/
+ * (NULL: none): 0, or -ENOENT.  The node found, and every child listed from
+ * it, carries dies for what renders it.
+ */
+int fs_tree_resolve(const struct accel_snapshot *s, struct fs_dies *dies, const char *path, struct fs_node *out);
 
 /* List a directory's entries (without "." and ".."). */
 typedef void (*fs_emit_fn)(void *ctx, const char *name, enum fs_kind kind, const struct fs_node *child);

@@ -173,10 +173,9 @@ static int metrics(struct fs_text *t, struct accel_node *node, const struct acce
 {
 	char *text = NULL;
 	size_t len = 0;
-	int ret = fs_metrics_render(s, &text, &len);
+	int ret = fs_metrics_render(s, n->dies, &text, &len);
 
 	(void)node;
-	(void)n;
 	return ret ? ret : fs_text_adopt(t, text, len);
 }
 
@@ -185,10 +184,9 @@ static int node_json(struct fs_text *t, struct accel_node *node, const struct ac
 {
 	char *text = NULL;
 	size_t len = 0;
-	int ret = fs_node_json_render(s, &text, &len);
+	int ret = fs_node_json_render(s, n->dies, &text, &len);
 
 	(void)node;
-	(void)n;
 	return ret ? ret : fs_text_adopt(t, text, len);
 }
 

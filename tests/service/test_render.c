@@ -143,12 +143,12 @@ static struct accel_device gpu = {
 static struct accel_device *devices[] = { &ppu, &gpu };
 static struct accel_snapshot snap = { .refs = 1, .generation = 42, .devices = devices, .n_devices = 2 };
 
-static char *render(int (*fn)(const struct accel_snapshot *, char **, size_t *))
+static char *render(int (*fn)(const struct accel_snapshot *, const struct fs_dies *, char **, size_t *))
 {
 	char *text = NULL;
 	size_t len = 0;
 
-	assert_int_equal(fn(&snap, &text, &len), 0);
+	assert_int_equal(fn(&snap, NULL, &text, &len), 0); /* no dies/ */
 	assert_int_equal(strlen(text), len);
 	return text;
 }

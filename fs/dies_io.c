@@ -51,6 +51,27 @@ static int hold_for_io(struct fs_vram *h, uint64_t *epoch)
 	return 0;
 }
 
+/* io_span's answer for an offset at or past the end of the die's VRAM. */
+#define IO_AT_END 1
+
+/*
+ * What read and write both do first: hold the die (hold_for_io), then see
+ * where the transfer of *size bytes at off falls.  0 with *size cut to what
+ * is left before the end, IO_AT_END, or -errno (the hold failed).
+ */
+static int io_span(struct fs_vram *h, off_t off, size_t *size, uint64_t *epoch)
+{
+	int ret = hold_for_io(h, epoch);
+
+	if (ret)
+		return ret;
+	if (off < 0 || (uint64_t)off >= h->size)
+		return IO_AT_END;
+	if (*size > h->size - (uint64_t)off)
+		*size = h->size - (uint64_t)off;
+	return 0;
+}
+
 /*
  * A read is replied straight from the mapping where the kernel can take its
  * pages (fs/vram_pin.h): one copy, the kernel's, into the reader's buffer.
@@ -85,18 +106,16 @@ void fs_dies_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info 
 	uint64_t epoch;
 	void *vram;
 	char *buf;
-	int ret = hold_for_io(h, &epoch);
+	int ret = io_span(h, off, &size, &epoch);
 
-	if (ret) {
+	if (ret < 0) {
 		fuse_reply_err(req, -ret);
 		return;
 	}
-	if (off < 0 || (uint64_t)off >= h->size) {
-		fuse_reply_buf(req, NULL, 0); /* at or past the end: end of file */
+	if (ret == IO_AT_END) {
+		fuse_reply_buf(req, NULL, 0); /* end of file */
 		return;
 	}
-	if (size > h->size - (uint64_t)off)
-		size = h->size - (uint64_t)off;
 	if (size > FS_DIES_MAX_IO)
 		size = FS_DIES_MAX_IO; /* max_read: the kernel never asks for more */
 	buf = bounce_buffer();
@@ -134,18 +153,16 @@ void fs_dies_write(fuse_req_t req, const char *buf, size_t size, off_t off, stru
 	struct fs_vram *h = fs_vram_of(fi);
 	uint64_t epoch;
 	void *vram;
-	int ret = hold_for_io(h, &epoch);
+	int ret = io_span(h, off, &size, &epoch); /* a short write up to the end; the next one gets ENOSPC */
 
-	if (ret) {
+	if (ret < 0) {
 		fuse_reply_err(req, -ret);
 		return;
 	}
-	if (off < 0 || (uint64_t)off >= h->size) {
+	if (ret == IO_AT_END) {
 		fuse_reply_err(req, ENOSPC); /* VRAM does not grow */
 		return;
 	}
-	if (size > h->size - (uint64_t)off)
-		size = h->size - (uint64_t)off; /* a short write up to the end; the next one gets ENOSPC */
 	ret = bs_arb_io_begin(h->d->arb, h->die, epoch, &vram);
 	if (!ret) {
 		ret = bs_guarded_copy((char *)vram + off, buf, size);

@@ -61,6 +61,29 @@ class FaultAtEveryCall(TrustCase):
                                 f"did not reclaim them: {unowned(n, [F['family']])}")
         return bool(left)
 
+    def next_call(self, fam, k, fired, err, quiet_ctx, problems):
+        """The driver call to fail next, or None when the sweep is over: the operation completed
+        without reaching call k (and must then have answered 0), there is enough evidence, or the
+        fault still fires far beyond any operation's length."""
+        if not fired:
+            if err:
+                problems.append(f"{quiet_ctx} {name(err)}")
+            return None
+        if len(problems) >= MAX_REPORTED:
+            problems.append(f"{fam}: stopped at call #{k}: enough evidence")
+            return None
+        if k + STRIDE > 400:
+            problems.append(f"{fam}: the fault still fires at call #{k + STRIDE}: the sweep never ends")
+            return None
+        return k + STRIDE
+
+    def sweep_over(self, fam, op, calls, problems):
+        """A sweep's verdict: no problem found, the fault reached the operation, the node is whole."""
+        print(f"\n{self.id()}: {fam} {op} took {calls} driver calls", file=sys.stderr)
+        self.assertEqual(problems, [], report(problems))
+        self.assertGreater(calls, 3, f"the {op} made almost no driver call: the fault never reached it")
+        self.assertInvariants(context="after the sweep", families=[fam])
+
     def carve_sweep(self, F, dev, prof, code, setup=()):
         """mkdir on dev/prof (dev None: the node-level view) with the k-th driver call failing `code`."""
         n, fam = self.node, F["family"]
@@ -68,8 +91,9 @@ class FaultAtEveryCall(TrustCase):
             n.mkdir(d, "mig", p, j)
         baseline = unowned(n, [fam])
         problems = []
-        k = 0
+        k = calls = 0
         while True:
+            calls = k
             job = f"c{k}"
             where = (dev, "mig", prof, job) if dev else ("mig", prof, job)
             ctx = f"{fam}: mkdir {'/'.join(where)} with driver call #{k} failing {code}"
@@ -97,21 +121,10 @@ class FaultAtEveryCall(TrustCase):
                 e2 = n.errno_of(os.rmdir, n.path(*where))
                 if e2:
                     problems.append(f"{ctx}: cleaning up, rmdir answered {name(e2)}")
-            if not fired:
-                if err:
-                    problems.append(f"{ctx}: no fault fired, yet mkdir answered {name(err)}")
+            k = self.next_call(fam, k, fired, err, f"{ctx}: no fault fired, yet mkdir answered", problems)
+            if k is None:
                 break
-            if len(problems) >= MAX_REPORTED:
-                problems.append(f"{fam}: stopped at call #{k}: enough evidence")
-                break
-            k += STRIDE
-            if k > 400:
-                problems.append(f"{fam}: the fault still fires at call #{k}: the sweep never ends")
-                break
-        print(f"\n{self.id()}: {fam} carve took {k} driver calls", file=sys.stderr)
-        self.assertEqual(problems, [], report(problems))
-        self.assertGreater(k, 3, "the carve made almost no driver call: the fault never reached it")
-        self.assertInvariants(context="after the sweep", families=[fam])
+        self.sweep_over(fam, "carve", calls, problems)
 
     def reclaim_sweep(self, F, dev, prof, code, setup=()):
         """rmdir of a job on dev/prof with the k-th driver call failing `code`."""
@@ -119,8 +132,9 @@ class FaultAtEveryCall(TrustCase):
         for d, p, j in setup:
             n.mkdir(d, "mig", p, j)
         problems = []
-        k = 0
+        k = calls = 0
         while True:
+            calls = k
             job = f"r{k}"
             ctx = f"{fam}: rmdir {dev}/mig/{prof}/{job} with driver call #{k} failing {code}"
             free = n.available(dev, prof)
@@ -168,21 +182,10 @@ class FaultAtEveryCall(TrustCase):
             problems += [f"{ctx}: {p}" for p in invariants(n, [fam], drv=drv)]
             if os.path.isdir(n.path(dev, "mig", prof, job)):
                 n.errno_of(os.rmdir, n.path(dev, "mig", prof, job))
-            if not fired:
-                if err:
-                    problems.append(f"{ctx}: no fault fired, yet rmdir answered {name(err)}")
+            k = self.next_call(fam, k, fired, err, f"{ctx}: no fault fired, yet rmdir answered", problems)
+            if k is None:
                 break
-            if len(problems) >= MAX_REPORTED:
-                problems.append(f"{fam}: stopped at call #{k}: enough evidence")
-                break
-            k += STRIDE
-            if k > 400:
-                problems.append(f"{fam}: the fault still fires at call #{k}: the sweep never ends")
-                break
-        print(f"\n{self.id()}: {fam} reclaim took {k} driver calls", file=sys.stderr)
-        self.assertEqual(problems, [], report(problems))
-        self.assertGreater(k, 3, "the reclaim made almost no driver call: the fault never reached it")
-        self.assertInvariants(context="after the sweep", families=[fam])
+        self.sweep_over(fam, "reclaim", calls, problems)
 
     # carve: a card with another instance on it, so that placement and available matter
     def test_carve_fault_at_every_call_ppu(self):

@@ -11,10 +11,10 @@
 
 #include "core/node.h"
 #include "fs/inode.h"
+#include "fs/tree.h"
 
 struct fs_notifier;
 struct accel_delegation;
-struct fs_dies;
 struct open_file;
 
 struct accelfs {
@@ -24,7 +24,7 @@ struct accelfs {
 	struct fuse_session *se;
 	struct fs_notifier *notifier;
 	struct fs_pollers *pollers; /* readers waiting in poll() (fs/waiters.c) */
-	struct fs_dies *dies;       /* dies/ (fs/dies.c), NULL without a slot */
+	struct fs_mount mount;      /* dies/ and the attachment registry (fs/tree.h) */
 	/*
 	 * Every open generated file (fs/ops_file.c).  The kernel sends RELEASE
 	 * after close(2) returns, and not at all for a close that races an

@@ -12,30 +12,16 @@
 #include "fs/accelfs.h"
 #include "fs/waiters.h"
 
-static struct {
-	struct accelfs *fs;
-	struct accel_attach *reg;
-} g;
-
 int fs_attached_open(struct accelfs *fs, const char *state_dir, char *err, size_t errlen)
 {
-	g.reg = accel_attach_open(state_dir, "/proc", err, errlen);
-	if (!g.reg)
-		return -EINVAL;
-	g.fs = fs;
-	return 0;
+	fs->mount.attach = accel_attach_open(state_dir, "/proc", err, errlen);
+	return fs->mount.attach ? 0 : -EINVAL;
 }
 
-void fs_attached_close(void)
+void fs_attached_close(struct accelfs *fs)
 {
-	accel_attach_close(g.reg);
-	g.reg = NULL;
-	g.fs = NULL;
-}
-
-struct accel_attach *fs_attached(void)
-{
-	return g.reg;
+	accel_attach_close(fs->mount.attach);
+	fs->mount.attach = NULL;
 }
 
 void fs_attached_report(struct accelfs *fs, const char *device, const char *profile, bool via_node, const char *why)
@@ -53,10 +39,11 @@ void fs_attached_report(struct accelfs *fs, const char *device, const char *prof
 int fs_attached_rmdir(struct accelfs *fs, const char *device, const char *profile, const char *job, char *why,
                       size_t whylen)
 {
+	struct accel_attach *reg = fs->mount.attach;
 	int ret;
 
-	if (g.reg) {
-		ret = accel_attach_rmdir_begin(g.reg, job, why, whylen);
+	if (reg) {
+		ret = accel_attach_rmdir_begin(reg, job, why, whylen);
 		if (ret) {
 			fs_attached_report(fs, device, profile, false, why);
 			log_info("rmdir %s refused: %s", job, why);
@@ -64,8 +51,8 @@ int fs_attached_rmdir(struct accelfs *fs, const char *device, const char *profil
 		}
 	}
 	ret = accel_node_rmdir(fs->node, device, profile, job, why, whylen);
-	if (g.reg)
-		accel_attach_rmdir_end(g.reg, job, ret == 0);
+	if (reg)
+		accel_attach_rmdir_end(reg, job, ret == 0);
 	return ret;
 }
 
@@ -86,9 +73,8 @@ static void match(void *ctx, const struct fs_inode *in)
 			s->ino[s->n++] = in->ino;
 }
 
-void fs_attached_changed(const char *job)
+void fs_attached_changed(struct accelfs *fs, const char *job)
 {
-	struct accelfs *fs = g.fs;
 	struct accel_snapshot *snap;
 	struct stale s;
 	char top[16] = "";

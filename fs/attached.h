@@ -6,8 +6,9 @@
  * the kernel's page-cached copy of a job's status true when its containers
  * change (status is otherwise a function of the snapshot, fs/cache.c).
  *
- * One registry per daemon, so the renderers reach it without a handle
- * (fs_render has none to give).
+ * The registry is the mount's (fs->mount.attach, fs/tree.h): requests
+ * reach it through struct accelfs, the texts rendered from a snapshot
+ * through the node they render (n->mount->attach).
  */
 #ifndef ACCELFS_ATTACHED_H
 #define ACCELFS_ATTACHED_H
@@ -19,12 +20,10 @@
 
 struct accelfs;
 
-/* Open <state_dir>/attachments.json before the mount serves: 0, or -errno with err. */
+/* Open <state_dir>/attachments.json into fs->mount.attach before the mount serves: 0, or -errno with err. */
 int fs_attached_open(struct accelfs *fs, const char *state_dir, char *err, size_t errlen);
 /* Close it, once nothing serves requests or reclaims any more; idempotent. */
-void fs_attached_close(void);
-/* The registry, or NULL before fs_attached_open. */
-struct accel_attach *fs_attached(void);
+void fs_attached_close(struct accelfs *fs);
 
 /*
  * rmdir: -EBUSY (last_error naming the containers) while the job has a live
@@ -42,6 +41,6 @@ int fs_attached_rmdir(struct accelfs *fs, const char *device, const char *profil
 void fs_attached_report(struct accelfs *fs, const char *device, const char *profile, bool via_node, const char *why);
 
 /* Something changed for job: drop the kernel's copies of its status and wake its pollers. */
-void fs_attached_changed(const char *job);
+void fs_attached_changed(struct accelfs *fs, const char *job);
 
 #endif

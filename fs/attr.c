@@ -119,7 +119,7 @@ void fs_fill_attr(struct accelfs *fs, const struct accel_snapshot *snap, const c
 	if (n->kind == FS_JOB_LINK)
 		st->st_size = (off_t)fs_link_target(n, NULL, 0);
 	if (n->kind == FS_DIE_VRAM)
-		st->st_size = (off_t)fs_dies_vram_size(n->dies, n->die);
+		st->st_size = (off_t)fs_dies_vram_size(n->mount->dies, n->die);
 	if (!n->job)
 		st->st_mtime = st->st_ctime = st->st_atime = fs->started;
 	if (fs_kind_is_delegatable(n->kind))
@@ -133,7 +133,7 @@ int fs_resolve_ino(struct accelfs *fs, fuse_ino_t ino, struct accel_snapshot **s
 	if (!fs_inodes_path(fs->inodes, ino, path, len))
 		return -ESTALE;
 	*snap = accel_node_snapshot(fs->node);
-	if (fs_tree_resolve(*snap, fs->dies, path, n)) {
+	if (fs_tree_resolve(*snap, &fs->mount, path, n)) {
 		accel_snapshot_unref(*snap);
 		*snap = NULL;
 		return -ENOENT;

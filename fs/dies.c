@@ -206,7 +206,7 @@ static void on_interrupt(fuse_req_t req, void *data)
 
 void fs_dies_open(fuse_req_t req, fuse_ino_t ino, uint32_t die, struct fuse_file_info *fi)
 {
-	struct fs_dies *d = ((struct accelfs *)fuse_req_userdata(req))->dies;
+	struct fs_dies *d = ((struct accelfs *)fuse_req_userdata(req))->mount.dies;
 	bool nonblock = fi->flags & O_NONBLOCK;
 	struct fs_vram *h;
 	struct park *p;

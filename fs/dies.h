@@ -19,9 +19,9 @@
  * request kept) and answered from whichever thread moves the slot; no
  * worker thread ever blocks on the slot.
  *
- * The mount's dies/ lives in struct accelfs (fs->dies); requests reach it
- * from there, and the tree reaches it from the fs_node it resolved
- * (n->dies, fs/tree.h).  Without a slot (no /dev/bar_swap and no --sim)
+ * The mount's dies/ lives in struct accelfs (fs->mount.dies); requests
+ * reach it from there, and the tree from the fs_node it resolved
+ * (n->mount->dies, fs/tree.h).  Without a slot (no /dev/bar_swap and no --sim)
  * it is NULL and there is no dies/ at all: every function below takes NULL
  * for "no dies".
  */

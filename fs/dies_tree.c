@@ -17,7 +17,7 @@ static const struct {
 
 enum fs_kind fs_dies_tree_root(const struct fs_node *root)
 {
-	return fs_dies_present(root->dies) ? FS_DIES : FS_NONE;
+	return fs_dies_present(root->mount->dies) ? FS_DIES : FS_NONE;
 }
 
 /* A die number as the tree spells it: decimal, no sign, no leading zero. */
@@ -42,7 +42,7 @@ enum fs_kind fs_dies_tree_step(struct fs_node *n, const char *comp)
 			return FS_DIES_SLOT;
 		if (!strcmp(comp, "lease_ms"))
 			return FS_DIES_LEASE;
-		return parse_die(comp, &n->die) && fs_dies_has(n->dies, n->die) ? FS_DIE : FS_NONE;
+		return parse_die(comp, &n->die) && fs_dies_has(n->mount->dies, n->die) ? FS_DIE : FS_NONE;
 	}
 	for (size_t i = 0; i < sizeof(die_files) / sizeof(die_files[0]); i++)
 		if (!strcmp(comp, die_files[i].name))
@@ -54,7 +54,7 @@ void fs_dies_tree_list(const struct fs_node *dir, fs_emit_fn emit, void *ctx)
 {
 	if (dir->kind == FS_DIES) {
 		struct fs_node child = *dir;
-		unsigned n = fs_dies_count(dir->dies);
+		unsigned n = fs_dies_count(dir->mount->dies);
 
 		child.kind = FS_DIES_SLOT;
 		emit(ctx, "slot", FS_DIES_SLOT, &child);

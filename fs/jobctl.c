@@ -78,7 +78,7 @@ static int attach(struct accelfs *fs, const struct accel_job *j, char **arg, int
 		         j->name, j->uuid, arg[3], arg[1]);
 		return -ESTALE;
 	}
-	ret = accel_attach_add(fs_attached(), j->name, j->uuid, arg[1], (pid_t)pid, why, whylen);
+	ret = accel_attach_add(fs->mount.attach, j->name, j->uuid, arg[1], (pid_t)pid, why, whylen);
 	if (ret)
 		return ret;
 	/*
@@ -88,7 +88,7 @@ static int attach(struct accelfs *fs, const struct accel_job *j, char **arg, int
 	 */
 	if (!still_ready(fs, j->name, j->uuid)) {
 		bool due;
-		accel_attach_remove(fs_attached(), j->name, j->uuid, arg[1], &due);
+		accel_attach_remove(fs->mount.attach, j->name, j->uuid, arg[1], &due);
 		snprintf(why, whylen, "%s was removed: it cannot be given to container %.12s", j->name, arg[1]);
 		return -ENOENT;
 	}
@@ -96,7 +96,7 @@ static int attach(struct accelfs *fs, const struct accel_job *j, char **arg, int
 	return 0;
 }
 
-static int detach(const struct accel_job *j, char **arg, int n, char *why, size_t whylen)
+static int detach(struct accelfs *fs, const struct accel_job *j, char **arg, int n, char *why, size_t whylen)
 {
 	bool due;
 	int ret;
@@ -105,7 +105,7 @@ static int detach(const struct accel_job *j, char **arg, int n, char *why, size_
 		snprintf(why, whylen, "containers: write 'attach ID PID [MIG-UUID]' or 'detach ID [MIG-UUID]'");
 		return -EINVAL;
 	}
-	ret = accel_attach_remove(fs_attached(), j->name, n == 3 ? arg[2] : NULL, arg[1], &due);
+	ret = accel_attach_remove(fs->mount.attach, j->name, n == 3 ? arg[2] : NULL, arg[1], &due);
 	if (ret) {
 		snprintf(why, whylen, "cannot record that container %.12s left %s: %s", arg[1], j->name,
 		         strerror(-ret));
@@ -132,12 +132,12 @@ static int containers_line(struct accelfs *fs, const struct accel_job *j, char *
 	if (!strcmp(arg[0], "attach") && n <= 5)
 		return attach(fs, j, arg, n, why, whylen);
 	if (!strcmp(arg[0], "detach") && n <= 5)
-		return detach(j, arg, n, why, whylen);
+		return detach(fs, j, arg, n, why, whylen);
 	snprintf(why, whylen, "containers: write 'attach ID PID [MIG-UUID]' or 'detach ID [MIG-UUID]'");
 	return -EINVAL;
 }
 
-static int reclaim(const struct accel_job *j, char *text, char *why, size_t whylen)
+static int reclaim(struct accelfs *fs, const struct accel_job *j, char *text, char *why, size_t whylen)
 {
 	enum accel_reclaim r;
 	bool due;
@@ -151,7 +151,7 @@ static int reclaim(const struct accel_job *j, char *text, char *why, size_t whyl
 		         text);
 		return -EINVAL;
 	}
-	ret = accel_attach_set_reclaim(fs_attached(), j->name, j->uuid, r, &due);
+	ret = accel_attach_set_reclaim(fs->mount.attach, j->name, j->uuid, r, &due);
 	if (ret) {
 		snprintf(why, whylen, "cannot record the reclaim policy of %s: %s", j->name, strerror(-ret));
 		return ret;
@@ -169,7 +169,7 @@ int fs_jobctl_write(struct accelfs *fs, const struct fs_node *n, const struct fu
 	char text[1024], why[ACCEL_TEXT_MAX] = "";
 	int ret = 0;
 
-	if (!fs_attached()) {
+	if (!fs->mount.attach) {
 		snprintf(why, sizeof(why), "%s: the attachment registry is not open", file);
 		ret = -ENODEV;
 	} else if (ctx->uid != 0) {
@@ -185,15 +185,15 @@ int fs_jobctl_write(struct accelfs *fs, const struct fs_node *n, const struct fu
 		memcpy(text, buf, size);
 		text[size] = '\0';
 		if (n->kind == FS_JOB_RECLAIM) {
-			ret = reclaim(n->job, text, why, sizeof(why));
+			ret = reclaim(fs, n->job, text, why, sizeof(why));
 		} else {
 			char *save = NULL;
 			for (char *line = strtok_r(text, "\n", &save); line && !ret; line = strtok_r(NULL, "\n", &save))
 				ret = containers_line(fs, n->job, line, why, sizeof(why));
 		}
 	}
-	if (fs_attached())
-		fs_attached_changed(n->job->name);
+	if (fs->mount.attach)
+		fs_attached_changed(fs, n->job->name);
 	if (ret) {
 		fs_attached_report(fs, n->dev->name, n->profile->name, n->via_node, why);
 		log_warn("%s", why);
@@ -214,14 +214,14 @@ static void when(int64_t t, char *buf, size_t len)
 		strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-/* One line per attached container: lead, the id, its pid and when it was attached. */
-static void put_containers(FILE *f, const struct accel_job *j, const char *lead)
+/* One line per container attached (reg: the registry, NULL: none): lead, the id, its pid and since when. */
+static void put_containers(FILE *f, struct accel_attach *reg, const struct accel_job *j, const char *lead)
 {
 	struct accel_attachment *c;
 	size_t n;
 	char since[32];
 
-	if (!fs_attached() || accel_attach_list(fs_attached(), j->name, j->uuid, &c, &n))
+	if (!reg || accel_attach_list(reg, j->name, j->uuid, &c, &n))
 		return;
 	for (size_t i = 0; i < n; i++) {
 		when(c[i].since, since, sizeof(since));
@@ -256,6 +256,7 @@ static void put_processes(FILE *f, const struct accel_device *d, const struct ac
 
 char *fs_jobctl_render(const struct fs_node *n)
 {
+	struct accel_attach *reg = n->mount->attach;
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
@@ -265,16 +266,15 @@ char *fs_jobctl_render(const struct fs_node *n)
 	switch (n->kind) {
 	case FS_JOB_HOLDERS:
 		put_processes(f, n->dev, n->job);
-		put_containers(f, n->job, "container=");
+		put_containers(f, reg, n->job, "container=");
 		break;
 	case FS_JOB_CONTAINERS:
-		put_containers(f, n->job, "id=");
+		put_containers(f, reg, n->job, "id=");
 		break;
 	case FS_JOB_RECLAIM:
 		fprintf(f, "%s\n",
-		        accel_reclaim_str(fs_attached()
-		                                  ? accel_attach_reclaim(fs_attached(), n->job->name, n->job->uuid)
-		                                  : ACCEL_RECLAIM_MANUAL));
+		        accel_reclaim_str(reg ? accel_attach_reclaim(reg, n->job->name, n->job->uuid)
+		                              : ACCEL_RECLAIM_MANUAL));
 		break;
 	default:
 		break;
@@ -286,7 +286,7 @@ char *fs_jobctl_render(const struct fs_node *n)
 	return text;
 }
 
-char *fs_jobctl_status_lines(const struct accel_job *j)
+char *fs_jobctl_status_lines(struct accel_attach *reg, const struct accel_job *j)
 {
 	char *text = NULL;
 	size_t len = 0;
@@ -294,9 +294,9 @@ char *fs_jobctl_status_lines(const struct accel_job *j)
 
 	if (!f)
 		return NULL;
-	if (fs_attached()) {
-		fprintf(f, "reclaim: %s\n", accel_reclaim_str(accel_attach_reclaim(fs_attached(), j->name, j->uuid)));
-		put_containers(f, j, "container: ");
+	if (reg) {
+		fprintf(f, "reclaim: %s\n", accel_reclaim_str(accel_attach_reclaim(reg, j->name, j->uuid)));
+		put_containers(f, reg, j, "container: ");
 	}
 	if (fclose(f)) {
 		free(text);

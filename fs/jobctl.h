@@ -40,11 +40,11 @@ int fs_jobctl_write(struct accelfs *fs, const struct fs_node *n, const struct fu
                     size_t size);
 
 /*
- * The text of a job's holders, containers and reclaim files, and the lines
- * status adds (reclaim, one per container).  Malloc'd, NULL when out of
- * memory.
+ * The text of a job's holders, containers and reclaim files (from the
+ * mount's registry, n->mount->attach), and the lines status adds (reclaim,
+ * one per container in reg; NULL: none).  Malloc'd, NULL when out of memory.
  */
 char *fs_jobctl_render(const struct fs_node *n);
-char *fs_jobctl_status_lines(const struct accel_job *j);
+char *fs_jobctl_status_lines(struct accel_attach *reg, const struct accel_job *j);
 
 #endif

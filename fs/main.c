@@ -301,7 +301,7 @@ int main(int argc, char *argv[])
 		goto out;
 	}
 	/* After the fork: the dies' arbiter runs a thread of its own. */
-	if (fs_dies_setup(o.sim, o.sim_topology, state_dir, o.read_only, &fs.dies, err, sizeof(err))) {
+	if (fs_dies_setup(o.sim, o.sim_topology, state_dir, o.read_only, &fs.mount.dies, err, sizeof(err))) {
 		log_error("%s", err);
 		goto out;
 	}
@@ -315,7 +315,7 @@ int main(int argc, char *argv[])
 		log_error("cannot mount on %s", mp.path);
 		goto out_signals;
 	}
-	fs_dies_mounted(fs.dies, mp.path);
+	fs_dies_mounted(fs.mount.dies, mp.path);
 	fs.notifier = fs_notifier_start(&fs);
 	if (!fs.notifier)
 		goto out_unmount;
@@ -324,7 +324,7 @@ int main(int argc, char *argv[])
 		goto out_unmount;
 	}
 	if (o.metrics_textfile) {
-		if (fs_textfile_start(fs.node, fs.dies, o.metrics_textfile, err, sizeof(err))) {
+		if (fs_textfile_start(fs.node, fs.mount.dies, o.metrics_textfile, err, sizeof(err))) {
 			log_error("%s", err);
 			goto out_unmount;
 		}
@@ -361,14 +361,14 @@ out_signals:
 	fuse_remove_signal_handlers(fs.se);
 out:
 	report_ready(1);
-	fs_attached_close();
+	fs_attached_close(&fs);
 	/*
 	 * The textfile writer renders the dies: it goes first, taking its file
 	 * with it (a publish or a counter moving from now on kicks nobody).
 	 */
 	accel_metrics_set_listener(NULL, NULL);
 	fs_textfile_stop();
-	fs_dies_free(fs.dies); /* before the session: parked opens are answered */
+	fs_dies_free(fs.mount.dies); /* before the session: parked opens are answered */
 	if (fs.se)
 		fuse_session_destroy(fs.se);
 	fs_open_files_free(&fs);

@@ -74,7 +74,7 @@ static bool same_rendering(struct accelfs *fs, const struct accel_snapshot *a, c
 	size_t la = 0, lb = 0;
 	bool same;
 
-	if (fs_tree_resolve(a, fs->dies, path, &na) || na.kind != nb->kind || na.entry != nb->entry)
+	if (fs_tree_resolve(a, &fs->mount, path, &na) || na.kind != nb->kind || na.entry != nb->entry)
 		return false;
 	if (fs_render(fs->node, a, &na, &ta, &la) || fs_render(fs->node, b, nb, &tb, &lb)) {
 		free(ta);
@@ -120,7 +120,7 @@ static void compare_one(struct compare *c, uint64_t ino, uint64_t parent, const 
 {
 	struct fs_node n;
 
-	if (fs_tree_resolve(c->cur, c->fs->dies, path, &n)) {
+	if (fs_tree_resolve(c->cur, &c->fs->mount, path, &n)) {
 		push_gone(c, parent, ino, name);
 		return;
 	}

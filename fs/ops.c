@@ -54,7 +54,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	}
 	snprintf(path + plen, sizeof(path) - plen, "%s%s", plen ? "/" : "", name);
 	snap = accel_node_snapshot(fs->node);
-	if (fs_tree_resolve(snap, fs->dies, path, &n)) {
+	if (fs_tree_resolve(snap, &fs->mount, path, &n)) {
 		accel_snapshot_unref(snap);
 		fuse_reply_err(req, ENOENT);
 		return;

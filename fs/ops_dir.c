@@ -188,6 +188,7 @@ void fs_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mod
 	n.kind = node_level ? FS_NODE_JOB : FS_JOB;
 	n.job = &made;
 	n.via_node = node_level;
+	n.mount = &fs->mount;
 	snprintf(path + strlen(path), sizeof(path) - strlen(path), "/%s", name);
 	fs_reply_entry(req, fs, NULL, parent, name, path, &n);
 }
@@ -205,7 +206,7 @@ void fs_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 		return;
 	}
 	snprintf(path + strlen(path), sizeof(path) - strlen(path), "/%s", name);
-	if (fs_tree_resolve(snap, fs->dies, path, &n)) {
+	if (fs_tree_resolve(snap, &fs->mount, path, &n)) {
 		accel_snapshot_unref(snap);
 		fuse_reply_err(req, ENOENT);
 		return;

@@ -91,8 +91,8 @@ static void generated_read(fuse_req_t req, size_t size, off_t off, struct fuse_f
 		struct fs_node n;
 		char *buf = NULL;
 		size_t len = 0;
-		int ret = fs_tree_resolve(snap, fs->dies, of->path, &n) ? -ENOENT
-		                                                        : fs_render(fs->node, snap, &n, &buf, &len);
+		int ret = fs_tree_resolve(snap, &fs->mount, of->path, &n) ? -ENOENT
+		                                                          : fs_render(fs->node, snap, &n, &buf, &len);
 
 		accel_snapshot_unref(snap);
 		if (ret) {
@@ -122,7 +122,7 @@ static void generated_write(fuse_req_t req, const char *buf, size_t size, off_t 
 
 	/* Besides vram, dies/ has enabled, driver, policy and lease_ms: the whole value in one write. */
 	snap = accel_node_snapshot(fs->node);
-	ret = fs_tree_resolve(snap, fs->dies, of->path, &n)           ? -ENOENT
+	ret = fs_tree_resolve(snap, &fs->mount, of->path, &n)         ? -ENOENT
 	      : !fs_dies_attr_kind(n.kind) && n.kind != FS_DIE_DRIVER ? -EACCES
 	      : off                                                   ? -EINVAL
 	                                                              : 0;
@@ -130,12 +130,12 @@ static void generated_write(fuse_req_t req, const char *buf, size_t size, off_t 
 		ret = fs_jobctl_write(fs, &n, fuse_req_ctx(req), buf, size);
 	accel_snapshot_unref(snap);
 	if (!ret && n.kind == FS_DIE_DRIVER) {
-		fs_dies_write_driver(req, fs->dies, n.die, buf,
+		fs_dies_write_driver(req, fs->mount.dies, n.die, buf,
 		                     size); /* answered there, perhaps once the die is back */
 		return;
 	}
 	if (!ret && fs_dies_attr_kind(n.kind))
-		ret = fs_dies_write_attr(fs->dies, n.kind, n.die, buf, size);
+		ret = fs_dies_write_attr(fs->mount.dies, n.kind, n.die, buf, size);
 	if (ret < 0)
 		fuse_reply_err(req, -ret);
 	else

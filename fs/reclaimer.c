@@ -114,7 +114,7 @@ static void reclaim(const struct accel_snapshot *s, const char *job)
 
 static void pass(void)
 {
-	struct accel_attach *reg = fs_attached();
+	struct accel_attach *reg = r.fs->mount.attach;
 	struct accel_snapshot *s;
 	struct accel_sweep_event *ev;
 	size_t n;
@@ -129,7 +129,7 @@ static void pass(void)
 			/* Its poststop hook may still come, or never (conmon killed, a crash): the pid decides. */
 			log_info("%s: container %.12s has exited (pid %d is gone): attachment cleared", ev[i].job,
 			         ev[i].gone.id, (int)ev[i].gone.pid);
-			fs_attached_changed(ev[i].job);
+			fs_attached_changed(r.fs, ev[i].job);
 		}
 		if (ev[i].due)
 			reclaim(s, ev[i].job);

@@ -101,14 +101,14 @@ static enum fs_kind dev_entry(const struct accel_job *j, const char *sub, const 
 	return FS_NONE;
 }
 
-int fs_tree_resolve(const struct accel_snapshot *s, struct fs_dies *dies, const char *path, struct fs_node *out)
+int fs_tree_resolve(const struct accel_snapshot *s, const struct fs_mount *m, const char *path, struct fs_node *out)
 {
 	char buf[1024], *save = NULL, *comp;
 	struct fs_node n;
 
 	memset(&n, 0, sizeof(n));
 	n.kind = FS_ROOT;
-	n.dies = dies;
+	n.mount = m;
 	if (strlen(path) >= sizeof(buf))
 		return -ENOENT;
 	strcpy(buf, path);
@@ -200,15 +200,15 @@ void fs_tree_list(const struct accel_snapshot *s, const struct fs_node *dir, fs_
 	switch (dir->kind) {
 	case FS_ROOT:
 		for (size_t i = 0; i < s->n_devices; i++) {
-			struct fs_node child = { .kind = FS_DEVICE, .dev = s->devices[i], .dies = dir->dies };
+			struct fs_node child = { .kind = FS_DEVICE, .dev = s->devices[i], .mount = dir->mount };
 			emit(ctx, s->devices[i]->name, FS_DEVICE, &child);
 		}
 		{
-			struct fs_node child = { .kind = FS_NODE_MIG, .dies = dir->dies };
+			struct fs_node child = { .kind = FS_NODE_MIG, .mount = dir->mount };
 			emit(ctx, "mig", FS_NODE_MIG, &child);
 		}
 		if (fs_dies_tree_root(dir) == FS_DIES) {
-			struct fs_node child = { .kind = FS_DIES, .dies = dir->dies };
+			struct fs_node child = { .kind = FS_DIES, .mount = dir->mount };
 			emit(ctx, "dies", FS_DIES, &child);
 		}
 		break;
@@ -226,7 +226,7 @@ void fs_tree_list(const struct accel_snapshot *s, const struct fs_node *dir, fs_
 					seen = accel_device_profile(s->devices[e], name) != NULL;
 				if (seen)
 					continue;
-				struct fs_node child = { .kind = FS_NODE_PROFILE, .dies = dir->dies };
+				struct fs_node child = { .kind = FS_NODE_PROFILE, .mount = dir->mount };
 				snprintf(child.node_profile, sizeof(child.node_profile), "%s", name);
 				emit(ctx, name, FS_NODE_PROFILE, &child);
 			}

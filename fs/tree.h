@@ -45,6 +45,18 @@ struct fs_node;
 struct fs_text;
 struct fs_dies;
 struct accel_node;
+struct accel_attach;
+
+/*
+ * What a mount serves besides the node's snapshots.  struct accelfs holds
+ * it (fs->mount), and every fs_node carries a pointer to it, so that the
+ * tree and the texts rendered from a snapshot reach the mount's own, never
+ * a process-wide copy.  A member is NULL where the mount has none.
+ */
+struct fs_mount {
+	struct fs_dies *dies;        /* dies/ (fs/dies.h); NULL: no slot, no dies/ */
+	struct accel_attach *attach; /* the containers given each job (fs/attached.h) */
+};
 
 /* Write file n's text into t (fs_put, fs/render.h): 0, or -errno (-ENODEV: a lost job fails closed). */
 typedef int (*fs_render_fn)(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
@@ -86,15 +98,11 @@ struct fs_node {
 	char node_profile[ACCEL_NAME_MAX];   /* node-level mig/<profile>: the published name */
 	bool via_node;                       /* reached through the node-level mig/ */
 	uint32_t die;                        /* FS_DIE and its files */
-	struct fs_dies *dies;                /* the mount's dies/ (fs/dies.h), NULL: none; every node carries it */
+	const struct fs_mount *mount;        /* what it was resolved in (never NULL); listed children inherit it */
 };
 
-/*
- * Resolve a path ("" = root) in a snapshot of the node and the mount's dies/
- * (NULL: none): 0, or -ENOENT.  The node found, and every child listed from
- * it, carries dies for what renders it.
- */
-int fs_tree_resolve(const struct accel_snapshot *s, struct fs_dies *dies, const char *path, struct fs_node *out);
+/* Resolve a path ("" = root) in a snapshot of the node, served by mount m: 0, or -ENOENT. */
+int fs_tree_resolve(const struct accel_snapshot *s, const struct fs_mount *m, const char *path, struct fs_node *out);
 
 /* List a directory's entries (without "." and ".."). */
 typedef void (*fs_emit_fn)(void *ctx, const char *name, enum fs_kind kind, const struct fs_node *child);

@@ -117,7 +117,8 @@ static void profile_info_text(struct fs_text *t, const struct accel_profile *p)
 	fs_put(t, "capacity: %u\n", accel_ledger_capacity(p->n_placements));
 }
 
-static void status_text(struct fs_text *t, const struct accel_device *d, const struct accel_job *j)
+static void status_text(struct fs_text *t, const struct fs_node *n, const struct accel_device *d,
+                        const struct accel_job *j)
 {
 	char when[32] = "";
 	struct tm tm;
@@ -141,7 +142,7 @@ static void status_text(struct fs_text *t, const struct accel_device *d, const s
 	fs_put(t, "owner: %u:%u\n", (unsigned)j->uid, (unsigned)j->gid);
 	fs_put(t, "created: %s\n", when);
 	/* reclaim and the containers given it (fs/jobctl.c) */
-	char *more = fs_jobctl_status_lines(j);
+	char *more = fs_jobctl_status_lines(n->mount->attach, j);
 	if (!more)
 		t->oom = true;
 	else
@@ -173,7 +174,7 @@ static int metrics(struct fs_text *t, struct accel_node *node, const struct acce
 {
 	char *text = NULL;
 	size_t len = 0;
-	int ret = fs_metrics_render(s, n->dies, &text, &len);
+	int ret = fs_metrics_render(s, n->mount->dies, &text, &len);
 
 	(void)node;
 	return ret ? ret : fs_text_adopt(t, text, len);
@@ -184,7 +185,7 @@ static int node_json(struct fs_text *t, struct accel_node *node, const struct ac
 {
 	char *text = NULL;
 	size_t len = 0;
-	int ret = fs_node_json_render(s, n->dies, &text, &len);
+	int ret = fs_node_json_render(s, n->mount->dies, &text, &len);
 
 	(void)node;
 	return ret ? ret : fs_text_adopt(t, text, len);
@@ -315,7 +316,7 @@ static int job_status(struct fs_text *t, struct accel_node *node, const struct a
 {
 	(void)node;
 	(void)s;
-	status_text(t, n->dev, n->job);
+	status_text(t, n, n->dev, n->job);
 	return 0;
 }
 

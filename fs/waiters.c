@@ -47,7 +47,7 @@ static char *render_now(struct accelfs *fs, const struct accel_snapshot *s, cons
 	struct fs_node n;
 	char *buf = NULL;
 
-	if (!s || fs_tree_resolve(s, fs->dies, path, &n) || fs_render(fs->node, s, &n, &buf, len))
+	if (!s || fs_tree_resolve(s, &fs->mount, path, &n) || fs_render(fs->node, s, &n, &buf, len))
 		return NULL;
 	return buf;
 }

@@ -25,41 +25,77 @@ static unsigned ci_free(const struct smi_ci_profile *c, const struct smi_ci *cis
 	return by_slices < c->info.instanceCount - same ? by_slices : c->info.instanceCount - same;
 }
 
-int smi_mig_lcip(struct smi *s, mig_device_t *devs, unsigned *idx, unsigned n, bool ids)
-{
-	bool header = false;
+/* A selected GPU instance with its CI profiles and compute instances, as the -lcip/-lci/-dci walks see it. */
+struct gi_view {
+	unsigned dev_index;
+	mig_device_t dev;
+	const struct smi_gi *gi;
+	struct smi_ci_profile cp[MAX_CI_PROFILES];
+	unsigned np;
+	struct smi_ci cis[MAX_CIS];
+	unsigned nc;
+};
 
+/* Call fn for every GPU instance that -gi selects on each of the n devices, in order. */
+static void each_selected_gi(struct smi *s, mig_device_t *devs, unsigned *idx, unsigned n,
+                             void (*fn)(struct smi *s, const struct gi_view *v, void *ctx), void *ctx)
+{
+	struct gi_view *v = malloc(sizeof(*v));
+
+	if (!v)
+		return;
 	for (unsigned d = 0; d < n; d++) {
 		struct smi_gi gis[MAX_GIS];
 		unsigned ng = smi_mig_selected_gis(s, devs[d], gis);
 
 		for (unsigned g = 0; g < ng; g++) {
-			struct smi_ci_profile cp[MAX_CI_PROFILES];
-			struct smi_ci cis[MAX_CIS];
-			unsigned np = smi_ci_profiles(s, gis[g].handle, cp, MAX_CI_PROFILES), nc, gi_slices = 0;
-			char gi_name[MIG_DEVICE_NAME_V2_BUFFER_SIZE], name[MIG_DEVICE_NAME_V2_BUFFER_SIZE * 2];
-
-			nc = smi_mig_cis(s, gis[g].handle, cp, np, cis, MAX_CIS);
-			for (unsigned i = 0; i < np; i++)
-				if (cp[i].whole)
-					gi_slices = cp[i].info.sliceCount;
-			smi_mig_gi_profile_name(s, devs[d], gis[g].info.profileId, gi_name, sizeof(gi_name));
-			for (unsigned i = 0; i < np; i++) {
-				if (ids) {
-					printf("%u:%u\n", cp[i].info.id, cp[i].info.sliceCount);
-					header = true;
-					continue;
-				}
-				if (!header)
-					smi_print_lcip_header(s);
-				header = true;
-				smi_ci_profile_name(s, &cp[i], gi_name, name, sizeof(name));
-				smi_print_lcip_row(s, idx[d], gis[g].info.id, name, &cp[i],
-				                   ci_free(&cp[i], cis, nc, gi_slices));
-			}
+			v->dev_index = idx[d];
+			v->dev = devs[d];
+			v->gi = &gis[g];
+			v->np = smi_ci_profiles(s, gis[g].handle, v->cp, MAX_CI_PROFILES);
+			v->nc = smi_mig_cis(s, gis[g].handle, v->cp, v->np, v->cis, MAX_CIS);
+			fn(s, v, ctx);
 		}
 	}
-	if (!header && !ids)
+	free(v);
+}
+
+struct listing {
+	bool ids;    /* -lcip --ids: id:slices lines, no table */
+	bool header; /* something was printed */
+};
+
+static void lcip_gi(struct smi *s, const struct gi_view *v, void *ctx)
+{
+	struct listing *l = ctx;
+	unsigned gi_slices = 0;
+	char gi_name[MIG_DEVICE_NAME_V2_BUFFER_SIZE], name[MIG_DEVICE_NAME_V2_BUFFER_SIZE * 2];
+
+	for (unsigned i = 0; i < v->np; i++)
+		if (v->cp[i].whole)
+			gi_slices = v->cp[i].info.sliceCount;
+	smi_mig_gi_profile_name(s, v->dev, v->gi->info.profileId, gi_name, sizeof(gi_name));
+	for (unsigned i = 0; i < v->np; i++) {
+		if (l->ids) {
+			printf("%u:%u\n", v->cp[i].info.id, v->cp[i].info.sliceCount);
+			l->header = true;
+			continue;
+		}
+		if (!l->header)
+			smi_print_lcip_header(s);
+		l->header = true;
+		smi_ci_profile_name(s, &v->cp[i], gi_name, name, sizeof(name));
+		smi_print_lcip_row(s, v->dev_index, v->gi->info.id, name, &v->cp[i],
+		                   ci_free(&v->cp[i], v->cis, v->nc, gi_slices));
+	}
+}
+
+int smi_mig_lcip(struct smi *s, mig_device_t *devs, unsigned *idx, unsigned n, bool ids)
+{
+	struct listing l = { .ids = ids };
+
+	each_selected_gi(s, devs, idx, n, lcip_gi, &l);
+	if (!l.header && !ids)
 		printf("No compute instance profiles found.\n");
 	return SMI_OK;
 }
@@ -164,88 +200,88 @@ int smi_mig_cci(struct smi *s, mig_device_t *devs, unsigned *idx, unsigned n, co
 	return rc;
 }
 
+/* Does -ci select this compute instance? */
+static bool ci_selected(const struct smi *s, const struct smi_ci *ci)
+{
+	return s->ci == SMI_ALL || ci->info.id == (unsigned)s->ci;
+}
+
+static void lci_gi(struct smi *s, const struct gi_view *v, void *ctx)
+{
+	struct listing *l = ctx;
+	char gi_name[MIG_DEVICE_NAME_V2_BUFFER_SIZE], name[MIG_DEVICE_NAME_V2_BUFFER_SIZE * 2];
+
+	smi_mig_gi_profile_name(s, v->dev, v->gi->info.profileId, gi_name, sizeof(gi_name));
+	for (unsigned c = 0; c < v->nc; c++) {
+		const struct smi_ci_profile *prof = NULL;
+
+		if (!ci_selected(s, &v->cis[c]))
+			continue;
+		for (unsigned k = 0; k < v->np && !prof; k++)
+			if (v->cp[k].info.id == v->cis[c].info.profileId)
+				prof = &v->cp[k];
+		if (prof)
+			smi_ci_profile_name(s, prof, gi_name, name, sizeof(name));
+		else
+			snprintf(name, sizeof(name), "?");
+		if (!l->header)
+			smi_print_lci_header(s);
+		l->header = true;
+		smi_print_lci_row(s, v->dev_index, v->gi->info.id, name, &v->cis[c].info);
+	}
+}
+
 int smi_mig_lci(struct smi *s, mig_device_t *devs, unsigned *idx, unsigned n)
 {
-	bool header = false;
+	struct listing l = { .ids = false };
 
-	for (unsigned d = 0; d < n; d++) {
-		struct smi_gi gis[MAX_GIS];
-		unsigned ng = smi_mig_selected_gis(s, devs[d], gis);
-
-		for (unsigned g = 0; g < ng; g++) {
-			struct smi_ci_profile cp[MAX_CI_PROFILES];
-			struct smi_ci cis[MAX_CIS];
-			unsigned np = smi_ci_profiles(s, gis[g].handle, cp, MAX_CI_PROFILES);
-			unsigned nc = smi_mig_cis(s, gis[g].handle, cp, np, cis, MAX_CIS);
-			char gi_name[MIG_DEVICE_NAME_V2_BUFFER_SIZE], name[MIG_DEVICE_NAME_V2_BUFFER_SIZE * 2];
-
-			smi_mig_gi_profile_name(s, devs[d], gis[g].info.profileId, gi_name, sizeof(gi_name));
-			for (unsigned c = 0; c < nc; c++) {
-				const struct smi_ci_profile *prof = NULL;
-
-				if (s->ci != SMI_ALL && cis[c].info.id != (unsigned)s->ci)
-					continue;
-				for (unsigned k = 0; k < np && !prof; k++)
-					if (cp[k].info.id == cis[c].info.profileId)
-						prof = &cp[k];
-				if (prof)
-					smi_ci_profile_name(s, prof, gi_name, name, sizeof(name));
-				else
-					snprintf(name, sizeof(name), "?");
-				if (!header)
-					smi_print_lci_header(s);
-				header = true;
-				smi_print_lci_row(s, idx[d], gis[g].info.id, name, &cis[c].info);
-			}
-		}
-	}
-	if (!header)
+	each_selected_gi(s, devs, idx, n, lci_gi, &l);
+	if (!l.header)
 		printf("No compute instances found.\n");
 	return SMI_OK;
 }
 
+/* What -dci found and how it went. */
+struct removal {
+	bool found;
+	int rc;
+};
+
+static void dci_gi(struct smi *s, const struct gi_view *v, void *ctx)
+{
+	struct removal *rm = ctx;
+
+	for (unsigned c = 0; c < v->nc; c++) {
+		const mig_compute_instance_info_t *ci = &v->cis[c].info;
+		mig_return_t r;
+
+		if (!ci_selected(s, &v->cis[c]))
+			continue;
+		rm->found = true;
+		r = s->lib.ComputeInstanceDestroy(v->cis[c].handle);
+		if (r)
+			rm->rc = smi_fail(
+				s, r,
+				s->thead ? "Failed to destroy compute instance ID %u from PPU %u GPU instance %u"
+					 : "Unable to destroy compute instance ID %2u from GPU %2u GPU instance ID %2u",
+				ci->id, v->dev_index, v->gi->info.id);
+		else if (s->thead)
+			printf("Successfully destroyed compute instance ID %u from PPU %u GPU instance %u\n", ci->id,
+			       v->dev_index, v->gi->info.id);
+		else
+			printf("Successfully destroyed compute instance ID %2u from GPU %2u GPU instance ID %2u\n",
+			       ci->id, v->dev_index, v->gi->info.id);
+	}
+}
+
 int smi_mig_dci(struct smi *s, mig_device_t *devs, unsigned *idx, unsigned n)
 {
-	int rc = SMI_OK;
-	bool found = false;
+	struct removal rm = { .found = false, .rc = SMI_OK };
 
-	for (unsigned d = 0; d < n; d++) {
-		struct smi_gi gis[MAX_GIS];
-		unsigned ng = smi_mig_selected_gis(s, devs[d], gis);
-
-		for (unsigned g = 0; g < ng; g++) {
-			struct smi_ci_profile cp[MAX_CI_PROFILES];
-			struct smi_ci cis[MAX_CIS];
-			unsigned np = smi_ci_profiles(s, gis[g].handle, cp, MAX_CI_PROFILES);
-			unsigned nc = smi_mig_cis(s, gis[g].handle, cp, np, cis, MAX_CIS);
-
-			for (unsigned c = 0; c < nc; c++) {
-				mig_return_t r;
-
-				if (s->ci != SMI_ALL && cis[c].info.id != (unsigned)s->ci)
-					continue;
-				found = true;
-				r = s->lib.ComputeInstanceDestroy(cis[c].handle);
-				if (r) {
-					rc = smi_fail(
-						s, r,
-						s->thead
-							? "Failed to destroy compute instance ID %u from PPU %u GPU instance %u"
-							: "Unable to destroy compute instance ID %2u from GPU %2u GPU instance ID %2u",
-						cis[c].info.id, idx[d], gis[g].info.id);
-				} else if (s->thead) {
-					printf("Successfully destroyed compute instance ID %u from PPU %u GPU instance %u\n",
-					       cis[c].info.id, idx[d], gis[g].info.id);
-				} else {
-					printf("Successfully destroyed compute instance ID %2u from GPU %2u GPU instance ID %2u\n",
-					       cis[c].info.id, idx[d], gis[g].info.id);
-				}
-			}
-		}
-	}
-	if (!found) {
+	each_selected_gi(s, devs, idx, n, dci_gi, &rm);
+	if (!rm.found) {
 		fprintf(stderr, "No compute instances found\n");
 		return SMI_FAILED;
 	}
-	return rc;
+	return rm.rc;
 }

@@ -119,6 +119,32 @@ int sim_json_require(json_t *o, const char *const *keys, const char *what, char 
 	return 0;
 }
 
+/* The plain fields of a profile entry; "placements" and "gi_profiles" are read apart. */
+static const struct sim_field gi_profile_fields[] = {
+	SIM_UINT("index", struct sim_gi_profile, index),
+	SIM_UINT("id", struct sim_gi_profile, id),
+	SIM_STR("name", struct sim_gi_profile, name),
+	SIM_UINT("slices", struct sim_gi_profile, slices),
+	SIM_UINT("instances", struct sim_gi_profile, instances),
+	SIM_UINT("multiprocessors", struct sim_gi_profile, multiprocessors),
+	SIM_UINT("copy_engines", struct sim_gi_profile, copy_engines),
+	SIM_UINT("decoders", struct sim_gi_profile, decoders),
+	SIM_UINT("encoders", struct sim_gi_profile, encoders),
+	SIM_UINT("jpegs", struct sim_gi_profile, jpegs),
+	SIM_UINT("ofas", struct sim_gi_profile, ofas),
+	SIM_ULL("memory_mib", struct sim_gi_profile, memory_mib),
+	SIM_UINT("capabilities", struct sim_gi_profile, capabilities),
+	{ NULL, 0, 0, 0 },
+};
+
+static const struct sim_field ci_profile_fields[] = {
+	SIM_UINT("index", struct sim_ci_profile, index),
+	SIM_UINT("id", struct sim_ci_profile, id),
+	SIM_UINT("slices", struct sim_ci_profile, slices),
+	SIM_UINT("multiprocessors", struct sim_ci_profile, multiprocessors),
+	{ NULL, 0, 0, 0 },
+};
+
 int sim_json_read_gi_profile(json_t *o, struct sim_gi_profile *p, const char *what, char *err, size_t errlen)
 {
 	static const char *const keys[] = { "index",        "id",         "name",
@@ -136,31 +162,7 @@ int sim_json_read_gi_profile(json_t *o, struct sim_gi_profile *p, const char *wh
 	if (!ret)
 		ret = sim_json_require(o, required, what, err, errlen);
 	if (!ret)
-		ret = sim_json_uint(o, "index", &p->index, what, err, errlen);
-	if (!ret)
-		ret = sim_json_uint(o, "id", &p->id, what, err, errlen);
-	if (!ret)
-		ret = sim_json_str(o, "name", p->name, sizeof(p->name), what, err, errlen);
-	if (!ret)
-		ret = sim_json_uint(o, "slices", &p->slices, what, err, errlen);
-	if (!ret)
-		ret = sim_json_uint(o, "instances", &p->instances, what, err, errlen);
-	if (!ret)
-		ret = sim_json_uint(o, "multiprocessors", &p->multiprocessors, what, err, errlen);
-	if (!ret)
-		ret = sim_json_uint(o, "copy_engines", &p->copy_engines, what, err, errlen);
-	if (!ret)
-		ret = sim_json_uint(o, "decoders", &p->decoders, what, err, errlen);
-	if (!ret)
-		ret = sim_json_uint(o, "encoders", &p->encoders, what, err, errlen);
-	if (!ret)
-		ret = sim_json_uint(o, "jpegs", &p->jpegs, what, err, errlen);
-	if (!ret)
-		ret = sim_json_uint(o, "ofas", &p->ofas, what, err, errlen);
-	if (!ret)
-		ret = sim_json_ull(o, "memory_mib", &p->memory_mib, what, err, errlen);
-	if (!ret)
-		ret = sim_json_uint(o, "capabilities", &p->capabilities, what, err, errlen);
+		ret = sim_json_fields(o, gi_profile_fields, p, what, err, errlen);
 	if (ret)
 		return ret;
 	pl = json_object_get(o, "placements");
@@ -185,13 +187,7 @@ int sim_json_read_ci_profile(json_t *o, struct sim_ci_profile *c, const char *wh
 	if (!ret)
 		ret = sim_json_require(o, required, what, err, errlen);
 	if (!ret)
-		ret = sim_json_uint(o, "index", &c->index, what, err, errlen);
-	if (!ret)
-		ret = sim_json_uint(o, "id", &c->id, what, err, errlen);
-	if (!ret)
-		ret = sim_json_uint(o, "slices", &c->slices, what, err, errlen);
-	if (!ret)
-		ret = sim_json_uint(o, "multiprocessors", &c->multiprocessors, what, err, errlen);
+		ret = sim_json_fields(o, ci_profile_fields, c, what, err, errlen);
 	if (ret)
 		return ret;
 	list = json_object_get(o, "gi_profiles");

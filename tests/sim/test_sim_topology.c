@@ -173,6 +173,11 @@ static void test_bad_topology(void **state)
 	setenv("ACCELFS_SIM_TOPOLOGY", topo, 1);
 	assert_true(accel_family_open_lib(&accel_family_thead, fx->lib_path, &lib, err, sizeof(err)) < 0);
 	assert_non_null(strstr(err, "Driver Not Loaded"));
+	/* Every key known and present, one value of the wrong type: refused as well. */
+	write_file(topo, "{ \"thead\": { \"count\": 2, \"gi_profiles\": [ { \"index\": 1, \"id\": 5, \"name\": \"x\", "
+	                 "\"slices\": \"many\", \"instances\": 1, \"memory_mib\": 1, \"placements\": \"\" } ] } }");
+	assert_true(accel_family_open_lib(&accel_family_thead, fx->lib_path, &lib, err, sizeof(err)) < 0);
+	assert_non_null(strstr(err, "Driver Not Loaded"));
 	/* Nothing was powered on: a fixed topology works next time. */
 	unsetenv("ACCELFS_SIM_TOPOLOGY");
 	fx_open(fx);

@@ -100,6 +100,19 @@ static char *bounce_buffer(void)
 	return buf;
 }
 
+/*
+ * Copy size bytes between the slot's mapping (begun with bs_arb_io_begin)
+ * and a buffer, and end the access; a fault of the mapping (the hold was
+ * revoked meanwhile) becomes the arbiter's errno for it.  0, or -errno.
+ */
+static int slot_copy(struct fs_vram *h, uint64_t epoch, void *dst, const void *src, size_t size)
+{
+	int ret = bs_guarded_copy(dst, src, size);
+
+	bs_arb_io_end(h->d->arb);
+	return ret ? bs_arb_io_fault(h->d->arb, h->die, epoch) : 0;
+}
+
 void fs_dies_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct fs_vram *h = fs_vram_of(fi);
@@ -118,11 +131,6 @@ void fs_dies_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info 
 	}
 	if (size > FS_DIES_MAX_IO)
 		size = FS_DIES_MAX_IO; /* max_read: the kernel never asks for more */
-	buf = bounce_buffer();
-	if (!buf) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
 	ret = bs_arb_io_begin(h->d->arb, h->die, epoch, &vram);
 	if (ret) {
 		fuse_reply_err(req, -ret);
@@ -138,10 +146,13 @@ void fs_dies_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info 
 			         h->die, size, (long long)off, strerror(-ret));
 		return;
 	}
-	ret = bs_guarded_copy(buf, (const char *)vram + off, size);
-	bs_arb_io_end(h->d->arb);
-	if (ret)
-		ret = bs_arb_io_fault(h->d->arb, h->die, epoch);
+	buf = bounce_buffer(); /* only here: a pinnable read never needs it */
+	if (!buf) {
+		bs_arb_io_end(h->d->arb);
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	ret = slot_copy(h, epoch, buf, (const char *)vram + off, size);
 	if (ret)
 		fuse_reply_err(req, -ret);
 	else
@@ -164,12 +175,8 @@ void fs_dies_write(fuse_req_t req, const char *buf, size_t size, off_t off, stru
 		return;
 	}
 	ret = bs_arb_io_begin(h->d->arb, h->die, epoch, &vram);
-	if (!ret) {
-		ret = bs_guarded_copy((char *)vram + off, buf, size);
-		bs_arb_io_end(h->d->arb);
-		if (ret)
-			ret = bs_arb_io_fault(h->d->arb, h->die, epoch);
-	}
+	if (!ret)
+		ret = slot_copy(h, epoch, (char *)vram + off, buf, size);
 	if (ret)
 		fuse_reply_err(req, -ret);
 	else

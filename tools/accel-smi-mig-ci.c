@@ -40,24 +40,21 @@ struct gi_view {
 static void each_selected_gi(struct smi *s, mig_device_t *devs, unsigned *idx, unsigned n,
                              void (*fn)(struct smi *s, const struct gi_view *v, void *ctx), void *ctx)
 {
-	struct gi_view *v = malloc(sizeof(*v));
+	struct gi_view v;
 
-	if (!v)
-		return;
 	for (unsigned d = 0; d < n; d++) {
 		struct smi_gi gis[MAX_GIS];
 		unsigned ng = smi_mig_selected_gis(s, devs[d], gis);
 
 		for (unsigned g = 0; g < ng; g++) {
-			v->dev_index = idx[d];
-			v->dev = devs[d];
-			v->gi = &gis[g];
-			v->np = smi_ci_profiles(s, gis[g].handle, v->cp, MAX_CI_PROFILES);
-			v->nc = smi_mig_cis(s, gis[g].handle, v->cp, v->np, v->cis, MAX_CIS);
-			fn(s, v, ctx);
+			v.dev_index = idx[d];
+			v.dev = devs[d];
+			v.gi = &gis[g];
+			v.np = smi_ci_profiles(s, gis[g].handle, v.cp, MAX_CI_PROFILES);
+			v.nc = smi_mig_cis(s, gis[g].handle, v.cp, v.np, v.cis, MAX_CIS);
+			fn(s, &v, ctx);
 		}
 	}
-	free(v);
 }
 
 struct listing {

@@ -91,9 +91,8 @@ class FaultAtEveryCall(TrustCase):
             n.mkdir(d, "mig", p, j)
         baseline = unowned(n, [fam])
         problems = []
-        k = calls = 0
+        k = 0
         while True:
-            calls = k
             job = f"c{k}"
             where = (dev, "mig", prof, job) if dev else ("mig", prof, job)
             ctx = f"{fam}: mkdir {'/'.join(where)} with driver call #{k} failing {code}"
@@ -121,10 +120,11 @@ class FaultAtEveryCall(TrustCase):
                 e2 = n.errno_of(os.rmdir, n.path(*where))
                 if e2:
                     problems.append(f"{ctx}: cleaning up, rmdir answered {name(e2)}")
-            k = self.next_call(fam, k, fired, err, f"{ctx}: no fault fired, yet mkdir answered", problems)
-            if k is None:
+            nxt = self.next_call(fam, k, fired, err, f"{ctx}: no fault fired, yet mkdir answered", problems)
+            if nxt is None:
                 break
-        self.sweep_over(fam, "carve", calls, problems)
+            k = nxt
+        self.sweep_over(fam, "carve", k, problems)
 
     def reclaim_sweep(self, F, dev, prof, code, setup=()):
         """rmdir of a job on dev/prof with the k-th driver call failing `code`."""
@@ -132,9 +132,8 @@ class FaultAtEveryCall(TrustCase):
         for d, p, j in setup:
             n.mkdir(d, "mig", p, j)
         problems = []
-        k = calls = 0
+        k = 0
         while True:
-            calls = k
             job = f"r{k}"
             ctx = f"{fam}: rmdir {dev}/mig/{prof}/{job} with driver call #{k} failing {code}"
             free = n.available(dev, prof)
@@ -182,10 +181,11 @@ class FaultAtEveryCall(TrustCase):
             problems += [f"{ctx}: {p}" for p in invariants(n, [fam], drv=drv)]
             if os.path.isdir(n.path(dev, "mig", prof, job)):
                 n.errno_of(os.rmdir, n.path(dev, "mig", prof, job))
-            k = self.next_call(fam, k, fired, err, f"{ctx}: no fault fired, yet rmdir answered", problems)
-            if k is None:
+            nxt = self.next_call(fam, k, fired, err, f"{ctx}: no fault fired, yet rmdir answered", problems)
+            if nxt is None:
                 break
-        self.sweep_over(fam, "reclaim", calls, problems)
+            k = nxt
+        self.sweep_over(fam, "reclaim", k, problems)
 
     # carve: a card with another instance on it, so that placement and available matter
     def test_carve_fault_at_every_call_ppu(self):

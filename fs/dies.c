@@ -333,11 +333,6 @@ const struct fs_file_ops fs_vram_ops = {
 
 /* ---- what the tree shows -------------------------------------------------------------- */
 
-bool fs_dies_present(const struct fs_dies *d)
-{
-	return d != NULL;
-}
-
 unsigned fs_dies_count(const struct fs_dies *d)
 {
 	bs_status st;

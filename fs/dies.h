@@ -45,7 +45,6 @@ void fs_dies_mounted(struct fs_dies *d, const char *mountpoint);
 
 /* ---- for tree.c and render.c ----------------------------------------------- */
 
-bool fs_dies_present(const struct fs_dies *d);
 unsigned fs_dies_count(const struct fs_dies *d);
 bool fs_dies_has(const struct fs_dies *d, uint32_t die);
 int fs_dies_die_info(const struct fs_dies *d, uint32_t die, bs_die_info *out);

@@ -17,7 +17,7 @@ static const struct {
 
 enum fs_kind fs_dies_tree_root(const struct fs_node *root)
 {
-	return fs_dies_present(root->mount->dies) ? FS_DIES : FS_NONE;
+	return root->mount->dies ? FS_DIES : FS_NONE;
 }
 
 /* A die number as the tree spells it: decimal, no sign, no leading zero. */

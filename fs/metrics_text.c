@@ -190,7 +190,7 @@ static void dies_metrics(FILE *f, const struct fs_dies *dies, const struct accel
 	struct fs_dies_status st;
 	unsigned n = fs_dies_count(dies);
 
-	if (!fs_dies_present(dies) || fs_dies_status(dies, &st))
+	if (fs_dies_status(dies, &st)) /* no dies/ (NULL): -ENOENT */
 		return;
 	counter(f, "accelfs_dies_slot_swaps_total",
 	        "Dies put into the BAR slot so far, by any process (dies/slot swaps).", st.slot.swaps);

@@ -208,7 +208,7 @@ static json_t *dies_json(const struct fs_dies *dies)
 	unsigned n = fs_dies_count(dies);
 	json_t *list, *slot;
 
-	if (!fs_dies_present(dies) || fs_dies_status(dies, &st))
+	if (fs_dies_status(dies, &st)) /* no dies/ (NULL): -ENOENT */
 		return json_null();
 	list = json_array();
 	for (unsigned i = 0; list && i < n; i++) {

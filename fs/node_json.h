@@ -20,7 +20,10 @@ struct fs_dies;
 /* The format's version: it grows keys compatibly, and changes only with a new number. */
 #define FS_NODE_JSON_FORMAT 1
 
-/* Render s and dies (fs/dies.h; NULL: no dies/) into a malloc'd buffer (JSON, indented, ending in a newline): 0, or -ENOMEM. */
+/*
+ * Render s and dies (fs/dies.h; NULL: no dies/) into a malloc'd buffer
+ * (JSON, indented, ending in a newline): 0, or -ENOMEM.
+ */
 int fs_node_json_render(const struct accel_snapshot *s, const struct fs_dies *dies, char **out, size_t *len);
 
 #endif

@@ -63,8 +63,8 @@ int fs_render(struct accel_node *node, const struct accel_snapshot *s, const str
 		ret = fs_text_adopt(&t, text, text ? strlen(text) : 0);
 	} else if (n->kind == FS_DIES_SLOT || n->kind == FS_DIES_LEASE || n->kind == FS_DIE_INFO ||
 	           n->kind == FS_DIE_ENABLED || n->kind == FS_DIE_DRIVER || n->kind == FS_DIE_POLICY)
-		return fs_dies_render(n->mount->dies, n->kind, n->die, out,
-		                      len); /* fs/dies_render.c: the slot moves on its own */
+		/* fs/dies_render.c: the slot moves on its own */
+		return fs_dies_render(n->mount->dies, n->kind, n->die, out, len);
 	else
 		return -EISDIR;
 	if (!ret && t.oom)

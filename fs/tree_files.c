@@ -117,7 +117,7 @@ static void profile_info_text(struct fs_text *t, const struct accel_profile *p)
 	fs_put(t, "capacity: %u\n", accel_ledger_capacity(p->n_placements));
 }
 
-static void status_text(struct fs_text *t, const struct fs_node *n, const struct accel_device *d,
+static void status_text(struct fs_text *t, struct accel_attach *reg, const struct accel_device *d,
                         const struct accel_job *j)
 {
 	char when[32] = "";
@@ -142,7 +142,7 @@ static void status_text(struct fs_text *t, const struct fs_node *n, const struct
 	fs_put(t, "owner: %u:%u\n", (unsigned)j->uid, (unsigned)j->gid);
 	fs_put(t, "created: %s\n", when);
 	/* reclaim and the containers given it (fs/jobctl.c) */
-	char *more = fs_jobctl_status_lines(n->mount->attach, j);
+	char *more = fs_jobctl_status_lines(reg, j);
 	if (!more)
 		t->oom = true;
 	else
@@ -316,7 +316,7 @@ static int job_status(struct fs_text *t, struct accel_node *node, const struct a
 {
 	(void)node;
 	(void)s;
-	status_text(t, n, n->dev, n->job);
+	status_text(t, n->mount->attach, n->dev, n->job);
 	return 0;
 }
 

@@ -5,14 +5,8 @@
  * with no dies (NULL), and they leave the dies out.  The mounted daemon's dies are test_service.py's.
  */
 #include <errno.h>
-#include <stddef.h>
 
 #include "fs/dies.h"
-
-bool fs_dies_present(const struct fs_dies *d)
-{
-	return d != NULL;
-}
 
 unsigned fs_dies_count(const struct fs_dies *d)
 {

@@ -40,6 +40,7 @@
 #include "core/record.h"
 #include "fs/accelfs.h"
 #include "fs/attached.h"
+#include "fs/crashguard.h"
 #include "fs/dies_setup.h"
 #include "fs/hook_setup.h"
 #include "fs/notify.h"
@@ -50,6 +51,7 @@
 #include "fs/reclaimer.h"
 #include "fs/sim_setup.h"
 #include "fs/startup.h"
+#include "fs/takeover.h"
 
 /* Readiness pipe: the background child writes one byte (0 = ready) before it serves. */
 static int ready_fd = -1;
@@ -199,7 +201,7 @@ int main(int argc, char *argv[])
 	struct startup_mountpoint mp;
 	struct sim_setup sim;
 	struct accelfs fs;
-	char err[1024], state_dir[PATH_MAX], sim_cdi_dir[PATH_MAX];
+	char err[1024], state_dir[PATH_MAX], sim_cdi_dir[PATH_MAX], taken_over[2 * PATH_MAX + 1024] = "";
 	const char *want_state_dir;
 	int ret, lock_fd = -1;
 
@@ -219,7 +221,10 @@ int main(int argc, char *argv[])
 		ret = fs_options_usage_error(argv[0]);
 		goto out;
 	}
-	ret = startup_check_mountpoint(o.mountpoint, &mp);
+	/* Before the mountpoint is looked at: a predecessor that died holding it would hang the look. */
+	ret = takeover_dead_holder(want_state_dir, taken_over, sizeof(taken_over));
+	if (!ret)
+		ret = startup_check_mountpoint(o.mountpoint, &mp);
 	if (ret == STARTUP_USAGE)
 		ret = fs_options_usage_error(argv[0]); /* a usage error ends with the usage line, as every other */
 	if (!ret && mp.live)
@@ -250,6 +255,8 @@ int main(int argc, char *argv[])
 	if (startup_lock_state_dir(state_dir, mp.path, &lock_fd))
 		goto out;
 	open_log(&o, state_dir); /* before the fork: the detach below is logged there too */
+	if (*taken_over)
+		log_warn("%s", taken_over);
 	if (startup_detach_stale(&mp))
 		goto out;
 
@@ -271,7 +278,7 @@ int main(int argc, char *argv[])
 	if (!o.foreground) {
 		if (go_background())
 			goto out;
-		startup_lock_note_pid(lock_fd, mp.path);    /* the lock came along; now it names us */
+		startup_lock_note(lock_fd, mp.path, 0);     /* the lock came along; now it names us */
 		accel_log_set_stderr_level(ACCEL_LOG_WARN); /* the rest goes to the log file */
 	}
 
@@ -314,6 +321,15 @@ int main(int argc, char *argv[])
 	if (fuse_session_mount(fs.se, mp.path)) {
 		log_error("cannot mount on %s", mp.path);
 		goto out_signals;
+	}
+	/* From here on, dying aborts the mount's connection: no caller can be left waiting (fs/crashguard.h). */
+	{
+		unsigned conn = 0;
+
+		if (fs_crashguard_arm(mp.path, &conn, err, sizeof(err)))
+			log_warn("%s; if accelfs dies, callers of %s may stay blocked until the next accelfs starts",
+			         err, mp.path);
+		startup_lock_note(lock_fd, mp.path, conn);
 	}
 	fs_dies_mounted(fs.mount.dies, mp.path);
 	fs.notifier = fs_notifier_start(&fs);

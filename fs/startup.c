@@ -15,63 +15,20 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "fs/mountinfo.h"
 
 extern char **environ;
 
 /* statfs(2)'s f_type for any FUSE filesystem (linux/magic.h does not carry it). */
 #define FUSE_SUPER_MAGIC 0x65735546
 
-/* /proc/self/mountinfo writes space, tab, newline and backslash as \ooo: undo it in place. */
-static void unescape_octal(char *s)
-{
-	char *out = s;
-
-	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' && s[3] >= '0' &&
-		    s[3] <= '7') {
-			*out++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-			s += 3;
-		} else {
-			*out++ = *s;
-		}
-	}
-	*out = '\0';
-}
-
-/*
- * The filesystem type of the topmost mount at exactly this path ("" when
- * nothing is mounted there).  The last matching line is the topmost: the
- * kernel lists mounts in the order they were made.
- */
+/* The filesystem type of the topmost mount at exactly this path ("" when nothing is mounted there). */
 static void mount_type_at(const char *path, char *type, size_t len)
 {
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	char *line = NULL;
-	size_t cap = 0;
+	struct fs_mount_entry m;
 
-	type[0] = '\0';
-	if (!f)
-		return;
-	while (getline(&line, &cap, f) > 0) {
-		char *save = NULL, *field[5], *tok, *sep;
-		int n = 0;
-
-		sep = strstr(line, " - ");
-		if (!sep)
-			continue;
-		*sep = '\0';
-		for (tok = strtok_r(line, " ", &save); tok && n < 5; tok = strtok_r(NULL, " ", &save))
-			field[n++] = tok;
-		if (n < 5)
-			continue;
-		unescape_octal(field[4]);
-		if (strcmp(field[4], path))
-			continue;
-		tok = strtok_r(sep + 3, " \n", &save);
-		snprintf(type, len, "%s", tok ? tok : "");
-	}
-	free(line);
-	fclose(f);
+	fs_mount_at(path, &m);
+	snprintf(type, len, "%s", m.type);
 }
 
 /*
@@ -238,27 +195,36 @@ int startup_detach_stale(struct startup_mountpoint *mp)
 	return 0;
 }
 
-/* What the holder wrote: "<pid>\n<mountpoint>\n" (startup_lock_note_pid). */
+int startup_lock_read(int fd, struct startup_lock_holder *h)
+{
+	char text[PATH_MAX + 64], *line, *save = NULL;
+	ssize_t n = pread(fd, text, sizeof(text) - 1, 0);
+
+	memset(h, 0, sizeof(*h));
+	text[n > 0 ? n : 0] = '\0';
+	line = strtok_r(text, "\n", &save);
+	if (!line || (h->pid = atoi(line)) <= 0)
+		return -1;
+	line = strtok_r(NULL, "\n", &save);
+	if (line)
+		snprintf(h->mountpoint, sizeof(h->mountpoint), "%s", line);
+	line = strtok_r(NULL, "\n", &save);
+	if (line)
+		h->conn = (unsigned)strtoul(line, NULL, 10);
+	return 0;
+}
+
+/* Who holds the lock, in a sentence that says what to do. */
 static void report_holder(int fd, const char *state_dir)
 {
-	char text[PATH_MAX + 32], *nl;
-	ssize_t n = pread(fd, text, sizeof(text) - 1, 0);
-	int pid = 0;
+	struct startup_lock_holder h;
 
-	text[n > 0 ? n : 0] = '\0';
-	nl = strchr(text, '\n');
-	if (nl) {
-		*nl = '\0';
-		pid = atoi(text);
-		nl++;
-		nl[strcspn(nl, "\n")] = '\0';
-	}
-	if (pid > 0 && nl && *nl)
+	if (!startup_lock_read(fd, &h) && *h.mountpoint && strcmp(h.mountpoint, "?"))
 		fprintf(stderr,
 		        "accelfs: state directory %s is in use by accelfs pid %d (mounted on %s): one daemon "
 		        "per state directory. Stop that one first (umount %s), or give this one its own "
 		        "--state-dir\n",
-		        state_dir, pid, nl, nl);
+		        state_dir, h.pid, h.mountpoint, h.mountpoint);
 	else
 		fprintf(stderr,
 		        "accelfs: state directory %s is in use by another accelfs that has not written its pid "
@@ -311,18 +277,18 @@ int startup_lock_state_dir(const char *state_dir, const char *mountpoint, int *o
 		close(fd);
 		return STARTUP_REFUSED;
 	}
-	startup_lock_note_pid(fd, mountpoint);
+	startup_lock_note(fd, mountpoint, 0);
 	*out = fd;
 	return 0;
 }
 
-void startup_lock_note_pid(int fd, const char *mountpoint)
+void startup_lock_note(int fd, const char *mountpoint, unsigned conn)
 {
-	char text[PATH_MAX + 32];
-	int n = snprintf(text, sizeof(text), "%d\n%s\n", (int)getpid(), mountpoint);
+	char text[PATH_MAX + 64];
+	int n = snprintf(text, sizeof(text), "%d\n%s\n%u\n", (int)getpid(), mountpoint, conn);
 
 	if (n < 0 || (size_t)n >= sizeof(text))
-		n = snprintf(text, sizeof(text), "%d\n?\n", (int)getpid());
+		n = snprintf(text, sizeof(text), "%d\n?\n%u\n", (int)getpid(), conn);
 	/* Overwrite, then cut: a reader never finds the file empty while we hold it. */
 	if (pwrite(fd, text, (size_t)n, 0) != n || ftruncate(fd, n))
 		log_warn("cannot write the pid in the state directory's lock file: %s (the lock still holds)",

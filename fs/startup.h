@@ -54,8 +54,22 @@ int startup_detach_stale(struct startup_mountpoint *mp);
  */
 int startup_lock_state_dir(const char *state_dir, const char *mountpoint, int *fd);
 
-/* Rewrite the lock file's pid: the serving process, after the fork. */
-void startup_lock_note_pid(int fd, const char *mountpoint);
+/*
+ * What the lock file says of its holder: "<pid>\n<mountpoint>\n<conn>\n",
+ * conn being the FUSE connection of its mount (0 until it has mounted), so
+ * that a successor can abort it if the holder dies (fs/takeover.h).
+ */
+struct startup_lock_holder {
+	int pid;
+	char mountpoint[PATH_MAX];
+	unsigned conn;
+};
+
+/* Rewrite the lock file: the serving process (after the fork), then its connection (after the mount). */
+void startup_lock_note(int fd, const char *mountpoint, unsigned conn);
+
+/* Read what the holder wrote; 0, or -1 when it names no pid (it is still starting). */
+int startup_lock_read(int fd, struct startup_lock_holder *h);
 
 /* On a clean exit: empty the lock file and let it go. */
 void startup_lock_release(int fd);

@@ -7,7 +7,9 @@ tree against the driver with invariants.py.  Both families run.
 
 Sizes come from the environment so that the sanitizer and valgrind runs can make them smaller:
 
-  ACCELFS_STRESS_ROUNDS   kill -9 rounds of the crash storm (default 4)
+  ACCELFS_STRESS_ROUNDS   rounds of the faults tests that repeat (default 4)
+  ACCELFS_CRASH_ROUNDS    rounds of the crash storm: kill -9, SIGSEGV, SIGABRT in turn (default 30)
+  ACCELFS_RESTART_BOUND   seconds a restart after a crash may take (default 10)
   ACCELFS_STRESS_OPS      operations per thread of the concurrency tests (default 150)
   ACCELFS_STRESS_STRIDE   fault sweeps try every STRIDE-th driver call (default 1: every call)
   ACCELFS_STRESS_SEED     the random seed (default: drawn, and printed so that a failure can be rerun)
@@ -15,6 +17,7 @@ Sizes come from the environment so that the sanitizer and valgrind runs can make
 import errno
 import os
 import random
+import signal
 import sys
 import threading
 import time
@@ -22,7 +25,9 @@ import unittest
 
 from harness import NVIDIA, THEAD, Node, NodeTestCase, topology_path, wait_until
 from invariants import driver_view, format_problems, invariants, keyvals, settled, unowned
-from trust_harness import OPS, PPUS, ROUNDS, SEED, TrustCase, Workload, name, report
+from bystanders import Bystanders
+from trust_harness import (CRASH_ROUNDS, HANG_S, OPS, PPUS, RESTART_BOUND_S, ROUNDS, SEED, TrustCase, Workload, name,
+                           report)
 
 
 class Concurrency(TrustCase):
@@ -77,86 +82,238 @@ class Concurrency(TrustCase):
         self.run_workload([(d, THEAD["profile"]) for d in PPUS], threads=4, ops=OPS)
 
 
-class CrashStorm(TrustCase):
-    """Threads carving and reclaiming, kill -9 at a random moment, restart: nothing answered is undone."""
+def d_state_threads(pid):
+    """This process's (or pid's) threads blocked uninterruptibly in the kernel, with what they wait in."""
+    stuck = []
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return stuck
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+            with open(f"/proc/{pid}/task/{tid}/wchan") as f:
+                wchan = f.read().strip()
+        except OSError:
+            continue
+        if state == "D":
+            stuck.append(f"{pid}/{tid} in {wchan}")
+    return stuck
 
-    def test_kill9_during_carves_and_reclaims_then_restart(self):
+
+def gone(pid):
+    """The process has left /proc, or is a zombie with no thread left (not kill(pid, 0), which a zombie
+    passes)."""
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X"):
+                    return False
+    except OSError:
+        pass  # it went while we looked
+    return True
+
+
+class CrashStorm(TrustCase):
+    """Threads carving, reclaiming, listing, reading, polling and attaching on several cards; the
+    daemon killed at a random moment (kill -9, a SIGSEGV, a SIGABRT: a crash with its core dump path);
+    restarted unattended.  Nothing answered is undone, nothing is left blocked, nobody has to free
+    the mount by hand: every fourth round kills the daemon's guardian first, so that only the next
+    daemon's takeover can free what the dying one wedged."""
+
+    budget = 300 + CRASH_ROUNDS * 40
+
+    def test_crashes_during_carves_reclaims_and_reads_then_restart(self):
         n = self.node
         rng = random.Random(SEED)
         targets = [("ppu0", "4g.48gb"), ("ppu1", "4g.48gb"), ("ppu2", "8g.96gb"), ("ppu3", "4g.48gb"),
                    ("gpu0", "1g.18gb"), ("gpu0", "3g.71gb"), (None, "4g.48gb"), (None, "1g.18gb")]
         wl = Workload(n, targets, threads=3, max_jobs=2, observe=True)
+        by = Bystanders(n, targets)
+        self.addCleanup(by.close)
         failures = []
         initial = {}
-        for rnd in range(ROUNDS):
+        # kill -9, the crashes, and kill -9 with the guardian gone too (only the takeover can help)
+        kinds = [(signal.SIGKILL, True), (signal.SIGSEGV, True), (signal.SIGABRT, True), (signal.SIGKILL, False)]
+        for rnd in range(CRASH_ROUNDS):
             wl.log = []
-            wl.dead = False
+            wl.dead = by.dead = False
             started = time.monotonic()
             stop = threading.Event()
             kill = {}
-            delay = rng.uniform(0.2, 1.5)
+            delay = rng.uniform(0.2, 1.2)
+            sig, guarded = kinds[rnd % len(kinds)]
+            problems = []
+            others = by.threads(stop)
+            for t in others:
+                t.start()
+
+            def restart():
+                t0 = time.monotonic()
+                n.start()
+                kill["restart_s"] = time.monotonic() - t0
 
             def killer():
                 time.sleep(delay)
+                conn = n.conn
                 kill["t"] = time.monotonic()
-                n.hard_kill()  # kill -9 (the connection is aborted too, as the kernel does when the daemon dies)
+                kill["pid"] = pid = n.crash(sig, guarded)
+                if guarded:
+                    # the guardian aborts the connection: the daemon ends by itself, whatever it was doing
+                    try:
+                        wait_until(lambda: gone(pid), timeout=20, what=f"accelfs {pid} to end after {sig.name}")
+                    except AssertionError as e:
+                        problems.append(f"{e} (its guardian was alive): {d_state_threads(pid)}")
+                else:
+                    # nothing aborted it: the next daemon must take over, freeing callers still blocked
+                    stop.set()
+                    try:
+                        wait_until(lambda: gone(pid), timeout=1, what="")
+                    except AssertionError:
+                        kill["wedged"] = d_state_threads(pid)
+                    restart()
+                    if kill.get("wedged") and "aborted the FUSE connection" not in n.log():
+                        problems.append(f"accelfs {pid} was wedged ({kill['wedged']}), yet its successor's log "
+                                        f"does not say it aborted its connection")
+                kill["conn"] = conn
                 stop.set()
 
             wl.run(100000, stop=stop, during=killer)
-            kill_time = kill["t"]
-            problems, life = wl.analyze(initial=initial, kill_time=kill_time)
+            for t in others:
+                t.join(timeout=HANG_S)
             if wl.hung:
-                self.fail(f"round {rnd}: " + report(problems))
-            problems = [f"before the kill: {p}" for p in problems]
-            n.start()
+                self.fail(f"round {rnd}: " + report(problems + wl.analyze(initial=initial, kill_time=kill["t"])[0]))
+            problems += [f"a bystander is still blocked after the restart" for t in others if t.is_alive()]
+            kill_time = kill["t"]
+            found_problems, life = wl.analyze(initial=initial, kill_time=kill_time)
+            problems += [f"before the kill: {p}" for p in found_problems]
+            if guarded:
+                restart()
+            if kill["restart_s"] > RESTART_BOUND_S:
+                problems.append(f"the restart after {sig.name} took {kill['restart_s']:.1f}s (bound {RESTART_BOUND_S}s)")
+            if not gone(kill["pid"]):
+                problems.append(f"accelfs {kill['pid']} is still there after the restart: {d_state_threads(kill['pid'])}")
+            stuck = d_state_threads("self")
+            if stuck:
+                problems.append(f"threads of the test still blocked in the kernel: {stuck}")
+            if kill["conn"] != n.conn and os.path.exists(f"/sys/fs/fuse/connections/{kill['conn']}"):
+                problems.append(f"the dead daemon's FUSE connection {kill['conn']} is still there without its mount")
             if not os.path.isdir(n.path("mig")):
                 self.fail(f"round {rnd}: after the restart the mount shows no tree: {os.listdir(n.mnt)}")
-            # what the answers promise, right after the restart
-            found = wl.jobs_in_tree()
-            for job, L in sorted(life.items()):
-                here = found.get(job)
-                state = here[2].get("state") if here else None
-                answered = [e for e in wl.log if e.get("job") == job and e["kind"] in ("mkdir", "rmdir")]
-                last = answered[-1] if answered else None
-                if L["gone"] is not None:
-                    if here:
-                        problems.append(f"{job}: rmdir answered 0, yet it is back after the restart ({state})")
-                elif L["rm_t0"] is not None and last and last["kind"] == "rmdir":
-                    # its rmdir was cut by the kill (or failed): kept whole, or finished
-                    if here and state not in ("ready", "removing"):
-                        problems.append(f"{job}: its rmdir was cut by the kill; after the restart it is {state}")
-                elif L["born"] is not None:
-                    if not here:
-                        problems.append(f"{job}: mkdir answered 0 (at {L['born']:.3f}, kill at {kill_time:.3f}), "
-                                        f"gone after the restart")
-                    elif state != "ready":
-                        problems.append(f"{job}: mkdir answered 0, after the restart it is {state}")
-                elif L["failed"] is not None:
-                    if here:
-                        problems.append(f"{job}: mkdir failed before the kill, yet it exists after the restart")
-                elif here and state != "ready":
-                    problems.append(f"{job}: its mkdir was cut by the kill; after the restart it is {state}")
-            # cut rmdirs are finished and orphans (carved, not recorded) reclaimed after the grace period
-            try:
-                wait_until(lambda: not unowned(n) and all(s.get("state") == "ready"
-                                                          for _, _, s in wl.jobs_in_tree().values()),
-                           timeout=3 * self.grace + 6, step=0.2, what="orphans reclaimed, removals finished")
-            except AssertionError as e:
-                problems.append(f"{e}: unowned {unowned(n)}, jobs "
-                                f"{ {j: s.get('state') for j, (_, _, s) in wl.jobs_in_tree().items()} }")
+            problems += self.held_to_answers(wl, life, kill_time)
+            problems += by.held_to()
             problems += [f"invariants: {p}" for p in settled(n, timeout=3.0)]
             found = wl.jobs_in_tree()
             wl.adopt(found)
             initial = {j: p for j, (_, p, _) in found.items()}
-            counts = wl.counts()
-            print(f"\nround {rnd}: kill after {delay:.2f}s, {counts}, {len(found)} jobs survive; "
+            wedged = f", wedged: {kill['wedged']}, taken over" if kill.get("wedged") else ""
+            print(f"\nround {rnd}: {sig.name}{'' if guarded else ' (guardian killed first)'}{wedged} after {delay:.2f}s, "
+                  f"restart {kill['restart_s']:.1f}s, {wl.counts()}, {len(found)} jobs survive; "
                   f"{time.monotonic() - started:.1f}s", file=sys.stderr)
-            failures += [f"round {rnd}: {p}" for p in problems]
+            failures += [f"round {rnd} ({sig.name}{'' if guarded else ', unguarded'}): {p}" for p in problems]
         self.assertEqual(failures, [], report(failures))
+        by.clear()
         for job, (dev, prof, _) in sorted(wl.jobs_in_tree().items()):
             os.rmdir(n.path(dev, "mig", prof, job))
         self.assertEqual(self.empty_everywhere(), [])
         self.assertInvariants(context="after removing every job")
+
+    def test_a_daemon_wedged_by_its_own_mount_is_taken_over(self):
+        """kill -9 while the notifier waits for a directory lock that a caller's mkdir holds: the
+        daemon cannot finish dying.  With its guardian gone too, the next accelfs must see it is dead
+        (not kill(pid, 0)), abort its connection, free the callers and take over, unattended."""
+        n = self.node
+        for attempt in range(12):
+            stop = threading.Event()
+            errors = []
+
+            def churn(tid):
+                rnd = random.Random(SEED + tid)
+                while not stop.is_set():
+                    base = n.path(f"ppu{rnd.randrange(4)}", "mig", "4g.48gb") if rnd.random() < 0.7 \
+                        else n.path("mig", "4g.48gb")
+                    job = os.path.join(base, f"w{tid}-{rnd.randrange(3)}")
+                    for fn, arg in ((os.mkdir, job), (os.listdir, base), (os.rmdir, job)):
+                        try:
+                            fn(arg)
+                        except OSError as e:
+                            if e.errno in (errno.ENOTCONN, errno.ECONNABORTED):
+                                errors.append(e.errno)
+                                return
+
+            threads = [threading.Thread(target=churn, args=(i,)) for i in range(6)]
+            for t in threads:
+                t.start()
+            time.sleep(0.3 + 0.1 * attempt)
+            conn = n.conn
+            pid = n.crash(signal.SIGKILL, guarded=False)
+            stop.set()
+            try:
+                wait_until(lambda: gone(pid), timeout=1, what="")
+                wedged = None
+            except AssertionError:
+                wedged = d_state_threads(pid)
+            t0 = time.monotonic()
+            n.start()
+            took = time.monotonic() - t0
+            for t in threads:
+                t.join(timeout=HANG_S)
+            blocked = [t for t in threads if t.is_alive()]
+            if not wedged:
+                continue  # it died whole this time: the restart was an ordinary one; try again
+            self.assertEqual(blocked, [], f"callers still blocked after the takeover of {wedged}")
+            self.assertTrue(gone(pid), f"accelfs {pid} is still there after the takeover: {d_state_threads(pid)}")
+            self.assertLessEqual(took, RESTART_BOUND_S)
+            self.assertIn(f"accelfs pid {pid}", n.log())
+            self.assertIn(f"aborted the FUSE connection {conn}", n.log())
+            self.assertFalse(conn != n.conn and os.path.exists(f"/sys/fs/fuse/connections/{conn}"))
+            self.assertEqual(d_state_threads("self"), [])
+            for dev in PPUS:
+                for job in os.listdir(n.path(dev, "mig", "4g.48gb")):
+                    if job.startswith("w"):
+                        os.rmdir(n.path(dev, "mig", "4g.48gb", job))
+            self.assertInvariants(context="after the takeover")
+            return
+        self.skipTest("no kill in 12 wedged the daemon on this kernel: the takeover had nothing to free")
+
+    def held_to_answers(self, wl, life, kill_time):
+        """What the answers before the kill promise, right after the restart."""
+        n = self.node
+        problems = []
+        found = wl.jobs_in_tree()
+        for job, L in sorted(life.items()):
+            here = found.get(job)
+            state = here[2].get("state") if here else None
+            answered = [e for e in wl.log if e.get("job") == job and e["kind"] in ("mkdir", "rmdir")]
+            last = answered[-1] if answered else None
+            if L["gone"] is not None:
+                if here:
+                    problems.append(f"{job}: rmdir answered 0, yet it is back after the restart ({state})")
+            elif L["rm_t0"] is not None and last and last["kind"] == "rmdir":
+                # its rmdir was cut by the kill (or failed): kept whole, or finished
+                if here and state not in ("ready", "removing"):
+                    problems.append(f"{job}: its rmdir was cut by the kill; after the restart it is {state}")
+            elif L["born"] is not None:
+                if not here:
+                    problems.append(f"{job}: mkdir answered 0 (at {L['born']:.3f}, kill at {kill_time:.3f}), "
+                                    f"gone after the restart")
+                elif state != "ready":
+                    problems.append(f"{job}: mkdir answered 0, after the restart it is {state}")
+            elif L["failed"] is not None:
+                if here:
+                    problems.append(f"{job}: mkdir failed before the kill, yet it exists after the restart")
+            elif here and state != "ready":
+                problems.append(f"{job}: its mkdir was cut by the kill; after the restart it is {state}")
+        # cut rmdirs are finished and orphans (carved, not recorded) reclaimed after the grace period
+        try:
+            wait_until(lambda: not unowned(n) and all(s.get("state") == "ready"
+                                                      for _, _, s in wl.jobs_in_tree().values()),
+                       timeout=3 * self.grace + 6, step=0.2, what="orphans reclaimed, removals finished")
+        except AssertionError as e:
+            problems.append(f"{e}: unowned {unowned(n)}, jobs "
+                            f"{ {j: s.get('state') for j, (_, _, s) in wl.jobs_in_tree().items()} }")
+        return problems
 
 
 class TransientFaults(TrustCase):

@@ -40,6 +40,9 @@ TOPOLOGY = topology_path("trust.json")  # ppu0..ppu3 and gpu0
 PPUS = [f"ppu{i}" for i in range(4)]
 MAX_REPORTED = 40
 HANG_S = 20       # no answer to any thread for this long: the daemon is hung
+# The crash storm (test_trust.py): rounds of kill -9 / SEGV / ABRT, and how long a restart may take.
+CRASH_ROUNDS = max(1, int(os.environ.get("ACCELFS_CRASH_ROUNDS", "30")))
+RESTART_BOUND_S = float(os.environ.get("ACCELFS_RESTART_BOUND", "10"))
 TEST_BUDGET_S = 420  # one test longer than this: the daemon is hung (or something is very slow)
 
 # what the driver says for IN_USE, per family (sim/common/sim_vendor_*.c)
@@ -70,6 +73,36 @@ class TrustNode(Node):
         super().start()
         self.conn = os.minor(os.stat(self.mnt).st_dev)
         return self
+
+    def guardian(self, pid):
+        """The daemon's guardian (fs/crashguard.c: the process that aborts the connection when the
+        daemon dies), or None."""
+        for p in os.listdir("/proc"):
+            if not p.isdigit():
+                continue
+            try:
+                with open(f"/proc/{p}/stat") as f:
+                    text = f.read()
+            except OSError:
+                continue
+            comm, rest = text[text.index("(") + 1:text.rindex(")")], text[text.rindex(")") + 2:].split()
+            if comm == "accelfs-guard" and int(rest[1]) == pid:
+                return int(p)
+        return None
+
+    def crash(self, sig, guarded=True):
+        """Kill the daemon with `sig` as a crash or the OOM killer would, and free nothing ourselves:
+        the product must.  Unguarded, its guardian is killed first, so that only the next daemon's
+        takeover can free a mount the dying one wedged.  Returns the daemon's pid."""
+        pid = self.pid()
+        if not guarded:
+            g = self.guardian(pid)
+            if g is None:
+                raise AssertionError(f"accelfs {pid} has no guardian process (accelfs-guard)")
+            os.kill(g, signal.SIGKILL)
+        os.kill(pid, sig)
+        self.mounted = False
+        return pid
 
     def diagnose(self):
         """What every daemon thread waits for (kernel wchan and stack), and the log's tail."""
@@ -363,6 +396,7 @@ class Workload:
 # ---- the test cases ------------------------------------------------------------------------------
 
 class TrustCase(NodeTestCase):
+    budget = TEST_BUDGET_S
     topology = TOPOLOGY
     poll = 0.2
     grace = 1.0
@@ -370,14 +404,14 @@ class TrustCase(NodeTestCase):
     def setUp(self):
         self.node = TrustNode(self.topology, self.poll, self.grace).start()
         self.hang_report = None
-        self.watchdog = threading.Timer(TEST_BUDGET_S, self.on_hang)
+        self.watchdog = threading.Timer(self.budget, self.on_hang)
         self.watchdog.daemon = True
         self.watchdog.start()
 
     def on_hang(self):
         """The test ran past its budget: most likely a hung daemon.  Cut it loose so that the test
         fails with what the daemon was waiting for instead of hanging the suite."""
-        self.hang_report = f"test still running after {TEST_BUDGET_S}s:\n  {self.node.diagnose()}"
+        self.hang_report = f"test still running after {self.budget}s:\n  {self.node.diagnose()}"
         print(f"\n{self.id()}: {self.hang_report}", file=sys.stderr)
         if self.node.mounted:
             self.node.hard_kill()

@@ -89,6 +89,11 @@ const char *accel_job_state_str(enum accel_job_state s)
 	}
 }
 
+const char *accel_device_state_str(const struct accel_device *d)
+{
+	return d->absent ? "absent" : d->refused ? "refused" : "ok";
+}
+
 int accel_job_name_check(const char *name)
 {
 	size_t n = strlen(name);

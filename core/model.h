@@ -101,6 +101,12 @@ struct accel_device {
 
 	/* Set when the device cannot be managed right now (a subdivided GI, a driver error). */
 	bool refused;
+	/*
+	 * And absent (refused too): the driver does not give us the card, and
+	 * only its records are known; refusal says why.  Its jobs are lost or
+	 * removing, and come back with it.
+	 */
+	bool absent;
 	char refusal[ACCEL_TEXT_MAX];
 
 	struct accel_profile *profiles;
@@ -155,6 +161,8 @@ void accel_job_clear(struct accel_job *j);
 int accel_job_copy(struct accel_job *dst, const struct accel_job *src);
 
 const char *accel_job_state_str(enum accel_job_state s);
+/* A device's state as info says it: "ok", "refused" or "absent" (refusal says why). */
+const char *accel_device_state_str(const struct accel_device *d);
 
 /*
  * Validate a job name: 0, -EINVAL (not ACCEL_JOB_NAME_RULE) or

@@ -15,154 +15,7 @@
 #include "core/log.h"
 #include "core/udev_watch.h"
 
-/* ---- cards and families ------------------------------------------------- */
-
-void node_card_free(struct node_card *nc)
-{
-	if (!nc)
-		return;
-	accel_catalog_clear(&nc->catalog);
-	accel_ci_cache_clear(&nc->ci_cache);
-	accel_device_unref(nc->view);
-	free(nc->card_nodes);
-	free(nc->records);
-	free(nc->bad);
-	free(nc->seen);
-	accel_inventory_clear(&nc->inv);
-	node_card_forget_carved(nc);
-	pthread_mutex_destroy(&nc->lock);
-	free(nc);
-}
-
-static void read_identity(struct node_card *nc)
-{
-	struct mig_lib *lib = nc->card.lib;
-	struct accel_device *v = &nc->ident;
-	char buf[MIG_DEVICE_UUID_V2_BUFFER_SIZE];
-
-	if (lib->DeviceGetUUID(nc->card.handle, buf, sizeof(buf)) == MIG_SUCCESS) {
-		buf[sizeof(buf) - 1] = '\0';
-		snprintf(v->uuid, sizeof(v->uuid), "%s", buf);
-	}
-	if (lib->DeviceGetName(nc->card.handle, buf, sizeof(buf)) == MIG_SUCCESS) {
-		buf[sizeof(buf) - 1] = '\0';
-		snprintf(v->product, sizeof(v->product), "%s", buf);
-	}
-	if (lib->DeviceGetPciInfo_v3) {
-		mig_pci_info_t pci;
-		memset(&pci, 0, sizeof(pci));
-		if (lib->DeviceGetPciInfo_v3(nc->card.handle, &pci) == MIG_SUCCESS) {
-			pci.busId[sizeof(pci.busId) - 1] = '\0';
-			snprintf(v->bus_id, sizeof(v->bus_id), "%s", pci.busId);
-		}
-	}
-	if (lib->DeviceGetMemoryInfo) {
-		mig_memory_t mem;
-		if (lib->DeviceGetMemoryInfo(nc->card.handle, &mem) == MIG_SUCCESS)
-			v->memory_mib = mem.total / (1024 * 1024);
-	}
-}
-
-static struct node_card *card_open(struct accel_node *node, struct node_family *fam, unsigned index, char *err,
-                                   size_t errlen)
-{
-	struct node_card *nc = calloc(1, sizeof(*nc));
-	mig_return_t r;
-
-	if (!nc)
-		return NULL;
-	pthread_mutex_init(&nc->lock, NULL);
-	nc->fam = fam;
-	nc->card.family = fam->family;
-	nc->card.lib = &fam->lib;
-	nc->card.ordinal = index;
-	nc->card.dev_root = fam->dev_root;
-	nc->card.proc_root = fam->proc_root;
-	nc->card.busy_retries = node->opt.busy_retries;
-	nc->card.busy_delay_ms = node->opt.busy_delay_ms;
-	nc->card.ci_cache = &nc->ci_cache;
-	snprintf(nc->card.name, sizeof(nc->card.name), "%s%u", fam->family->tree_prefix, index);
-
-	r = fam->lib.DeviceGetHandleByIndex_v2(index, &nc->card.handle);
-	if (r == MIG_SUCCESS)
-		r = fam->lib.DeviceGetMinorNumber(nc->card.handle, &nc->card.minor);
-	if (r != MIG_SUCCESS) {
-		snprintf(err, errlen, "%s: cannot open: %s (%s)", nc->card.name, mig_lib_strerror(&fam->lib, r),
-		         mig_return_name(r));
-		node_card_free(nc);
-		return NULL;
-	}
-	nc->ident.family = fam->family;
-	snprintf(nc->ident.name, sizeof(nc->ident.name), "%s", nc->card.name);
-	nc->ident.ordinal = index;
-	nc->ident.minor = nc->card.minor;
-	snprintf(nc->ident.library, sizeof(nc->ident.library), "%s", fam->lib.path);
-	read_identity(nc);
-	if (!nc->ident.uuid[0]) {
-		snprintf(err, errlen, "%s: the driver reports no UUID; records could not be tied to it", nc->card.name);
-		node_card_free(nc);
-		return NULL;
-	}
-	if (accel_record_load_card(node->state_dir, fam->family->tree_prefix, nc->ident.uuid, &nc->records,
-	                           &nc->n_records, &nc->bad, &nc->n_bad) < 0)
-		log_error("%s: cannot read its records", nc->card.name);
-	for (size_t i = 0; i < nc->n_bad; i++)
-		log_error("%s: unreadable record %s: %s; orphans on this card are kept until it is fixed or removed",
-		          nc->card.name, nc->bad[i].path, nc->bad[i].why);
-	return nc;
-}
-
-static void family_close(struct node_family *fam)
-{
-	for (size_t c = 0; c < fam->n_cards; c++)
-		node_card_free(fam->cards[c]);
-	free(fam->cards);
-	fam->cards = NULL;
-	fam->n_cards = 0;
-	if (fam->loaded)
-		mig_lib_close(&fam->lib);
-	fam->loaded = false;
-}
-
-static int family_open(struct accel_node *node, struct node_family *fam)
-{
-	char err[512];
-	unsigned count = 0;
-	mig_return_t r;
-	int ret;
-
-	ret = accel_family_open_lib(fam->family, fam->library[0] ? fam->library : NULL, &fam->lib, err, sizeof(err));
-	if (ret == -ENOENT) {
-		log_info("%s: no %s driver library found; the family is not shown", fam->family->tree_prefix,
-		         fam->family->vendor);
-		return 0;
-	}
-	if (ret) {
-		log_warn("%s: %s driver unusable: %s; the family is not shown", fam->family->tree_prefix,
-		         fam->family->vendor, err);
-		return 0;
-	}
-	fam->loaded = true;
-	r = fam->lib.DeviceGetCount_v2(&count);
-	if (r != MIG_SUCCESS) {
-		log_warn("%s: counting devices failed: %s", fam->family->tree_prefix, mig_lib_strerror(&fam->lib, r));
-		count = 0;
-	}
-	fam->cards = calloc(count + 1, sizeof(*fam->cards));
-	if (!fam->cards)
-		return -ENOMEM;
-	for (unsigned i = 0; i < count; i++) {
-		struct node_card *nc = card_open(node, fam, i, err, sizeof(err));
-		if (!nc) {
-			log_error("%s", err);
-			continue;
-		}
-		fam->cards[fam->n_cards++] = nc;
-	}
-	log_info("%s: %zu %s device(s) through %s", fam->family->tree_prefix, fam->n_cards, fam->family->vendor,
-	         fam->lib.path);
-	return 0;
-}
+/* ---- cards ------------------------------------------------------------- */
 
 struct node_card *node_find_card(struct accel_node *node, const char *device)
 {
@@ -191,64 +44,6 @@ int accel_node_holders(struct accel_node *node, const char *device, struct accel
 
 /* ---- poller ----------------------------------------------------------- */
 
-/*
- * Look for cards that appeared or went away (a udev event, a driver loaded
- * late): re-count each family's devices and compare their UUIDs.  A family
- * whose set changed is reopened whole; its jobs come back from the records
- * on disk, exactly as after a restart.
- */
-static void rescan(struct accel_node *node)
-{
-	node_topo_wrlock(node);
-	for (size_t f = 0; f < node->n_fams; f++) {
-		struct node_family *fam = &node->fams[f];
-		unsigned count = 0;
-		bool same = true;
-
-		if (!fam->loaded) {
-			if (!node->opt.families[f].disabled && family_open(node, fam))
-				log_error("%s: out of memory", fam->family->tree_prefix);
-			continue;
-		}
-		if (fam->lib.DeviceGetCount_v2(&count) != MIG_SUCCESS)
-			continue;
-		same = count == fam->n_cards;
-		for (size_t c = 0; same && c < fam->n_cards; c++) {
-			char uuid[MIG_DEVICE_UUID_V2_BUFFER_SIZE];
-			mig_device_t h;
-			same = fam->lib.DeviceGetHandleByIndex_v2((unsigned)c, &h) == MIG_SUCCESS &&
-			       fam->lib.DeviceGetUUID(h, uuid, sizeof(uuid)) == MIG_SUCCESS &&
-			       !strncmp(uuid, fam->cards[c]->ident.uuid, sizeof(uuid));
-		}
-		if (same)
-			continue;
-		log_info("%s: the set of %s devices changed (%zu -> %u); re-reading them", fam->family->tree_prefix,
-		         fam->family->vendor, fam->n_cards, count);
-		node_lock(&node->view_lock, NODE_LOCK_VIEW);
-		for (size_t c = 0; c < fam->n_cards; c++)
-			node_card_free(fam->cards[c]);
-		fam->n_cards = 0;
-		struct node_card **cards = realloc(fam->cards, (count + 1) * sizeof(*cards));
-		if (cards)
-			fam->cards = cards;
-		node_unlock(&node->view_lock, NODE_LOCK_VIEW);
-		if (!cards)
-			continue;
-		for (unsigned i = 0; i < count; i++) {
-			char err[512];
-			struct node_card *nc = card_open(node, fam, i, err, sizeof(err));
-			if (!nc) {
-				log_error("%s", err);
-				continue;
-			}
-			node_lock(&node->view_lock, NODE_LOCK_VIEW);
-			fam->cards[fam->n_cards++] = nc;
-			node_unlock(&node->view_lock, NODE_LOCK_VIEW);
-		}
-	}
-	node_topo_unlock(node);
-}
-
 void accel_node_refresh_all(struct accel_node *node)
 {
 	bool want_rescan;
@@ -257,13 +52,21 @@ void accel_node_refresh_all(struct accel_node *node)
 	want_rescan = node->rescan;
 	node->rescan = false;
 	pthread_mutex_unlock(&node->poll_lock);
+	/* A udev event says the devices may have changed; the driver's own answers say so every pass. */
+	if (!want_rescan) {
+		node_topo_rdlock(node);
+		want_rescan = node_cards_changed(node);
+		node_topo_unlock(node);
+	}
 	if (want_rescan)
-		rescan(node);
+		node_cards_rescan(node);
 
 	node_topo_rdlock(node);
 	for (size_t f = 0; f < node->n_fams; f++)
 		for (size_t c = 0; c < node->fams[f].n_cards; c++) {
 			struct node_card *nc = node->fams[f].cards[c];
+			if (nc->absent)
+				continue; /* nothing to ask: its view is its records' */
 			node_lock(&nc->lock, NODE_LOCK_CARD);
 			node_card_refresh(node, nc, true);
 			node_unlock(&nc->lock, NODE_LOCK_CARD);
@@ -278,7 +81,7 @@ int accel_node_refresh_device(struct accel_node *node, const char *device)
 
 	node_topo_rdlock(node);
 	nc = node_find_card(node, device);
-	if (nc) {
+	if (nc && !nc->absent) {
 		node_lock(&nc->lock, NODE_LOCK_CARD);
 		node_card_refresh(node, nc, true);
 		node_unlock(&nc->lock, NODE_LOCK_CARD);
@@ -387,7 +190,7 @@ struct accel_node *accel_node_start(const struct accel_node_options *opt, char *
 		snprintf(fam->proc_root, sizeof(fam->proc_root), "%s", cfg->proc_root ? cfg->proc_root : "/proc");
 		if (cfg->disabled)
 			continue;
-		if (family_open(node, fam)) {
+		if (node_family_open(node, fam)) {
 			snprintf(err, errlen, "out of memory opening %s", fam->family->tree_prefix);
 			accel_node_stop(node);
 			return NULL;
@@ -417,7 +220,7 @@ void accel_node_stop(struct accel_node *node)
 	}
 	accel_udev_stop(node->udev);
 	for (size_t f = 0; f < node->n_fams; f++)
-		family_close(&node->fams[f]);
+		node_family_close(&node->fams[f]);
 	accel_snapshot_unref(node->snap);
 	free(node->reserved);
 	free(node->errors);

@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The node's insides, shared by its three files:
+ * The node's insides, shared by its files:
  *   node.c          cards and families, snapshots, the poller, start and stop
  *   node_refresh.c  re-reading one card from its driver and reconciling it
  *   node_jobs.c     mkdir and rmdir: names, carving, choosing, reclaiming
+ *   node_cards.c    opening cards and families, and finding cards that
+ *                   appear, go or come back (absent cards)
+ *   node_view.c     installing a card's view, dropping its records, and the
+ *                   view of an absent card, made from its records alone
  * Nothing outside core/node*.c includes this.
  *
  * Lock order.  A thread takes these only in this order, never the other
@@ -79,6 +83,23 @@ struct node_card {
 
 	/* The pointer is guarded by node->view_lock; the view itself is immutable (shared by snapshots). */
 	struct accel_device *view;
+
+	/*
+	 * An absent card: its records are on disk but the driver does not give
+	 * us the card (not enumerated, cannot be opened, no driver library).
+	 * No handle, no driver call: its view comes from its records alone
+	 * (node_view.c), until it is back or rmdir has forgotten its last job
+	 * (node_cards.c).  absent is set when it is made, never changed after;
+	 * absent_why only with topo write-held.
+	 */
+	bool absent;
+	char absent_why[256];
+};
+
+/* A device index the driver reports but that could not be opened, and why (the absent card's reason). */
+struct node_open_failure {
+	unsigned index;
+	char why[256];
 };
 
 struct node_family {
@@ -88,8 +109,12 @@ struct node_family {
 	char library[PATH_MAX];
 	char dev_root[PATH_MAX];
 	char proc_root[PATH_MAX];
-	struct node_card **cards;
+	struct node_card **cards; /* present and absent, by ordinal */
 	size_t n_cards;
+	/* Guarded by topo; changed only write-held (node_cards.c). */
+	unsigned n_indices;               /* the device count at the last enumeration */
+	struct node_open_failure *failed; /* indices below it that did not open */
+	size_t n_failed;
 };
 
 struct error_entry {
@@ -161,6 +186,17 @@ int64_t node_now_ms(void);
 struct accel_snapshot *node_publish(struct accel_node *node);
 /* The card named "ppu3", with the topology read-held by the caller; NULL if none. */
 struct node_card *node_find_card(struct accel_node *node, const char *device);
+
+/*
+ * node_cards.c.  Open a family's library and cards (and its absent cards),
+ * close it; look again for cards that appeared, went or came back
+ * (rescan: takes topo write-held; changed: topo read-held, a few driver
+ * calls that say whether a rescan would find anything).
+ */
+int node_family_open(struct accel_node *node, struct node_family *fam);
+void node_family_close(struct node_family *fam);
+void node_cards_rescan(struct accel_node *node);
+bool node_cards_changed(struct accel_node *node);
 void node_card_free(struct node_card *nc);
 
 /* Re-read one card from its driver and install its view (card lock held); act: carry out reconciliation's actions. */
@@ -169,8 +205,17 @@ void node_card_refresh(struct accel_node *node, struct node_card *nc, bool act);
 void node_card_rebuild(struct accel_node *node, struct node_card *nc);
 /* Drop the nodes a carve handed to the next build (carved_*), unused. */
 void node_card_forget_carved(struct node_card *nc);
-/* A record by job name, (size_t)-1 if none; drop one from memory and disk. */
+/*
+ * node_view.c.  Make v the card's view unless it shows nothing new (then
+ * the old one stays; v is consumed either way).  A record by job name,
+ * (size_t)-1 if none; drop one from memory and disk.
+ */
+void node_install_view(struct accel_node *node, struct node_card *nc, struct accel_device *v);
 size_t node_find_record(const struct node_card *nc, const char *job);
 int node_drop_record(struct accel_node *node, struct node_card *nc, size_t i, char *why, size_t whylen);
+/* An absent card's view, from its records: its jobs lost (or removing), nothing to carve. */
+void node_absent_rebuild(struct accel_node *node, struct node_card *nc);
+/* rmdir on an absent card: drop record i (nothing can be destroyed there), log it, show the rest. */
+int node_absent_forget(struct accel_node *node, struct node_card *nc, size_t i, char *why, size_t whylen);
 
 #endif

@@ -284,6 +284,11 @@ static int carve_on(struct accel_node *node, struct node_card *nc, const char *p
 	int ret;
 
 	node_lock(&nc->lock, NODE_LOCK_CARD);
+	if (nc->absent) {
+		node_unlock(&nc->lock, NODE_LOCK_CARD);
+		snprintf(why, whylen, "%s is absent (%s): nothing is carved on it", nc->card.name, nc->absent_why);
+		return -ENODEV;
+	}
 	/* A card never read, or refused, is read now: a refusal may be over. */
 	if (!nc->view || nc->view->refused || !nc->catalog_valid)
 		node_card_refresh(node, nc, false);
@@ -531,6 +536,10 @@ int accel_node_rmdir(struct accel_node *node, const char *device, const char *pr
 	if (i == (size_t)-1 || strcmp(nc->records[i].profile, vendor)) {
 		snprintf(why, whylen, "no job %s under %s/%s", job, device, profile);
 		ret = -ENOENT;
+		goto out;
+	}
+	if (nc->absent) {
+		ret = node_absent_forget(node, nc, i, why, whylen); /* nothing there to destroy */
 		goto out;
 	}
 	struct accel_record *r = &nc->records[i];

@@ -100,26 +100,6 @@ static int read_mode(struct node_card *nc, bool *current, bool *pending, char *e
 	return 0;
 }
 
-/* Remove record i from memory and disk. */
-int node_drop_record(struct accel_node *node, struct node_card *nc, size_t i, char *why, size_t whylen)
-{
-	int ret = accel_record_remove(node->state_dir, &nc->records[i], why, whylen);
-
-	if (ret)
-		return ret;
-	memmove(&nc->records[i], &nc->records[i + 1], (nc->n_records - i - 1) * sizeof(*nc->records));
-	nc->n_records--;
-	return 0;
-}
-
-size_t node_find_record(const struct node_card *nc, const char *job)
-{
-	for (size_t i = 0; i < nc->n_records; i++)
-		if (!strcmp(nc->records[i].job, job))
-			return i;
-	return (size_t)-1;
-}
-
 /* Carry out what reconciliation decided; returns how many changed something. */
 static int run_actions(struct accel_node *node, struct node_card *nc, const struct accel_reconcile_out *rec)
 {
@@ -402,27 +382,6 @@ static void read_host(struct accel_node *node, struct node_card *nc)
 
 /* ---- views --------------------------------------------------------------- */
 
-/* Make v the card's view unless it shows nothing new (then the old one stays, and nothing is published). */
-static void install_view(struct accel_node *node, struct node_card *nc, struct accel_device *v)
-{
-	struct accel_device *shared, *old;
-
-	if (nc->view && accel_device_equal(nc->view, v)) {
-		accel_device_clear(v);
-		return;
-	}
-	shared = accel_device_share(v);
-	if (!shared) {
-		log_error("%s: out of memory installing its view; the tree keeps the previous one", nc->card.name);
-		return;
-	}
-	node_lock(&node->view_lock, NODE_LOCK_VIEW);
-	old = nc->view;
-	nc->view = shared;
-	node_unlock(&node->view_lock, NODE_LOCK_VIEW);
-	accel_device_unref(old);
-}
-
 static void log_refusal(struct node_card *nc, const char *refusal)
 {
 	if (!strcmp(nc->refusal_logged, refusal))
@@ -495,7 +454,7 @@ static void refuse(struct accel_node *node, struct node_card *nc, const char *wh
 	for (size_t i = 0; i < v.n_profiles; i++)
 		v.profiles[i].available = 0;
 	log_refusal(nc, v.refusal);
-	install_view(node, nc, &v);
+	node_install_view(node, nc, &v);
 }
 
 void node_card_rebuild(struct accel_node *node, struct node_card *nc)
@@ -537,16 +496,9 @@ void node_card_rebuild(struct accel_node *node, struct node_card *nc)
 	}
 	accel_reconcile_clear(&rec);
 	log_refusal(nc, v.refusal);
-	install_view(node, nc, &v);
+	node_install_view(node, nc, &v);
 	node_card_forget_carved(nc);
 	nc->nodes_stale = false;
-}
-
-void node_card_forget_carved(struct node_card *nc)
-{
-	free(nc->carved_nodes);
-	nc->carved_nodes = NULL;
-	nc->n_carved_nodes = 0;
 }
 
 /*

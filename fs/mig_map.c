@@ -121,20 +121,22 @@ int fs_mig_map_render(const struct accel_device *d, char **out, size_t *len)
 		return -ENOMEM;
 	}
 	if (d->refused)
-		fprintf(f, "refused: %s (the last known state follows)\n", d->refusal);
+		fprintf(f, "%s: %s (the last known state follows)\n", accel_device_state_str(d), d->refusal);
 	if (!d->mig_enabled) {
 		fputs("MIG mode is disabled: no slices to draw\n", f);
+	} else if (d->absent) {
+		fputs("the card is absent: no slices to draw; its jobs follow\n", f);
 	} else {
 		for (size_t i = 0; i < d->n_instances; i++)
 			order[i] = i;
 		qsort_r(order, d->n_instances, sizeof(*order), by_start, (void *)d);
 		ret = draw(f, d, slices, order);
 	}
-	/* A lost job holds no slice: say so, or it would look forgotten. */
+	/* A lost job, or any job of an absent card, holds no slice: say so, or it would look forgotten. */
 	for (size_t k = 0; k < d->n_jobs; k++)
-		if (d->jobs[k].state == ACCEL_JOB_LOST)
-			fprintf(f, "- job=%s profile=%s state=lost holds no slices\n", d->jobs[k].name,
-			        d->jobs[k].profile);
+		if (d->jobs[k].state == ACCEL_JOB_LOST || (d->absent && d->jobs[k].state == ACCEL_JOB_REMOVING))
+			fprintf(f, "- job=%s profile=%s state=%s holds no slices\n", d->jobs[k].name,
+			        d->jobs[k].profile, accel_job_state_str(d->jobs[k].state));
 	free(order);
 	if (fclose(f) || ret) {
 		free(buf);

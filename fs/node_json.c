@@ -129,7 +129,7 @@ static json_t *device(const struct accel_device *d)
 	              "mig_mode", d->mig_enabled ? "enabled" : "disabled", "mig_pending",
 	              d->mig_pending_enabled ? "enabled" : "disabled", "driver_library", d->library, "pci_driver",
 	              d->pci_driver[0] ? d->pci_driver : "unknown", "syspath", str_or_null(d->udev_syspath), "nodes",
-	              devnodes(d->card_nodes, d->n_card_nodes), "state", d->refused ? "refused" : "ok", "refusal",
+	              devnodes(d->card_nodes, d->n_card_nodes), "state", accel_device_state_str(d), "refusal",
 	              d->refused ? json_string(d->refusal) : json_null());
 	/* The tree's number: T-Head's card ordinal, NVIDIA's NVML index (info names it the same way). */
 	if (o && json_object_set_new(o, f->card_node_by_minor ? "index" : "ordinal", json_integer(d->ordinal))) {

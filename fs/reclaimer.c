@@ -97,7 +97,13 @@ static void reclaim(const struct accel_snapshot *s, const char *job)
 		return;
 	snprintf(device, sizeof(device), "%s", d->name);
 	snprintf(profile, sizeof(profile), "%s", j->profile);
-	ret = fs_attached_rmdir(r.fs, device, profile, job, why, sizeof(why));
+	if (d->absent) {
+		/* rmdir there would only forget it, and its instance may come back: wait for the card. */
+		snprintf(why, sizeof(why), "%s is absent; it is reclaimed once the card is back", device);
+		ret = -ENODEV;
+	} else {
+		ret = fs_attached_rmdir(r.fs, device, profile, job, why, sizeof(why));
+	}
 	if (!ret) {
 		log_info("%s: reclaimed (reclaim when-detached): its last container is gone", job);
 		forget_failure(job);

@@ -27,20 +27,26 @@ static void device_info_text(struct fs_text *t, const struct accel_device *d)
 
 	fs_put(t, "name: %s\n", d->name);
 	fs_put(t, "vendor: %s\n", f->vendor);
-	fs_put(t, "product: %s\n", d->product);
+	fs_put(t, "product: %s\n", d->product[0] ? d->product : "unknown");
 	fs_put(t, "uuid: %s\n", d->uuid);
 	if (f->card_node_by_minor) {
 		/* NVIDIA: the tree's number is NVML's index; paths use the minor. */
 		fs_put(t, "index: %u (the %u in %s%u: NVML's device index)\n", d->ordinal, d->ordinal, f->tree_prefix,
 		       d->ordinal);
-		fs_put(t, "minor: %u (/dev/%s%u and procfs capabilities/gpu%u)\n", d->minor, f->card_node_prefix,
-		       d->minor, d->minor);
+		if (d->absent)
+			fs_put(t, "minor: unknown (the card is absent)\n");
+		else
+			fs_put(t, "minor: %u (/dev/%s%u and procfs capabilities/gpu%u)\n", d->minor,
+			       f->card_node_prefix, d->minor, d->minor);
 	} else {
 		fs_put(t, "ordinal: %u (the card ordinal: /dev/%s%u, capabilities/ppu%u)\n", d->ordinal,
 		       f->card_node_prefix, d->ordinal, d->ordinal);
-		fs_put(t, "minor: %u (the driver's minor number; not a path)\n", d->minor);
+		if (d->absent)
+			fs_put(t, "minor: unknown (the card is absent)\n");
+		else
+			fs_put(t, "minor: %u (the driver's minor number; not a path)\n", d->minor);
 	}
-	fs_put(t, "bus_id: %s\n", d->bus_id);
+	fs_put(t, "bus_id: %s\n", d->bus_id[0] ? d->bus_id : "unknown");
 	if (d->memory_mib)
 		fs_put(t, "memory_mib: %llu\n", d->memory_mib);
 	fs_put(t, "mig_mode: %s\n", d->mig_enabled ? "enabled" : "disabled");
@@ -50,8 +56,7 @@ static void device_info_text(struct fs_text *t, const struct accel_device *d)
 		fs_put(t, "syspath: %s\n", d->udev_syspath);
 	for (size_t i = 0; i < d->n_card_nodes; i++)
 		fs_put(t, "node: %s c %u:%u\n", d->card_nodes[i].path, d->card_nodes[i].major, d->card_nodes[i].minor);
-	fs_put(t, "state: %s%s%s\n", d->refused ? "refused" : "ok", d->refused ? ": " : "",
-	       d->refused ? d->refusal : "");
+	fs_put(t, "state: %s%s%s\n", accel_device_state_str(d), d->refused ? ": " : "", d->refused ? d->refusal : "");
 }
 
 static void holders_text(struct fs_text *t, struct accel_node *node, const struct accel_device *d)
@@ -129,9 +134,9 @@ static void status_text(struct fs_text *t, struct accel_attach *reg, const struc
 	fs_put(t, "state: %s\n", accel_job_state_str(j->state));
 	if (j->state != ACCEL_JOB_READY)
 		fs_put(t, "reason: %s\n", j->state_reason);
-	/* The card cannot be read now: everything below is its last known state. */
+	/* The card cannot be read now (or is not there): everything below is its last known state. */
 	if (d->refused)
-		fs_put(t, "refused: %s\n", d->refusal);
+		fs_put(t, "%s: %s\n", accel_device_state_str(d), d->refusal);
 	fs_put(t, "device: %s\n", d->name);
 	fs_put(t, "profile: %s\n", j->profile);
 	fs_put(t, "profile_id: %u\n", j->profile_id);

@@ -207,6 +207,17 @@ void start(struct env *e)
 	*e = the_env;
 }
 
+void restart(struct env *e)
+{
+	char err[512];
+
+	accel_node_stop(e->node);
+	the_env.opt = e->opt;
+	e->node = the_env.node = accel_node_start(&e->opt, err, sizeof(err));
+	if (!e->node)
+		fail_msg("restarting the node: %s", err);
+}
+
 void stop(struct env *e)
 {
 	check_invariants(e, &thead);

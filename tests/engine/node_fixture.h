@@ -39,6 +39,9 @@ int node_group_teardown(void **state);
 void start(struct env *e);
 void stop(struct env *e);
 
+/* Stop the node and start it again on its state directory with e->opt, as a daemon restarts; the fixture follows. */
+void restart(struct env *e);
+
 /* Arm a fault in a family's simulator; disarm all, saying whether any fired. */
 void arm(struct env *e, const struct accel_family *f, const char *fn, mig_return_t r, unsigned skip, unsigned times);
 bool disarm(struct env *e, const struct accel_family *f);

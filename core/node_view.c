@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A card's view and records, for every file that changes them: installing a
+ * view built elsewhere, dropping a record, and the whole view of an absent
+ * card (one the driver does not give us), which its records alone make.
+ */
+#include "core/node_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/log.h"
+
+void node_install_view(struct accel_node *node, struct node_card *nc, struct accel_device *v)
+{
+	struct accel_device *shared, *old;
+
+	if (nc->view && accel_device_equal(nc->view, v)) {
+		accel_device_clear(v);
+		return;
+	}
+	shared = accel_device_share(v);
+	if (!shared) {
+		log_error("%s: out of memory installing its view; the tree keeps the previous one", nc->card.name);
+		return;
+	}
+	node_lock(&node->view_lock, NODE_LOCK_VIEW);
+	old = nc->view;
+	nc->view = shared;
+	node_unlock(&node->view_lock, NODE_LOCK_VIEW);
+	accel_device_unref(old);
+}
+
+void node_card_forget_carved(struct node_card *nc)
+{
+	free(nc->carved_nodes);
+	nc->carved_nodes = NULL;
+	nc->n_carved_nodes = 0;
+}
+
+int node_drop_record(struct accel_node *node, struct node_card *nc, size_t i, char *why, size_t whylen)
+{
+	int ret = accel_record_remove(node->state_dir, &nc->records[i], why, whylen);
+
+	if (ret)
+		return ret;
+	memmove(&nc->records[i], &nc->records[i + 1], (nc->n_records - i - 1) * sizeof(*nc->records));
+	nc->n_records--;
+	return 0;
+}
+
+size_t node_find_record(const struct node_card *nc, const char *job)
+{
+	for (size_t i = 0; i < nc->n_records; i++)
+		if (!strcmp(nc->records[i].job, job))
+			return i;
+	return (size_t)-1;
+}
+
+/* ---- an absent card ------------------------------------------------------ */
+
+/* The profile directory a job of the absent card sits in: its name and id, from the record; nothing to carve. */
+static void absent_profile(struct accel_device *v, const struct accel_record *r, const char *published)
+{
+	struct accel_profile *p;
+
+	for (size_t i = 0; i < v->n_profiles; i++)
+		if (!strcmp(v->profiles[i].name, published))
+			return;
+	p = &v->profiles[v->n_profiles++];
+	memset(p, 0, sizeof(*p));
+	snprintf(p->name, sizeof(p->name), "%s", published);
+	snprintf(p->vendor_name, sizeof(p->vendor_name), "%s", r->profile);
+	p->id = r->profile_id;
+	p->span = r->placement.size;
+}
+
+void node_absent_rebuild(struct accel_node *node, struct node_card *nc)
+{
+	struct accel_device v;
+	size_t used;
+
+	v = nc->ident;
+	v.refs = 0;
+	v.profiles = NULL;
+	v.jobs = NULL;
+	v.instances = NULL;
+	v.card_nodes = NULL;
+	v.n_profiles = v.n_jobs = v.n_instances = v.n_card_nodes = 0;
+	/* Everything a refused card does not do, an absent one does not either: no carve, no reclaim, nothing available. */
+	v.refused = true;
+	v.absent = true;
+	/* Its jobs were carved with the mode on: that is the last thing known of it. */
+	v.mig_enabled = v.mig_pending_enabled = true;
+	used = (size_t)snprintf(v.refusal, sizeof(v.refusal),
+	                        "%s; %zu job%s kept from %s records until the card is back "
+	                        "or rmdir removes %s",
+	                        nc->absent_why, nc->n_records, nc->n_records == 1 ? "" : "s",
+	                        nc->n_records == 1 ? "its" : "their", nc->n_records == 1 ? "it" : "them");
+	if (nc->n_bad && used < sizeof(v.refusal))
+		snprintf(v.refusal + used, sizeof(v.refusal) - used, "; %zu unreadable record(s), e.g. %s: %s",
+		         nc->n_bad, nc->bad[0].path, nc->bad[0].why);
+	v.profiles = calloc(nc->n_records + 1, sizeof(*v.profiles));
+	v.jobs = calloc(nc->n_records + 1, sizeof(*v.jobs));
+	if (!v.profiles || !v.jobs) {
+		accel_device_clear(&v);
+		log_error("%s: out of memory building its view; the tree keeps the previous one", nc->card.name);
+		return;
+	}
+	for (size_t i = 0; i < nc->n_records; i++) {
+		const struct accel_record *r = &nc->records[i];
+		struct accel_job *j = &v.jobs[v.n_jobs++];
+
+		memset(j, 0, sizeof(*j));
+		snprintf(j->name, sizeof(j->name), "%s", r->job);
+		accel_name_publish(r->profile, nc->fam->family->publish_geometry, j->profile, sizeof(j->profile));
+		absent_profile(&v, r, j->profile);
+		/* A removal a crash interrupted is finished when the card is back; the rest fail closed until then. */
+		j->state = r->phase == ACCEL_RECORD_REMOVING ? ACCEL_JOB_REMOVING : ACCEL_JOB_LOST;
+		snprintf(j->state_reason, sizeof(j->state_reason),
+		         "%s is absent: the job comes back with its card, or rmdir forgets it", nc->card.name);
+		j->profile_id = r->profile_id;
+		j->gi = r->gi;
+		j->ci = r->ci;
+		j->placement = r->placement;
+		snprintf(j->uuid, sizeof(j->uuid), "%s", r->uuid);
+		j->uid = r->uid;
+		j->gid = r->gid;
+		j->created = r->created;
+	}
+	node_install_view(node, nc, &v);
+}
+
+int node_absent_forget(struct accel_node *node, struct node_card *nc, size_t i, char *why, size_t whylen)
+{
+	char job[ACCEL_JOB_NAME_MAX + 1];
+	int ret;
+
+	snprintf(job, sizeof(job), "%s", nc->records[i].job);
+	ret = node_drop_record(node, nc, i, why, whylen);
+	if (ret)
+		return ret;
+	log_warn("%s: job %s: forgotten: the card is absent, so nothing was destroyed; if it comes back with the "
+	         "job's instance, that instance has no owner and is reclaimed as an orphan",
+	         nc->card.name, job);
+	node_absent_rebuild(node, nc);
+	return 0;
+}

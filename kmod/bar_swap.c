@@ -288,6 +288,7 @@ static void bs_switch(struct bs_file *bf, struct bs_die *die, struct pid *pid)
 /* The owner's mappings go and it owns nothing; the active die stays where it is. */
 static void bs_disown(void)
 {
+	lockdep_assert_held(&bs.lock);
 	down_write(&bs.map_lock);
 	unmap_mapping_range(bs.inode->i_mapping, 0, 0, 1);
 	bs.owner = NULL;
@@ -319,6 +320,7 @@ static void bs_leave(void)
 {
 	struct bs_die *d = bs.active;
 
+	lockdep_assert_held(&bs.lock);
 	if (die_pins_slot(d)) {
 		bs_disown();
 		bs.leaving = true;
@@ -334,6 +336,7 @@ static void bs_vacate(void)
 {
 	struct bs_waiter *w, *tmp;
 
+	lockdep_assert_held(&bs.lock);
 	list_for_each_entry_safe(w, tmp, &bs.queue, node) {
 		list_del_init(&w->node);
 		bs.waiters--;
@@ -356,6 +359,7 @@ static void bs_revoke_die(struct bs_die *d)
 {
 	struct bs_waiter *w, *tmp;
 
+	lockdep_assert_held(&bs.lock);
 	list_for_each_entry_safe(w, tmp, &bs.queue, node) {
 		if (w->die != d)
 			continue;

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The first Init of a process: find the hardware (node.json and the cards'
- * files), or migrate a format-1 state.json to it, or power a new node on
- * from the topology; then bring the device nodes and capability records in
+ * files), or power a new node on from the topology; then bring the device nodes and capability records in
  * line with it.  Everything here runs under the node's lock and with the
  * lifetime lock held alone; each card's records are synced under that
  * card's lock too, as another process may be carving on it meanwhile.
@@ -19,53 +18,29 @@
 #include "sim/common/sim_topology.h"
 
 /*
- * No node.json yet: migrate a format-1 state.json if there is one (the
- * whole node in one file, as simulators before format 2 kept it), else
- * power a new node on.  Anything else in state.json is refused.
+ * No node.json yet: power a new node on.  A state.json beside it is what a
+ * simulator of an older layout left (the whole node in one file): it is
+ * refused, never read, so that a stale directory is not taken for a new node.
  */
 static int power_on(struct sim_ctx *ctx, char *err, size_t errlen)
 {
 	const char *topology = getenv("ACCELFS_SIM_TOPOLOGY");
 	struct sim_state s;
-	json_t *old = NULL;
-	char detail[512];
-	bool migrating = false;
 	int ret;
 
-	ret = sim_store_load_json(ctx->paths.legacy_state, &old, detail, sizeof(detail));
-	if (ret == -ENOENT) {
-		ret = sim_topology_build(ctx->vendor, topology && *topology ? topology : NULL, &s, err, errlen);
-	} else if (ret) {
-		snprintf(err, errlen, "%s", detail);
-	} else {
-		migrating = true;
-		if (sim_json_format_of(old) != 1) {
-			snprintf(err, errlen,
-			         "%s is of format %u: this simulator reads node.json (format %d) and migrates a "
-			         "state.json of format 1 only; remove %s to start a fresh node",
-			         ctx->paths.legacy_state, sim_json_format_of(old), SIM_STATE_FORMAT, ctx->paths.root);
-			ret = -EINVAL;
-		} else {
-			ret = sim_json_read_format1(old, ctx->vendor->dir, &s, detail, sizeof(detail));
-			if (ret)
-				snprintf(err, errlen, "%s (format 1) cannot be migrated: %s", ctx->paths.legacy_state,
-				         detail);
-		}
-		json_decref(old);
+	if (access(ctx->paths.legacy_state, F_OK) == 0) {
+		snprintf(err, errlen,
+		         "%s is the state of a simulator of an older layout, which this one does not read (it reads "
+		         "node.json, format %d): remove %s to start a fresh node",
+		         ctx->paths.legacy_state, SIM_STATE_FORMAT, ctx->paths.root);
+		return -EINVAL;
 	}
+	ret = sim_topology_build(ctx->vendor, topology && *topology ? topology : NULL, &s, err, errlen);
 	if (ret)
 		return ret;
 	ret = sim_store_write_all(ctx, &s, err, errlen);
 	sim_state_free(&s);
-	if (ret || !migrating)
-		return ret;
-	/* node.json is in place: the old file is no longer the truth (a crash before this line redoes it). */
-	unlink(ctx->paths.legacy_state);
-	unlink(ctx->paths.legacy_lock);
-	snprintf(detail, sizeof(detail), "migrated %s (format 1) to node.json and cards/ (format %d)",
-	         ctx->paths.legacy_state, SIM_STATE_FORMAT);
-	sim_complain(ctx, detail);
-	return 0;
+	return ret;
 }
 
 static int find_node(struct sim_ctx *ctx, char *err, size_t errlen)
@@ -79,10 +54,6 @@ static int find_node(struct sim_ctx *ctx, char *err, size_t errlen)
 			ret = sim_store_node_refresh(ctx, detail, sizeof(detail));
 		else
 			return ret;
-	} else if (!ret && access(ctx->paths.legacy_state, F_OK) == 0) {
-		/* A migration stopped between node.json and the removal of the old file. */
-		unlink(ctx->paths.legacy_state);
-		unlink(ctx->paths.legacy_lock);
 	}
 	if (ret == -EINVAL)
 		snprintf(err, errlen, "%s (this simulator reads format %d; remove %s to start a fresh node)", detail,

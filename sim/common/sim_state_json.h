@@ -40,12 +40,6 @@ json_t *sim_json_card(const struct sim_device *d, uint64_t generation, const cha
 int sim_json_read_card(json_t *root, const char *vendor, unsigned ordinal, struct sim_device *d, uint64_t *generation,
                        char *err, size_t errlen);
 
-/*
- * A format-1 state.json: the whole node.  Its one node-wide next_serial
- * becomes every card's (serials stay unique on each card).
- */
-int sim_json_read_format1(json_t *root, const char *vendor, struct sim_state *s, char *err, size_t errlen);
-
 /* The "format" a state file says it has (0 when it names none). */
 unsigned sim_json_format_of(json_t *root);
 

@@ -122,7 +122,7 @@ struct sim_node {
 	accelsim_fault_t faults[ACCELSIM_MAX_FAULTS];
 };
 
-/* A whole node in memory: what power-on builds, or what a format-1 state.json held. */
+/* A whole node in memory: what power-on builds. */
 struct sim_state {
 	unsigned n_devices;
 	struct sim_device *devices;

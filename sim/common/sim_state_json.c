@@ -225,7 +225,7 @@ static int read_gi(json_t *o, struct sim_gi *gi, const char *what, char *err, si
 	return 0;
 }
 
-/* The fixed fields of a card, from a hw file or a format-1 device. */
+/* The fixed fields of a card, from its hw file. */
 static int read_hw_fields(json_t *o, struct sim_device *d, const char *what, char *err, size_t errlen)
 {
 	json_t *gips = json_object_get(o, "gi_profiles"), *cips = json_object_get(o, "ci_profiles"), *v;
@@ -259,7 +259,7 @@ static int read_hw_fields(json_t *o, struct sim_device *d, const char *what, cha
 	return 0;
 }
 
-/* The changing fields of a card, from a card file or a format-1 device. */
+/* The changing fields of a card, from its card file. */
 static int read_live_fields(json_t *o, struct sim_device *d, const char *what, char *err, size_t errlen)
 {
 	json_t *list = json_object_get(o, "gpu_instances"), *v;

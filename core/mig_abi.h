@@ -17,40 +17,53 @@
 
 #include <stddef.h>
 
-/* Return codes (nvmlReturn_t / hgmlReturn_t share the numbering). */
+/*
+ * Return codes (nvmlReturn_t / hgmlReturn_t share the numbering), once:
+ * the enum, core's names (mig_return_name) and the simulators' checks
+ * that each vendor has a string for every code all follow from this list.
+ * X(name, value); the dense codes first, UNKNOWN apart.
+ */
+#define MIG_RETURN_CODES(X)                                                                                            \
+	X(SUCCESS, 0)                                                                                                  \
+	X(ERROR_UNINITIALIZED, 1)                                                                                      \
+	X(ERROR_INVALID_ARGUMENT, 2)                                                                                   \
+	X(ERROR_NOT_SUPPORTED, 3)                                                                                      \
+	X(ERROR_NO_PERMISSION, 4)                                                                                      \
+	X(ERROR_ALREADY_INITIALIZED, 5)                                                                                \
+	X(ERROR_NOT_FOUND, 6)                                                                                          \
+	X(ERROR_INSUFFICIENT_SIZE, 7)                                                                                  \
+	X(ERROR_INSUFFICIENT_POWER, 8)                                                                                 \
+	X(ERROR_DRIVER_NOT_LOADED, 9)                                                                                  \
+	X(ERROR_TIMEOUT, 10)                                                                                           \
+	X(ERROR_IRQ_ISSUE, 11)                                                                                         \
+	X(ERROR_LIBRARY_NOT_FOUND, 12)                                                                                 \
+	X(ERROR_FUNCTION_NOT_FOUND, 13)                                                                                \
+	X(ERROR_CORRUPTED_INFOROM, 14)                                                                                 \
+	X(ERROR_GPU_IS_LOST, 15)                                                                                       \
+	X(ERROR_RESET_REQUIRED, 16)                                                                                    \
+	X(ERROR_OPERATING_SYSTEM, 17)                                                                                  \
+	X(ERROR_LIB_RM_VERSION_MISMATCH, 18)                                                                           \
+	X(ERROR_IN_USE, 19)                                                                                            \
+	X(ERROR_MEMORY, 20)                                                                                            \
+	X(ERROR_NO_DATA, 21)                                                                                           \
+	X(ERROR_VGPU_ECC_NOT_SUPPORTED, 22)                                                                            \
+	X(ERROR_INSUFFICIENT_RESOURCES, 23)                                                                            \
+	X(ERROR_FREQ_NOT_SUPPORTED, 24)                                                                                \
+	X(ERROR_ARGUMENT_VERSION_MISMATCH, 25)                                                                         \
+	X(ERROR_DEPRECATED, 26)                                                                                        \
+	X(ERROR_NOT_READY, 27)                                                                                         \
+	X(ERROR_GPU_NOT_FOUND, 28)                                                                                     \
+	X(ERROR_INVALID_STATE, 29)
+
 typedef enum {
-	MIG_SUCCESS = 0,
-	MIG_ERROR_UNINITIALIZED = 1,
-	MIG_ERROR_INVALID_ARGUMENT = 2,
-	MIG_ERROR_NOT_SUPPORTED = 3,
-	MIG_ERROR_NO_PERMISSION = 4,
-	MIG_ERROR_ALREADY_INITIALIZED = 5,
-	MIG_ERROR_NOT_FOUND = 6,
-	MIG_ERROR_INSUFFICIENT_SIZE = 7,
-	MIG_ERROR_INSUFFICIENT_POWER = 8,
-	MIG_ERROR_DRIVER_NOT_LOADED = 9,
-	MIG_ERROR_TIMEOUT = 10,
-	MIG_ERROR_IRQ_ISSUE = 11,
-	MIG_ERROR_LIBRARY_NOT_FOUND = 12,
-	MIG_ERROR_FUNCTION_NOT_FOUND = 13,
-	MIG_ERROR_CORRUPTED_INFOROM = 14,
-	MIG_ERROR_GPU_IS_LOST = 15,
-	MIG_ERROR_RESET_REQUIRED = 16,
-	MIG_ERROR_OPERATING_SYSTEM = 17,
-	MIG_ERROR_LIB_RM_VERSION_MISMATCH = 18,
-	MIG_ERROR_IN_USE = 19,
-	MIG_ERROR_MEMORY = 20,
-	MIG_ERROR_NO_DATA = 21,
-	MIG_ERROR_VGPU_ECC_NOT_SUPPORTED = 22,
-	MIG_ERROR_INSUFFICIENT_RESOURCES = 23,
-	MIG_ERROR_FREQ_NOT_SUPPORTED = 24,
-	MIG_ERROR_ARGUMENT_VERSION_MISMATCH = 25,
-	MIG_ERROR_DEPRECATED = 26,
-	MIG_ERROR_NOT_READY = 27,
-	MIG_ERROR_GPU_NOT_FOUND = 28,
-	MIG_ERROR_INVALID_STATE = 29,
-	MIG_ERROR_UNKNOWN = 999,
+#define MIG_RETURN_ENUM(name, value) MIG_##name = value,
+	MIG_RETURN_CODES(MIG_RETURN_ENUM)
+#undef MIG_RETURN_ENUM
+		MIG_ERROR_UNKNOWN = 999,
 } mig_return_t;
+
+/* Codes 0..MIG_RETURN_DENSE - 1 are all defined (the tables indexed by a code are this long). */
+#define MIG_RETURN_DENSE (29 + 1)
 
 /* Opaque handles. */
 typedef struct mig_device_st *mig_device_t;

@@ -21,7 +21,7 @@
 #define NV_MIG_MINORS_CIS 8
 
 /* nvmlErrorString as a real NVML 580.159.04 answers it (read on an H200). */
-static const char *const nvidia_errors[] = {
+static const char *const nvidia_errors[MIG_RETURN_DENSE] = {
 	[MIG_SUCCESS] = "Success",
 	[MIG_ERROR_UNINITIALIZED] = "Uninitialized",
 	[MIG_ERROR_INVALID_ARGUMENT] = "Invalid Argument",

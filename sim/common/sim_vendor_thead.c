@@ -18,7 +18,7 @@
 #define THEAD_UKI_VERSION 2    /* printed in the holder lines */
 
 /* NVML's strings with the PPU's words: HGML mirrors NVML (except IN_USE, from the runbook). */
-static const char *const thead_errors[] = {
+static const char *const thead_errors[MIG_RETURN_DENSE] = {
 	[MIG_SUCCESS] = "Success",
 	[MIG_ERROR_UNINITIALIZED] = "Uninitialized",
 	[MIG_ERROR_INVALID_ARGUMENT] = "Invalid Argument",

@@ -69,6 +69,29 @@ static accelsim_fault_t only_fault(struct sim_fixture *fx)
 	return faults[0];
 }
 
+/*
+ * Every return code of the ABI's list has its vendor's words (ErrorString
+ * through the product's loader), and core names it as the vendor does.
+ */
+static void test_every_return_code_has_words(void **state)
+{
+	struct sim_fixture *fx = *state;
+
+#define CHECK_WORDS(name, value)                                                                                       \
+	do {                                                                                                           \
+		const char *words = fx->lib.ErrorString(MIG_##name);                                                   \
+		assert_non_null(words);                                                                                \
+		assert_true(*words);                                                                                   \
+		assert_string_not_equal(words, "Unknown Error");                                                       \
+		assert_non_null(strstr(#name, mig_return_name(MIG_##name)));                                           \
+	} while (0);
+	MIG_RETURN_CODES(CHECK_WORDS)
+#undef CHECK_WORDS
+	assert_string_equal(mig_return_name(MIG_ERROR_IN_USE), "IN_USE");
+	assert_string_equal(mig_return_name(MIG_SUCCESS), "SUCCESS");
+	assert_string_equal(fx->lib.ErrorString((mig_return_t)MIG_RETURN_DENSE), "Unknown Error");
+}
+
 /* skip counts every driver call, whichever function it is. */
 static void test_any_skip_counts_every_call(void **state)
 {
@@ -477,6 +500,8 @@ static void test_next_read_sees_other_process(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_every_return_code_has_words, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_every_return_code_has_words, setup_nvidia, teardown),
 		cmocka_unit_test_setup_teardown(test_any_skip_counts_every_call, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_any_spares_lifetime_and_control, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_arm_refusals, setup, teardown),

@@ -89,7 +89,7 @@ typedef struct mig_compute_instance_st *mig_compute_instance_t;
 /*
  * How many profile indices each API defines.  Discovery probes every index
  * below the count; the values differ per vendor and live in the family
- * descriptors (core/family_*.c), not here.
+ * descriptors (core/family.c: gi_profile_count, ci_profile_count), not here.
  */
 
 typedef struct {

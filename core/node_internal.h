@@ -8,6 +8,7 @@
  *                   appear, go or come back (absent cards)
  *   node_view.c     installing a card's view, dropping its records, and the
  *                   view of an absent card, made from its records alone
+ *   node_publish.c  ordered snapshots, the lock-order checker, last_error, the CDI spec
  * Nothing outside core/node*.c includes this.
  *
  * Lock order.  A thread takes these only in this order, never the other

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dies/ inside: the handles of vram files and the mount's fs_dies (one per
- * mount, reached through the request or the node the tree resolved), shared by fs/dies.c (open, close, I/O), fs/dies_attr.c (the
- * writable files: enabled, driver, policy, lease_ms) and fs/dies_render.c
- * (what slot and info say).
+ * dies/ inside: the handles of vram files and the mount's fs_dies (reached
+ * through the request or the node the tree resolved), shared by fs/dies.c
+ * (open, close, I/O), fs/dies_attr.c (the writable files: enabled, driver,
+ * policy, lease_ms) and fs/dies_render.c (what slot and info say).
  */
 #ifndef ACCELFS_DIES_INTERNAL_H
 #define ACCELFS_DIES_INTERNAL_H

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "fs/dies_setup.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -8,23 +9,50 @@
 #include <unistd.h>
 
 #include "core/log.h"
-#include "sim/barswap/bs_sim.h"
+#include "sim/barswap/bs_sim_module.h"
+#include "sim/locate.h"
+
+/*
+ * The simulated slot, from its module: found and loaded as the simulated
+ * drivers are (sim/locate.h), only ever for --sim.  The module stays loaded
+ * for the process's life: the slot's operations live in it.
+ */
+static struct bs_slot *open_sim_slot(const char *topology, const char *dir, int *ret, char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	bs_sim_module_open_t open_slot;
+	void *module;
+
+	*ret = accel_sim_locate_barswap(path, sizeof(path), err, errlen);
+	if (*ret)
+		return NULL;
+	module = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!module) {
+		snprintf(err, errlen, "dies: cannot load the simulated slot %s: %s", path, dlerror());
+		*ret = -ENOEXEC;
+		return NULL;
+	}
+	*(void **)&open_slot = dlsym(module, BS_SIM_MODULE_OPEN);
+	if (!open_slot) {
+		snprintf(err, errlen, "dies: %s has no %s: it is not accelfs's simulated slot", path, BS_SIM_MODULE_OPEN);
+		dlclose(module);
+		*ret = -ENOEXEC;
+		return NULL;
+	}
+	return open_slot(topology, dir, ret, err, errlen);
+}
 
 int fs_dies_setup(bool sim, const char *topology, const char *state_dir, bool read_only, struct fs_dies **out,
                   char *err, size_t errlen)
 {
-	struct bs_sim_geometry g;
 	struct bs_slot *slot;
 	char dir[PATH_MAX];
 	int ret;
 
 	*out = NULL;
 	if (sim) {
-		ret = bs_sim_geometry_load(topology, &g, err, errlen);
-		if (ret)
-			return ret;
 		snprintf(dir, sizeof(dir), "%s/sim/barswap", state_dir);
-		slot = bs_slot_sim_open(dir, &g, &ret, err, errlen);
+		slot = open_sim_slot(topology, dir, &ret, err, errlen);
 		if (!slot)
 			return ret;
 	} else {

@@ -191,21 +191,35 @@ static void list_tried(char tried[][PATH_MAX], size_t n, char *buf, size_t len)
 	}
 }
 
-int accel_sim_locate_lib(const struct accel_family *f, char *path, size_t len, char *err, size_t errlen)
+/* A file of the simulators' library directory (relpath below sim/), found as the libraries are. */
+static int locate_sim_file(const char *relpath, const char *what, char *path, size_t len, char *err, size_t errlen)
 {
 	char tried[MAX_CANDIDATES][PATH_MAX], installed[PATH_MAX], leaf[PATH_MAX], list[4 * PATH_MAX];
 	size_t n;
 
 	if (fmt_path(installed, sizeof(installed), ACCELFS_PKGLIBDIR, "/sim", "") ||
-	    fmt_path(leaf, sizeof(leaf), "/", accel_sim_lib_relpath(f), ""))
+	    fmt_path(leaf, sizeof(leaf), "/", relpath, ""))
 		return -ENAMETOOLONG;
 	n = candidates("ACCELFS_SIM_LIBDIR", "/../sim", installed, leaf, tried);
 	for (size_t i = 0; i < n; i++)
 		if (exists(tried[i]))
 			return fmt_path(path, len, tried[i], "", "") ? -ENAMETOOLONG : 0;
 	list_tried(tried, n, list, sizeof(list));
-	snprintf(err, errlen, "no simulated %s driver found (tried %s)", f->vendor, list);
+	snprintf(err, errlen, "no simulated %s found (tried %s)", what, list);
 	return -ENOENT;
+}
+
+int accel_sim_locate_lib(const struct accel_family *f, char *path, size_t len, char *err, size_t errlen)
+{
+	char what[64];
+
+	snprintf(what, sizeof(what), "%s driver", f->vendor);
+	return locate_sim_file(accel_sim_lib_relpath(f), what, path, len, err, errlen);
+}
+
+int accel_sim_locate_barswap(char *path, size_t len, char *err, size_t errlen)
+{
+	return locate_sim_file(ACCEL_SIM_BARSWAP_RELPATH, "barswap slot", path, len, err, errlen);
 }
 
 /* Is this a name (default, small) rather than a path (./x.json, /etc/x.json, x.json)? */

@@ -62,6 +62,14 @@ int accel_sim_state_dir_check(const char *state_dir, const char *create_option, 
 int accel_sim_locate_lib(const struct accel_family *f, char *path, size_t len, char *err, size_t errlen);
 
 /*
+ * The simulated barswap slot, a module the daemon loads with dlopen as it
+ * loads the simulated drivers (sim/barswap/bs_sim_module.h), found in the
+ * same places under this name.
+ */
+#define ACCEL_SIM_BARSWAP_RELPATH "barswap/libaccelsim-barswap.so"
+int accel_sim_locate_barswap(char *path, size_t len, char *err, size_t errlen);
+
+/*
  * The topology file an accelfs --sim=ARG means.  A path (ARG has a '/' or
  * ends in .json, or a file of that name exists) is taken as given and must
  * be readable.  A name (small, default) is an installed topology, found as

@@ -34,7 +34,8 @@ static struct bs_slot *open_sim_slot(const char *topology, const char *dir, int 
 	}
 	*(void **)&open_slot = dlsym(module, BS_SIM_MODULE_OPEN);
 	if (!open_slot) {
-		snprintf(err, errlen, "dies: %s has no %s: it is not accelfs's simulated slot", path, BS_SIM_MODULE_OPEN);
+		snprintf(err, errlen, "dies: %s has no %s: it is not accelfs's simulated slot", path,
+		         BS_SIM_MODULE_OPEN);
 		dlclose(module);
 		*ret = -ENOEXEC;
 		return NULL;

@@ -20,6 +20,6 @@ struct bs_slot;
  * and a sentence in err.
  */
 typedef struct bs_slot *(*bs_sim_module_open_t)(const char *topology, const char *dir, int *ret, char *err,
-                                                 size_t errlen);
+                                                size_t errlen);
 
 #endif

@@ -198,73 +198,41 @@ char *accel_cdi_job_spec(const struct accel_device *d, const struct accel_job *j
 	return finish(ACCEL_CDI_JOB_KIND, devices, common, &needs);
 }
 
-char *accel_cdi_node_spec(const struct accel_snapshot *s, bool *empty)
+bool accel_cdi_listed(const struct accel_job *j)
+{
+	return j->state == ACCEL_JOB_READY && !accel_job_name_check(j->name);
+}
+
+char *accel_cdi_node_job_spec(const struct accel_device *d, const struct accel_job *j)
 {
 	json_t *devices = json_array();
 	struct needs needs = { 0 };
 
-	*empty = false;
-	if (!devices)
-		return NULL;
-	for (size_t i = 0; i < s->n_devices; i++)
-		for (size_t k = 0; k < s->devices[i]->n_jobs; k++) {
-			const struct accel_job *j = &s->devices[i]->jobs[k];
-			if (j->state != ACCEL_JOB_READY || accel_job_name_check(j->name))
-				continue;
-			if (add_job(devices, NULL, s->devices[i], j, &needs)) {
-				json_decref(devices);
-				return NULL;
-			}
-		}
-	if (!json_array_size(devices)) {
+	if (!devices || add_job(devices, NULL, d, j, &needs)) {
 		json_decref(devices);
-		*empty = true;
 		return NULL;
 	}
 	return finish(ACCEL_CDI_KIND, devices, NULL, &needs);
 }
 
-int accel_cdi_sync_node(const char *dir, const struct accel_snapshot *s, const char *prev, char **out)
+static bool same_nodes(const struct accel_job *a, const struct accel_job *b)
 {
-	char path[PATH_MAX];
-	bool empty;
-	char *text;
-	int ret = 0;
-
-	*out = NULL;
-	if (snprintf(path, sizeof(path), "%s/%s", dir, ACCEL_CDI_FILE) >= (int)sizeof(path))
-		return -ENAMETOOLONG;
-	text = accel_cdi_node_spec(s, &empty);
-	if (!text && !empty)
-		return -ENOMEM;
-	if (!text)
-		text = strdup("");
-	if (!text)
-		return -ENOMEM;
-	if (prev && !strcmp(prev, text)) {
-		*out = text;
-		return 0;
+	if (a->n_nodes != b->n_nodes)
+		return false;
+	for (size_t i = 0; i < a->n_nodes; i++) {
+		const struct accel_devnode *x = &a->nodes[i], *y = &b->nodes[i];
+		if (x->major != y->major || x->minor != y->minor || strcmp(x->path, y->path) ||
+		    strcmp(x->host_path, y->host_path))
+			return false;
 	}
-	if (!text[0]) {
-		ret = unlink(path) && errno != ENOENT ? -errno : 0;
-	} else {
-		ret = accel_mkdirs(dir, 0755);
-		if (!ret)
-			ret = accel_atomic_write(path, text, strlen(text), 0644);
-	}
-	if (ret) {
-		free(text);
-		return ret;
-	}
-	*out = text;
-	return 0;
+	return true;
 }
 
-int accel_cdi_write_node(const char *dir, const struct accel_snapshot *s)
+bool accel_cdi_same(const struct accel_device *da, const struct accel_job *a, const struct accel_device *db,
+                    const struct accel_job *b)
 {
-	char *text;
-	int ret = accel_cdi_sync_node(dir, s, NULL, &text);
-
-	free(text);
-	return ret;
+	/* Everything add_job reads: the device's name (the job's directory), the job's fields, its nodes. */
+	return accel_cdi_listed(a) == accel_cdi_listed(b) && !strcmp(da->name, db->name) && !strcmp(a->name, b->name) &&
+	       !strcmp(a->profile, b->profile) && !strcmp(a->uuid, b->uuid) && a->uid == b->uid && a->gid == b->gid &&
+	       same_nodes(a, b);
 }

@@ -2,9 +2,10 @@
 /*
  * Container Device Interface specs for jobs.
  *
- * The node-level spec (<cdi-dir>/accelfs.json, kind accelfs.io/mig) names
- * every ready job as a device: `podman run --device accelfs.io/mig=job1`.
- * It is rewritten with every change, so it never names a job that is gone.
+ * The node-level specs (kind accelfs.io/mig) name every ready job as a
+ * device, one file per job in the CDI directory (core/cdi_dir.h says where
+ * and whose): `podman run --device accelfs.io/mig=job1`.  They follow every
+ * change (core/node_cdi.c), so no file names a job that is gone.
  *
  * A job's own cdi.json is of another kind, accelfs.io/job, so that a copy
  * of it beside the node spec never conflicts with it; and its nodes are
@@ -32,7 +33,6 @@
 
 #define ACCEL_CDI_KIND "accelfs.io/mig"
 #define ACCEL_CDI_JOB_KIND "accelfs.io/job"
-#define ACCEL_CDI_FILE "accelfs.json"
 /* The mode of a job's device nodes, in its dev/ directory and in a container. */
 #define ACCEL_JOB_NODE_MODE 0660
 /* Seconds a runtime gives the hook before it fails the container (the hook writes one line). */
@@ -55,26 +55,18 @@ bool accel_cdi_hooked(void);
 char *accel_cdi_job_spec(const struct accel_device *d, const struct accel_job *j);
 
 /*
- * The node-level spec: every ready job of every device, each carrying all
- * its nodes (the families' control nodes differ, so none is shared at spec
- * level).  A job whose name a runtime would refuse (a record older than the
- * name rule) is left out rather than let it void the whole spec.  NULL with
- * *empty set when there is no ready job (a spec must list a device).
+ * Does a job go in the node-level specs?  Ready, and named as a runtime
+ * accepts (a record older than the name rule is left out rather than let
+ * its file be refused).
  */
-char *accel_cdi_node_spec(const struct accel_snapshot *s, bool *empty);
-
+bool accel_cdi_listed(const struct accel_job *j);
 /*
- * Keep <dir>/accelfs.json equal to the node-level spec: replaced atomically
- * (temporary file, rename), removed when there is no job.  The spec lives
- * in a runtime directory that a reboot empties along with the instances it
- * names, so it is not fsync'd.
+ * The node-level spec of one job (kind accelfs.io/mig, one device, all its
+ * nodes with their numbers).  Malloc'd JSON text, or NULL when out of memory.
  */
-int accel_cdi_write_node(const char *dir, const struct accel_snapshot *s);
-/*
- * The same, skipping the write when the text equals prev (what the last
- * call wrote; NULL: unknown).  *text receives what the file now says
- * ("" for no file), the caller's to free, for the next call.
- */
-int accel_cdi_sync_node(const char *dir, const struct accel_snapshot *s, const char *prev, char **text);
+char *accel_cdi_node_job_spec(const struct accel_device *d, const struct accel_job *j);
+/* Would job a of device da and job b of db have the same node-level spec (and be listed alike)? */
+bool accel_cdi_same(const struct accel_device *da, const struct accel_job *a, const struct accel_device *db,
+                    const struct accel_job *b);
 
 #endif

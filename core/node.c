@@ -162,6 +162,7 @@ struct accel_node *accel_node_start(const struct accel_node_options *opt, char *
 	if (!node->opt.busy_delay_ms)
 		node->opt.busy_delay_ms = 100;
 	snprintf(node->state_dir, sizeof(node->state_dir), "%s", opt->state_dir ? opt->state_dir : "/var/lib/accelfs");
+	accel_cdi_tag(node->state_dir, node->cdi_tag);
 	pthread_mutex_init(&node->publish_lock, NULL);
 	pthread_mutex_init(&node->view_lock, NULL);
 	pthread_mutex_init(&node->snap_lock, NULL);
@@ -224,7 +225,7 @@ void accel_node_stop(struct accel_node *node)
 	accel_snapshot_unref(node->snap);
 	free(node->reserved);
 	free(node->errors);
-	free(node->cdi_text);
+	node_cdi_forget(node);
 	pthread_mutex_destroy(&node->publish_lock);
 	pthread_mutex_destroy(&node->view_lock);
 	pthread_mutex_destroy(&node->snap_lock);

@@ -8,7 +8,8 @@
  *                   appear, go or come back (absent cards)
  *   node_view.c     installing a card's view, dropping its records, and the
  *                   view of an absent card, made from its records alone
- *   node_publish.c  ordered snapshots, the lock-order checker, last_error, the CDI spec
+ *   node_publish.c  ordered snapshots, the lock-order checker, last_error;
+ *                   node_cdi.c: the CDI spec files that follow the snapshots
  * Nothing outside core/node*.c includes this.
  *
  * Lock order.  A thread takes these only in this order, never the other
@@ -24,7 +25,7 @@
  *                    for the time of a pointer copy)
  *
  * cdi_lock, err_lock and poll_lock are leaves: nothing is taken while one
- * is held.  Slow I/O (the CDI spec's write) happens under cdi_lock alone,
+ * is held.  Slow I/O (the CDI spec files) happens under cdi_lock alone,
  * after the snapshot is installed, so no reader and no publisher waits for
  * it.  Debug builds check the order (node_lock_* below).
  */
@@ -38,6 +39,7 @@
 
 #include "core/card.h"
 #include "core/catalog.h"
+#include "core/cdi_dir.h"
 #include "core/inventory.h"
 #include "core/node.h"
 #include "core/reconcile.h"
@@ -138,9 +140,12 @@ struct accel_node {
 	struct accel_snapshot *snap; /* guarded by snap_lock; replaced only under publish_lock */
 	uint64_t generation;         /* guarded by publish_lock */
 
-	pthread_mutex_t cdi_lock;
-	uint64_t cdi_generation; /* the snapshot the CDI spec was last written from */
-	char *cdi_text;          /* and what was written, so an unchanged spec is not rewritten */
+	pthread_mutex_t cdi_lock;           /* the CDI spec files (node_cdi.c); all below guarded by it */
+	struct accel_snapshot *cdi_target;  /* the newest snapshot the files are to follow */
+	struct accel_snapshot *cdi_written; /* what they show; NULL: not known (the next follow sweeps) */
+	bool cdi_failing;                   /* the last follow failed: said once, tried again */
+	bool cdi_swept;                     /* the first sweep was done (and said so) */
+	char cdi_tag[ACCEL_CDI_TAG_LEN + 1];
 
 	pthread_mutex_t names_lock; /* job names being carved, so two mkdirs cannot take one name */
 	char (*reserved)[ACCEL_JOB_NAME_MAX + 1];
@@ -185,6 +190,12 @@ int64_t node_now_ms(void);
  * (referenced), the caller's to unref; NULL only when out of memory.
  */
 struct accel_snapshot *node_publish(struct accel_node *node);
+/*
+ * Make the CDI spec files follow s, or a newer snapshot they were asked to
+ * follow before (cdi_lock held): node_cdi.c.  forget: at stop.
+ */
+void node_cdi_follow(struct accel_node *node, struct accel_snapshot *s);
+void node_cdi_forget(struct accel_node *node);
 /* The card named "ppu3", with the topology read-held by the caller; NULL if none. */
 struct node_card *node_find_card(struct accel_node *node, const char *device);
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Publishing: the cards' views become one immutable snapshot that readers
- * take a reference on; the node-level CDI spec follows the newest one.
+ * take a reference on; the CDI spec files follow the newest one.
  *
  * Order is what makes the answers true.  Publishers take publish_lock, so a
  * snapshot is installed only by whoever collected its views last: a publish
@@ -18,7 +18,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/cdi.h"
 #include "core/log.h"
 
 int64_t node_now_ms(void)
@@ -133,28 +132,18 @@ void accel_node_last_error(struct accel_node *node, const char *key, char *buf, 
 /* ---- snapshots --------------------------------------------------------- */
 
 /*
- * Write the CDI spec from s unless a newer snapshot was written already or
- * the text is what the file holds.  Runs after the snapshot is installed,
- * under cdi_lock alone: readers and other publishers never wait for it.
+ * The CDI spec files follow s (node_cdi.c), unless they show s or a newer
+ * snapshot already.  Runs after the snapshot is installed, under cdi_lock
+ * alone: readers and other publishers never wait for it.  This is the one
+ * place the spec files are written from: none without a CDI directory, and
+ * none by a daemon that only observes (--read-only).
  */
-static void cdi_follow(struct accel_node *node, const struct accel_snapshot *s)
+static void cdi_follow(struct accel_node *node, struct accel_snapshot *s)
 {
-	if (!node->opt.cdi_dir)
+	if (!node->opt.cdi_dir || node->opt.read_only)
 		return;
 	node_lock(&node->cdi_lock, NODE_LOCK_LEAF);
-	if (s->generation > node->cdi_generation) {
-		char *text = NULL;
-		int ret = accel_cdi_sync_node(node->opt.cdi_dir, s, node->cdi_text, &text);
-
-		if (ret) {
-			log_error("cannot update the CDI spec in %s: %s", node->opt.cdi_dir, strerror(-ret));
-			free(text);
-		} else {
-			free(node->cdi_text);
-			node->cdi_text = text;
-			node->cdi_generation = s->generation;
-		}
-	}
+	node_cdi_follow(node, s);
 	node_unlock(&node->cdi_lock, NODE_LOCK_LEAF);
 }
 
@@ -214,8 +203,8 @@ struct accel_snapshot *node_publish(struct accel_node *node)
 	accel_snapshot_unref(old);
 
 	/*
-	 * The CDI spec follows before the operation that caused the change
-	 * returns: a runtime reading it after mkdir sees the job.
+	 * The CDI spec files follow before the operation that caused the
+	 * change returns: a runtime reading them after mkdir sees the job.
 	 */
 	cdi_follow(node, s);
 	return s;

@@ -33,6 +33,7 @@
 
 #include <fuse_lowlevel.h>
 
+#include "core/cdi_dir.h"
 #include "core/delegation.h"
 #include "core/log.h"
 #include "core/metrics.h"
@@ -203,7 +204,7 @@ int main(int argc, char *argv[])
 	struct accelfs fs;
 	char err[1024], state_dir[PATH_MAX], sim_cdi_dir[PATH_MAX], taken_over[2 * PATH_MAX + 1024] = "";
 	const char *want_state_dir;
-	int ret, lock_fd = -1;
+	int ret, lock_fd = -1, cdi_fd = -1;
 
 	memset(&o, 0, sizeof(o));
 	memset(&fs, 0, sizeof(fs));
@@ -267,6 +268,12 @@ int main(int argc, char *argv[])
 	nopt.cdi_dir = o.cdi_dir ? o.cdi_dir : o.sim ? sim_cdi_dir : "/var/run/cdi";
 	if (no_hook)
 		nopt.cdi_dir = NULL;
+	/* One daemon per CDI directory (core/cdi_dir.h); a daemon that writes no spec claims none. */
+	if (nopt.cdi_dir && !o.read_only &&
+	    accel_cdi_claim(nopt.cdi_dir, state_dir, mp.path, &cdi_fd, err, sizeof(err))) {
+		fprintf(stderr, "accelfs: %s\n", err);
+		goto out;
+	}
 	nopt.poll_ms = o.poll_ms;
 	nopt.orphan_grace_ms = o.orphan_grace_ms;
 	nopt.busy_retries = o.busy_retry_count;
@@ -278,8 +285,10 @@ int main(int argc, char *argv[])
 	if (!o.foreground) {
 		if (go_background())
 			goto out;
-		startup_lock_note(lock_fd, mp.path, 0);     /* the lock came along; now it names us */
-		accel_log_set_stderr_level(ACCEL_LOG_WARN); /* the rest goes to the log file */
+		startup_lock_note(lock_fd, mp.path, 0); /* the lock came along; now it names us */
+		if (cdi_fd >= 0)
+			accel_cdi_claim_note(cdi_fd, state_dir, mp.path); /* the CDI directory's too */
+		accel_log_set_stderr_level(ACCEL_LOG_WARN);               /* the rest goes to the log file */
 	}
 
 	if (!fs.mounted_with_dev)
@@ -389,7 +398,8 @@ out:
 		fuse_session_destroy(fs.se);
 	fs_open_files_free(&fs);
 	accel_node_stop(fs.node);
-	startup_lock_release(lock_fd); /* last: until here this process still acted on the state directory */
+	accel_cdi_claim_release(cdi_fd); /* the node wrote its last spec file */
+	startup_lock_release(lock_fd);   /* last: until here this process still acted on the state directory */
 	accel_delegation_free(fs.deleg);
 	fs_pollers_free(fs.pollers);
 	fs_inodes_free(fs.inodes);

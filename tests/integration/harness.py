@@ -92,6 +92,15 @@ def wait_until(pred, timeout=10.0, step=0.05, what="condition"):
         time.sleep(step)
 
 
+def cdi_tag(state):
+    """The tag of a daemon's CDI spec files (accelfs-<tag>-<job>.json, core/cdi_dir.c): eight hex digits of the
+    FNV-1a hash of its state directory's real path, folded to 32 bits."""
+    h = 0xcbf29ce484222325
+    for b in os.path.realpath(state).encode():
+        h = ((h ^ b) * 0x100000001b3) & 0xffffffffffffffff
+    return "%08x" % (((h >> 32) ^ h) & 0xffffffff)
+
+
 class Node:
     """One mounted simulated node with its own state directory."""
 
@@ -169,6 +178,32 @@ class Node:
                 return f.read()
         except OSError:
             return ""
+
+    # -- the CDI spec files -------------------------------------------------------
+    def cdi_dir(self):
+        """Where this daemon publishes its jobs: --cdi-dir, else STATE/cdi (a simulated node)."""
+        for arg in self.extra:
+            if arg.startswith("--cdi-dir="):
+                return arg[len("--cdi-dir="):]
+        return os.path.join(self.state, "cdi")
+
+    def cdi_files(self):
+        """This daemon's node-level spec files, {job: path} (another daemon's are not its own)."""
+        prefix = f"accelfs-{cdi_tag(self.state)}-"
+        try:
+            names = os.listdir(self.cdi_dir())
+        except FileNotFoundError:
+            return {}
+        return {n[len(prefix):-len(".json")]: os.path.join(self.cdi_dir(), n)
+                for n in names if n.startswith(prefix) and n.endswith(".json")}
+
+    def cdi_specs(self):
+        """{job: the parsed spec of its file}."""
+        out = {}
+        for job, path in self.cdi_files().items():
+            with open(path) as f:
+                out[job] = json.load(f)
+        return out
 
     # -- the control tool (the simulated hardware's ppu-smi / nvidia-smi) ------
     def smi_cmd(self, family):

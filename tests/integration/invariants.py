@@ -16,7 +16,7 @@ each a sentence naming what disagrees.  An empty list is a consistent node:
   placements from `info`, taken lowest start first while one overlaps no live instance and no
   placement already taken), 0 on a refused card; the node-level `available` is the sum;
 - job names are unique on the node, and the node-level `mig/<profile>/` lists exactly the jobs;
-- the node-level CDI spec (`STATE_DIR/cdi/accelfs.json`) names exactly the `ready` jobs.
+- the node-level CDI spec files (`STATE_DIR/cdi/accelfs-<tag>-<job>.json`) name exactly the `ready` jobs.
 
 It runs accel-smi, whose driver calls count against armed faults: disarm before calling it.
 It reads the tree without a lock, so it is meant for a node at rest; `settled()` waits for a
@@ -263,27 +263,34 @@ def tree_view(node, problems):
 
 
 def cdi_names(node, problems):
-    """The device names in the node-level CDI spec; an empty set when there is no spec."""
-    path = os.path.join(node.state, "cdi", "accelfs.json")
+    """The device names in the node-level CDI spec files (one file per job); an empty set when there is none."""
+    names = set()
     try:
-        with open(path) as f:
-            text = f.read()
-    except FileNotFoundError:
-        return set()
+        files = node.cdi_files()
     except OSError as e:
-        problems.append(f"cannot read the node-level CDI spec {path}: {os.strerror(e.errno)}")
+        problems.append(f"cannot list the CDI directory {node.cdi_dir()}: {os.strerror(e.errno)}")
         return None
-    try:
-        spec = json.loads(text)
-    except ValueError as e:
-        problems.append(f"the node-level CDI spec is not JSON ({e}): {text[:200]!r}")
-        return None
-    if spec.get("kind") != "accelfs.io/mig":
-        problems.append(f"the node-level CDI spec has kind {spec.get('kind')!r}, not accelfs.io/mig")
-    names = [d.get("name") for d in spec.get("devices", [])]
-    if len(names) != len(set(names)):
-        problems.append(f"the node-level CDI spec names a device twice: {sorted(names)}")
-    return set(names)
+    for job, path in sorted(files.items()):
+        try:
+            with open(path) as f:
+                text = f.read()
+        except FileNotFoundError:
+            continue  # removed since the listing
+        except OSError as e:
+            problems.append(f"cannot read the CDI spec {path}: {os.strerror(e.errno)}")
+            return None
+        try:
+            spec = json.loads(text)
+        except ValueError as e:
+            problems.append(f"the CDI spec {path} is not JSON ({e}): {text[:200]!r}")
+            return None
+        if spec.get("kind") != "accelfs.io/mig":
+            problems.append(f"the CDI spec {path} has kind {spec.get('kind')!r}, not accelfs.io/mig")
+        devices = [d.get("name") for d in spec.get("devices", [])]
+        if devices != [job]:
+            problems.append(f"the CDI spec {path} names {devices}, not the one job of its file name")
+        names.update(devices)
+    return names
 
 
 # ---- the checks ----------------------------------------------------------------

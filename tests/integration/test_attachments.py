@@ -85,9 +85,9 @@ class Names(JobTestCase):
         names = ["a", "9", "x.y-z_0", "J" * 63]
         for name, dev in zip(names, ("ppu3", "ppu3", "ppu4", "ppu4")):
             os.mkdir(n.path(dev, "mig", "4g.48gb", name))
-        with open(os.path.join(n.state, "cdi", "accelfs.json")) as f:
-            spec = json.load(f)
-        self.assertEqual(sorted(d["name"] for d in spec["devices"]), sorted(names))
+        specs = n.cdi_specs()
+        self.assertEqual(sorted(specs), sorted(names))
+        self.assertEqual(sorted(d["name"] for spec in specs.values() for d in spec["devices"]), sorted(names))
 
 
 class Files(JobTestCase):
@@ -111,9 +111,8 @@ class Files(JobTestCase):
         n = self.node
         os.mkdir(self.job())
         os.mkdir(self.job(name="job2"))
-        with open(os.path.join(n.state, "cdi", "accelfs.json")) as f:
-            spec = json.load(f)
-        nodes = {d["name"]: d["containerEdits"]["deviceNodes"] for d in spec["devices"]}
+        nodes = {d["name"]: d["containerEdits"]["deviceNodes"]
+                 for spec in n.cdi_specs().values() for d in spec["devices"]}
         cap = [x["hostPath"] for x in nodes["job1"] if "-caps/" in x["path"]][0]
         card = [x["hostPath"] for x in nodes["job1"] if x["path"] == "/dev/alixpu_ppu3"][0]
         # the simulated nodes cannot be opened for real; an O_PATH descriptor holds them as well
@@ -322,8 +321,7 @@ class Specs(JobTestCase):
         n = self.node
         os.mkdir(self.job())
         job_spec = json.loads(n.read(*PROF, "job1", "cdi.json"))
-        with open(os.path.join(n.state, "cdi", "accelfs.json")) as f:
-            node_spec = json.load(f)
+        node_spec = n.cdi_specs()["job1"]
         uuid = n.keyvals(*PROF, "job1", "status")["uuid"]
         for spec in (job_spec, node_spec):
             hooks = spec["devices"][0]["containerEdits"]["hooks"]
@@ -366,7 +364,8 @@ class NoHook(unittest.TestCase):
             os.mkdir(os.path.join(mnt, *PROF, "job1"))
             self.assertNotIn("cdi.json", os.listdir(os.path.join(mnt, *PROF, "job1")))
             self.assertFalse(os.path.exists(os.path.join(mnt, *PROF, "job1", "cdi.json")))
-            self.assertFalse(os.path.exists(os.path.join(state, "cdi", "accelfs.json")))
+            self.assertEqual(os.listdir(os.path.join(state, "cdi")) if os.path.isdir(os.path.join(state, "cdi"))
+                             else [], [], "no spec file, no claim of the CDI directory")
             os.rmdir(os.path.join(mnt, *PROF, "job1"))
         finally:
             subprocess.run(["fusermount3", "-u", mnt], check=False)

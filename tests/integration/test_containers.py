@@ -10,7 +10,7 @@ import subprocess
 import unittest
 import warnings
 
-from harness import NodeTestCase, wait_until
+from harness import ACCELFS, Node, NodeTestCase, cdi_tag, wait_until
 
 # The CDI project's JSON schema, as Debian ships it with the CDI library podman 4.3 is built with
 # (scripts/packages.txt installs the package); ACCELFS_CDI_SCHEMA_DIR points elsewhere.
@@ -81,16 +81,12 @@ class DeviceNodes(NodeTestCase):
 
 
 class Cdi(NodeTestCase):
-    def spec(self):
-        path = os.path.join(self.node.state, "cdi", "accelfs.json")
-        if not os.path.exists(path):
-            return None
-        with open(path) as f:
-            return json.load(f)
-
     def names(self):
-        spec = self.spec()
-        return sorted(d["name"] for d in spec["devices"]) if spec else []
+        return sorted(self.node.cdi_specs())
+
+    def files(self):
+        """{job: (inode, mtime)} of this daemon's spec files: a file written again is a new inode."""
+        return {job: (os.stat(p).st_ino, os.stat(p).st_mtime_ns) for job, p in self.node.cdi_files().items()}
 
     def validate(self, spec, kind="accelfs.io/mig"):
         self.assertIn(spec["cdiVersion"], ("0.3.0", "0.5.0"))
@@ -116,28 +112,128 @@ class Cdi(NodeTestCase):
 
     def test_node_spec_lists_exactly_the_live_jobs(self):
         n = self.node
-        self.assertIsNone(self.spec(), "no job, no spec (a spec must list a device)")
+        self.assertEqual(self.names(), [], "no job, no spec file (a spec must list a device)")
         os.mkdir(n.path("ppu3", "mig", "4g.48gb", "a"))
         os.mkdir(n.path("gpu0", "mig", "1g.18gb", "b"))
         os.mkdir(n.path("ppu5", "mig", "8g.96gb", "9lives"))
         self.assertEqual(self.names(), ["9lives", "a", "b"])
-        self.validate(self.spec())
-        # a job's nodes in the node spec equal its devices file
-        dev_a = [d for d in self.spec()["devices"] if d["name"] == "a"][0]
+        for job, spec in self.node.cdi_specs().items():
+            self.validate(spec)
+            self.assertEqual([d["name"] for d in spec["devices"]], [job], "one file, one job")
+        # a job's nodes in its spec equal its devices file
+        dev_a = self.node.cdi_specs()["a"]["devices"][0]
         listed = sorted(f"{x['path']} c {x['major']}:{x['minor']}" for x in dev_a["containerEdits"]["deviceNodes"])
         self.assertEqual(listed, sorted(n.read("ppu3", "mig", "4g.48gb", "a", "devices").splitlines()))
         os.rmdir(n.path("gpu0", "mig", "1g.18gb", "b"))
         self.assertEqual(self.names(), ["9lives", "a"])
         n.kill9()
-        os.unlink(os.path.join(n.state, "cdi", "accelfs.json"))
+        for path in n.cdi_files().values():
+            os.unlink(path)
         n.start()
         self.assertEqual(self.names(), ["9lives", "a"])
-        # an instance destroyed behind our back leaves the spec at once (the job is lost)
+        # an instance destroyed behind our back leaves the specs at once (the job is lost)
         st = n.keyvals("ppu5", "mig", "8g.96gb", "9lives", "status")
         n.smi("ppu", "mig", "-i", 5, "-gi", st["gi"], "-ci", st["ci"], "-dci")
         n.smi("ppu", "mig", "-i", 5, "-gi", st["gi"], "-dgi")
-        wait_until(lambda: self.names() == ["a"], what="the lost job to leave the CDI spec")
-        self.validate(self.spec())
+        wait_until(lambda: self.names() == ["a"], what="the lost job to leave the CDI specs")
+        self.validate(self.node.cdi_specs()["a"])
+
+    def test_a_carve_writes_one_file_and_a_reclaim_removes_one(self):
+        n = self.node
+        for dev, job in (("ppu3", "j1"), ("ppu3", "j2"), ("ppu5", "j3")):
+            os.mkdir(n.path(dev, "mig", "4g.48gb", job))
+        before = self.files()
+        self.assertEqual(sorted(before), ["j1", "j2", "j3"])
+        # a carve on another card, and one on the card of j3: no other job's file is written again
+        os.mkdir(n.path("ppu4", "mig", "4g.48gb", "j4"))
+        os.mkdir(n.path("ppu5", "mig", "4g.48gb", "j5"))
+        now = self.files()
+        self.assertEqual(sorted(now), ["j1", "j2", "j3", "j4", "j5"])
+        self.assertEqual({j: now[j] for j in before}, before)
+        os.rmdir(n.path("ppu5", "mig", "4g.48gb", "j5"))
+        os.rmdir(n.path("mig", "4g.48gb", "j4"))
+        self.assertEqual(self.files(), before)
+        # the daemon's tag alone: nothing else of accelfs in the directory but its lock
+        tag = f"accelfs-{cdi_tag(n.state)}-"
+        self.assertEqual(sorted(x for x in os.listdir(n.cdi_dir()) if not x.startswith(tag)), ["accelfs.lock"])
+
+    def test_a_restart_sweeps_its_own_stale_files_and_no_one_elses(self):
+        n = self.node
+        os.mkdir(n.path("ppu3", "mig", "4g.48gb", "a"))
+        os.mkdir(n.path("ppu4", "mig", "4g.48gb", "b"))
+        os.mkdir(n.path("ppu4", "mig", "4g.48gb", "c"))
+        b = n.keyvals("ppu4", "mig", "4g.48gb", "b", "status")
+        n.kill9()
+        # what a crash leaves, and what happens while the daemon is down
+        d = n.cdi_dir()
+        tag = cdi_tag(n.state)
+        with open(os.path.join(d, f"accelfs-{tag}-ghost.json"), "w") as f:  # a job gone before a crash
+            f.write("{}")
+        with open(os.path.join(d, f"accelfs-{tag}-a.json.tmp.99999"), "w") as f:  # a write cut short
+            f.write("{")
+        foreign = os.path.join(d, "accelfs-0badf00d-a.json")  # another daemon's job of the same name
+        with open(foreign, "w") as f:
+            f.write("{}")
+        with open(os.path.join(d, "accelfs.json"), "w") as f:  # the single node spec of an older accelfs
+            f.write('{"cdiVersion": "0.5.0", "kind": "accelfs.io/mig", "devices": []}')
+        n.smi("ppu", "mig", "-i", 4, "-gi", b["gi"], "-ci", b["ci"], "-dci")  # b's instance destroyed by hand
+        n.smi("ppu", "mig", "-i", 4, "-gi", b["gi"], "-dgi")
+        n.start()
+        self.assertEqual(n.keyvals("ppu4", "mig", "4g.48gb", "b", "status")["state"], "lost")
+        self.assertEqual(self.names(), ["a", "c"], "b is lost: not resolvable; ghost and the temporary file gone")
+        self.assertEqual(sorted(x for x in os.listdir(d) if x.startswith(f"accelfs-{tag}-")),
+                         [f"accelfs-{tag}-a.json", f"accelfs-{tag}-c.json"])
+        self.assertTrue(os.path.exists(foreign), "another daemon's file is not ours to remove")
+        self.assertFalse(os.path.exists(os.path.join(d, "accelfs.json")))
+        log = n.log()
+        self.assertIn("removed 3 CDI spec file(s) of this daemon's whose jobs are gone", log)
+        self.assertIn("the node spec of an older accelfs", log)
+        self.assertIn("CDI spec file(s) of another accelfs (accelfs-0badf00d-*.json", log)
+        self.validate(n.cdi_specs()["a"])
+
+    def test_one_daemon_per_cdi_directory(self):
+        n = self.node
+        os.mkdir(n.path("ppu3", "mig", "4g.48gb", "job1"))
+        mine = self.files()
+        shared = [f"--cdi-dir={n.cdi_dir()}"]
+        other = Node()
+        try:
+            # the other daemon, on a CDI directory of its own, has a job1 too
+            other.extra = [f"--cdi-dir={os.path.join(other.state, 'own-cdi')}"]
+            other.start()
+            os.mkdir(other.path("ppu3", "mig", "4g.48gb", "job1"))
+            other.stop()
+            # on this daemon's CDI directory it is refused, naming this one, and changes nothing
+            other.extra = shared
+            res = subprocess.run([ACCELFS, "--sim", f"--state-dir={other.state}", *shared, other.mnt],
+                                 capture_output=True, text=True, timeout=60)
+            self.assertEqual(res.returncode, 1, res.stderr)
+            self.assertIn(f"accelfs: the CDI directory {n.cdi_dir()} is in use by accelfs pid {n.pid()} "
+                          f"(state directory {os.path.realpath(n.state)}, mounted on {n.mnt}): one daemon per CDI "
+                          f"directory", res.stderr)
+            self.assertIn(f"Stop that one first (umount {n.mnt}), or give this one its own --cdi-dir", res.stderr)
+            self.assertFalse(os.path.ismount(other.mnt))
+            self.assertEqual(self.files(), mine)
+            # a daemon that only looks writes no spec and claims nothing
+            res = subprocess.run([ACCELFS, "--sim", f"--state-dir={other.state}", *shared, "--read-only", other.mnt],
+                                 capture_output=True, text=True, timeout=60)
+            self.assertEqual(res.returncode, 0, res.stderr)
+            other.mounted = True
+            self.assertTrue(os.path.isdir(other.path("ppu3", "mig", "4g.48gb", "job1")))
+            self.assertEqual(sorted(os.listdir(n.cdi_dir())), sorted(["accelfs.lock", *map(os.path.basename,
+                                                                                        n.cdi_files().values())]))
+            self.assertEqual(self.files(), mine)
+            other.stop()
+            # once this one is gone the other takes the directory, and leaves this one's files alone
+            n.stop()
+            other.start()
+            self.assertEqual(sorted(other.cdi_files()), ["job1"])
+            self.assertEqual(self.files(), mine)
+            self.assertIn("CDI spec file(s) of another accelfs", other.log())
+        finally:
+            other.cleanup()
+        n.start()
+        self.assertEqual(self.files().keys(), mine.keys())
 
     def test_job_spec_validates(self):
         n = self.node

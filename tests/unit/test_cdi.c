@@ -159,18 +159,20 @@ static void check_owner(json_t *n)
 static void node_spec(void **state)
 {
 	struct fx f;
-	bool empty;
 	json_t *spec, *devs, *d, *nodes;
 
 	(void)state;
 	fixture(&f);
 	accel_cdi_configure("/usr/sbin/accelfs-hook", "/accel");
-	spec = parse(accel_cdi_node_spec(&f.snap, &empty));
-	assert_false(empty);
+	/* the lost job and the one whose name a runtime would refuse are left out; the others stand */
+	assert_true(accel_cdi_listed(&f.jobs[0]));
+	assert_false(accel_cdi_listed(&f.jobs[1]));
+	assert_false(accel_cdi_listed(&f.jobs[2]));
+	spec = parse(accel_cdi_node_job_spec(&f.dev, &f.jobs[0]));
 	assert_string_equal(str(spec, "kind"), "accelfs.io/mig");
 	assert_string_equal(str(spec, "cdiVersion"), "0.5.0"); /* the simulated nodes' host paths */
+	assert_null(json_object_get(spec, "containerEdits"));  /* the families' control nodes differ: per device */
 	devs = json_object_get(spec, "devices");
-	/* the lost job and the one whose name a runtime would refuse are left out; the others stand */
 	assert_int_equal(json_array_size(devs), 1);
 	d = json_array_get(devs, 0);
 	assert_string_equal(str(d, "name"), "job1");
@@ -186,10 +188,41 @@ static void node_spec(void **state)
 	}
 	check_hooks(json_object_get(d, "containerEdits"), "/accel/ppu3/mig/4g.48gb/job1", "MIG-job1");
 	json_decref(spec);
-	/* no ready job, no spec */
-	f.dev.n_jobs = 0;
-	assert_null(accel_cdi_node_spec(&f.snap, &empty));
-	assert_true(empty);
+}
+
+/* accel_cdi_same decides whether a job's file is written again: every field its spec shows counts. */
+static void same_spec(void **state)
+{
+	struct fx f, g;
+
+	(void)state;
+	fixture(&f);
+	fixture(&g);
+	assert_true(accel_cdi_same(&f.dev, &f.jobs[0], &g.dev, &g.jobs[0]));
+	/* what a view carries beyond the spec does not count */
+	g.jobs[0].created = 12345;
+	g.jobs[0].gi = 7;
+	assert_true(accel_cdi_same(&f.dev, &f.jobs[0], &g.dev, &g.jobs[0]));
+	g.nodes[4].minor++; /* a minor proven again with another number */
+	assert_false(accel_cdi_same(&f.dev, &f.jobs[0], &g.dev, &g.jobs[0]));
+	fixture(&g);
+	snprintf(g.nodes[2].host_path, sizeof(g.nodes[2].host_path), "/elsewhere");
+	assert_false(accel_cdi_same(&f.dev, &f.jobs[0], &g.dev, &g.jobs[0]));
+	fixture(&g);
+	g.jobs[0].n_nodes = 4;
+	assert_false(accel_cdi_same(&f.dev, &f.jobs[0], &g.dev, &g.jobs[0]));
+	fixture(&g);
+	g.jobs[0].uid = 1;
+	assert_false(accel_cdi_same(&f.dev, &f.jobs[0], &g.dev, &g.jobs[0]));
+	fixture(&g);
+	snprintf(g.jobs[0].uuid, sizeof(g.jobs[0].uuid), "MIG-other"); /* the hooks carry it */
+	assert_false(accel_cdi_same(&f.dev, &f.jobs[0], &g.dev, &g.jobs[0]));
+	fixture(&g);
+	snprintf(g.dev.name, sizeof(g.dev.name), "ppu4"); /* the hooks name the job's directory */
+	assert_false(accel_cdi_same(&f.dev, &f.jobs[0], &g.dev, &g.jobs[0]));
+	fixture(&g);
+	g.jobs[0].state = ACCEL_JOB_LOST; /* leaves the specs */
+	assert_false(accel_cdi_same(&f.dev, &f.jobs[0], &g.dev, &g.jobs[0]));
 }
 
 static void job_spec(void **state)
@@ -248,10 +281,8 @@ static void without_hooks(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(name_rule),
-		cmocka_unit_test(node_spec),
-		cmocka_unit_test(job_spec),
-		cmocka_unit_test(without_hooks),
+		cmocka_unit_test(name_rule), cmocka_unit_test(node_spec),     cmocka_unit_test(same_spec),
+		cmocka_unit_test(job_spec),  cmocka_unit_test(without_hooks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -16,6 +16,7 @@ struct fs_inodes {
 	struct fs_inode *by_ino[BUCKETS];
 	struct fs_inode *by_path[BUCKETS];
 	struct fs_inode *by_top[BUCKETS];
+	struct fs_inode *by_dir[BUCKETS];
 	struct fs_inode root;
 };
 
@@ -34,6 +35,29 @@ static bool under_top(const char *path, const char *top)
 	size_t n = strlen(top);
 
 	return !strncmp(path, top, n) && (path[n] == '\0' || path[n] == '/');
+}
+
+/* The length of a path's first three components ("mig/p/job1" of "mig/p/job1/status"), 0 when it has fewer. */
+static size_t dir_len(const char *path)
+{
+	unsigned components = 1;
+	const char *p;
+
+	if (!*path)
+		return 0;
+	for (p = path; *p; p++)
+		if (*p == '/' && ++components == 4)
+			break;
+	return components >= 3 ? (size_t)(p - path) : 0;
+}
+
+static size_t hash_len(const char *s, size_t n)
+{
+	size_t h = 5381;
+
+	while (n--)
+		h = h * 33 + (unsigned char)*s++;
+	return h % BUCKETS;
 }
 
 static size_t hash_str(const char *s)
@@ -143,6 +167,11 @@ uint64_t fs_inodes_lookup(struct fs_inodes *t, uint64_t parent, const char *name
 		t->by_ino[hi] = in;
 		in->next_by_top = t->by_top[hash_top(path)];
 		t->by_top[hash_top(path)] = in;
+		if (dir_len(path)) {
+			size_t hd = hash_len(path, dir_len(path));
+			in->next_by_dir = t->by_dir[hd];
+			t->by_dir[hd] = in;
+		}
 	}
 	in->nlookup++;
 	ino = in->ino;
@@ -179,6 +208,12 @@ void fs_inodes_forget(struct fs_inodes *t, uint64_t ino, uint64_t n)
 			*pp = in->next_by_top;
 			break;
 		}
+	if (dir_len(in->path))
+		for (pp = &t->by_dir[hash_len(in->path, dir_len(in->path))]; *pp; pp = &(*pp)->next_by_dir)
+			if (*pp == in) {
+				*pp = in->next_by_dir;
+				break;
+			}
 	free(in->path);
 	free(in);
 out:
@@ -212,6 +247,21 @@ bool fs_inodes_find(struct fs_inodes *t, const char *path, uint64_t *parent)
 	return in != NULL;
 }
 
+uint64_t fs_inodes_ino(struct fs_inodes *t, const char *path, uint64_t *parent)
+{
+	struct fs_inode *in;
+	uint64_t ino = 0;
+
+	pthread_mutex_lock(&t->lock);
+	in = *path ? find_path(t, path) : NULL;
+	if (in) {
+		ino = in->ino;
+		*parent = in->parent;
+	}
+	pthread_mutex_unlock(&t->lock);
+	return ino;
+}
+
 void fs_inodes_each(struct fs_inodes *t, void (*fn)(void *ctx, const struct fs_inode *in), void *ctx)
 {
 	pthread_mutex_lock(&t->lock);
@@ -227,6 +277,20 @@ void fs_inodes_each_under(struct fs_inodes *t, const char *top, void (*fn)(void 
 	pthread_mutex_lock(&t->lock);
 	for (struct fs_inode *in = t->by_top[hash_top(top)]; in; in = in->next_by_top)
 		if (under_top(in->path, top))
+			fn(ctx, in);
+	pthread_mutex_unlock(&t->lock);
+}
+
+void fs_inodes_each_below(struct fs_inodes *t, const char *dir, void (*fn)(void *ctx, const struct fs_inode *in),
+                          void *ctx)
+{
+	size_t n = strlen(dir);
+
+	if (dir_len(dir) != n)
+		return;
+	pthread_mutex_lock(&t->lock);
+	for (struct fs_inode *in = t->by_dir[hash_len(dir, n)]; in; in = in->next_by_dir)
+		if (!strncmp(in->path, dir, n) && (in->path[n] == '\0' || in->path[n] == '/'))
 			fn(ctx, in);
 	pthread_mutex_unlock(&t->lock);
 }

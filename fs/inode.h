@@ -25,6 +25,7 @@ struct fs_inode {
 	struct fs_inode *next_by_ino;
 	struct fs_inode *next_by_path;
 	struct fs_inode *next_by_top; /* chained by the path's first component ("ppu3", "mig") */
+	struct fs_inode *next_by_dir; /* chained by its first three ("mig/4g.48gb/job1"), when it has as many */
 };
 
 struct fs_inodes;
@@ -44,6 +45,8 @@ bool fs_inodes_path(struct fs_inodes *t, uint64_t ino, char *buf, size_t len);
 
 /* Is a path known to the kernel?  Its parent's inode number in *parent. */
 bool fs_inodes_find(struct fs_inodes *t, const char *path, uint64_t *parent);
+/* The inode number of a path the kernel knows (its parent's in *parent), 0 if none. */
+uint64_t fs_inodes_ino(struct fs_inodes *t, const char *path, uint64_t *parent);
 
 /* Visit every inode (under the table's lock: the visitor must not call back in). */
 void fs_inodes_each(struct fs_inodes *t, void (*fn)(void *ctx, const struct fs_inode *in), void *ctx);
@@ -53,6 +56,13 @@ void fs_inodes_each(struct fs_inodes *t, void (*fn)(void *ctx, const struct fs_i
  * change to one device costs does not grow with the number of devices.
  */
 void fs_inodes_each_under(struct fs_inodes *t, const char *top, void (*fn)(void *ctx, const struct fs_inode *in),
+                          void *ctx);
+/*
+ * Visit the inodes at or below dir, a path of exactly three components
+ * ("mig/4g.48gb/job1": one node-level job), without looking at any other:
+ * what a change to one job costs does not grow with the jobs of the node.
+ */
+void fs_inodes_each_below(struct fs_inodes *t, const char *dir, void (*fn)(void *ctx, const struct fs_inode *in),
                           void *ctx);
 
 #endif

@@ -6,10 +6,12 @@
  * page cache and entries and attributes are cached for long: what makes
  * that safe is this file.  A flush compares the snapshot the kernel's
  * caches were last checked against (base) with the current one: only the
- * devices whose view changed (a pointer comparison, views are shared) and
- * the node-level mig/ are looked at, and of the inodes the kernel knows
- * there, exactly those whose rendering differs are invalidated
- * (fuse_lowlevel_notify_inval_inode: pages and attributes).
+ * devices whose view changed (a pointer comparison, views are shared) are
+ * looked at, with what they show under the node-level mig/ (their jobs
+ * there, each by its own path, and their profiles' files), and of the
+ * inodes the kernel knows there, exactly those whose rendering differs are
+ * invalidated (fuse_lowlevel_notify_inval_inode: pages and attributes).  A
+ * flush costs what the changed devices hold, not what the node holds.
  *
  * mkdir and rmdir flush before they answer, in their own thread: a script
  * that reads `available` right after mkdir sees the carve.  Only inode
@@ -176,12 +178,15 @@ static void copy_known(void *ctx, const struct fs_inode *in)
 	l->v[l->n++] = (struct known){ in->ino, in->parent, path, (size_t)(in->name - in->path) };
 }
 
-/* Compare every inode the kernel knows under top (a device's name, or "mig"). */
-static void compare_under(struct compare *c, const char *top)
+/* Compare every inode the kernel knows that each (fs_inodes_each_under or _below) visits for where. */
+static void compare_known(struct compare *c,
+                          void (*each)(struct fs_inodes *, const char *, void (*)(void *, const struct fs_inode *),
+                                       void *),
+                          const char *where)
 {
 	struct known_list l = { 0 };
 
-	fs_inodes_each_under(c->fs->inodes, top, copy_known, &l);
+	each(c->fs->inodes, where, copy_known, &l);
 	if (!l.failed)
 		for (size_t i = 0; i < l.n; i++)
 			compare_one(c, l.v[i].ino, l.v[i].parent, l.v[i].path, l.v[i].path + l.v[i].name_at);
@@ -189,11 +194,69 @@ static void compare_under(struct compare *c, const char *top)
 		free(l.v[i].path);
 	free(l.v);
 	if (l.failed)
-		fs_inodes_each_under(c->fs->inodes, top, compare_inode, c);
+		each(c->fs->inodes, where, compare_inode, c);
 }
 
-static const struct accel_device *device_named(const struct accel_snapshot *s, const char *name)
+/* One path, if the kernel knows it. */
+static void compare_path(struct compare *c, const char *path)
 {
+	uint64_t parent, ino = fs_inodes_ino(c->fs->inodes, path, &parent);
+	const char *name = strrchr(path, '/');
+
+	if (ino)
+		compare_one(c, ino, parent, path, name ? name + 1 : path);
+}
+
+/* Profiles whose node-level files were compared in this flush (a few: those of the changed devices). */
+struct profiles_done {
+	const char *v[64];
+	size_t n;
+};
+
+/*
+ * What a change to device d (its view in base or in cur) can change under
+ * the node-level mig/: its jobs there (mig/<profile>/<job> and below, each
+ * found by its own path) and the files of its profiles (mig/<profile>/ and
+ * its rows).  The node-level jobs of other devices render from their own,
+ * unchanged views: they are not looked at, however many there are.
+ */
+static void compare_node_level(struct compare *c, const struct accel_device *d, const struct accel_device *seen,
+                               struct profiles_done *done)
+{
+	const struct fs_entry *rows = fs_tree_files(FS_NODE_PROFILE);
+	char path[512];
+
+	for (size_t k = 0; d && k < d->n_jobs; k++) {
+		const struct accel_job *j = &d->jobs[k], *same = seen ? accel_device_job(seen, j->name) : NULL;
+		if (same && !strcmp(same->profile, j->profile))
+			continue; /* compared already, with the jobs of seen (the device's other view) */
+		snprintf(path, sizeof(path), "mig/%s/%s", j->profile, j->name);
+		compare_known(c, fs_inodes_each_below, path);
+	}
+	for (size_t q = 0; d && q < d->n_profiles; q++) {
+		const char *p = d->profiles[q].name;
+		size_t i = 0;
+
+		while (i < done->n && strcmp(done->v[i], p))
+			i++;
+		if (i < done->n)
+			continue;
+		if (done->n < sizeof(done->v) / sizeof(done->v[0]))
+			done->v[done->n++] = p;
+		snprintf(path, sizeof(path), "mig/%s", p);
+		compare_path(c, path);
+		for (size_t r = 0; rows && rows[r].name; r++) {
+			snprintf(path, sizeof(path), "mig/%s/%s", p, rows[r].name);
+			compare_path(c, path);
+		}
+	}
+}
+
+/* A device of that name in s: where it was in the other snapshot first (the order of cards holds), O(1) then. */
+static const struct accel_device *device_named(const struct accel_snapshot *s, size_t hint, const char *name)
+{
+	if (s && hint < s->n_devices && !strcmp(s->devices[hint]->name, name))
+		return s->devices[hint];
 	for (size_t i = 0; s && i < s->n_devices; i++)
 		if (!strcmp(s->devices[i]->name, name))
 			return s->devices[i];
@@ -204,8 +267,8 @@ void fs_notify_flush(struct accelfs *fs)
 {
 	struct fs_notifier *n = fs->notifier;
 	struct accel_snapshot *cur;
+	struct profiles_done done = { .n = 0 };
 	struct compare c;
-	bool any = false;
 
 	if (!n || !fs->se)
 		return;
@@ -220,19 +283,23 @@ void fs_notify_flush(struct accelfs *fs)
 	c.fs = fs;
 	c.base = n->base;
 	c.cur = cur;
-	/* A device whose view object is the same shows the same: only changed ones are looked at. */
-	for (size_t i = 0; i < cur->n_devices; i++)
-		if (device_named(n->base, cur->devices[i]->name) != cur->devices[i]) {
-			compare_under(&c, cur->devices[i]->name);
-			any = true;
-		}
+	/*
+	 * A device whose view object is the same shows the same: only changed
+	 * ones are looked at, with what they change under the node-level mig/.
+	 */
+	for (size_t i = 0; i < cur->n_devices; i++) {
+		const struct accel_device *was = device_named(n->base, i, cur->devices[i]->name);
+		if (was == cur->devices[i])
+			continue;
+		compare_known(&c, fs_inodes_each_under, cur->devices[i]->name);
+		compare_node_level(&c, cur->devices[i], NULL, &done);
+		compare_node_level(&c, was, cur->devices[i], &done);
+	}
 	for (size_t i = 0; n->base && i < n->base->n_devices; i++)
-		if (!device_named(cur, n->base->devices[i]->name)) {
-			compare_under(&c, n->base->devices[i]->name);
-			any = true;
+		if (!device_named(cur, i, n->base->devices[i]->name)) {
+			compare_known(&c, fs_inodes_each_under, n->base->devices[i]->name);
+			compare_node_level(&c, n->base->devices[i], NULL, &done);
 		}
-	if (any)
-		compare_under(&c, "mig");
 	for (size_t i = 0; i < c.n_inval; i++)
 		fuse_lowlevel_notify_inval_inode(fs->se, c.inval[i], 0, 0);
 	accel_snapshot_unref(n->base);

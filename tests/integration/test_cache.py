@@ -67,6 +67,12 @@ class CacheIsNeverStale(NodeTestCase):
     def test_a_job_lost_outside_shows_at_once_in_its_status(self):
         n = self.node
         n.mkdir("ppu6", "mig", "4g.48gb", "gone")
+        # other jobs seen through the node-level mig/ on other cards: their files stay cached and true
+        n.mkdir("ppu7", "mig", "4g.48gb", "stays")
+        n.mkdir("mig", "8g.96gb", "also")
+        for job in ("gone", "stays"):
+            self.assertIn("state: ready", self.read_exact("mig", "4g.48gb", job, "status"))
+        self.assertIn("state: ready", self.read_exact("mig", "8g.96gb", "also", "status"))
         self.assertIn("state: ready", self.read_exact("ppu6", "mig", "4g.48gb", "gone", "status"))
         st = n.keyvals("ppu6", "mig", "4g.48gb", "gone", "status")
         n.smi("ppu", "mig", "-i", 6, "-gi", st["gi"], "-ci", st["ci"], "-dci")
@@ -74,7 +80,30 @@ class CacheIsNeverStale(NodeTestCase):
         wait_until(lambda: "state: lost" in n.read("ppu6", "mig", "4g.48gb", "gone", "status"),
                    what="the job to be lost")
         self.assertIn("state: lost", self.read_exact("ppu6", "mig", "4g.48gb", "gone", "status"))
+        # the same job seen from the node shows it too, at once
+        self.assertIn("state: lost", self.read_exact("mig", "4g.48gb", "gone", "status"))
+        self.assertIn("state: ready", self.read_exact("mig", "4g.48gb", "stays", "status"))
         os.rmdir(n.path("ppu6", "mig", "4g.48gb", "gone"))
+        self.assertFalse(os.path.exists(n.path("mig", "4g.48gb", "gone")))
+        os.rmdir(n.path("mig", "8g.96gb", "also"))
+        self.assertFalse(os.path.exists(n.path("mig", "8g.96gb", "also", "status")))
+
+    def test_node_level_profiles_follow_the_one_device_that_offers_them(self):
+        n = self.node
+        # 1g.18gb only the H200 offers: its node-level directory goes and comes with the H200's mode
+        self.assertEqual(self.read_exact("mig", "1g.18gb", "available"), "7\n")
+        n.mkdir("gpu0", "mig", "1g.18gb", "one")
+        self.assertEqual(self.read_exact("mig", "1g.18gb", "available"), "6\n")
+        self.assertIn("state: ready", self.read_exact("mig", "1g.18gb", "one", "status"))
+        os.rmdir(n.path("mig", "1g.18gb", "one"))
+        self.assertEqual(self.read_exact("mig", "1g.18gb", "available"), "7\n")
+        n.smi("gpu", "-i", 0, "-mig", 0)
+        wait_until(lambda: n.read("gpu0", "mig", "mode") == "disabled\n", what="the mode flip")
+        self.assertFalse(os.path.exists(n.path("mig", "1g.18gb", "available")))
+        self.assertFalse(os.path.exists(n.path("mig", "1g.18gb")))
+        n.smi("gpu", "-i", 0, "-mig", 1)
+        wait_until(lambda: os.path.exists(n.path("mig", "1g.18gb")), what="the mode flip back")
+        self.assertEqual(self.read_exact("mig", "1g.18gb", "available"), "7\n")
 
 
 if __name__ == "__main__":

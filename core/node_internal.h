@@ -3,7 +3,8 @@
  * The node's insides, shared by its files:
  *   node.c          cards and families, snapshots, the poller, start and stop
  *   node_refresh.c  re-reading one card from its driver and reconciling it
- *   node_jobs.c     mkdir and rmdir: names, carving, choosing, reclaiming
+ *   node_jobs.c     mkdir and rmdir: names, carving, reclaiming; node_choose.c:
+ *                   where a node-level mkdir carves
  *   node_cards.c    opening cards and families, and finding cards that
  *                   appear, go or come back (absent cards)
  *   node_view.c     installing a card's view, dropping its records, and the
@@ -217,6 +218,24 @@ void node_card_refresh(struct accel_node *node, struct node_card *nc, bool act);
 void node_card_rebuild(struct accel_node *node, struct node_card *nc);
 /* Drop the nodes a carve handed to the next build (carved_*), unused. */
 void node_card_forget_carved(struct node_card *nc);
+/*
+ * The node-level choice (node_choose.c): the device and start of the
+ * placement of profile that costs the least capacity in s, of the devices
+ * not refused (0, -ENOSPC, -ENOMEM); and, under the chosen card's lock, the
+ * index of the placement to carve: the one starting at want_start if used
+ * leaves it free, else the card's best one now, -1 when none is free.
+ */
+struct node_refused {
+	char names[64][16]; /* devices whose driver refused this mkdir: not chosen again */
+	size_t n;
+	char why[ACCEL_TEXT_MAX]; /* the last refusal, in the driver's words */
+};
+int node_choose(const struct accel_snapshot *s, const char *profile, const struct node_refused *refused, char *device,
+                size_t len, long *start);
+/* Leave device out of the next choices; false when no more can be (then answer its refusal). */
+bool node_refuse(struct node_refused *r, const char *device, const char *why);
+int node_placement_for(const struct node_card *nc, const struct accel_profile *p, long want_start,
+                       const struct accel_span *used, size_t n_used);
 /*
  * node_view.c.  Make v the card's view unless it shows nothing new (then
  * the old one stays; v is consumed either way).  A record by job name,

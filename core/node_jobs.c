@@ -19,6 +19,9 @@
 #include "core/metrics.h"
 #include "core/tree_names.h"
 
+/* Choices a node-level mkdir makes before it gives up on a node that never stops changing (EAGAIN). */
+#define NODE_CHOICES_MAX 1000
+
 /* ---- job-name reservations --------------------------------------------- */
 
 static bool job_name_taken(struct accel_node *node, const char *job)
@@ -215,6 +218,7 @@ static int carve_once(struct accel_node *node, struct node_card *nc, const char 
 	const struct accel_profile *p = NULL;
 	struct accel_carve_result res;
 	struct accel_span *used;
+	size_t n_used;
 	int want = -1, ret;
 
 	if (nc->mode)
@@ -231,21 +235,22 @@ static int carve_once(struct accel_node *node, struct node_card *nc, const char 
 		snprintf(why, whylen, "%s is refused: %s", nc->card.name, nc->view->refusal);
 		return -EBUSY;
 	}
-	for (size_t i = 0; want_start >= 0 && i < p->n_placements; i++)
-		if (p->placements[i].start == (unsigned long)want_start)
-			want = (int)i;
-	if (want_start >= 0 && want < 0) {
-		snprintf(why, whylen, "%s has no legal placement of %s at %ld", nc->card.name, profile, want_start);
-		return -EAGAIN;
-	}
 	used = calloc(nc->inv.n_gis + 1, sizeof(*used));
 	if (!used) {
 		snprintf(why, whylen, "out of memory");
 		return -ENOMEM;
 	}
+	n_used = accel_inventory_spans(&nc->inv, used, nc->inv.n_gis);
+	if (want_start >= 0) {
+		want = node_placement_for(nc, p, want_start, used, n_used);
+		if (want < 0) {
+			free(used);
+			snprintf(why, whylen, "%s has no free placement of %s any more", nc->card.name, profile);
+			return -EAGAIN; /* another carve got there first: a race lost, not a full node */
+		}
+	}
 	struct commit_ctx ctx = { node, nc, p, job, uid, gid };
-	ret = accel_carve(&nc->card, p, want, used, accel_inventory_spans(&nc->inv, used, nc->inv.n_gis), commit_record,
-	                  &ctx, &res, why, whylen);
+	ret = accel_carve(&nc->card, p, want, used, n_used, commit_record, &ctx, &res, why, whylen);
 	free(used);
 	if (ret)
 		return ret;
@@ -267,8 +272,10 @@ static int carve_once(struct accel_node *node, struct node_card *nc, const char 
 
 /*
  * Carve on one card: the node's topology read-held, the job's name reserved.
- * want_start < 0 takes the lowest free placement; otherwise exactly the
- * placement starting there (-EAGAIN when it is no longer free).
+ * want_start < 0 takes the lowest free placement; otherwise the placement
+ * starting there, or the card's best one if another carve took it since
+ * (-EAGAIN when the card has none left: a race lost, the card is not read
+ * again for it).
  *
  * It decides on what the card knows (the last reading, kept current by
  * every carve and reclaim), without asking the driver again: the driver
@@ -293,7 +300,7 @@ static int carve_on(struct accel_node *node, struct node_card *nc, const char *p
 	if (!nc->view || nc->view->refused || !nc->catalog_valid)
 		node_card_refresh(node, nc, false);
 	ret = carve_once(node, nc, profile, job, uid, gid, want_start, made, why, whylen);
-	if (ret && ret != -ENOMEM) {
+	if (ret && ret != -ENOMEM && ret != -EAGAIN) {
 		struct accel_inventory before = { 0 };
 		bool mode = nc->mode;
 
@@ -382,68 +389,10 @@ int accel_node_mkdir(struct accel_node *node, const char *device, const char *pr
 	return ret;
 }
 
-/* What a device can still carve, weighted by span: Σ available(q) × span(q) over its profiles. */
-static unsigned long device_room(const struct accel_device *d, const struct accel_span *used, size_t n_used)
-{
-	unsigned long room = 0;
-
-	for (size_t q = 0; q < d->n_profiles; q++)
-		room += (unsigned long)accel_ledger_available(d->profiles[q].placements, d->profiles[q].n_placements,
-		                                              used, n_used) *
-		        d->profiles[q].span;
-	return room;
-}
-
-/*
- * The device and placement for a node-level request: the one that costs the
- * least room (device_room before minus after), so the most capacity stays
- * free for later requests.  Ties go to the earlier device (family order,
- * then ordinal) and the lower start.
- */
-static int choose(const struct accel_snapshot *s, const char *profile, char *device, size_t len, long *start)
-{
-	unsigned long best_loss = 0;
-	bool found = false;
-
-	for (size_t i = 0; i < s->n_devices; i++) {
-		const struct accel_device *d = s->devices[i];
-		const struct accel_profile *p = accel_device_profile(d, profile);
-		struct accel_span *used;
-		unsigned long before;
-
-		if (!p || d->refused || !p->available)
-			continue;
-		used = calloc(d->n_instances + 2, sizeof(*used));
-		if (!used)
-			return -ENOMEM;
-		for (size_t k = 0; k < d->n_instances; k++)
-			used[k] = d->instances[k].placement;
-		before = device_room(d, used, d->n_instances);
-		for (size_t k = 0; k < p->n_placements; k++) {
-			unsigned long after, loss;
-
-			if (!accel_ledger_is_free(p->placements[k], used, d->n_instances))
-				continue;
-			used[d->n_instances] = p->placements[k];
-			after = device_room(d, used, d->n_instances + 1);
-			loss = before > after ? before - after : 0;
-			if (!found || loss < best_loss ||
-			    (loss == best_loss && !strcmp(device, d->name) &&
-			     p->placements[k].start < (unsigned long)*start)) {
-				found = true;
-				best_loss = loss;
-				snprintf(device, len, "%s", d->name);
-				*start = p->placements[k].start;
-			}
-		}
-		free(used);
-	}
-	return found ? 0 : -ENOSPC;
-}
-
 int accel_node_mkdir_any(struct accel_node *node, const char *profile, const char *job, uid_t uid, gid_t gid,
                          char *device, size_t len, struct accel_job *made, char *why, size_t whylen)
 {
+	struct node_refused refused = { .n = 0 };
 	char key[160];
 	int ret;
 	uint64_t t0 = accel_metrics_now();
@@ -454,30 +403,57 @@ int accel_node_mkdir_any(struct accel_node *node, const char *profile, const cha
 	ret = begin_mkdir(node, job, why, whylen);
 	if (ret)
 		goto out;
-	/* Choose from the last snapshot; the carve re-checks under the card's lock and says if it lost a race. */
-	for (int attempt = 0; attempt < 4; attempt++) {
-		struct accel_snapshot *s = accel_node_snapshot(node);
+	/*
+	 * Choose from the newest snapshot.  The carve decides again under the
+	 * card's lock (the chosen placement, or the card's best one if another
+	 * carve took it since the snapshot).  A card found full there is a race
+	 * lost: choose again, from a snapshot that shows what was learnt.  A
+	 * card whose driver refused (ENOSPC, EBUSY) is left out of the next
+	 * choices.  ENOSPC only when no other card fits.  Each lost race is some
+	 * other carve's success: the bound only keeps a node that never stops
+	 * changing from holding this mkdir forever.
+	 */
+	for (unsigned attempt = 0;; attempt++) {
+		struct accel_snapshot *s = attempt ? node_publish(node) : accel_node_snapshot(node);
 		struct node_card *nc;
 		long start = -1;
 
-		ret = choose(s, profile, device, len, &start);
+		ret = s ? node_choose(s, profile, &refused, device, len, &start) : -ENOMEM;
 		accel_snapshot_unref(s);
-		if (ret) {
+		if (ret == -ENOMEM) {
+			snprintf(why, whylen, "out of memory");
+			break;
+		}
+		if (ret == -ENOSPC && refused.n) {
+			snprintf(why, whylen, "no other device has a free placement for %s; %s", profile, refused.why);
+			break;
+		}
+		if (ret == -ENOSPC) {
 			snprintf(why, whylen, "no device has a free placement for %s", profile);
 			break;
 		}
-		nc = node_find_card(node, device);
-		if (!nc) {
+		if (attempt >= NODE_CHOICES_MAX) {
+			snprintf(
+				why, whylen,
+				"the devices kept changing while one was chosen (%u choices overtaken by other carves): "
+				"try again",
+				attempt);
 			ret = -EAGAIN;
+			break;
+		}
+		nc = node_find_card(node, device);
+		if (!nc)
+			continue; /* a snapshot from before a rescan: the next one knows */
+		ret = carve_on(node, nc, profile, job, uid, gid, start, made, why, whylen);
+		if (ret == -EAGAIN) {
+			log_debug("mig/%s: job %s lost its placement on %s: %s; choosing again", profile, job, device,
+			          why);
 			continue;
 		}
-		ret = carve_on(node, nc, profile, job, uid, gid, start, made, why, whylen);
-		if (ret != -EAGAIN && ret != -ENOSPC)
+		if ((ret != -ENOSPC && ret != -EBUSY) || !node_refuse(&refused, device, why))
 			break;
-		accel_snapshot_unref(node_publish(node)); /* what we learned under the lock, for the next choice */
+		log_info("mig/%s: job %s: %s refused: %s; choosing another device", profile, job, device, why);
 	}
-	if (ret == -EAGAIN)
-		ret = -ENOSPC;
 	end_mkdir(node, job);
 out:
 	finish_op(node, key, "mkdir", job, ret, why);

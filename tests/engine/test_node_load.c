@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The node under load: what a carve asks the driver (a budget of calls per
- * mkdir+rmdir cycle, counted exactly by the simulator) and threads carving
- * at once whose answers must hold in the next snapshot.
+ * mkdir+rmdir cycle, counted exactly by the simulator), threads carving at
+ * once whose answers must hold in the next snapshot, and node-level choices
+ * racing device-level carves.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -165,12 +166,149 @@ static void threads_answer_truly(void **state)
 	stop(&e);
 }
 
+/* ---- node-level choices racing device-level carves --------------------------- */
+
+/*
+ * Device-level carvers on all 16 PPUs, each holding at most one 4g.48gb
+ * (two fit on a PPU), and node-level carvers holding at most one each: the
+ * node never holds more than DEVICE_CARVERS + NODE_CARVERS < 32 jobs, so at
+ * every moment some PPU has room and a node-level mkdir must never answer
+ * ENOSPC.  The node-level choice is made from a snapshot the device-level
+ * carves keep overtaking ("the chosen placement is no longer free"); it
+ * must choose again, on that card or another, for as long as one fits.
+ * A device-level mkdir may find its own card full (two node-level jobs on
+ * it): that ENOSPC is true, and counted.
+ */
+#define CARDS 16
+#define DEVICE_CARVERS CARDS
+#define NODE_CARVERS 8
+#define RACE_ROUNDS 120
+
+struct racer {
+	struct env *e;
+	unsigned index;
+	bool node_level;
+	unsigned full; /* device level: ENOSPC on its own card */
+	char failure[ACCEL_TEXT_MAX + 128];
+};
+
+static void *race(void *arg)
+{
+	struct racer *w = arg;
+	char device[16], job[32], why[ACCEL_TEXT_MAX];
+
+	snprintf(device, sizeof(device), "ppu%u", w->index % CARDS);
+	for (unsigned r = 0; r < RACE_ROUNDS && !w->failure[0]; r++) {
+		int ret;
+
+		snprintf(job, sizeof(job), "%c%u-%u", w->node_level ? 'n' : 'd', w->index, r);
+		if (w->node_level)
+			ret = accel_node_mkdir_any(w->e->node, "4g.48gb", job, 0, 0, device, sizeof(device), NULL, why,
+			                           sizeof(why));
+		else
+			ret = accel_node_mkdir(w->e->node, device, "4g.48gb", job, 0, 0, NULL, why, sizeof(why));
+		if (ret == -ENOSPC && !w->node_level) {
+			w->full++;
+			continue;
+		}
+		if (ret) {
+			snprintf(w->failure, sizeof(w->failure), "%s mkdir %s: %s (%s)",
+			         w->node_level ? "node-level" : device, job, strerror(-ret), why);
+			break;
+		}
+		ret = accel_node_rmdir(w->e->node, device, "4g.48gb", job, why, sizeof(why));
+		if (ret)
+			snprintf(w->failure, sizeof(w->failure), "rmdir %s/%s: %s (%s)", device, job, strerror(-ret),
+			         why);
+	}
+	return NULL;
+}
+
+static void node_level_never_full_while_a_card_has_room(void **state)
+{
+	struct racer racers[DEVICE_CARVERS + NODE_CARVERS];
+	pthread_t tids[DEVICE_CARVERS + NODE_CARVERS];
+	unsigned full = 0;
+	struct env e;
+
+	(void)state;
+	start(&e);
+	for (unsigned i = 0; i < DEVICE_CARVERS + NODE_CARVERS; i++) {
+		memset(&racers[i], 0, sizeof(racers[i]));
+		racers[i].e = &e;
+		racers[i].index = i;
+		racers[i].node_level = i >= DEVICE_CARVERS;
+		assert_int_equal(pthread_create(&tids[i], NULL, race, &racers[i]), 0);
+	}
+	for (unsigned i = 0; i < DEVICE_CARVERS + NODE_CARVERS; i++)
+		pthread_join(tids[i], NULL);
+	for (unsigned i = 0; i < DEVICE_CARVERS + NODE_CARVERS; i++) {
+		if (racers[i].failure[0])
+			fail_msg("%s", racers[i].failure);
+		full += racers[i].full;
+	}
+	print_message("device-level mkdirs that found their card full: %u of %u\n", full, DEVICE_CARVERS * RACE_ROUNDS);
+	for (unsigned c = 0; c < CARDS; c++) {
+		char name[16];
+		struct fam_case card = { &accel_family_thead, name, "4g.48gb" };
+
+		snprintf(name, sizeof(name), "ppu%u", c);
+		check_invariants(&e, &card);
+	}
+	stop(&e);
+}
+
+/*
+ * A driver that refuses every create (INSUFFICIENT_RESOURCES, whatever the
+ * card's free placements say): a node-level mkdir tries each card that
+ * offers the profile once, leaves each refusing card out of its next
+ * choices, and answers ENOSPC with the driver's words once none is left;
+ * it does not go round the same card, nor answer EAGAIN.
+ */
+static void node_level_leaves_out_a_card_whose_driver_refuses(void **state)
+{
+	char why[ACCEL_TEXT_MAX], device[16];
+	accelsim_fn_SimGetCalls_t get;
+	accelsim_call_count_t counts[64];
+	unsigned n = 64;
+	unsigned long long creates = 0;
+	struct env e;
+
+	(void)state;
+	start(&e);
+	get = control(&e, &accel_family_thead, "SimGetCalls");
+	reset_calls(&e, &accel_family_thead);
+	arm(&e, &accel_family_thead, "DeviceCreateGpuInstanceWithPlacement", MIG_ERROR_INSUFFICIENT_RESOURCES, 0,
+	    100000);
+	assert_int_equal(accel_node_mkdir_any(e.node, "4g.48gb", "refused", 0, 0, device, sizeof(device), NULL, why,
+	                                      sizeof(why)),
+	                 -ENOSPC);
+	assert_true(disarm(&e, &accel_family_thead));
+	assert_non_null(strstr(why, "no other device has a free placement for 4g.48gb"));
+	assert_non_null(strstr(why, "; ppu15: creating the GPU instance")); /* the last refusal, named */
+	assert_non_null(strstr(why, "INSUFFICIENT_RESOURCES"));
+	assert_int_equal(get(counts, &n), MIG_SUCCESS);
+	for (unsigned i = 0; i < n; i++)
+		if (!strcmp(counts[i].function, "DeviceCreateGpuInstanceWithPlacement"))
+			creates = counts[i].count;
+	assert_int_equal(creates, CARDS); /* each PPU once */
+	assert_false(record_exists(&e, "refused"));
+	/* with the driver back, the same request carves */
+	assert_int_equal(accel_node_mkdir_any(e.node, "4g.48gb", "refused", 0, 0, device, sizeof(device), NULL, why,
+	                                      sizeof(why)),
+	                 0);
+	assert_int_equal(accel_node_rmdir(e.node, device, "4g.48gb", "refused", why, sizeof(why)), 0);
+	stop(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(thead_cycle_call_budget),
 		cmocka_unit_test(nvidia_cycle_call_budget),
 		cmocka_unit_test(threads_answer_truly),
+		cmocka_unit_test(node_level_never_full_while_a_card_has_room),
+		cmocka_unit_test(node_level_leaves_out_a_card_whose_driver_refuses),
 	};
 
 	return cmocka_run_group_tests(tests, node_group_setup, node_group_teardown);

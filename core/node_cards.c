@@ -414,6 +414,8 @@ static int enumerate(struct accel_node *node, struct node_family *fam, bool firs
 	free(fam->cards);
 	fam->cards = g.keep;
 	fam->n_cards = g.n_keep;
+	for (size_t i = 0; i < g.n_gone; i++)
+		node_names_swap(node, g.gone[i]->view, NULL); /* their jobs' names go with them */
 	node_unlock(&node->view_lock, NODE_LOCK_VIEW);
 	for (size_t i = 0; i < g.n_gone; i++) {
 		struct node_card *back = find_uuid(g.keep, g.n_keep, g.gone[i]->ident.uuid, false);

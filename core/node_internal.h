@@ -9,6 +9,7 @@
  *                   appear, go or come back (absent cards)
  *   node_view.c     installing a card's view, dropping its records, and the
  *                   view of an absent card, made from its records alone
+ *   node_names.c    the job names the views show, by name
  *   node_publish.c  ordered snapshots, the lock-order checker, last_error;
  *                   node_cdi.c: the CDI spec files that follow the snapshots
  * Nothing outside core/node*.c includes this.
@@ -47,6 +48,9 @@
 #include "core/record.h"
 
 struct node_family;
+struct node_name;
+
+#define NODE_NAME_BUCKETS 1024
 
 struct node_card {
 	struct accel_card card;
@@ -148,6 +152,10 @@ struct accel_node {
 	bool cdi_swept;                     /* the first sweep was done (and said so) */
 	char cdi_tag[ACCEL_CDI_TAG_LEN + 1];
 
+	/* The job names the views show (node_names.c), guarded by view_lock like the views. */
+	struct node_name *names[NODE_NAME_BUCKETS];
+	bool names_incomplete; /* an entry could not be allocated: look at every view instead */
+
 	pthread_mutex_t names_lock; /* job names being carved, so two mkdirs cannot take one name */
 	char (*reserved)[ACCEL_JOB_NAME_MAX + 1];
 	size_t n_reserved;
@@ -242,6 +250,13 @@ int node_placement_for(const struct node_card *nc, const struct accel_profile *p
  * (size_t)-1 if none; drop one from memory and disk.
  */
 void node_install_view(struct accel_node *node, struct node_card *nc, struct accel_device *v);
+/*
+ * The job names of the views (node_names.c), view_lock held: a card's view
+ * replaced (old, cur: either may be NULL), a name looked up, all freed.
+ */
+void node_names_swap(struct accel_node *node, const struct accel_device *old, const struct accel_device *cur);
+bool node_names_taken(struct accel_node *node, const char *job);
+void node_names_free(struct accel_node *node);
 size_t node_find_record(const struct node_card *nc, const char *job);
 int node_drop_record(struct accel_node *node, struct node_card *nc, size_t i, char *why, size_t whylen);
 /* An absent card's view, from its records: its jobs lost (or removing), nothing to carve. */

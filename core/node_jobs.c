@@ -24,18 +24,13 @@
 
 /* ---- job-name reservations --------------------------------------------- */
 
+/* Reserved by a mkdir in progress, or a job of some card's view (node_names.c): view_lock held. */
 static bool job_name_taken(struct accel_node *node, const char *job)
 {
 	for (size_t i = 0; i < node->n_reserved; i++)
 		if (!strcmp(node->reserved[i], job))
 			return true;
-	for (size_t f = 0; f < node->n_fams; f++)
-		for (size_t c = 0; c < node->fams[f].n_cards; c++) {
-			const struct accel_device *v = node->fams[f].cards[c]->view;
-			if (v && accel_device_job(v, job))
-				return true;
-		}
-	return false;
+	return node_names_taken(node, job);
 }
 
 /* Job names are unique on the node: the node-level mig/ view lists every device's jobs together. */

@@ -29,6 +29,7 @@ void node_install_view(struct accel_node *node, struct node_card *nc, struct acc
 	node_lock(&node->view_lock, NODE_LOCK_VIEW);
 	old = nc->view;
 	nc->view = shared;
+	node_names_swap(node, old, shared);
 	node_unlock(&node->view_lock, NODE_LOCK_VIEW);
 	accel_device_unref(old);
 }

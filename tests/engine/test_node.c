@@ -342,6 +342,52 @@ static void nodes_kept_by_carves_proven_by_readings(void **state)
 	stop(&e);
 }
 
+/*
+ * Job names are unique on the node (node_names.c counts the names the views
+ * show): a name taken on one card is refused on every other and at node
+ * level, stays taken through readings of the card (each installs a new
+ * view), and is free again, everywhere, once its job is removed.
+ */
+static void job_names_are_unique_on_the_node(void **state)
+{
+	char why[ACCEL_TEXT_MAX], device[16];
+	struct env e;
+
+	(void)state;
+	start(&e);
+	assert_int_equal(accel_node_mkdir(e.node, "ppu3", "4g.48gb", "x", 0, 0, NULL, why, sizeof(why)), 0);
+	assert_int_equal(accel_node_mkdir(e.node, "ppu4", "4g.48gb", "x", 0, 0, NULL, why, sizeof(why)), -EEXIST);
+	assert_string_equal(why, "a job named 'x' already exists on this node");
+	assert_int_equal(accel_node_mkdir(e.node, "gpu0", "1g.18gb", "x", 0, 0, NULL, why, sizeof(why)), -EEXIST);
+	assert_int_equal(
+		accel_node_mkdir_any(e.node, "4g.48gb", "x", 0, 0, device, sizeof(device), NULL, why, sizeof(why)),
+		-EEXIST);
+	for (int i = 0; i < 3; i++) {
+		/* readings that install new views of ppu3 (refused, then not): the name is counted once still */
+		struct accel_snapshot *s;
+
+		arm(&e, &accel_family_thead, "DeviceGetGpuInstances", MIG_ERROR_UNKNOWN, 0, 3);
+		assert_int_equal(accel_node_refresh_device(e.node, "ppu3"), 0);
+		assert_true(disarm(&e, &accel_family_thead));
+		s = accel_node_snapshot(e.node);
+		assert_true(accel_snapshot_device(s, "ppu3")->refused);
+		assert_non_null(job_in(s, "ppu3", "x"));
+		accel_snapshot_unref(s);
+		assert_int_equal(accel_node_mkdir(e.node, "ppu5", "4g.48gb", "x", 0, 0, NULL, why, sizeof(why)),
+		                 -EEXIST);
+		assert_int_equal(accel_node_refresh_device(e.node, "ppu3"), 0);
+		assert_int_equal(accel_node_mkdir(e.node, "ppu5", "4g.48gb", "x", 0, 0, NULL, why, sizeof(why)),
+		                 -EEXIST);
+	}
+	assert_int_equal(accel_node_rmdir(e.node, "ppu3", "4g.48gb", "x", why, sizeof(why)), 0);
+	assert_int_equal(accel_node_mkdir(e.node, "ppu4", "4g.48gb", "x", 0, 0, NULL, why, sizeof(why)), 0);
+	assert_int_equal(accel_node_rmdir(e.node, "ppu4", "4g.48gb", "x", why, sizeof(why)), 0);
+	assert_int_equal(
+		accel_node_mkdir_any(e.node, "4g.48gb", "x", 0, 0, device, sizeof(device), NULL, why, sizeof(why)), 0);
+	assert_int_equal(accel_node_rmdir(e.node, device, "4g.48gb", "x", why, sizeof(why)), 0);
+	stop(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -354,6 +400,7 @@ int main(void)
 		cmocka_unit_test(busy_job_stays_ready),
 		cmocka_unit_test(transient_fault_keeps_jobs),
 		cmocka_unit_test(nodes_kept_by_carves_proven_by_readings),
+		cmocka_unit_test(job_names_are_unique_on_the_node),
 	};
 
 	return cmocka_run_group_tests(tests, node_group_setup, node_group_teardown);

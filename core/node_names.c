@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The job names the cards' views show, counted by name in a hash table, so
+ * that a mkdir finds whether its name is taken without looking at every
+ * job of the node.  Kept by whoever replaces a card's view, under
+ * view_lock (node_refresh.c's install, node.c's rescan); read under it too.
+ * A name whose entry could not be allocated makes the table incomplete, and
+ * then the check looks at every view instead (node_names_taken).
+ */
+#include "core/node_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct node_name {
+	struct node_name *next;
+	unsigned count; /* views showing a job of that name (one, unless records disagree) */
+	char name[ACCEL_JOB_NAME_MAX + 1];
+};
+
+static size_t bucket(const char *name)
+{
+	size_t h = 5381;
+
+	while (*name)
+		h = h * 33 + (unsigned char)*name++;
+	return h % NODE_NAME_BUCKETS;
+}
+
+static struct node_name **slot(struct accel_node *node, const char *name)
+{
+	struct node_name **pp = &node->names[bucket(name)];
+
+	while (*pp && strcmp((*pp)->name, name))
+		pp = &(*pp)->next;
+	return pp;
+}
+
+static void add(struct accel_node *node, const char *name)
+{
+	struct node_name **pp = slot(node, name);
+
+	if (*pp) {
+		(*pp)->count++;
+		return;
+	}
+	*pp = calloc(1, sizeof(**pp));
+	if (!*pp) {
+		node->names_incomplete = true;
+		return;
+	}
+	memcpy((*pp)->name, name, strnlen(name, ACCEL_JOB_NAME_MAX));
+	(*pp)->count = 1;
+}
+
+static void drop(struct accel_node *node, const char *name)
+{
+	struct node_name **pp = slot(node, name), *gone = *pp;
+
+	if (!gone || --gone->count)
+		return;
+	*pp = gone->next;
+	free(gone);
+}
+
+void node_names_swap(struct accel_node *node, const struct accel_device *old, const struct accel_device *cur)
+{
+	for (size_t k = 0; cur && k < cur->n_jobs; k++)
+		add(node, cur->jobs[k].name);
+	for (size_t k = 0; old && k < old->n_jobs; k++)
+		drop(node, old->jobs[k].name);
+}
+
+bool node_names_taken(struct accel_node *node, const char *job)
+{
+	if (!node->names_incomplete)
+		return *slot(node, job) != NULL;
+	for (size_t f = 0; f < node->n_fams; f++)
+		for (size_t c = 0; c < node->fams[f].n_cards; c++) {
+			const struct accel_device *v = node->fams[f].cards[c]->view;
+			if (v && accel_device_job(v, job))
+				return true;
+		}
+	return false;
+}
+
+void node_names_free(struct accel_node *node)
+{
+	for (size_t b = 0; b < NODE_NAME_BUCKETS; b++)
+		while (node->names[b]) {
+			struct node_name *next = node->names[b]->next;
+			free(node->names[b]);
+			node->names[b] = next;
+		}
+}

@@ -85,8 +85,11 @@ static void follow_changes(struct accel_node *node, const struct accel_snapshot 
                            struct failure *f)
 {
 	for (size_t i = 0; i < w->n_devices; i++) {
-		const struct accel_device *old = w->devices[i], *cur = device_in(t, i, old->name);
+		const struct accel_device *old = w->devices[i], *cur;
 
+		if (i < t->n_devices && t->devices[i] == old)
+			continue; /* the same view where it was: one pointer comparison per unchanged device */
+		cur = device_in(t, i, old->name);
 		if (cur == old)
 			continue;
 		for (size_t k = 0; k < old->n_jobs; k++)
@@ -94,8 +97,11 @@ static void follow_changes(struct accel_node *node, const struct accel_snapshot 
 				drop(node, old->jobs[k].name, f);
 	}
 	for (size_t i = 0; i < t->n_devices; i++) {
-		const struct accel_device *cur = t->devices[i], *old = device_in(w, i, cur->name);
+		const struct accel_device *cur = t->devices[i], *old;
 
+		if (i < w->n_devices && w->devices[i] == cur)
+			continue;
+		old = device_in(w, i, cur->name);
 		if (cur == old)
 			continue;
 		for (size_t k = 0; k < cur->n_jobs; k++) {

@@ -288,7 +288,11 @@ void fs_notify_flush(struct accelfs *fs)
 	 * ones are looked at, with what they change under the node-level mig/.
 	 */
 	for (size_t i = 0; i < cur->n_devices; i++) {
-		const struct accel_device *was = device_named(n->base, i, cur->devices[i]->name);
+		const struct accel_device *was;
+
+		if (n->base && i < n->base->n_devices && n->base->devices[i] == cur->devices[i])
+			continue; /* the same view where it was: one pointer comparison per unchanged device */
+		was = device_named(n->base, i, cur->devices[i]->name);
 		if (was == cur->devices[i])
 			continue;
 		compare_known(&c, fs_inodes_each_under, cur->devices[i]->name);
@@ -296,7 +300,8 @@ void fs_notify_flush(struct accelfs *fs)
 		compare_node_level(&c, was, cur->devices[i], &done);
 	}
 	for (size_t i = 0; n->base && i < n->base->n_devices; i++)
-		if (!device_named(cur, i, n->base->devices[i]->name)) {
+		if ((i >= cur->n_devices || n->base->devices[i] != cur->devices[i]) &&
+		    !device_named(cur, i, n->base->devices[i]->name)) {
 			compare_known(&c, fs_inodes_each_under, n->base->devices[i]->name);
 			compare_node_level(&c, n->base->devices[i], NULL, &done);
 		}

@@ -232,6 +232,12 @@ void accel_node_stop(struct accel_node *node)
 		pthread_join(node->poller, NULL);
 	}
 	accel_udev_stop(node->udev);
+	/* No publication comes after the poller: the spec files go with the daemon (node_cdi.c). */
+	if (node->opt.cdi_dir && !node->opt.read_only) {
+		node_lock(&node->cdi_lock, NODE_LOCK_LEAF);
+		node_cdi_withdraw(node);
+		node_unlock(&node->cdi_lock, NODE_LOCK_LEAF);
+	}
 	for (size_t f = 0; f < node->n_fams; f++)
 		node_family_close(&node->fams[f]);
 	node_names_free(node);

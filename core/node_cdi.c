@@ -15,8 +15,13 @@
  * The first follow after start, and the next one after a failure, sweeps
  * instead: every file of this daemon's tag whose job is not published goes
  * (what a crash left, jobs removed while the daemon was down), every
- * published job is written.  Called under cdi_lock (node_publish.c), which
- * nothing else is taken under.
+ * published job is written.  When the daemon stops, its files go too
+ * (node_cdi_withdraw): a job is given by name only while its daemon serves
+ * the hooks that record its containers, and a file left behind would make
+ * a runtime refuse a job of the same name that another daemon publishes.
+ * A crash leaves them: the same daemon's next start sweeps them.  Called
+ * under cdi_lock (node_publish.c, node.c), which nothing else is taken
+ * under.
  */
 #include "core/node_internal.h"
 
@@ -238,6 +243,32 @@ void node_cdi_follow(struct accel_node *node, struct accel_snapshot *s)
 	/* After a failure what the files show is not known: the next follow sweeps. */
 	node->cdi_written = f.error ? NULL : accel_snapshot_ref(node->cdi_target);
 	say_failure(node, &f);
+}
+
+static bool none(void *ctx, const char *job)
+{
+	(void)ctx;
+	(void)job;
+	return false;
+}
+
+void node_cdi_withdraw(struct accel_node *node)
+{
+	struct accel_cdi_sweep sw;
+	int ret;
+
+	if (!node->cdi_swept)
+		return; /* nothing was published */
+	ret = accel_cdi_sweep(node->opt.cdi_dir, node->cdi_tag, none, NULL, &sw);
+	if (ret || sw.failed)
+		log_error("cannot withdraw the CDI spec files of this daemon from %s: %s: remove them by hand (rm "
+		          "%s/" ACCEL_CDI_PREFIX "%s-*.json) or start accelfs again, which replaces them",
+		          node->opt.cdi_dir, strerror(-(ret ? ret : sw.error)), node->opt.cdi_dir, node->cdi_tag);
+	else if (sw.removed)
+		log_info("%s: withdrew the CDI spec files of %u job(s): the jobs stay, and are published again when "
+		         "accelfs starts",
+		         node->opt.cdi_dir, sw.removed);
+	node_cdi_forget(node);
 }
 
 void node_cdi_forget(struct accel_node *node)

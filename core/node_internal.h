@@ -201,9 +201,11 @@ int64_t node_now_ms(void);
 struct accel_snapshot *node_publish(struct accel_node *node);
 /*
  * Make the CDI spec files follow s, or a newer snapshot they were asked to
- * follow before (cdi_lock held): node_cdi.c.  forget: at stop.
+ * follow before (cdi_lock held): node_cdi.c.
  */
 void node_cdi_follow(struct accel_node *node, struct accel_snapshot *s);
+/* At a clean stop: remove this daemon's spec files (cdi_lock held), then forget. */
+void node_cdi_withdraw(struct accel_node *node);
 void node_cdi_forget(struct accel_node *node);
 /* The card named "ppu3", with the topology read-held by the caller; NULL if none. */
 struct node_card *node_find_card(struct accel_node *node, const char *device);

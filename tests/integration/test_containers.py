@@ -131,6 +131,12 @@ class Cdi(NodeTestCase):
             os.unlink(path)
         n.start()
         self.assertEqual(self.names(), ["9lives", "a"])
+        # a clean stop withdraws them (no daemon records the containers meanwhile); the start brings them back
+        n.stop()
+        self.assertEqual(self.names(), [])
+        self.assertIn("withdrew the CDI spec files of 2 job(s)", n.log())
+        n.start()
+        self.assertEqual(self.names(), ["9lives", "a"])
         # an instance destroyed behind our back leaves the specs at once (the job is lost)
         st = n.keyvals("ppu5", "mig", "8g.96gb", "9lives", "status")
         n.smi("ppu", "mig", "-i", 5, "-gi", st["gi"], "-ci", st["ci"], "-dci")
@@ -224,8 +230,8 @@ class Cdi(NodeTestCase):
                                                                                         n.cdi_files().values())]))
             self.assertEqual(self.files(), mine)
             other.stop()
-            # once this one is gone the other takes the directory, and leaves this one's files alone
-            n.stop()
+            # once this one is gone (killed: its files stay) the other takes the directory, and leaves them alone
+            n.kill9()
             other.start()
             self.assertEqual(sorted(other.cdi_files()), ["job1"])
             self.assertEqual(self.files(), mine)

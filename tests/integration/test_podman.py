@@ -3,11 +3,13 @@
 mounted simulated node, offline, from an image imported from busybox-static.
 
 What a container sees (paths, types, numbers, modes, owners, and whether its
-device cgroup admits the nodes), jobs by CDI name from the node spec and from
-a job's own spec, several at once and of both families, after a restart of
-the daemon, by `--device JOB/dev:/dev`; what the runtime refuses (a
-reclaimed or lost job); and attachments: a job given to a container is busy
-until the container is gone, however it goes.
+device cgroup admits the nodes), jobs by CDI name from the node-level spec
+files (one per job) and from a job's own spec, several at once and of both
+families, every job of a full node in one container, after a restart of the
+daemon and after a crash (exactly the live jobs resolvable then), by
+`--device JOB/dev:/dev`; what the runtime refuses (a reclaimed or lost job);
+and attachments: a job given to a container is busy until the container is
+gone, however it goes.
 
 The file re-runs itself in a mount namespace of its own, with empty tmpfs
 over /run/cdi and /etc/cdi: podman 4.3 reads CDI specs only there, and the
@@ -229,6 +231,65 @@ class ByName(PodmanTestCase):
         podman("stop", "--time=0", "held")
         wait_until(lambda: self.attached("job1") == [], what="the poststop hook to detach")
         os.rmdir(self.job("job1"))
+
+
+class ManyFiles(PodmanTestCase):
+    """A spec file per job: podman reads them all, and a restart leaves exactly the live jobs resolvable."""
+
+    def test_every_job_of_a_full_node_by_name_in_one_container(self):
+        n = self.node
+        jobs = {}
+        for i in range(16):
+            for half in ("a", "b"):
+                name = f"p{i}{half}"
+                os.mkdir(n.path(f"ppu{i}", "mig", "4g.48gb", name))
+                jobs[name] = (f"ppu{i}", "mig", "4g.48gb")
+        os.mkdir(n.path("gpu0", "mig", "7g.141gb", "g"))
+        jobs["g"] = ("gpu0", "mig", "7g.141gb")
+        self.assertEqual(sorted(n.cdi_files()), sorted(jobs), "one spec file per job")
+        want = {}
+        for name, prof in jobs.items():
+            want.update({p: v for p, v in self.devices(name, prof=prof).items() if "-caps/" in p})
+        args = [a for name in jobs for a in ("--device", f"accelfs.io/mig={name}")]
+        got = self.accel_nodes(self.seen(*args))
+        self.assertEqual({p: v[:2] for p, v in got.items() if "-caps/" in p}, want)
+
+    def test_a_restart_after_a_crash_leaves_exactly_the_live_jobs_resolvable(self):
+        n = self.node
+        for name, dev in (("stays", "ppu3"), ("lost", "ppu4"), ("gone", "ppu5")):
+            os.mkdir(n.path(dev, "mig", "4g.48gb", name))
+        files = n.cdi_files()
+        # a file of ours for a job that is no more (its removal cut by the crash): a valid spec of a device
+        ghost = files["stays"].replace("-stays.json", "-ghost.json")
+        with open(files["stays"]) as f:
+            spec = json.load(f)
+        spec["devices"][0]["name"] = "ghost"
+        with open(ghost, "w") as f:
+            json.dump(spec, f)
+        self.assertEqual(len(self.accel_nodes(self.seen("--device", "accelfs.io/mig=ghost"))),
+                         len(self.devices("stays")), "podman takes it while it is there")
+        lost = n.keyvals("ppu4", "mig", "4g.48gb", "lost", "status")
+        gone = n.keyvals("ppu5", "mig", "4g.48gb", "gone", "status")
+        n.kill9()
+        # while it is down: lost's instance is destroyed; gone is removed for good, record and instance
+        n.smi("ppu", "mig", "-i", 4, "-gi", lost["gi"], "-ci", lost["ci"], "-dci")
+        n.smi("ppu", "mig", "-i", 4, "-gi", lost["gi"], "-dgi")
+        n.smi("ppu", "mig", "-i", 5, "-gi", gone["gi"], "-ci", gone["ci"], "-dci")
+        n.smi("ppu", "mig", "-i", 5, "-gi", gone["gi"], "-dgi")
+        for root, _, names in os.walk(os.path.join(n.state, "records")):
+            if "gone.json" in names:
+                os.unlink(os.path.join(root, "gone.json"))
+        n.start()
+        self.assertFalse(os.path.exists(n.path("ppu5", "mig", "4g.48gb", "gone")))
+        self.assertEqual(n.keyvals("ppu4", "mig", "4g.48gb", "lost", "status")["state"], "lost")
+        self.assertEqual(sorted(n.cdi_files()), ["stays"])
+        for name in ("ghost", "lost", "gone"):
+            res = podman("run", "--rm", *RUN, "--device", f"accelfs.io/mig={name}", IMAGE, "true", check=False)
+            self.assertNotEqual(res.returncode, 0, name)
+            self.assertIn(f"unresolvable CDI devices accelfs.io/mig={name}", res.stderr)
+        self.assertEqual(self.accel_nodes(self.seen("--device", "accelfs.io/mig=stays")).keys(),
+                         self.devices("stays").keys())
+        os.rmdir(n.path("ppu4", "mig", "4g.48gb", "lost"))
 
 
 class Refused(PodmanTestCase):

@@ -29,6 +29,11 @@
  *      the carve baseline's work in a loop (bare FUSE mkdir+rmdir and the
  *      three durable records: the same load on the machine, no engine);
  *      two carvers on two cards against one
+ *   7  mkdir+rmdir on a 64-card node holding 126 jobs (half made and all read
+ *      through the node-level mig/ too) against the same cycle on an empty
+ *      64-card node, interleaved; a status read on the full node against
+ *      bare d/status; what the full node's CDI spec files weigh
+ *      (mig_bench_full.c)
  *
  * Operations of a pair are interleaved in rounds, so that drift in the
  * machine falls on both sides.  Nothing is asserted about time: the exit
@@ -406,6 +411,11 @@ int main(int argc, char **argv)
 			snprintf(r->goal, sizeof(r->goal), "%s", v);
 		}
 	}
+
+	/* 7: a full node */
+	settle();
+	snprintf(topo, sizeof(topo), "%s/topology-64.json", base);
+	figure_full_node(topo, bare_status, sa, sb);
 
 	print_table();
 	if (breakdown[0])

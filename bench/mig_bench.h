@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * mig-bench's parts (bench/mig_bench.c says what it measures): the mounts
- * it runs against (mig_bench_mounts.c), and the operations, statistics,
+ * it runs against (mig_bench_mounts.c), the operations, statistics,
  * table, call counts and carver threads the figures are made of
- * (mig_bench_ops.c).
+ * (mig_bench_ops.c), and figure 7, a full node (mig_bench_full.c).
  */
 #ifndef ACCEL_MIG_BENCH_H
 #define ACCEL_MIG_BENCH_H
@@ -78,9 +78,11 @@ extern unsigned cycles, reads;
 extern int bare_entries; /* -1: as many as the profile directory holds */
 extern char base[PATH_MAX];
 extern char runtime[PATH_MAX];
-extern struct mnt bare, node, node4, node64;
+extern struct mnt bare, node, node4, node64, node64e, node64f;
 extern struct mnt *const all_mounts[];
 void unmount_all(bool wait_for_daemons);
+void unmount_mnt(struct mnt *m, bool wait_for_daemon);
+void figure_full_node(const char *topology, const char *bare_status, double *sa, double *sb);
 void on_signal(int sig);
 void cleanup(void);
 void fail(const char *fmt, ...);

@@ -22,23 +22,27 @@ char runtime[PATH_MAX];
 
 struct mnt bare = { .label = "bare" }, node = { .label = "node", .accelfs = true },
 	   node4 = { .label = "4 cards", .accelfs = true }, node64 = { .label = "64 cards", .accelfs = true };
-struct mnt *const all_mounts[] = { &node, &node4, &node64, &bare };
+/* Figure 7's (mig_bench_full.c), mounted for that figure alone. */
+struct mnt node64e = { .label = "64 empty", .accelfs = true }, node64f = { .label = "64 full", .accelfs = true };
+struct mnt *const all_mounts[] = { &node, &node4, &node64, &node64e, &node64f, &bare };
+
+void unmount_mnt(struct mnt *m, bool wait_for_daemon)
+{
+	if (!m->mounted)
+		return;
+	for (int tries = 0; umount2(m->dir, 0) && errno == EBUSY && tries < 50; tries++)
+		usleep(100 * 1000);
+	umount2(m->dir, MNT_DETACH); /* EINVAL once the plain umount worked */
+	m->mounted = false;
+	/* the daemon exits once unmounted; its state directory is removed after */
+	for (int tries = 0; wait_for_daemon && m->pid > 0 && kill(m->pid, 0) == 0 && tries < 100; tries++)
+		usleep(100 * 1000);
+}
 
 void unmount_all(bool wait_for_daemons)
 {
-	for (unsigned i = 0; i < sizeof(all_mounts) / sizeof(all_mounts[0]); i++) {
-		struct mnt *m = all_mounts[i];
-
-		if (!m->mounted)
-			continue;
-		for (int tries = 0; umount2(m->dir, 0) && errno == EBUSY && tries < 50; tries++)
-			usleep(100 * 1000);
-		umount2(m->dir, MNT_DETACH); /* EINVAL once the plain umount worked */
-		m->mounted = false;
-		/* the daemon exits once unmounted; its state directory is removed after */
-		for (int tries = 0; wait_for_daemons && m->pid > 0 && kill(m->pid, 0) == 0 && tries < 100; tries++)
-			usleep(100 * 1000);
-	}
+	for (unsigned i = 0; i < sizeof(all_mounts) / sizeof(all_mounts[0]); i++)
+		unmount_mnt(all_mounts[i], wait_for_daemons);
 }
 
 void on_signal(int sig)

@@ -44,7 +44,7 @@ typedef void (*accel_change_fn)(void *ctx, struct accel_snapshot *old_snap, stru
 
 struct accel_node_options {
 	const char *state_dir;
-	/* Where the node-level CDI spec (accelfs.json) is kept current; NULL: none. */
+	/* Where the node-level CDI spec files (a file per job, core/cdi_dir.h) are kept current; NULL: none. */
 	const char *cdi_dir;
 	/* Indexed like accel_families[]. */
 	struct accel_family_config families[ACCEL_MAX_FAMILIES];

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "core/model.h"
@@ -49,6 +50,28 @@ static void read_small(const char *path, char *buf, size_t len, bool nul_to_spac
 				buf[i] = ' ';
 }
 
+/*
+ * What a descriptor of /proc/<pid>/fd is open on: the magic link is followed
+ * to the open file itself.  AT_STATX_DONT_SYNC: the attributes the kernel
+ * has, never a request to the file's filesystem.  A descriptor open on this
+ * daemon's own mount would otherwise send it a GETATTR from inside one of
+ * its own request threads: a few holders readers at once, each waiting for
+ * a thread the others hold, and the whole mount waits for good.
+ */
+static int stat_open_file(int dir, const char *name, struct stat *st)
+{
+	struct statx sx;
+
+	if (statx(dir, name, AT_STATX_DONT_SYNC, STATX_TYPE | STATX_INO, &sx))
+		return -1;
+	memset(st, 0, sizeof(*st));
+	st->st_mode = sx.stx_mode;
+	st->st_ino = sx.stx_ino;
+	st->st_dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+	st->st_rdev = makedev(sx.stx_rdev_major, sx.stx_rdev_minor);
+	return 0;
+}
+
 /* Count this process's descriptors on the nodes; -1 if it vanished. */
 static int count_fds(const char *proc_root, const char *pid, const struct node_id *nodes, size_t n, bool same_file_only)
 {
@@ -66,8 +89,7 @@ static int count_fds(const char *proc_root, const char *pid, const struct node_i
 
 		if (de->d_name[0] == '.')
 			continue;
-		/* fstatat follows the magic link to the open file itself. */
-		if (fstatat(dirfd(d), de->d_name, &st, 0) == 0 && matches(&st, nodes, n, same_file_only))
+		if (!stat_open_file(dirfd(d), de->d_name, &st) && matches(&st, nodes, n, same_file_only))
 			count++;
 	}
 	closedir(d);

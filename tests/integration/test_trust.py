@@ -18,6 +18,7 @@ import errno
 import os
 import random
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -113,6 +114,62 @@ def gone(pid):
     except OSError:
         pass  # it went while we looked
     return True
+
+
+class HoldersReaders(TrustCase):
+    """`holders` scans every process's descriptors.  Those open on the mount itself must never be asked
+    of the daemon (a GETATTR from inside its own request threads): with enough readers at once every
+    thread would wait for another, and the whole mount for good."""
+
+    def test_many_holders_readers_while_files_of_the_mount_are_open(self):
+        n = self.node
+        # a process holding files of the mount open, whose attributes the churn below invalidates
+        holder = subprocess.Popen(["sh", "-c", "exec 3<\"$1\" 4<\"$2\" 5<\"$3\"; exec sleep 1000", "sh",
+                                   n.path("ppu0", "mig", "4g.48gb", "available"), n.path("ppu0", "info"),
+                                   n.path("mig", "4g.48gb", "available")])
+        try:
+            wait_until(lambda: len(os.listdir(f"/proc/{holder.pid}/fd")) >= 6, what="the holder to open its files")
+            self.read_holders_while_churning()
+        finally:
+            holder.kill()
+            holder.wait()
+
+    def read_holders_while_churning(self):
+        n = self.node
+        stop = threading.Event()
+        errors = []
+
+        def churn():
+            k = 0
+            while not stop.is_set():
+                job = n.path("ppu0", "mig", "4g.48gb", f"h{k % 2}")
+                k += 1
+                for fn in (os.mkdir, os.rmdir):
+                    try:
+                        fn(job)
+                    except OSError as e:
+                        if e.errno not in (errno.ENOSPC, errno.EEXIST, errno.ENOENT):
+                            errors.append(f"{fn.__name__}: {name(e.errno)}")
+
+        def reader(i):
+            for _ in range(40):
+                try:
+                    n.read(f"ppu{i % 4}", "holders")
+                except OSError as e:
+                    errors.append(f"holders: {name(e.errno)}")
+
+        churner = threading.Thread(target=churn)
+        churner.start()
+        readers = [threading.Thread(target=reader, args=(i,)) for i in range(32)]
+        for t in readers:
+            t.start()
+        for t in readers:
+            t.join(timeout=HANG_S * 3)
+        stop.set()
+        churner.join(timeout=HANG_S)
+        stuck = [t for t in readers + [churner] if t.is_alive()]
+        self.assertEqual(stuck, [], f"readers of holders still waiting: {self.node.diagnose()}")
+        self.assertEqual(errors, [])
 
 
 class CrashStorm(TrustCase):

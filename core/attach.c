@@ -6,36 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/attach_internal.h"
 
-bool accel_pid_alive(const char *proc_root, pid_t pid, unsigned long long want, unsigned long long *start)
+/* Every operation ends here: a watch whose attachment went is closed with it. */
+static void done(struct accel_attach *a)
 {
-	char path[PATH_MAX], buf[1024], *p, state;
-	unsigned long long st = 0;
-	FILE *f;
-	size_t len;
-
-	if (pid <= 0)
-		return false;
-	snprintf(path, sizeof(path), "%s/%d/stat", proc_root, (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	len = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[len] = '\0';
-	/* The command may hold spaces and parentheses: the fields start after the last ')'. */
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu",
-	                 &state, &st) != 2)
-		return false;
-	/* A zombie has exited: nothing of the container runs any more. */
-	if (state == 'Z' || state == 'X')
-		return false;
-	if (start)
-		*start = st;
-	return !want || st == want;
+	attach_watch_sync(a);
+	pthread_mutex_unlock(&a->lock);
 }
 
 /* ---- the entries ---------------------------------------------------------- */
@@ -107,7 +86,7 @@ static size_t prune(struct accel_attach *a, struct attach_entry *e, struct accel
 	size_t n_gone = 0;
 
 	for (size_t i = 0; i < e->n;) {
-		if (accel_pid_alive(a->proc_root, e->c[i].pid, e->c[i].start, NULL)) {
+		if (attach_watch_alive(a, e->job, &e->c[i])) {
 			i++;
 			continue;
 		}
@@ -135,6 +114,8 @@ struct accel_attach *accel_attach_open(const char *state_dir, const char *proc_r
 	pthread_mutex_init(&a->lock, NULL);
 	snprintf(a->path, sizeof(a->path), "%s/attachments.json", state_dir);
 	snprintf(a->proc_root, sizeof(a->proc_root), "%s", proc_root);
+	/* A pidfd is of a real process: a faked /proc's pids are not (a test turns them on for real ones). */
+	a->pidfds = !strcmp(proc_root, "/proc");
 	if (attach_store_load(a, err, errlen)) {
 		accel_attach_close(a);
 		return NULL;
@@ -149,6 +130,7 @@ void accel_attach_close(struct accel_attach *a)
 	for (size_t i = 0; i < a->n; i++)
 		free(a->e[i].c);
 	free(a->e);
+	attach_watch_close_all(a);
 	pthread_mutex_destroy(&a->lock);
 	free(a);
 }
@@ -160,55 +142,65 @@ int accel_attach_add(struct accel_attach *a, const char *job, const char *uuid, 
 {
 	struct accel_attachment c;
 	struct attach_entry *e;
+	char quoted[48];
 	size_t i;
-	int ret;
+	int ret, fd = -1;
 
 	if (!accel_container_id_valid(id)) {
-		snprintf(why, whylen, "'%.40s' is not a container id (1 to %d of [A-Za-z0-9_+.-])", id,
-		         ACCEL_CONTAINER_ID_MAX);
+		snprintf(why, whylen, "'%s' is not a container id (" ACCEL_CONTAINER_ID_RULE ")",
+		         accel_word_quote(id, strlen(id), quoted, sizeof(quoted)));
+		return -EINVAL;
+	}
+	if (pid == 1 || pid == getpid()) {
+		snprintf(why, whylen,
+		         "container %.12s: pid %d is %s, not a container's process: the runtime passes its "
+		         "container's first process (the OCI state's pid)",
+		         id, (int)pid,
+		         pid == 1 ? "init, which never exits (the job would be held for good)" : "accelfs itself");
 		return -EINVAL;
 	}
 	memset(&c, 0, sizeof(c));
 	snprintf(c.id, sizeof(c.id), "%s", id);
 	c.pid = pid;
 	c.since = (int64_t)time(NULL);
-	if (!accel_pid_alive(a->proc_root, pid, 0, &c.start)) {
+	pthread_mutex_lock(&a->lock);
+	/* The pidfd first, then the start time: both are then of the one process (core/attach_watch.c). */
+	if (attach_watch_open(a, pid, &fd, &c.start)) {
+		pthread_mutex_unlock(&a->lock);
 		snprintf(why, whylen, "container %.12s: its process %d does not exist", id, (int)pid);
 		return -ESRCH;
 	}
-	pthread_mutex_lock(&a->lock);
 	e = find(a, job);
 	if (e && e->removing) {
-		pthread_mutex_unlock(&a->lock);
+		ret = -EBUSY;
 		snprintf(why, whylen, "%s is being removed (rmdir): it cannot be given to container %.12s", job, id);
-		return -EBUSY;
+		goto out;
 	}
 	if (e && !same_instance(e, uuid)) {
 		prune(a, e, NULL, 0);
 		if (e->n) {
 			/* Only a removed job's entry may be replaced, and that one has no live container. */
-			pthread_mutex_unlock(&a->lock);
+			ret = -ESTALE;
 			snprintf(why, whylen,
 			         "%s is instance %s, not %s: the container was given an earlier job of "
 			         "that name",
 			         job, e->uuid, uuid);
-			return -ESTALE;
+			goto out;
 		}
 	}
 	e = get(a, job, uuid);
+	ret = -ENOMEM;
 	if (!e) {
-		pthread_mutex_unlock(&a->lock);
 		snprintf(why, whylen, "out of memory");
-		return -ENOMEM;
+		goto out;
 	}
 	for (i = 0; i < e->n && strcmp(e->c[i].id, id); i++)
 		;
 	if (i == e->n) {
 		struct accel_attachment *grown = realloc(e->c, (e->n + 1) * sizeof(*grown));
 		if (!grown) {
-			pthread_mutex_unlock(&a->lock);
 			snprintf(why, whylen, "out of memory");
-			return -ENOMEM;
+			goto out;
 		}
 		e->c = grown;
 		e->n++;
@@ -221,8 +213,14 @@ int accel_attach_add(struct accel_attach *a, const char *job, const char *uuid, 
 		remove_at(e, i);
 		e->armed = was_armed;
 		snprintf(why, whylen, "cannot record the attachment in %s: %s", a->path, strerror(-ret));
+	} else if (fd >= 0) {
+		attach_watch_adopt(a, job, &c, fd);
+		fd = -1;
 	}
-	pthread_mutex_unlock(&a->lock);
+out:
+	if (fd >= 0)
+		close(fd);
+	done(a);
 	return ret;
 }
 
@@ -244,7 +242,7 @@ int accel_attach_remove(struct accel_attach *a, const char *job, const char *uui
 				break;
 			}
 	}
-	pthread_mutex_unlock(&a->lock);
+	done(a);
 	return ret;
 }
 
@@ -272,7 +270,7 @@ int accel_attach_list(struct accel_attach *a, const char *job, const char *uuid,
 			}
 		}
 	}
-	pthread_mutex_unlock(&a->lock);
+	done(a);
 	return ret;
 }
 
@@ -314,19 +312,27 @@ int accel_attach_set_reclaim(struct accel_attach *a, const char *job, const char
 		*now_due = due(e);
 	if (attach_entry_idle(e))
 		drop(a, e);
-	pthread_mutex_unlock(&a->lock);
+	done(a);
 	return ret;
 }
 
-int accel_attach_rmdir_begin(struct accel_attach *a, const char *job, char *why, size_t whylen)
+int accel_attach_rmdir_begin(struct accel_attach *a, const char *job, const char *uuid, char *why, size_t whylen)
 {
 	struct attach_entry *e;
 	size_t used;
 
 	pthread_mutex_lock(&a->lock);
-	e = get(a, job, NULL);
+	e = find(a, job);
+	/*
+	 * An entry of another instance of that name is not this removal's to
+	 * reset: it may be a newer job's (the caller's uuid read earlier) or an
+	 * older one's that the next sweep forgets.  Its live containers still
+	 * refuse: they were given a job of this name.
+	 */
+	if (!e || same_instance(e, uuid))
+		e = get(a, job, uuid);
 	if (!e) {
-		pthread_mutex_unlock(&a->lock);
+		done(a);
 		snprintf(why, whylen, "out of memory");
 		return -ENOMEM;
 	}
@@ -334,7 +340,7 @@ int accel_attach_rmdir_begin(struct accel_attach *a, const char *job, char *why,
 		attach_store_save(a, false);
 	if (!e->n) {
 		e->removing = true;
-		pthread_mutex_unlock(&a->lock);
+		done(a);
 		return 0;
 	}
 	used = (size_t)snprintf(why, whylen, "%s is attached to %zu container%s:", job, e->n, e->n == 1 ? "" : "s");
@@ -345,11 +351,11 @@ int accel_attach_rmdir_begin(struct accel_attach *a, const char *job, char *why,
 		snprintf(why + used, whylen - used,
 		         ": stop %s first (podman stop ID); an attachment clears when its container exits",
 		         e->n == 1 ? "it" : "them");
-	pthread_mutex_unlock(&a->lock);
+	done(a);
 	return -EBUSY;
 }
 
-void accel_attach_rmdir_end(struct accel_attach *a, const char *job, bool removed)
+void accel_attach_rmdir_end(struct accel_attach *a, const char *job, const char *uuid, bool removed)
 {
 	struct attach_entry *e;
 
@@ -357,14 +363,15 @@ void accel_attach_rmdir_end(struct accel_attach *a, const char *job, bool remove
 	e = find(a, job);
 	if (e) {
 		e->removing = false;
-		if (removed || attach_entry_idle(e)) {
+		/* What was recorded for another instance (a job made again meanwhile) is that one's. */
+		if ((removed && same_instance(e, uuid)) || attach_entry_idle(e)) {
 			bool said_something = !attach_entry_idle(e);
 			drop(a, e);
 			if (said_something)
 				attach_store_save(a, false);
 		}
 	}
-	pthread_mutex_unlock(&a->lock);
+	done(a);
 }
 
 int accel_attach_sweep(struct accel_attach *a, bool (*exists)(void *ctx, const char *job, const char *uuid), void *ctx,
@@ -407,6 +414,7 @@ int accel_attach_sweep(struct accel_attach *a, bool (*exists)(void *ctx, const c
 			}
 			memset(&ev[n], 0, sizeof(ev[n]));
 			snprintf(ev[n].job, sizeof(ev[n].job), "%s", e->job);
+			snprintf(ev[n].uuid, sizeof(ev[n].uuid), "%s", e->uuid);
 			if (!last)
 				ev[n].gone = gone[k];
 			ev[n].due = last;
@@ -416,7 +424,7 @@ int accel_attach_sweep(struct accel_attach *a, bool (*exists)(void *ctx, const c
 	}
 	if (changed)
 		attach_store_save(a, false);
-	pthread_mutex_unlock(&a->lock);
+	done(a);
 	*events = ev;
 	*n_events = n;
 	return ret;

@@ -10,10 +10,19 @@
  * hook detaches, or its process is found dead).  While a job has
  * attachments it cannot be removed.
  *
- * A container is known by its id and the pid of its first process; the
- * pid's start time (from /proc/<pid>/stat) tells a live container from a
- * reused pid.  Per job there is also the reclaim policy: `manual`, or
- * `when-detached`, which removes the job once its last container goes.
+ * A container is known by its id and the pid of its first process, and
+ * that process by its pid and start time (from /proc/<pid>/stat): what is
+ * kept on disk.  While the registry is open it also holds a pidfd of each
+ * such process (pidfd_open(2), where the kernel has it), which follows the
+ * process itself: a pid reused within one clock tick (the same start time)
+ * is not taken for the container, and an exit is known when it happens
+ * (the pidfd becomes readable; accel_attach_pidfds is for poll()).  A
+ * pidfd does not outlive the daemon: after a restart it is opened again
+ * from the pid, and kept only if the start time still matches.  Without
+ * pidfds (an older kernel) pid and start time decide alone.
+ *
+ * Per job there is also the reclaim policy: `manual`, or `when-detached`,
+ * which removes the job once its last container goes.
  *
  * Kept in <state-dir>/attachments.json, replaced atomically at every
  * change, so a restarted daemon knows what its predecessor knew.  It is
@@ -21,7 +30,8 @@
  *
  * Entries are keyed by job name (unique on the node) and tagged with the
  * job's MIG UUID: a later job of the same name is another instance, and
- * what was recorded for the old one does not carry over.
+ * what was recorded for the old one does not carry over.  Whatever acts on
+ * a job passes the instance it means (its MIG UUID), never a name alone.
  *
  * Thread-safe; no call blocks on anything but the registry's own lock and
  * the file it writes.
@@ -34,10 +44,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "core/container_id.h"
 #include "core/model.h"
-
-/* Container ids: what runc accepts ([A-Za-z0-9_+.-]), podman's are 64 hex digits. */
-#define ACCEL_CONTAINER_ID_MAX 128
 
 struct accel_attachment {
 	char id[ACCEL_CONTAINER_ID_MAX + 1];
@@ -66,15 +74,31 @@ void accel_attach_close(struct accel_attach *a);
 const char *accel_reclaim_str(enum accel_reclaim r);
 int accel_reclaim_parse(const char *text, enum accel_reclaim *out);
 
-/* Is id a container id this registry accepts? */
+/* Is id a container id this registry accepts (ACCEL_CONTAINER_ID_RULE, core/container_id.h)? */
 bool accel_container_id_valid(const char *id);
+
+/*
+ * Follow processes by pidfd (above).  On by default when proc_root is
+ * "/proc"; a test that fakes /proc for real processes turns it on.  Off
+ * also when the kernel has no pidfd_open.
+ */
+void accel_attach_set_pidfds(struct accel_attach *a, bool on);
+/*
+ * Copies (close-on-exec) of the pidfds the registry holds, for poll(): each
+ * becomes readable (POLLIN) once its process has exited, and a sweep then
+ * clears its attachment.  Malloc'd array (free()) of descriptors the caller
+ * closes; possibly NULL with *n 0.
+ */
+int accel_attach_pidfds(struct accel_attach *a, int **fds, size_t *n);
 
 /*
  * Record that container id, whose first process is pid, was given job
  * (MIG UUID uuid).  Attaching an id that is already attached updates its
- * pid (a restarted container).  -EINVAL for a bad id, -ESRCH when pid is
- * not a live process, -EBUSY while the job is being removed; why says so.
- * A write error is returned after the attachment is undone.
+ * pid (a restarted container).  -EINVAL for a bad id, and for pid 1 (init
+ * never exits: the job would be held for good) and the daemon's own pid
+ * (neither is a container's first process); -ESRCH when pid is not a live
+ * process, -EBUSY while the job is being removed; why says so.  A write
+ * error is returned after the attachment is undone.
  */
 int accel_attach_add(struct accel_attach *a, const char *job, const char *uuid, const char *id, pid_t pid, char *why,
                      size_t whylen);
@@ -104,17 +128,21 @@ int accel_attach_set_reclaim(struct accel_attach *a, const char *job, const char
                              bool *due);
 
 /*
- * rmdir's guard.  begin: -EBUSY when the job has live attachments, why
- * naming the containers; else the job is marked as being removed (attach
- * answers -EBUSY) until end.  end: removed says the job is gone, and
- * everything recorded for it is forgotten.
+ * rmdir's guard, for job instance uuid (NULL: whatever instance).  begin:
+ * -EBUSY when the job has live attachments (or an entry of another
+ * instance of that name has: they were given a job of that name), why
+ * naming the containers; else the name is marked as being removed (attach
+ * answers -EBUSY) until end.  What is recorded for another instance is
+ * left as it is.  end: removed says instance uuid is gone, and everything
+ * recorded for it (not for another instance) is forgotten.
  */
-int accel_attach_rmdir_begin(struct accel_attach *a, const char *job, char *why, size_t whylen);
-void accel_attach_rmdir_end(struct accel_attach *a, const char *job, bool removed);
+int accel_attach_rmdir_begin(struct accel_attach *a, const char *job, const char *uuid, char *why, size_t whylen);
+void accel_attach_rmdir_end(struct accel_attach *a, const char *job, const char *uuid, bool removed);
 
-/* What a sweep found, for the caller to log and act on. */
+/* What a sweep found, for the caller to log and act on: about instance uuid of job, and only that one. */
 struct accel_sweep_event {
 	char job[ACCEL_JOB_NAME_MAX + 1];
+	char uuid[ACCEL_UUID_MAX];    /* "" when the entry never knew it */
 	struct accel_attachment gone; /* a stale attachment that was cleared (id "" when none) */
 	bool due;                     /* the job should be reclaimed now */
 };
@@ -128,7 +156,7 @@ struct accel_sweep_event {
 int accel_attach_sweep(struct accel_attach *a, bool (*exists)(void *ctx, const char *job, const char *uuid), void *ctx,
                        struct accel_sweep_event **events, size_t *n);
 
-/* Is the process pid alive with this start time (0: any)?  Its start time in *start. */
+/* Is the process pid alive (not a zombie) with this start time (0: any)?  Its start time in *start. */
 bool accel_pid_alive(const char *proc_root, pid_t pid, unsigned long long want, unsigned long long *start);
 
 #endif

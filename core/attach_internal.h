@@ -22,12 +22,30 @@ struct attach_entry {
 	size_t n;
 };
 
+/*
+ * A pidfd held on the process of one attachment (core/attach_watch.c),
+ * matched to it by job, container id, pid and start time: an attachment
+ * whose pid or start changed is another process, and gets a watch of its
+ * own.
+ */
+struct attach_watch {
+	char job[ACCEL_JOB_NAME_MAX + 1];
+	char id[ACCEL_CONTAINER_ID_MAX + 1];
+	pid_t pid;
+	unsigned long long start;
+	int fd;
+};
+
 struct accel_attach {
 	pthread_mutex_t lock;
 	char path[PATH_MAX]; /* <state-dir>/attachments.json */
 	char proc_root[PATH_MAX];
 	struct attach_entry *e;
 	size_t n;
+	bool pidfds;       /* follow processes by pidfd (accel_attach_set_pidfds) */
+	bool pidfd_warned; /* a pidfd could not be opened, and the log said so */
+	struct attach_watch *w;
+	size_t n_w;
 };
 
 /* An entry that says nothing: no container, manual, never attached, not being removed. */
@@ -35,6 +53,24 @@ static inline bool attach_entry_idle(const struct attach_entry *e)
 {
 	return !e->n && e->reclaim == ACCEL_RECLAIM_MANUAL && !e->armed && !e->removing;
 }
+
+/*
+ * The processes of the attachments (core/attach_watch.c), under a->lock.
+ *
+ * attach_watch_open: for a new attachment, a pidfd on pid (-1 in *fd when
+ * pidfds are off or the kernel refuses one) and the start time of the very
+ * process it holds: 0, or -ESRCH when there is no such live process.
+ * attach_watch_adopt: keep fd as the watch of attachment c of job.
+ * attach_watch_alive: is c still its process?  By its pidfd, opened now
+ * for an attachment that has none (one loaded from disk: kept only if the
+ * start time matches); by pid and start time without pidfds.
+ * attach_watch_sync: close the watches no attachment matches any more.
+ */
+int attach_watch_open(struct accel_attach *a, pid_t pid, int *fd, unsigned long long *start);
+void attach_watch_adopt(struct accel_attach *a, const char *job, const struct accel_attachment *c, int fd);
+bool attach_watch_alive(struct accel_attach *a, const char *job, const struct accel_attachment *c);
+void attach_watch_sync(struct accel_attach *a);
+void attach_watch_close_all(struct accel_attach *a);
 
 /*
  * Read a->path into a->e (a missing file is an empty registry): 0, or

@@ -33,17 +33,7 @@ int accel_reclaim_parse(const char *text, enum accel_reclaim *out)
 
 bool accel_container_id_valid(const char *id)
 {
-	size_t n = strlen(id);
-
-	if (n == 0 || n > ACCEL_CONTAINER_ID_MAX)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char c = id[i];
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-		      c == '+' || c == '-' || c == '.'))
-			return false;
-	}
-	return true;
+	return accel_container_id_ok(id, strlen(id));
 }
 
 /* ---- the file --------------------------------------------------------------- */

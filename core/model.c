@@ -77,6 +77,20 @@ const struct accel_job *accel_device_job(const struct accel_device *d, const cha
 	return NULL;
 }
 
+const struct accel_job *accel_snapshot_job(const struct accel_snapshot *s, const char *job,
+                                           const struct accel_device **dev)
+{
+	for (size_t i = 0; s && i < s->n_devices; i++) {
+		const struct accel_job *j = accel_device_job(s->devices[i], job);
+		if (j) {
+			if (dev)
+				*dev = s->devices[i];
+			return j;
+		}
+	}
+	return NULL;
+}
+
 const char *accel_job_state_str(enum accel_job_state s)
 {
 	switch (s) {

@@ -152,6 +152,9 @@ bool accel_device_equal(const struct accel_device *a, const struct accel_device 
 const struct accel_device *accel_snapshot_device(const struct accel_snapshot *s, const char *name);
 const struct accel_profile *accel_device_profile(const struct accel_device *d, const char *published);
 const struct accel_job *accel_device_job(const struct accel_device *d, const char *job);
+/* The job of that name on any device (names are unique on the node); its device in *dev when dev is given. */
+const struct accel_job *accel_snapshot_job(const struct accel_snapshot *s, const char *job,
+                                           const struct accel_device **dev);
 
 /* Deep copies and frees, used by whoever builds snapshots. */
 int accel_device_copy(struct accel_device *dst, const struct accel_device *src);

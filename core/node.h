@@ -82,12 +82,22 @@ int accel_node_mkdir(struct accel_node *node, const char *device, const char *pr
 int accel_node_mkdir_any(struct accel_node *node, const char *profile, const char *job, uid_t uid, gid_t gid,
                          char *device, size_t len, struct accel_job *made, char *why, size_t whylen);
 /*
- * Reclaim a job (compute instance, then GPU instance).  0 exactly when the
- * instance is gone and its capacity back; a reclaim that fails midway
- * leaves the job "removing" (status says why) and rmdir again resumes it.
+ * Reclaim job instance uuid (its MIG UUID; NULL: whichever job has the
+ * name): compute instance, then GPU instance.  0 exactly when the instance
+ * is gone and its capacity back; a reclaim that fails midway leaves the job
+ * "removing" (status says why) and rmdir again resumes it.  -ESTALE, nothing
+ * touched, when the job of that name is another instance (removed and made
+ * again since the caller read uuid), checked under the card's lock: what
+ * removes a job it looked up earlier (the reclaimer, rmdir) says which one
+ * it means.  accel_node_rmdir: whichever job has the name.
  */
-int accel_node_rmdir(struct accel_node *node, const char *device, const char *profile, const char *job, char *why,
-                     size_t whylen);
+int accel_node_rmdir_instance(struct accel_node *node, const char *device, const char *profile, const char *job,
+                              const char *uuid, char *why, size_t whylen);
+static inline int accel_node_rmdir(struct accel_node *node, const char *device, const char *profile, const char *job,
+                                   char *why, size_t whylen)
+{
+	return accel_node_rmdir_instance(node, device, profile, job, NULL, why, whylen);
+}
 
 /* last_error of a profile directory ("ppu3/4g.48gb", "mig/4g.48gb"). */
 void accel_node_last_error(struct accel_node *node, const char *key, char *buf, size_t len);

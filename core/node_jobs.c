@@ -471,15 +471,11 @@ static int set_phase(struct accel_node *node, struct accel_record *r, enum accel
 }
 
 /*
- * Reclaim a job.  It answers 0 exactly when the instance is gone, its
- * capacity is back and the record is deleted.  A reclaim that stops midway
- * (the driver refused a destroy) leaves the job "removing", still owning
- * what is left, with the driver's words in its status; rmdir again resumes
- * it, and so does the poller.  A reclaim that destroyed nothing leaves the
- * job as it was.
+ * Reclaim a job (core/node.h): stopped midway, it stays "removing", owning
+ * what is left; one that destroyed nothing leaves the job as it was.
  */
-int accel_node_rmdir(struct accel_node *node, const char *device, const char *profile, const char *job, char *why,
-                     size_t whylen)
+int accel_node_rmdir_instance(struct accel_node *node, const char *device, const char *profile, const char *job,
+                              const char *uuid, char *why, size_t whylen)
 {
 	char key[160], vendor[ACCEL_NAME_MAX];
 	struct node_card *nc;
@@ -509,13 +505,18 @@ int accel_node_rmdir(struct accel_node *node, const char *device, const char *pr
 		ret = -ENOENT;
 		goto out;
 	}
+	if (uuid && uuid[0] && strcmp(nc->records[i].uuid, uuid)) { /* removed and made again since uuid was read */
+		snprintf(why, whylen, "job %s under %s/%s is instance %s now, not %.95s: nothing was removed", job,
+		         device, profile, nc->records[i].uuid, uuid);
+		ret = -ESTALE;
+		goto out;
+	}
 	if (nc->absent) {
 		ret = node_absent_forget(node, nc, i, why, whylen); /* nothing there to destroy */
 		goto out;
 	}
 	struct accel_record *r = &nc->records[i];
 	unsigned gi = r->gi;
-
 	resume = r->phase == ACCEL_RECORD_REMOVING;
 	if (!resume) {
 		ret = set_phase(node, r, ACCEL_RECORD_REMOVING, why, whylen);

@@ -36,23 +36,23 @@ void fs_attached_report(struct accelfs *fs, const char *device, const char *prof
 	}
 }
 
-int fs_attached_rmdir(struct accelfs *fs, const char *device, const char *profile, const char *job, char *why,
-                      size_t whylen)
+int fs_attached_rmdir(struct accelfs *fs, const char *device, const char *profile, const char *job, const char *uuid,
+                      char *why, size_t whylen)
 {
 	struct accel_attach *reg = fs->mount.attach;
 	int ret;
 
 	if (reg) {
-		ret = accel_attach_rmdir_begin(reg, job, why, whylen);
+		ret = accel_attach_rmdir_begin(reg, job, uuid, why, whylen);
 		if (ret) {
 			fs_attached_report(fs, device, profile, false, why);
 			log_info("rmdir %s refused: %s", job, why);
 			return ret;
 		}
 	}
-	ret = accel_node_rmdir(fs->node, device, profile, job, why, whylen);
+	ret = accel_node_rmdir_instance(fs->node, device, profile, job, uuid, why, whylen);
 	if (reg)
-		accel_attach_rmdir_end(reg, job, ret == 0);
+		accel_attach_rmdir_end(reg, job, uuid, ret == 0);
 	return ret;
 }
 
@@ -75,6 +75,8 @@ static void match(void *ctx, const struct fs_inode *in)
 
 void fs_attached_changed(struct accelfs *fs, const char *job)
 {
+	const struct accel_device *d;
+	const struct accel_job *j;
 	struct accel_snapshot *snap;
 	struct stale s;
 	char top[16] = "";
@@ -83,11 +85,9 @@ void fs_attached_changed(struct accelfs *fs, const char *job)
 		return;
 	memset(&s, 0, sizeof(s));
 	snap = accel_node_snapshot(fs->node);
-	for (size_t i = 0; snap && i < snap->n_devices && !top[0]; i++) {
-		const struct accel_job *j = accel_device_job(snap->devices[i], job);
-		if (!j)
-			continue;
-		snprintf(top, sizeof(top), "%s", snap->devices[i]->name);
+	j = accel_snapshot_job(snap, job, &d);
+	if (j) {
+		snprintf(top, sizeof(top), "%s", d->name);
 		snprintf(s.paths[0], sizeof(s.paths[0]), "%s/mig/%s/%s/status", top, j->profile, job);
 		snprintf(s.paths[1], sizeof(s.paths[1]), "mig/%s/%s/status", j->profile, job);
 	}

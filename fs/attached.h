@@ -26,12 +26,14 @@ int fs_attached_open(struct accelfs *fs, const char *state_dir, char *err, size_
 void fs_attached_close(struct accelfs *fs);
 
 /*
- * rmdir: -EBUSY (last_error naming the containers) while the job has a live
- * attachment, and no attach while it is being removed; else
- * accel_node_rmdir.
+ * rmdir of job instance uuid (its MIG UUID as the caller found it; NULL:
+ * whichever has the name): -EBUSY (last_error naming the containers) while
+ * the job has a live attachment, and no attach while it is being removed;
+ * else accel_node_rmdir_instance, -ESTALE when the job of that name is
+ * another instance now.
  */
-int fs_attached_rmdir(struct accelfs *fs, const char *device, const char *profile, const char *job, char *why,
-                      size_t whylen);
+int fs_attached_rmdir(struct accelfs *fs, const char *device, const char *profile, const char *job, const char *uuid,
+                      char *why, size_t whylen);
 
 /*
  * A failure of a job's file or of mkdir/rmdir goes where mkdir's and

@@ -40,12 +40,9 @@ bool fs_jobctl_writes(enum fs_kind kind)
 static bool still_ready(struct accelfs *fs, const char *job, const char *uuid)
 {
 	struct accel_snapshot *s = accel_node_snapshot(fs->node);
-	bool ok = false;
+	const struct accel_job *j = accel_snapshot_job(s, job, NULL);
+	bool ok = j && j->state == ACCEL_JOB_READY && !strcmp(j->uuid, uuid);
 
-	for (size_t i = 0; s && i < s->n_devices && !ok; i++) {
-		const struct accel_job *j = accel_device_job(s->devices[i], job);
-		ok = j && j->state == ACCEL_JOB_READY && !strcmp(j->uuid, uuid);
-	}
 	accel_snapshot_unref(s);
 	return ok;
 }
@@ -93,6 +90,7 @@ static int attach(struct accelfs *fs, const struct accel_job *j, char **arg, int
 		return -ENOENT;
 	}
 	log_info("%s: given to container %.12s (pid %ld)", j->name, arg[1], pid);
+	fs_reclaimer_kick(); /* its process's pidfd joins what the reclaimer waits on */
 	return 0;
 }
 
@@ -105,7 +103,8 @@ static int detach(struct accelfs *fs, const struct accel_job *j, char **arg, int
 		snprintf(why, whylen, "containers: write 'attach ID PID [MIG-UUID]' or 'detach ID [MIG-UUID]'");
 		return -EINVAL;
 	}
-	ret = accel_attach_remove(fs->mount.attach, j->name, n == 3 ? arg[2] : NULL, arg[1], &due);
+	/* Without a UUID, the job whose file this is: the instance, not whatever has its name later. */
+	ret = accel_attach_remove(fs->mount.attach, j->name, n == 3 ? arg[2] : j->uuid, arg[1], &due);
 	if (ret) {
 		snprintf(why, whylen, "cannot record that container %.12s left %s: %s", arg[1], j->name,
 		         strerror(-ret));

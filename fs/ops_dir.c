@@ -196,7 +196,7 @@ void fs_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mod
 void fs_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct accelfs *fs = fs_of(req);
-	char path[PATH_BUF], why[ACCEL_TEXT_MAX], device[32], profile[ACCEL_NAME_MAX], key[160];
+	char path[PATH_BUF], why[ACCEL_TEXT_MAX], device[32], profile[ACCEL_NAME_MAX], key[160], uuid[ACCEL_UUID_MAX];
 	struct accel_snapshot *snap;
 	struct fs_node n;
 	int ret = fs_resolve_ino(fs, parent, &snap, &n, path, sizeof(path));
@@ -218,8 +218,9 @@ void fs_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	}
 	snprintf(device, sizeof(device), "%s", n.dev->name);
 	snprintf(profile, sizeof(profile), "%s", n.profile->name);
+	snprintf(uuid, sizeof(uuid), "%s", n.job->uuid); /* the job this rmdir found, not a later one of its name */
 	accel_snapshot_unref(snap);
-	ret = fs_attached_rmdir(fs, device, profile, name, why, sizeof(why)); /* EBUSY while containers hold it */
+	ret = fs_attached_rmdir(fs, device, profile, name, uuid, why, sizeof(why)); /* EBUSY while containers hold it */
 	fs_notify_flush(fs); /* capacity back before rmdir returns: `available` says so at once */
 	if (n.via_node) {
 		/* The failure belongs to the directory the user worked in too. */

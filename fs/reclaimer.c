@@ -2,12 +2,15 @@
 #include "fs/reclaimer.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "core/attach.h"
 #include "core/log.h"
@@ -17,29 +20,30 @@
 
 #define DEFAULT_POLL_MS 2000
 
-/* The last reason a job could not be reclaimed, so that a retry every pass is logged once. */
+/* The last reason a job instance could not be reclaimed, so that a retry every pass is logged once. */
 struct failure {
 	char job[ACCEL_JOB_NAME_MAX + 1];
+	char uuid[ACCEL_UUID_MAX];
 	char why[ACCEL_TEXT_MAX];
 };
 
 static struct {
 	pthread_mutex_t lock;
-	pthread_cond_t cond;
 	pthread_t thread;
-	bool running, stopping, kicked;
+	bool running, stopping;
+	int wake; /* an eventfd: a kick, or stop */
 	struct accelfs *fs;
 	unsigned poll_ms;
 	struct failure *failed; /* touched by the thread alone */
 	size_t n_failed;
-} r = { .lock = PTHREAD_MUTEX_INITIALIZER };
+} r = { .lock = PTHREAD_MUTEX_INITIALIZER, .wake = -1 };
 
-static struct failure *failure_of(const char *job, bool create)
+static struct failure *failure_of(const char *job, const char *uuid, bool create)
 {
 	struct failure *grown;
 
 	for (size_t i = 0; i < r.n_failed; i++)
-		if (!strcmp(r.failed[i].job, job))
+		if (!strcmp(r.failed[i].job, job) && !strcmp(r.failed[i].uuid, uuid))
 			return &r.failed[i];
 	if (!create)
 		return NULL;
@@ -49,12 +53,13 @@ static struct failure *failure_of(const char *job, bool create)
 	r.failed = grown;
 	memset(&r.failed[r.n_failed], 0, sizeof(r.failed[0]));
 	snprintf(r.failed[r.n_failed].job, sizeof(r.failed[0].job), "%s", job);
+	snprintf(r.failed[r.n_failed].uuid, sizeof(r.failed[0].uuid), "%s", uuid);
 	return &r.failed[r.n_failed++];
 }
 
-static void forget_failure(const char *job)
+static void forget_failure(const char *job, const char *uuid)
 {
-	struct failure *f = failure_of(job, false);
+	struct failure *f = failure_of(job, uuid, false);
 
 	if (f) {
 		size_t i = (size_t)(f - r.failed);
@@ -63,53 +68,73 @@ static void forget_failure(const char *job)
 	}
 }
 
-static const struct accel_job *find_job(const struct accel_snapshot *s, const char *job,
-                                        const struct accel_device **dev)
-{
-	for (size_t i = 0; s && i < s->n_devices; i++) {
-		const struct accel_job *j = accel_device_job(s->devices[i], job);
-		if (j) {
-			*dev = s->devices[i];
-			return j;
-		}
-	}
-	return NULL;
-}
-
-/* Does the job of that instance still exist?  (A registry entry of one that does not is forgotten.) */
+/*
+ * Does the job of that instance still exist?  (A registry entry of one that
+ * does not is forgotten.)  Asked of the newest snapshot, taken under the
+ * registry's lock: one older than the entry could miss a job made since.
+ */
 static bool exists(void *ctx, const char *job, const char *uuid)
 {
-	const struct accel_device *d;
-	const struct accel_job *j = find_job(ctx, job, &d);
+	struct accel_snapshot *s = accel_node_snapshot(ctx);
+	const struct accel_job *j = accel_snapshot_job(s, job, NULL);
+	bool yes = j && (!uuid[0] || !strcmp(j->uuid, uuid));
 
-	return j && (!uuid[0] || !strcmp(j->uuid, uuid));
+	accel_snapshot_unref(s);
+	return yes;
 }
 
-static void reclaim(const struct accel_snapshot *s, const char *job)
+/*
+ * Reclaim the instance the sweep found due, and only that one: the list
+ * was made before this pass began its removals, and meanwhile the job may
+ * have been removed by hand and made again under its name.  The newest
+ * snapshot says where it is; core checks the UUID again under the card's
+ * lock (-ESTALE).
+ */
+static void reclaim(const char *job, const char *uuid)
 {
-	char device[32], profile[ACCEL_NAME_MAX], why[ACCEL_TEXT_MAX] = "";
+	char device[32], profile[ACCEL_NAME_MAX], now[ACCEL_UUID_MAX], why[ACCEL_TEXT_MAX] = "";
+	struct accel_snapshot *s = accel_node_snapshot(r.fs->node);
 	const struct accel_device *d;
-	const struct accel_job *j = find_job(s, job, &d);
+	const struct accel_job *j = accel_snapshot_job(s, job, &d);
 	struct failure *f;
+	bool found = j != NULL, absent = false;
 	int ret;
 
-	if (!j)
+	if (found) {
+		snprintf(device, sizeof(device), "%s", d->name);
+		snprintf(profile, sizeof(profile), "%s", j->profile);
+		snprintf(now, sizeof(now), "%s", j->uuid);
+		absent = d->absent;
+	}
+	accel_snapshot_unref(s); /* j and d go with it: what is needed was copied */
+	if (!found || (uuid[0] && strcmp(now, uuid))) {
+		if (found)
+			log_info("%s: not reclaimed (reclaim when-detached): the job of that name is another instance "
+			         "now (%s), not %s whose last container went",
+			         job, now, uuid);
+		else
+			log_info("%s: not reclaimed (reclaim when-detached): it was removed already", job);
+		forget_failure(job, uuid);
 		return;
-	snprintf(device, sizeof(device), "%s", d->name);
-	snprintf(profile, sizeof(profile), "%s", j->profile);
-	if (d->absent) {
+	}
+	if (absent) {
 		/* rmdir there would only forget it, and its instance may come back: wait for the card. */
 		snprintf(why, sizeof(why), "%s is absent; it is reclaimed once the card is back", device);
 		ret = -ENODEV;
 	} else {
-		ret = fs_attached_rmdir(r.fs, device, profile, job, why, sizeof(why));
+		ret = fs_attached_rmdir(r.fs, device, profile, job, uuid[0] ? uuid : NULL, why, sizeof(why));
 	}
 	if (!ret) {
 		log_info("%s: reclaimed (reclaim when-detached): its last container is gone", job);
-		forget_failure(job);
+		forget_failure(job, uuid);
 		return;
 	}
-	f = failure_of(job, true);
+	if (ret == -ESTALE) {
+		log_info("%s: not reclaimed (reclaim when-detached): %s", job, why);
+		forget_failure(job, uuid);
+		return;
+	}
+	f = failure_of(job, uuid, true);
 	if (!f || strcmp(f->why, why)) {
 		log_warn("%s: its last container is gone but it cannot be reclaimed yet (%s); trying again every %u ms",
 		         job, why, r.poll_ms);
@@ -121,70 +146,98 @@ static void reclaim(const struct accel_snapshot *s, const char *job)
 static void pass(void)
 {
 	struct accel_attach *reg = r.fs->mount.attach;
-	struct accel_snapshot *s;
 	struct accel_sweep_event *ev;
 	size_t n;
 
 	if (!reg)
 		return;
-	s = accel_node_snapshot(r.fs->node);
-	if (accel_attach_sweep(reg, exists, s, &ev, &n))
+	if (accel_attach_sweep(reg, exists, r.fs->node, &ev, &n))
 		log_warn("the sweep of stale attachments ran out of memory; trying again next pass");
 	for (size_t i = 0; i < n; i++) {
 		if (ev[i].gone.id[0]) {
-			/* Its poststop hook may still come, or never (conmon killed, a crash): the pid decides. */
+			/* Its poststop hook may still come, or never (conmon killed, a crash): the process decides. */
 			log_info("%s: container %.12s has exited (pid %d is gone): attachment cleared", ev[i].job,
 			         ev[i].gone.id, (int)ev[i].gone.pid);
 			fs_attached_changed(r.fs, ev[i].job);
 		}
 		if (ev[i].due)
-			reclaim(s, ev[i].job);
+			reclaim(ev[i].job, ev[i].uuid);
 	}
 	free(ev);
-	accel_snapshot_unref(s);
+}
+
+/*
+ * Until the next pass is due: a poll interval, a kick, or the exit of an
+ * attached container's process (its pidfd turns readable), whichever
+ * comes first.
+ */
+static void wait_for_news(void)
+{
+	struct accel_attach *reg = r.fs->mount.attach;
+	struct pollfd *p;
+	int *fds = NULL;
+	size_t n = 0;
+	uint64_t count;
+
+	if (reg && accel_attach_pidfds(reg, &fds, &n))
+		n = 0; /* out of descriptors or memory: the poll interval still comes */
+	p = calloc(n + 1, sizeof(*p));
+	if (p) {
+		p[0].fd = r.wake;
+		p[0].events = POLLIN;
+		for (size_t i = 0; i < n; i++) {
+			p[i + 1].fd = fds[i];
+			p[i + 1].events = POLLIN;
+		}
+		if (poll(p, n + 1, (int)r.poll_ms) < 0 && errno != EINTR)
+			log_warn("the reclaimer cannot wait (%s); passing every %u ms", strerror(errno), r.poll_ms);
+		free(p);
+	} else {
+		struct pollfd one = { .fd = r.wake, .events = POLLIN };
+		poll(&one, 1, (int)r.poll_ms);
+	}
+	for (size_t i = 0; i < n; i++)
+		close(fds[i]);
+	free(fds);
+	if (read(r.wake, &count, sizeof(count)) < 0 && errno != EAGAIN)
+		log_warn("the reclaimer's wake-up cannot be read: %s", strerror(errno));
+}
+
+static bool stopping(void)
+{
+	bool yes;
+
+	pthread_mutex_lock(&r.lock);
+	yes = r.stopping;
+	pthread_mutex_unlock(&r.lock);
+	return yes;
 }
 
 static void *run(void *arg)
 {
 	(void)arg;
-	pthread_mutex_lock(&r.lock);
-	while (!r.stopping) {
-		struct timespec until;
-
-		r.kicked = false;
-		pthread_mutex_unlock(&r.lock);
+	while (!stopping()) {
 		pass();
-		pthread_mutex_lock(&r.lock);
-		clock_gettime(CLOCK_MONOTONIC, &until);
-		until.tv_sec += r.poll_ms / 1000;
-		until.tv_nsec += (long)(r.poll_ms % 1000) * 1000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
-		while (!r.stopping && !r.kicked)
-			if (pthread_cond_timedwait(&r.cond, &r.lock, &until) == ETIMEDOUT)
-				break;
+		if (!stopping())
+			wait_for_news();
 	}
-	pthread_mutex_unlock(&r.lock);
 	return NULL;
 }
 
 int fs_reclaimer_start(struct accelfs *fs, unsigned poll_ms)
 {
-	pthread_condattr_t attr;
 	int ret;
 
 	r.fs = fs;
 	r.poll_ms = poll_ms ? poll_ms : DEFAULT_POLL_MS;
 	r.stopping = false;
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&r.cond, &attr);
-	pthread_condattr_destroy(&attr);
+	r.wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (r.wake < 0)
+		return -errno;
 	ret = pthread_create(&r.thread, NULL, run, NULL);
 	if (ret) {
-		pthread_cond_destroy(&r.cond);
+		close(r.wake);
+		r.wake = -1;
 		return -ret;
 	}
 	pthread_mutex_lock(&r.lock);
@@ -193,12 +246,20 @@ int fs_reclaimer_start(struct accelfs *fs, unsigned poll_ms)
 	return 0;
 }
 
+static void wake(void)
+{
+	uint64_t one = 1;
+
+	/* A full counter (EAGAIN) is a wake-up already pending: nothing is lost. */
+	if (r.wake >= 0 && write(r.wake, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_warn("the reclaimer cannot be woken: %s", strerror(errno));
+}
+
 void fs_reclaimer_kick(void)
 {
 	pthread_mutex_lock(&r.lock);
-	r.kicked = true;
 	if (r.running)
-		pthread_cond_signal(&r.cond);
+		wake();
 	pthread_mutex_unlock(&r.lock);
 }
 
@@ -208,11 +269,14 @@ void fs_reclaimer_stop(void)
 		return;
 	pthread_mutex_lock(&r.lock);
 	r.stopping = true;
-	pthread_cond_signal(&r.cond);
+	wake();
 	pthread_mutex_unlock(&r.lock);
 	pthread_join(r.thread, NULL);
-	pthread_cond_destroy(&r.cond);
+	pthread_mutex_lock(&r.lock);
 	r.running = false;
+	close(r.wake);
+	r.wake = -1;
+	pthread_mutex_unlock(&r.lock);
 	free(r.failed);
 	r.failed = NULL;
 	r.n_failed = 0;

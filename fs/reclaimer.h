@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The reclaimer: a thread that, every poll interval and whenever kicked,
- * clears attachments whose container is gone without its poststop hook
- * having run (the process died with the runtime, a kill -9 of conmon, a
- * reboot under a kept state directory), forgets what was recorded for jobs
- * that no longer exist, and removes each when-detached job whose last
- * container has gone.  A removal the driver refuses is tried again the
- * next pass, and logged once per reason.
+ * The reclaimer: a thread that, every poll interval, whenever kicked and
+ * as soon as an attached container's first process exits (it polls the
+ * registry's pidfds, core/attach.h), clears attachments whose container is
+ * gone without its poststop hook having run (the process died with the
+ * runtime, a kill -9 of conmon, a reboot under a kept state directory),
+ * forgets what was recorded for jobs that no longer exist, and removes each
+ * when-detached job whose last container has gone: that job instance, by
+ * its MIG UUID, never another job made under its name meanwhile.  A removal
+ * the driver refuses is tried again the next pass, and logged once per
+ * reason.
  */
 #ifndef ACCELFS_RECLAIMER_H
 #define ACCELFS_RECLAIMER_H
@@ -15,7 +18,7 @@ struct accelfs;
 
 /* Start it once the mount serves (it invalidates the kernel's caches). 0 or -errno. */
 int fs_reclaimer_start(struct accelfs *fs, unsigned poll_ms);
-/* Run a pass now (a container detached). */
+/* Run a pass now (a container detached, or attached: its pidfd joins the poll). */
 void fs_reclaimer_kick(void);
 /* Stop and join; idempotent, and harmless when never started. */
 void fs_reclaimer_stop(void);

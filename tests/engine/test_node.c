@@ -388,6 +388,40 @@ static void job_names_are_unique_on_the_node(void **state)
 	stop(&e);
 }
 
+/* ---- removal by identity ------------------------------------------------- */
+
+/* A job removed and made again under its name is another job: a removal meant for the first refuses it. */
+static void rmdir_of_an_instance_is_not_of_its_successor(void **state)
+{
+	char why[ACCEL_TEXT_MAX], old[ACCEL_UUID_MAX], now[ACCEL_UUID_MAX];
+	struct accel_snapshot *s;
+	struct env e;
+
+	(void)state;
+	start(&e);
+	assert_int_equal(accel_node_mkdir(e.node, "ppu3", "4g.48gb", "again", 0, 0, NULL, why, sizeof(why)), 0);
+	s = accel_node_snapshot(e.node);
+	snprintf(old, sizeof(old), "%s", job_in(s, "ppu3", "again")->uuid);
+	accel_snapshot_unref(s);
+	assert_int_equal(accel_node_rmdir_instance(e.node, "ppu3", "4g.48gb", "again", old, why, sizeof(why)), 0);
+	assert_int_equal(accel_node_mkdir(e.node, "ppu3", "4g.48gb", "again", 0, 0, NULL, why, sizeof(why)), 0);
+	s = accel_node_snapshot(e.node);
+	snprintf(now, sizeof(now), "%s", job_in(s, "ppu3", "again")->uuid);
+	accel_snapshot_unref(s);
+	assert_string_not_equal(now, old);
+	assert_int_equal(accel_node_rmdir_instance(e.node, "ppu3", "4g.48gb", "again", old, why, sizeof(why)), -ESTALE);
+	assert_non_null(strstr(why, "is instance "));
+	assert_non_null(strstr(why, now));
+	assert_non_null(strstr(why, "nothing was removed"));
+	s = accel_node_snapshot(e.node);
+	assert_int_equal(job_in(s, "ppu3", "again")->state, ACCEL_JOB_READY);
+	assert_string_equal(job_in(s, "ppu3", "again")->uuid, now);
+	accel_snapshot_unref(s);
+	check_invariants(&e, &thead);
+	assert_int_equal(accel_node_rmdir_instance(e.node, "ppu3", "4g.48gb", "again", now, why, sizeof(why)), 0);
+	stop(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -401,6 +435,7 @@ int main(void)
 		cmocka_unit_test(transient_fault_keeps_jobs),
 		cmocka_unit_test(nodes_kept_by_carves_proven_by_readings),
 		cmocka_unit_test(job_names_are_unique_on_the_node),
+		cmocka_unit_test(rmdir_of_an_instance_is_not_of_its_successor),
 	};
 
 	return cmocka_run_group_tests(tests, node_group_setup, node_group_teardown);

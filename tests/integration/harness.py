@@ -104,12 +104,13 @@ def cdi_tag(state):
 class Node:
     """One mounted simulated node with its own state directory."""
 
-    def __init__(self, topology=None, poll=0.2, grace=1.0, extra=()):
+    def __init__(self, topology=None, poll=0.2, grace=1.0, extra=(), busy_retries=2):
         self.state = tempfile.mkdtemp(prefix="accelfs-state-")
         self.mnt = tempfile.mkdtemp(prefix="accelfs-mnt-")
         self.topology = topology
         self.poll = poll
         self.grace = grace
+        self.busy_retries = busy_retries
         self.extra = list(extra)
         self.mounted = False
 
@@ -117,7 +118,7 @@ class Node:
     def start(self):
         sim = "--sim" if not self.topology else f"--sim={self.topology}"
         cmd = [ACCELFS, sim, f"--state-dir={self.state}", f"--poll-interval={self.poll}",
-               f"--orphan-grace={self.grace}", "--busy-retries=2", *self.extra, self.mnt]
+               f"--orphan-grace={self.grace}", f"--busy-retries={self.busy_retries}", *self.extra, self.mnt]
         # A daemon in the background has no stderr: sanitizer reports go to files the test checks.
         env = dict(os.environ)
         env["ASAN_OPTIONS"] = f"log_path={self.state}/sanitizer:" + env.get("ASAN_OPTIONS", "")
@@ -251,10 +252,11 @@ class NodeTestCase(unittest.TestCase):
     topology = None
     poll = 0.2
     grace = 1.0
+    busy_retries = 2
     maxDiff = None  # a sanitizer report is long, and all of it matters
 
     def setUp(self):
-        self.node = Node(self.topology, self.poll, self.grace).start()
+        self.node = Node(self.topology, self.poll, self.grace, busy_retries=self.busy_retries).start()
 
     def tearDown(self):
         if os.environ.get("ACCELFS_TEST_LOG"):

@@ -168,7 +168,7 @@ class Attach(JobTestCase):
                                (f"attach {CID} notapid", errno.EINVAL, "not a process id"),
                                (f"attach bad/id 1", errno.EINVAL, "not a container id"),
                                (f"attach {CID} 4194000", errno.ESRCH, "does not exist"),
-                               (f"attach {CID} 1 MIG-00000000-0000-0000-0000-000000000000", errno.ESTALE,
+                               (f"attach {CID} {os.getpid()} MIG-00000000-0000-0000-0000-000000000000", errno.ESTALE,
                                 f"now instance {uuid}"),
                                ("hello", errno.EINVAL, "write 'attach ID PID")):
             self.assertErrno(err, self.write, self.job("containers"), line + "\n")
@@ -190,6 +190,16 @@ class Attach(JobTestCase):
         wait_until(lambda: n.keyvals(*PROF, "job1", "status")["state"] == "lost", what="the job to be lost")
         self.assertErrno(errno.ENODEV, self.attach, os.getpid())
         self.assertIn("job1 is lost", self.last_error())
+
+    def test_init_and_the_daemon_itself_are_not_containers(self):
+        n = self.node
+        os.mkdir(self.job())
+        for pid, why in ((1, "pid 1 is init"), (n.pid(), f"pid {n.pid()} is accelfs itself")):
+            self.assertErrno(errno.EINVAL, self.attach, pid)
+            self.assertIn(why, self.last_error())
+            self.assertIn("the runtime passes its container's first process", self.last_error())
+        self.assertEqual(self.containers(), [])
+        os.rmdir(self.job())
 
     def test_a_container_whose_process_died_is_cleared_by_the_daemon(self):
         n = self.node
@@ -279,6 +289,96 @@ class Reclaim(JobTestCase):
         # the policy belonged to that instance: a new job1 starts manual
         os.mkdir(self.job())
         self.assertEqual(n.read(*PROF, "job1", "reclaim"), "manual\n")
+
+
+class Exits(JobTestCase):
+    """A container's end is known when it happens (the daemon holds a pidfd of its first process), not at
+    the next --poll-interval, which here is an hour: nothing but the exit can wake the daemon."""
+    poll = 3600
+
+    def attachments_on_disk(self):
+        with open(os.path.join(self.node.state, "attachments.json")) as f:
+            return json.load(f)
+
+    def test_an_exit_clears_the_attachment_without_waiting_for_a_pass(self):
+        n = self.node
+        os.mkdir(self.job())
+        os.mkdir(self.job(name="job2"))
+        self.write(self.job("reclaim", name="job2"), "when-detached\n")
+        p, q = self.process(), self.process()
+        self.attach(p.pid)
+        self.attach(q.pid, cid="ctr-q", name="job2")
+        p.kill()
+        p.wait()
+        # nothing reads the job (a read would prune too): the daemon notices by itself, and says so
+        wait_until(lambda: "has exited" in n.log(), timeout=30, what="the exit to be noticed")
+        self.assertIn(f"job1: container {CID[:12]} has exited (pid {p.pid} is gone)", n.log())
+        self.assertEqual(self.attachments_on_disk().get("job1", {}).get("containers", []), [])
+        # a when-detached job goes as soon as its last container does
+        q.kill()
+        q.wait()
+        wait_until(lambda: not os.path.exists(self.job(name="job2")), timeout=30, what="job2 to be reclaimed")
+        self.assertEqual(self.containers(), [])
+        os.rmdir(self.job())
+
+    def test_after_a_restart_the_exit_is_still_seen_when_it_happens(self):
+        n = self.node
+        os.mkdir(self.job())
+        p = self.process()
+        self.attach(p.pid)
+        n.restart()
+        self.assertErrno(errno.EBUSY, os.rmdir, self.job())  # the same process, its start time checked
+        p.kill()
+        p.wait()
+        wait_until(lambda: "has exited" in n.log(), timeout=30, what="the exit to be noticed after the restart")
+        self.assertEqual(self.attachments_on_disk().get("job1", {}).get("containers", []), [])
+        os.rmdir(self.job())
+
+
+class Identity(JobTestCase):
+    """What the reclaimer removes is the job whose last container went, never another one made under its
+    name while it worked through its list."""
+    poll = 0.2
+    busy_retries = 12  # the first reclaim of the pass retries a busy destroy for seconds: the list is in hand
+
+    def destroys(self):
+        calls = dict(line.split() for line in self.node.smi("ppu", "sim", "calls").stdout.splitlines())
+        return int(calls.get("ComputeInstanceDestroy", 0))
+
+    def test_when_detached_never_removes_a_job_made_again_under_its_name(self):
+        n = self.node
+        jobs = [(f"ppu{i // 2}", f"w{i:02d}") for i in range(30)]
+        for dev, job in jobs:
+            os.mkdir(n.path(dev, "mig", "4g.48gb", job))
+            self.write(n.path(dev, "mig", "4g.48gb", job, "reclaim"), "when-detached\n")
+        p = self.process()  # one container given all 30
+        for dev, job in jobs:
+            self.write(n.path(dev, "mig", "4g.48gb", job, "containers"), f"attach {CID} {p.pid}\n")
+        st = n.keyvals("ppu0", "mig", "4g.48gb", "w00", "status")
+        n.smi("ppu", "sim", "busy", "-i", 0, "-gi", st["gi"], "-ci", st["ci"], 1)
+        n.smi("ppu", "sim", "calls", "--reset")
+        p.kill()
+        p.wait()
+        # the reclaimer has its list of 30 and is stuck on the first: w29 is removed and made again by hand
+        wait_until(lambda: self.destroys() > 0, timeout=30, what="the reclaimer to start on w00")
+        last = n.path("ppu14", "mig", "4g.48gb", "w29")
+        old = n.keyvals("ppu14", "mig", "4g.48gb", "w29", "status")["uuid"]
+        os.rmdir(last)
+        os.mkdir(last)
+        new = n.keyvals("ppu14", "mig", "4g.48gb", "w29", "status")["uuid"]
+        self.assertNotEqual(new, old)
+        n.smi("ppu", "sim", "busy", "-i", 0, "-gi", st["gi"], "-ci", st["ci"], 0)
+        for dev, job in jobs[:-1]:
+            wait_until(lambda: not os.path.exists(n.path(dev, "mig", "4g.48gb", job)), timeout=60,
+                       what=f"{job} to be reclaimed")
+        wait_until(lambda: "w29: not reclaimed" in n.log() or not os.path.exists(last), timeout=30,
+                   what="the reclaimer to decide on w29")
+        self.assertTrue(os.path.isdir(last), "the new w29 was reclaimed for the old one's container")
+        st = n.keyvals("ppu14", "mig", "4g.48gb", "w29", "status")
+        self.assertEqual((st["uuid"], st["state"], st["reclaim"]), (new, "ready", "manual"))
+        self.assertIn(f"w29: not reclaimed (reclaim when-detached): the job of that name is another instance "
+                      f"now ({new}), not {old}", n.log())
+        self.assertEqual(n.read("ppu14", "mig", "4g.48gb", "last_error"), "", "nothing failed there")
 
 
 class Hook(JobTestCase):

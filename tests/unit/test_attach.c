@@ -13,7 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "core/attach.h"
@@ -26,6 +29,8 @@ struct fx {
 	char dir[64];
 	char proc[96];
 	struct accel_attach *a;
+	pid_t children[4]; /* real processes a test made (child()): teardown ends those still running */
+	size_t n_children;
 };
 
 /* Make /proc/<pid>/stat say the process runs (state R or Z) since start. */
@@ -81,6 +86,9 @@ static int teardown(void **state)
 	char cmd[128];
 
 	accel_attach_close(f->a);
+	for (size_t i = 0; i < f->n_children; i++)
+		if (f->children[i] > 0 && kill(f->children[i], SIGKILL) == 0)
+			waitpid(f->children[i], NULL, 0);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
 	assert_int_equal(system(cmd), 0);
 	free(f);
@@ -153,25 +161,25 @@ static void rmdir_guard(void **state)
 	proc_set(f, 200, 'S', 6000);
 	assert_int_equal(accel_attach_add(f->a, "job1", "MIG-a", ID_A, 100, why, sizeof(why)), 0);
 	assert_int_equal(accel_attach_add(f->a, "job1", "MIG-a", ID_B, 200, why, sizeof(why)), 0);
-	assert_int_equal(accel_attach_rmdir_begin(f->a, "job1", why, sizeof(why)), -EBUSY);
+	assert_int_equal(accel_attach_rmdir_begin(f->a, "job1", "MIG-a", why, sizeof(why)), -EBUSY);
 	/* the containers by the short id podman shows, with their pids, and what to do */
 	assert_non_null(
 		strstr(why, "job1 is attached to 2 containers: 3f2a9c1e0b4d (pid 100), 77aa00112233 (pid 200)"));
 	assert_non_null(strstr(why, "stop them first"));
 	assert_int_equal(accel_attach_remove(f->a, "job1", NULL, ID_A, &due), 0);
 	proc_gone(f, 200); /* the other one exited without its poststop hook */
-	assert_int_equal(accel_attach_rmdir_begin(f->a, "job1", why, sizeof(why)), 0);
+	assert_int_equal(accel_attach_rmdir_begin(f->a, "job1", "MIG-a", why, sizeof(why)), 0);
 	/* while the removal runs nothing attaches */
 	assert_int_equal(accel_attach_add(f->a, "job1", "MIG-a", ID_A, 100, why, sizeof(why)), -EBUSY);
 	assert_non_null(strstr(why, "being removed"));
 	/* a removal that failed leaves the job attachable */
-	accel_attach_rmdir_end(f->a, "job1", false);
+	accel_attach_rmdir_end(f->a, "job1", "MIG-a", false);
 	assert_int_equal(accel_attach_add(f->a, "job1", "MIG-a", ID_A, 100, why, sizeof(why)), 0);
 	assert_int_equal(accel_attach_remove(f->a, "job1", NULL, ID_A, &due), 0);
 	/* a removal that succeeded forgets the job */
 	assert_int_equal(accel_attach_set_reclaim(f->a, "job1", "MIG-a", ACCEL_RECLAIM_WHEN_DETACHED, &due), 0);
-	assert_int_equal(accel_attach_rmdir_begin(f->a, "job1", why, sizeof(why)), 0);
-	accel_attach_rmdir_end(f->a, "job1", true);
+	assert_int_equal(accel_attach_rmdir_begin(f->a, "job1", "MIG-a", why, sizeof(why)), 0);
+	accel_attach_rmdir_end(f->a, "job1", "MIG-a", true);
 	assert_int_equal(accel_attach_reclaim(f->a, "job1", NULL), ACCEL_RECLAIM_MANUAL);
 }
 
@@ -247,6 +255,7 @@ static void reclaim_when_detached(void **state)
 	assert_int_equal(n, 1);
 	assert_true(ev[0].due);
 	assert_string_equal(ev[0].gone.id, "");
+	assert_string_equal(ev[0].uuid, "MIG-a"); /* which instance is due, not only which name */
 	free(ev);
 	/* back to manual: nothing due; when-detached again with none attached: due at once */
 	assert_int_equal(accel_attach_set_reclaim(f->a, "job1", "MIG-a", ACCEL_RECLAIM_MANUAL, &due), 0);
@@ -290,7 +299,7 @@ static void kept_across_restart_and_fails_closed(void **state)
 	assert_int_equal(accel_attach_add(f->a, "job1", "MIG-a", ID_A, 100, why, sizeof(why)), 0);
 	reopen(f);
 	assert_int_equal(count(f, "job1", "MIG-a"), 1);
-	assert_int_equal(accel_attach_rmdir_begin(f->a, "job1", why, sizeof(why)), -EBUSY);
+	assert_int_equal(accel_attach_rmdir_begin(f->a, "job1", "MIG-a", why, sizeof(why)), -EBUSY);
 	/* an unreadable record refuses to open, naming the file and what to do */
 	accel_attach_close(f->a);
 	f->a = NULL;
@@ -304,6 +313,139 @@ static void kept_across_restart_and_fails_closed(void **state)
 	assert_non_null(strstr(err, "not an attachment record"));
 	unlink(path);
 	reopen(f);
+}
+
+static void init_and_the_daemon_are_not_containers(void **state)
+{
+	struct fx *f = *state;
+	char why[512] = "";
+
+	proc_set(f, 1, 'S', 1);
+	proc_set(f, getpid(), 'S', 2);
+	assert_int_equal(accel_attach_add(f->a, "job1", "MIG-a", ID_A, 1, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "pid 1 is init, which never exits"));
+	assert_int_equal(accel_attach_add(f->a, "job1", "MIG-a", ID_A, getpid(), why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "is accelfs itself"));
+	assert_non_null(strstr(why, "the runtime passes its container's first process"));
+	assert_int_equal(count(f, "job1", NULL), 0);
+}
+
+static void removing_one_instance_leaves_another_alone(void **state)
+{
+	struct fx *f = *state;
+	char why[512] = "";
+	bool due;
+
+	proc_set(f, 100, 'S', 5000);
+	/* job1 was removed and made again: what the registry holds is the new one's */
+	assert_int_equal(accel_attach_set_reclaim(f->a, "job1", "MIG-new", ACCEL_RECLAIM_WHEN_DETACHED, &due), 0);
+	assert_int_equal(accel_attach_add(f->a, "job1", "MIG-new", ID_A, 100, why, sizeof(why)), 0);
+	/* a removal of the old one, by a caller that read its uuid earlier, is refused by the new one's container */
+	assert_int_equal(accel_attach_rmdir_begin(f->a, "job1", "MIG-old", why, sizeof(why)), -EBUSY);
+	assert_non_null(strstr(why, "job1 is attached to 1 container"));
+	assert_int_equal(accel_attach_remove(f->a, "job1", "MIG-new", ID_A, &due), 0);
+	assert_true(due);
+	/* and without one, it neither resets nor forgets the new one's policy, whatever it answers */
+	assert_int_equal(accel_attach_rmdir_begin(f->a, "job1", "MIG-old", why, sizeof(why)), 0);
+	accel_attach_rmdir_end(f->a, "job1", "MIG-old", true);
+	assert_int_equal(accel_attach_reclaim(f->a, "job1", "MIG-new"), ACCEL_RECLAIM_WHEN_DETACHED);
+	reopen(f);
+	assert_int_equal(accel_attach_reclaim(f->a, "job1", "MIG-new"), ACCEL_RECLAIM_WHEN_DETACHED);
+	/* the new one's own removal forgets it */
+	assert_int_equal(accel_attach_rmdir_begin(f->a, "job1", "MIG-new", why, sizeof(why)), 0);
+	accel_attach_rmdir_end(f->a, "job1", "MIG-new", true);
+	assert_int_equal(accel_attach_reclaim(f->a, "job1", NULL), ACCEL_RECLAIM_MANUAL);
+}
+
+/* A real process, for a pidfd to follow; its /proc/<pid>/stat is the fake one the test writes. */
+static pid_t child(struct fx *f)
+{
+	pid_t pid;
+
+	assert_true(f->n_children < 4);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		for (;;)
+			pause();
+	}
+	f->children[f->n_children++] = pid;
+	return pid;
+}
+
+static void reap(struct fx *f, pid_t pid)
+{
+	int status;
+
+	kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	for (size_t i = 0; i < f->n_children; i++)
+		if (f->children[i] == pid)
+			f->children[i] = 0;
+}
+
+/* Is fd readable now (its process exited)? */
+static bool readable(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
+}
+
+static void a_pidfd_follows_the_process_not_the_pid(void **state)
+{
+	struct fx *f = *state;
+	char why[512];
+	int *fds;
+	size_t n;
+	pid_t pid = child(f);
+
+	accel_attach_set_pidfds(f->a, true);
+	proc_set(f, pid, 'S', 5000);
+	assert_int_equal(accel_attach_add(f->a, "job1", "MIG-a", ID_A, pid, why, sizeof(why)), 0);
+	assert_int_equal(count(f, "job1", "MIG-a"), 1);
+	assert_int_equal(accel_attach_pidfds(f->a, &fds, &n), 0);
+	assert_int_equal(n, 1);
+	assert_false(readable(fds[0]));
+	reap(f, pid);
+	/* the pid is another process now, started in the same clock tick: /proc says what it said */
+	assert_true(readable(fds[0]));
+	close(fds[0]);
+	free(fds);
+	assert_int_equal(count(f, "job1", "MIG-a"), 0);
+	/* and the registry holds no pidfd for it any more */
+	assert_int_equal(accel_attach_pidfds(f->a, &fds, &n), 0);
+	assert_int_equal(n, 0);
+	free(fds);
+}
+
+static void after_a_restart_the_start_time_decides_then_the_pidfd(void **state)
+{
+	struct fx *f = *state;
+	char why[512];
+	int *fds;
+	size_t n;
+	pid_t same = child(f), other = child(f);
+
+	accel_attach_set_pidfds(f->a, true);
+	proc_set(f, same, 'S', 5000);
+	proc_set(f, other, 'S', 6000);
+	assert_int_equal(accel_attach_add(f->a, "job1", "MIG-a", ID_A, same, why, sizeof(why)), 0);
+	assert_int_equal(accel_attach_add(f->a, "job2", "MIG-b", ID_B, other, why, sizeof(why)), 0);
+	reopen(f); /* a restart: no pidfd survives it */
+	accel_attach_set_pidfds(f->a, true);
+	/* while no daemon ran, other's pid was taken by a process started later */
+	proc_set(f, other, 'S', 6001);
+	assert_int_equal(count(f, "job2", "MIG-b"), 0);
+	/* same's start time still matches: it is watched again, by a pidfd opened now */
+	assert_int_equal(count(f, "job1", "MIG-a"), 1);
+	assert_int_equal(accel_attach_pidfds(f->a, &fds, &n), 0);
+	assert_int_equal(n, 1);
+	close(fds[0]);
+	free(fds);
+	reap(f, same);
+	assert_int_equal(count(f, "job1", "MIG-a"), 0);
+	reap(f, other);
 }
 
 static void pid_alive_on_the_real_proc(void **state)
@@ -350,6 +492,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(reclaim_when_detached, setup, teardown),
 		cmocka_unit_test_setup_teardown(instances_do_not_mix, setup, teardown),
 		cmocka_unit_test_setup_teardown(kept_across_restart_and_fails_closed, setup, teardown),
+		cmocka_unit_test_setup_teardown(init_and_the_daemon_are_not_containers, setup, teardown),
+		cmocka_unit_test_setup_teardown(removing_one_instance_leaves_another_alone, setup, teardown),
+		cmocka_unit_test_setup_teardown(a_pidfd_follows_the_process_not_the_pid, setup, teardown),
+		cmocka_unit_test_setup_teardown(after_a_restart_the_start_time_decides_then_the_pidfd, setup, teardown),
 		cmocka_unit_test(pid_alive_on_the_real_proc),
 		cmocka_unit_test(reclaim_words),
 	};

@@ -63,6 +63,14 @@ static int attach(struct accelfs *fs, const struct accel_job *j, char **arg, int
 		snprintf(why, whylen, "containers: '%.32s' is not a process id", arg[2]);
 		return -EINVAL;
 	}
+	if (j->state == ACCEL_JOB_REMOVING) {
+		/* An rmdir runs, or one the driver stopped midway waits to be resumed: either way it is going. */
+		snprintf(why, whylen,
+		         "%s is being removed (%s): it cannot be given to container %.12s; rmdir %s finishes the "
+		         "removal, then mkdir makes a new one",
+		         j->name, j->state_reason[0] ? j->state_reason : "rmdir in progress", arg[1], j->name);
+		return -EBUSY;
+	}
 	if (j->state != ACCEL_JOB_READY) {
 		snprintf(why, whylen, "%s is %s (%s): it cannot be given to container %.12s", j->name,
 		         accel_job_state_str(j->state), j->state_reason, arg[1]);

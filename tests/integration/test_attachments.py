@@ -201,6 +201,23 @@ class Attach(JobTestCase):
         self.assertEqual(self.containers(), [])
         os.rmdir(self.job())
 
+    def test_a_job_being_removed_is_busy_not_absent(self):
+        n = self.node
+        os.mkdir(self.job())
+        # the driver refuses the GPU instance after its compute instance went: the job stays removing
+        n.smi("ppu", "sim", "fault", "GpuInstanceDestroy", "IN_USE", "--skip", 0, "--times", 100000)
+        try:
+            self.assertErrno(errno.EBUSY, os.rmdir, self.job())
+            self.assertEqual(n.keyvals(*PROF, "job1", "status")["state"], "removing")
+            p = self.process()
+            self.assertErrno(errno.EBUSY, self.attach, p.pid)
+            self.assertIn(f"job1 is being removed", self.last_error())
+            self.assertIn("it cannot be given to container", self.last_error())
+            self.assertEqual(self.containers(), [])
+        finally:
+            n.smi("ppu", "sim", "clear-faults")
+        wait_until(lambda: not os.path.exists(self.job()), what="the poller to finish the removal")
+
     def test_a_container_whose_process_died_is_cleared_by_the_daemon(self):
         n = self.node
         os.mkdir(self.job())

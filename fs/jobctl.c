@@ -36,6 +36,9 @@ bool fs_jobctl_writes(enum fs_kind kind)
 	return kind == FS_JOB_CONTAINERS || kind == FS_JOB_RECLAIM;
 }
 
+#define CONTAINERS_SYNTAX                                                                                              \
+	"containers: write 'attach ID PID [MIG-UUID]' or 'detach ID [MIG-UUID]', one command per write"
+
 /* Is the job still there, the same instance, ready?  Asked again after an attach took effect. */
 static bool still_ready(struct accelfs *fs, const char *job, const char *uuid)
 {
@@ -47,6 +50,33 @@ static bool still_ready(struct accelfs *fs, const char *job, const char *uuid)
 	return ok;
 }
 
+/* The container id of a command, by the one rule (core/container_id.h): 0, or -EINVAL with why. */
+static int check_id(const char *id, char *why, size_t whylen)
+{
+	char quoted[48];
+
+	if (!id[0])
+		snprintf(why, whylen, "containers: the container id is empty: " CONTAINERS_SYNTAX);
+	else if (!accel_container_id_valid(id))
+		snprintf(why, whylen, "containers: '%s' is not a container id (" ACCEL_CONTAINER_ID_RULE ")",
+		         accel_word_quote(id, strlen(id), quoted, sizeof(quoted)));
+	else
+		return 0;
+	return -EINVAL;
+}
+
+/* The MIG UUID of a command, if given (NULL: none): 0, or -EINVAL with why. */
+static int check_uuid(const char *uuid, char *why, size_t whylen)
+{
+	char quoted[48];
+
+	if (!uuid || accel_mig_uuid_ok(uuid, strlen(uuid)))
+		return 0;
+	snprintf(why, whylen, "containers: '%s' is not a MIG UUID: " CONTAINERS_SYNTAX,
+	         accel_word_quote(uuid, strlen(uuid), quoted, sizeof(quoted)));
+	return -EINVAL;
+}
+
 static int attach(struct accelfs *fs, const struct accel_job *j, char **arg, int n, char *why, size_t whylen)
 {
 	char *end;
@@ -54,13 +84,20 @@ static int attach(struct accelfs *fs, const struct accel_job *j, char **arg, int
 	int ret;
 
 	if (n != 3 && n != 4) {
-		snprintf(why, whylen, "containers: write 'attach ID PID [MIG-UUID]' or 'detach ID [MIG-UUID]'");
+		snprintf(why, whylen, CONTAINERS_SYNTAX);
 		return -EINVAL;
 	}
+	ret = check_id(arg[1], why, whylen);
+	if (!ret)
+		ret = check_uuid(n == 4 ? arg[3] : NULL, why, whylen);
+	if (ret)
+		return ret;
 	errno = 0;
 	pid = strtol(arg[2], &end, 10);
-	if (errno || *end || pid <= 0 || pid > 4194304) {
-		snprintf(why, whylen, "containers: '%.32s' is not a process id", arg[2]);
+	if (errno || end == arg[2] || *end || pid <= 0 || pid > 4194304) {
+		char quoted[48];
+		snprintf(why, whylen, "containers: '%s' is not a process id",
+		         accel_word_quote(arg[2], strlen(arg[2]), quoted, sizeof(quoted)));
 		return -EINVAL;
 	}
 	if (j->state == ACCEL_JOB_REMOVING) {
@@ -78,7 +115,7 @@ static int attach(struct accelfs *fs, const struct accel_job *j, char **arg, int
 	}
 	if (n == 4 && strcmp(arg[3], j->uuid)) {
 		snprintf(why, whylen,
-		         "%s is now instance %s, not %.60s: container %.12s was given an earlier job of that name, "
+		         "%s is now instance %s, not %s: container %.12s was given an earlier job of that name, "
 		         "removed since",
 		         j->name, j->uuid, arg[3], arg[1]);
 		return -ESTALE;
@@ -108,9 +145,14 @@ static int detach(struct accelfs *fs, const struct accel_job *j, char **arg, int
 	int ret;
 
 	if (n != 2 && n != 3) {
-		snprintf(why, whylen, "containers: write 'attach ID PID [MIG-UUID]' or 'detach ID [MIG-UUID]'");
+		snprintf(why, whylen, CONTAINERS_SYNTAX);
 		return -EINVAL;
 	}
+	ret = check_id(arg[1], why, whylen);
+	if (!ret)
+		ret = check_uuid(n == 3 ? arg[2] : NULL, why, whylen);
+	if (ret)
+		return ret;
 	/* Without a UUID, the job whose file this is: the instance, not whatever has its name later. */
 	ret = accel_attach_remove(fs->mount.attach, j->name, n == 3 ? arg[2] : j->uuid, arg[1], &due);
 	if (ret) {
@@ -124,38 +166,51 @@ static int detach(struct accelfs *fs, const struct accel_job *j, char **arg, int
 	return 0;
 }
 
+/*
+ * One command: its words, separated by one space or tab each.  An empty
+ * word stays one (two spaces where a container id should be are an empty
+ * id, said so), so that what a hook wrote is read as it meant it or not
+ * at all.
+ */
 static int containers_line(struct accelfs *fs, const struct accel_job *j, char *line, char *why, size_t whylen)
 {
-	char *arg[5], *save = NULL;
+	char *arg[5];
 	int n = 0;
 
-	for (char *t = strtok_r(line, " \t", &save); t; t = strtok_r(NULL, " \t", &save))
-		if (n < 5)
-			arg[n++] = t;
-		else
-			n = 6;
-	if (n == 0)
+	if (!line[0])
 		return 0;
-	if (!strcmp(arg[0], "attach") && n <= 5)
+	for (char *t = line;;) {
+		if (n == 5) {
+			snprintf(why, whylen, CONTAINERS_SYNTAX);
+			return -EINVAL;
+		}
+		arg[n++] = t;
+		t += strcspn(t, " \t");
+		if (!*t)
+			break;
+		*t++ = '\0';
+	}
+	if (!strcmp(arg[0], "attach"))
 		return attach(fs, j, arg, n, why, whylen);
-	if (!strcmp(arg[0], "detach") && n <= 5)
+	if (!strcmp(arg[0], "detach"))
 		return detach(fs, j, arg, n, why, whylen);
-	snprintf(why, whylen, "containers: write 'attach ID PID [MIG-UUID]' or 'detach ID [MIG-UUID]'");
+	snprintf(why, whylen, CONTAINERS_SYNTAX);
 	return -EINVAL;
 }
 
 static int reclaim(struct accelfs *fs, const struct accel_job *j, char *text, char *why, size_t whylen)
 {
 	enum accel_reclaim r;
+	char quoted[36];
 	bool due;
 	int ret;
 
-	text[strcspn(text, " \t\n")] = '\0';
+	text[strcspn(text, " \t")] = '\0';
 	if (accel_reclaim_parse(text, &r)) {
 		snprintf(why, whylen,
 		         "reclaim: write 'manual' or 'when-detached' (reclaim the job once its last "
-		         "container is gone), not '%.32s'",
-		         text);
+		         "container is gone), not '%s'",
+		         accel_word_quote(text, strlen(text), quoted, sizeof(quoted)));
 		return -EINVAL;
 	}
 	ret = accel_attach_set_reclaim(fs->mount.attach, j->name, j->uuid, r, &due);
@@ -187,17 +242,21 @@ int fs_jobctl_write(struct accelfs *fs, const struct fs_node *n, const struct fu
 	} else if (size >= sizeof(text)) {
 		snprintf(why, sizeof(why), "%s: write one command of at most %zu bytes", file, sizeof(text) - 1);
 		ret = -EINVAL;
+	} else if (memchr(buf, '\0', size) || (size > 1 && memchr(buf, '\n', size - 1))) {
+		/* A second line is a second command nobody checked: a container id must not smuggle one in. */
+		snprintf(why, sizeof(why), "%s: one command per write, on one line (no newline or NUL inside it)",
+		         file);
+		ret = -EINVAL;
 	}
 	if (!ret) {
 		memcpy(text, buf, size);
 		text[size] = '\0';
-		if (n->kind == FS_JOB_RECLAIM) {
+		if (size && text[size - 1] == '\n')
+			text[size - 1] = '\0';
+		if (n->kind == FS_JOB_RECLAIM)
 			ret = reclaim(fs, n->job, text, why, sizeof(why));
-		} else {
-			char *save = NULL;
-			for (char *line = strtok_r(text, "\n", &save); line && !ret; line = strtok_r(NULL, "\n", &save))
-				ret = containers_line(fs, n->job, line, why, sizeof(why));
-		}
+		else
+			ret = containers_line(fs, n->job, text, why, sizeof(why));
 	}
 	if (fs->mount.attach)
 		fs_attached_changed(fs, n->job->name);

@@ -13,9 +13,18 @@
  * and made again under the same name is another instance, and the daemon
  * refuses to attach a container to it.
  *
+ * Everything it is given is checked before anything is written, by the
+ * rules the daemon checks again (core/container_id.h): the state must be a
+ * JSON object whose id is a container id (runc's rule: no newline, no
+ * space, nothing that could become a second command or another word), for
+ * attach with the pid of a process, and MIG-UUID must be one.  The line it
+ * writes is then exactly one command for exactly that container.
+ *
  * A failed attach exits 1 with the reason on stderr, and the runtime does
  * not start the container (it shows the reason).  A detach whose job is
- * already gone has nothing to do and succeeds.
+ * already gone has nothing to do and succeeds; a detach it cannot read
+ * (an empty or invalid id) fails like an attach: the runtime logs it, and
+ * the daemon still clears the attachment once the process is gone.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +35,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "core/container_id.h"
 
 static int usage(void)
 {
@@ -54,11 +65,73 @@ static void print_reason(const char *jobdir)
 	}
 }
 
+/*
+ * What the OCI state must say: an object, its id a container id, and for
+ * attach its pid a process id.  0, or 1 with the reason on stderr.
+ */
+static int check_state(json_t *state, bool attach, const char **cid, long long *pid)
+{
+	const char *when = attach ? "createRuntime" : "poststop";
+	json_t *id = json_object_get(state, "id"), *p = json_object_get(state, "pid");
+	char quoted[48];
+	size_t len;
+
+	if (!json_is_object(state)) {
+		fprintf(stderr,
+		        "accelfs-hook: the OCI state on standard input is not a JSON object: is this hook run at "
+		        "%s?\n",
+		        when);
+		return 1;
+	}
+	if (!json_is_string(id)) {
+		fprintf(stderr,
+		        "accelfs-hook: the OCI state lacks the container's id (a string): is this hook run at %s?\n",
+		        when);
+		return 1;
+	}
+	*cid = json_string_value(id);
+	len = json_string_length(id);
+	if (!len) {
+		fprintf(stderr, "accelfs-hook: the container id is empty: the runtime names every container it runs\n");
+		return 1;
+	}
+	if (len > ACCEL_CONTAINER_ID_MAX) {
+		fprintf(stderr, "accelfs-hook: the container id '%s' is longer than %d bytes: not a container id\n",
+		        accel_word_quote(*cid, len, quoted, sizeof(quoted)), ACCEL_CONTAINER_ID_MAX);
+		return 1;
+	}
+	if (!accel_container_id_ok(*cid, len)) {
+		fprintf(stderr, "accelfs-hook: '%s' is not a container id (" ACCEL_CONTAINER_ID_RULE ")\n",
+		        accel_word_quote(*cid, len, quoted, sizeof(quoted)));
+		return 1;
+	}
+	if (!attach)
+		return 0; /* a stopped container's state may carry no pid, or 0: detach needs none */
+	if (!json_is_integer(p)) {
+		fprintf(stderr,
+		        "accelfs-hook: the OCI state lacks the container's pid (an integer): is this hook run at "
+		        "%s?\n",
+		        when);
+		return 1;
+	}
+	*pid = (long long)json_integer_value(p);
+	if (*pid <= 0 || *pid > INT_MAX) {
+		fprintf(stderr,
+		        "accelfs-hook: pid %lld is not a process id: the OCI state names the container's first "
+		        "process\n",
+		        *pid);
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	char path[PATH_MAX + 16], line[512];
+	char path[PATH_MAX + 16], line[512], quoted[48];
+	const char *cid;
+	long long pid = 0;
 	json_error_t jerr;
-	json_t *state, *id, *pid;
+	json_t *state;
 	bool attach;
 	int fd, len, ret = 0;
 	ssize_t w;
@@ -75,7 +148,14 @@ int main(int argc, char **argv)
 	if (argc != 4 || (strcmp(argv[1], "attach") && strcmp(argv[1], "detach")))
 		return usage();
 	attach = !strcmp(argv[1], "attach");
-	state = json_loadf(stdin, 0, &jerr);
+	if (!accel_mig_uuid_ok(argv[3], strlen(argv[3]))) {
+		fprintf(stderr,
+		        "accelfs-hook: '%s' is not a MIG UUID: run me with the arguments the CDI spec of accelfs "
+		        "names\n",
+		        accel_word_quote(argv[3], strlen(argv[3]), quoted, sizeof(quoted)));
+		return 1;
+	}
+	state = json_loadf(stdin, JSON_DECODE_ANY, &jerr);
 	if (!state) {
 		fprintf(stderr,
 		        "accelfs-hook: the OCI state on standard input is not JSON (%s, line %d): run me as a "
@@ -83,21 +163,17 @@ int main(int argc, char **argv)
 		        jerr.text, jerr.line);
 		return 1;
 	}
-	id = json_object_get(state, "id");
-	pid = json_object_get(state, "pid");
-	if (!json_is_string(id) || (attach && (!json_is_integer(pid) || json_integer_value(pid) <= 0))) {
-		fprintf(stderr, "accelfs-hook: the OCI state lacks the container's %s: is this hook run at %s?\n",
-		        json_is_string(id) ? "pid" : "id", attach ? "createRuntime" : "poststop");
+	ret = check_state(state, attach, &cid, &pid);
+	if (ret) {
 		json_decref(state);
-		return 1;
+		return ret;
 	}
 	if (attach)
-		len = snprintf(line, sizeof(line), "attach %s %lld %s\n", json_string_value(id),
-		               (long long)json_integer_value(pid), argv[3]);
+		len = snprintf(line, sizeof(line), "attach %s %lld %s\n", cid, pid, argv[3]);
 	else
-		len = snprintf(line, sizeof(line), "detach %s %s\n", json_string_value(id), argv[3]);
+		len = snprintf(line, sizeof(line), "detach %s %s\n", cid, argv[3]);
 	if (len < 0 || (size_t)len >= sizeof(line)) {
-		fprintf(stderr, "accelfs-hook: the container id is too long\n");
+		fprintf(stderr, "accelfs-hook: the command for container %.12s does not fit in one line\n", cid);
 		json_decref(state);
 		return 1;
 	}
@@ -106,7 +182,7 @@ int main(int argc, char **argv)
 	if (fd < 0 && errno == ENOENT && !attach)
 		goto out; /* the job is gone: nothing holds it any more */
 	if (fd < 0) {
-		fprintf(stderr, "accelfs-hook: cannot %s container %.12s %s %s: %s%s\n", argv[1], json_string_value(id),
+		fprintf(stderr, "accelfs-hook: cannot %s container %.12s %s %s: %s%s\n", argv[1], cid,
 		        attach ? "to" : "from", argv[2], strerror(errno),
 		        errno == ENOENT ? " (the job was removed: a container cannot be given it)" : "");
 		ret = 1;
@@ -116,7 +192,7 @@ int main(int argc, char **argv)
 	w = write(fd, line, (size_t)len);
 	if (w != len) {
 		int err = w < 0 ? errno : EIO;
-		fprintf(stderr, "accelfs-hook: cannot %s container %.12s %s %s: %s\n", argv[1], json_string_value(id),
+		fprintf(stderr, "accelfs-hook: cannot %s container %.12s %s %s: %s\n", argv[1], cid,
 		        attach ? "to" : "from", argv[2], strerror(err));
 		print_reason(argv[2]);
 		ret = 1;

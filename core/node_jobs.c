@@ -563,6 +563,7 @@ out:
 	node_topo_unlock(node);
 	accel_snapshot_unref(node_publish(node));
 	finish_op(node, key, "rmdir", job, ret, why);
-	accel_metrics_reclaim(ret, t0);
+	if (ret != -ESTALE) /* only another instance's name answers it: no reclaim was tried, none failed */
+		accel_metrics_reclaim(ret, t0);
 	return ret;
 }

@@ -92,8 +92,9 @@ int attach_watch_open(struct accel_attach *a, pid_t pid, int *fd, unsigned long 
 			return -ESRCH;
 		if (f < 0 && errno == ENOSYS) {
 			a->pidfds = false;
-			log_info("this kernel has no pidfd_open: a container's exit is seen by its pid and start time, "
-			         "at each pass");
+			log_info(
+				"pidfd_open is not available (a kernel before 5.3, or valgrind): a container's exit is "
+				"seen by its pid and start time, at each pass");
 		} else if (f < 0 && !a->pidfd_warned) {
 			a->pidfd_warned = true; /* once: it would be said again at every pass */
 			log_warn("cannot hold a pidfd of pid %d (%s): its exit is seen by its pid and start time, at "

@@ -9,7 +9,8 @@
  *                   appear, go or come back (absent cards)
  *   node_view.c     installing a card's view, dropping its records, and the
  *                   view of an absent card, made from its records alone
- *   node_names.c    the job names the views show, by name
+ *   node_names.c    the job names the views show, by name; the rule a new
+ *                   job's name keeps
  *   node_publish.c  ordered snapshots, the lock-order checker, last_error;
  *                   node_cdi.c: the CDI spec files that follow the snapshots
  * Nothing outside core/node*.c includes this.
@@ -259,6 +260,8 @@ void node_install_view(struct accel_node *node, struct node_card *nc, struct acc
 void node_names_swap(struct accel_node *node, const struct accel_device *old, const struct accel_device *cur);
 bool node_names_taken(struct accel_node *node, const char *job);
 void node_names_free(struct accel_node *node);
+/* A new job's name against the rule and the tree's own names (why set): 0, -EINVAL, -ENAMETOOLONG, -EEXIST. */
+int node_check_job_name(const char *job, char *why, size_t whylen);
 size_t node_find_record(const struct node_card *nc, const char *job);
 int node_drop_record(struct accel_node *node, struct node_card *nc, size_t i, char *why, size_t whylen);
 /* An absent card's view, from its records: its jobs lost (or removing), nothing to carve. */

@@ -17,7 +17,6 @@
 #include "core/carve.h"
 #include "core/log.h"
 #include "core/metrics.h"
-#include "core/tree_names.h"
 
 /* Choices a node-level mkdir makes before it gives up on a node that never stops changing (EAGAIN). */
 #define NODE_CHOICES_MAX 1000
@@ -114,27 +113,6 @@ static int commit_record(void *ctx, const struct accel_carve_result *res, char *
 	if (ret)
 		return ret;
 	c->nc->records[c->nc->n_records++] = r;
-	return 0;
-}
-
-static const char *const profile_files[] = { ACCEL_PROFILE_FILE_NAMES, NULL };
-
-static int check_job_name(const char *job, char *why, size_t whylen)
-{
-	int ret = accel_job_name_check(job);
-
-	if (ret) {
-		if (ret == -ENAMETOOLONG)
-			snprintf(why, whylen, "job name '%.64s...' is longer than %d bytes", job, ACCEL_JOB_NAME_MAX);
-		else
-			snprintf(why, whylen, "job name '%s' is not valid: a job name is " ACCEL_JOB_NAME_RULE, job);
-		return ret;
-	}
-	for (size_t i = 0; profile_files[i]; i++)
-		if (!strcmp(job, profile_files[i])) {
-			snprintf(why, whylen, "'%s' is a file of the profile directory", job);
-			return -EEXIST;
-		}
 	return 0;
 }
 
@@ -337,7 +315,7 @@ static int begin_mkdir(struct accel_node *node, const char *job, char *why, size
 		snprintf(why, whylen, "accelfs runs --read-only: nothing is carved");
 		return -EROFS;
 	}
-	ret = check_job_name(job, why, whylen);
+	ret = node_check_job_name(job, why, whylen);
 	if (ret)
 		return ret;
 	node_topo_rdlock(node);

@@ -5,12 +5,18 @@
  * job of the node.  Kept by whoever replaces a card's view, under
  * view_lock (node_refresh.c's install, node.c's rescan); read under it too.
  * A name whose entry could not be allocated makes the table incomplete, and
- * then the check looks at every view instead (node_names_taken).
+ * then the check looks at every view instead (node_names_taken).  And the
+ * rule a new job's name keeps, with the names the tree keeps for its own
+ * files (node_check_job_name).
  */
 #include "core/node_internal.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "core/tree_names.h"
 
 struct node_name {
 	struct node_name *next;
@@ -92,4 +98,26 @@ void node_names_free(struct accel_node *node)
 			free(node->names[b]);
 			node->names[b] = next;
 		}
+}
+
+/* A job shows in its profile directory: no file of it is a job name. */
+static const char *const profile_files[] = { ACCEL_PROFILE_FILE_NAMES, NULL };
+
+int node_check_job_name(const char *job, char *why, size_t whylen)
+{
+	int ret = accel_job_name_check(job);
+
+	if (ret) {
+		if (ret == -ENAMETOOLONG)
+			snprintf(why, whylen, "job name '%.64s...' is longer than %d bytes", job, ACCEL_JOB_NAME_MAX);
+		else
+			snprintf(why, whylen, "job name '%s' is not valid: a job name is " ACCEL_JOB_NAME_RULE, job);
+		return ret;
+	}
+	for (size_t i = 0; profile_files[i]; i++)
+		if (!strcmp(job, profile_files[i])) {
+			snprintf(why, whylen, "'%s' is a file of the profile directory", job);
+			return -EEXIST;
+		}
+	return 0;
 }

@@ -76,6 +76,21 @@ struct accel_snapshot *accel_node_snapshot(struct accel_node *node);
 int accel_node_mkdir(struct accel_node *node, const char *device, const char *profile, const char *job, uid_t uid,
                      gid_t gid, struct accel_job *made, char *why, size_t whylen);
 /*
+ * Carve a job exactly at the legal placement of profile that starts at
+ * `start` (mkdir <dev>/mig/<profile>/placements/<start>/<job>), through the
+ * same carve as accel_node_mkdir.  -EINVAL when no legal placement of the
+ * profile starts there (why lists the legal ones), -ENOSPC when it overlaps
+ * a live instance (why names who holds it); otherwise as accel_node_mkdir.
+ */
+int accel_node_mkdir_at(struct accel_node *node, const char *device, const char *profile, const char *job,
+                        unsigned start, uid_t uid, gid_t gid, struct accel_job *made, char *why, size_t whylen);
+/*
+ * Why `start` (as the caller wrote it) names no legal placement of p on
+ * device: the sentence mkdir answers EINVAL with, listing the legal starts.
+ */
+void accel_placement_not_legal(const char *device, const struct accel_profile *p, const char *start, char *why,
+                               size_t whylen);
+/*
  * Carve a job of a profile on whichever device keeps the most capacity free
  * for later requests (see choose() in node.c).  device receives the choice.
  */

@@ -11,6 +11,7 @@
  *                   view of an absent card, made from its records alone
  *   node_names.c    the job names the views show, by name; the rule a new
  *                   job's name keeps
+ *   node_place.c    a carve at the caller's placement: which one, or why not
  *   node_publish.c  ordered snapshots, the lock-order checker, last_error;
  *                   node_cdi.c: the CDI spec files that follow the snapshots
  * Nothing outside core/node*.c includes this.
@@ -262,6 +263,15 @@ bool node_names_taken(struct accel_node *node, const char *job);
 void node_names_free(struct accel_node *node);
 /* A new job's name against the rule and the tree's own names (why set): 0, -EINVAL, -ENAMETOOLONG, -EEXIST. */
 int node_check_job_name(const char *job, char *why, size_t whylen);
+/*
+ * A carve exactly at the caller's start (node_place.c, card lock held): the
+ * index of p's legal placement starting there when used leaves it free;
+ * -EINVAL when none starts there (why lists the legal ones), -ENOSPC when it
+ * overlaps a live instance (why names each holder from what the card knows:
+ * the job and its placement, or the GPU instance accelfs did not make).
+ */
+int node_place_exact(const struct node_card *nc, const struct accel_profile *p, long start,
+                     const struct accel_span *used, size_t n_used, char *why, size_t whylen);
 size_t node_find_record(const struct node_card *nc, const char *job);
 int node_drop_record(struct accel_node *node, struct node_card *nc, size_t i, char *why, size_t whylen);
 /* An absent card's view, from its records: its jobs lost (or removing), nothing to carve. */

@@ -186,7 +186,7 @@ static bool same_knowledge(bool mode, const struct accel_inventory *before, cons
 
 /* One decision and one carve on what the card knows; -EAGAIN etc. as carve_on. */
 static int carve_once(struct accel_node *node, struct node_card *nc, const char *profile, const char *job, uid_t uid,
-                      gid_t gid, long want_start, struct accel_job *made, char *why, size_t whylen)
+                      gid_t gid, long want_start, bool exact, struct accel_job *made, char *why, size_t whylen)
 {
 	const struct accel_profile *p = NULL;
 	struct accel_carve_result res;
@@ -214,7 +214,13 @@ static int carve_once(struct accel_node *node, struct node_card *nc, const char 
 		return -ENOMEM;
 	}
 	n_used = accel_inventory_spans(&nc->inv, used, nc->inv.n_gis);
-	if (want_start >= 0) {
+	if (want_start >= 0 && exact) {
+		want = node_place_exact(nc, p, want_start, used, n_used, why, whylen);
+		if (want < 0) {
+			free(used);
+			return want; /* the caller's choice: not legal, or taken (who holds it is in why) */
+		}
+	} else if (want_start >= 0) {
 		want = node_placement_for(nc, p, want_start, used, n_used);
 		if (want < 0) {
 			free(used);
@@ -248,7 +254,8 @@ static int carve_once(struct accel_node *node, struct node_card *nc, const char 
  * want_start < 0 takes the lowest free placement; otherwise the placement
  * starting there, or the card's best one if another carve took it since
  * (-EAGAIN when the card has none left: a race lost, the card is not read
- * again for it).
+ * again for it); exact: that placement and no other (-EINVAL when it is not
+ * legal, -ENOSPC naming who holds it when it is not free).
  *
  * It decides on what the card knows (the last reading, kept current by
  * every carve and reclaim), without asking the driver again: the driver
@@ -259,7 +266,7 @@ static int carve_once(struct accel_node *node, struct node_card *nc, const char 
  * produced: no later reading can turn the answer into a failure.
  */
 static int carve_on(struct accel_node *node, struct node_card *nc, const char *profile, const char *job, uid_t uid,
-                    gid_t gid, long want_start, struct accel_job *made, char *why, size_t whylen)
+                    gid_t gid, long want_start, bool exact, struct accel_job *made, char *why, size_t whylen)
 {
 	int ret;
 
@@ -272,7 +279,7 @@ static int carve_on(struct accel_node *node, struct node_card *nc, const char *p
 	/* A card never read, or refused, is read now: a refusal may be over. */
 	if (!nc->view || nc->view->refused || !nc->catalog_valid)
 		node_card_refresh(node, nc, false);
-	ret = carve_once(node, nc, profile, job, uid, gid, want_start, made, why, whylen);
+	ret = carve_once(node, nc, profile, job, uid, gid, want_start, exact, made, why, whylen);
 	if (ret && ret != -ENOMEM && ret != -EAGAIN) {
 		struct accel_inventory before = { 0 };
 		bool mode = nc->mode;
@@ -285,7 +292,7 @@ static int carve_on(struct accel_node *node, struct node_card *nc, const char *p
 		/* The driver said no, or the card looked full: what is on it now is the driver's to say. */
 		node_card_refresh(node, nc, false);
 		if (before.gis && !same_knowledge(mode, &before, nc))
-			ret = carve_once(node, nc, profile, job, uid, gid, want_start, made, why, whylen);
+			ret = carve_once(node, nc, profile, job, uid, gid, want_start, exact, made, why, whylen);
 		accel_inventory_clear(&before);
 	}
 	node_unlock(&nc->lock, NODE_LOCK_CARD);
@@ -336,8 +343,9 @@ static void end_mkdir(struct accel_node *node, const char *job)
 	accel_snapshot_unref(node_publish(node));
 }
 
-int accel_node_mkdir(struct accel_node *node, const char *device, const char *profile, const char *job, uid_t uid,
-                     gid_t gid, struct accel_job *made, char *why, size_t whylen)
+/* mkdir on one device: at the lowest free placement (want_start < 0), or exactly at the caller's start. */
+static int mkdir_on(struct accel_node *node, const char *device, const char *profile, const char *job, long want_start,
+                    uid_t uid, gid_t gid, struct accel_job *made, char *why, size_t whylen)
 {
 	char key[160];
 	struct node_card *nc;
@@ -350,7 +358,8 @@ int accel_node_mkdir(struct accel_node *node, const char *device, const char *pr
 	if (!ret) {
 		nc = node_find_card(node, device);
 		if (nc) {
-			ret = carve_on(node, nc, profile, job, uid, gid, -1, made, why, whylen);
+			ret = carve_on(node, nc, profile, job, uid, gid, want_start, want_start >= 0, made, why,
+			               whylen);
 		} else {
 			snprintf(why, whylen, "no device %s", device);
 			ret = -ENOENT;
@@ -360,6 +369,18 @@ int accel_node_mkdir(struct accel_node *node, const char *device, const char *pr
 	finish_op(node, key, "mkdir", job, ret, why);
 	accel_metrics_carve(ret, t0);
 	return ret;
+}
+
+int accel_node_mkdir(struct accel_node *node, const char *device, const char *profile, const char *job, uid_t uid,
+                     gid_t gid, struct accel_job *made, char *why, size_t whylen)
+{
+	return mkdir_on(node, device, profile, job, -1, uid, gid, made, why, whylen);
+}
+
+int accel_node_mkdir_at(struct accel_node *node, const char *device, const char *profile, const char *job,
+                        unsigned start, uid_t uid, gid_t gid, struct accel_job *made, char *why, size_t whylen)
+{
+	return mkdir_on(node, device, profile, job, (long)start, uid, gid, made, why, whylen);
 }
 
 int accel_node_mkdir_any(struct accel_node *node, const char *profile, const char *job, uid_t uid, gid_t gid,
@@ -417,7 +438,7 @@ int accel_node_mkdir_any(struct accel_node *node, const char *profile, const cha
 		nc = node_find_card(node, device);
 		if (!nc)
 			continue; /* a snapshot from before a rescan: the next one knows */
-		ret = carve_on(node, nc, profile, job, uid, gid, start, made, why, whylen);
+		ret = carve_on(node, nc, profile, job, uid, gid, start, false, made, why, whylen);
 		if (ret == -EAGAIN) {
 			log_debug("mig/%s: job %s lost its placement on %s: %s; choosing again", profile, job, device,
 			          why);

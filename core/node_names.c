@@ -100,8 +100,17 @@ void node_names_free(struct accel_node *node)
 		}
 }
 
-/* A job shows in its profile directory: no file of it is a job name. */
+/* A job shows in its profile directory and in its placement's (placements/<start>/): no file of either is a job name. */
 static const char *const profile_files[] = { ACCEL_PROFILE_FILE_NAMES, NULL };
+static const char *const placement_files[] = { ACCEL_PLACEMENT_FILE_NAMES, NULL };
+
+static bool listed(const char *const *names, const char *name)
+{
+	for (size_t i = 0; names[i]; i++)
+		if (!strcmp(names[i], name))
+			return true;
+	return false;
+}
 
 int node_check_job_name(const char *job, char *why, size_t whylen)
 {
@@ -114,10 +123,15 @@ int node_check_job_name(const char *job, char *why, size_t whylen)
 			snprintf(why, whylen, "job name '%s' is not valid: a job name is " ACCEL_JOB_NAME_RULE, job);
 		return ret;
 	}
-	for (size_t i = 0; profile_files[i]; i++)
-		if (!strcmp(job, profile_files[i])) {
-			snprintf(why, whylen, "'%s' is a file of the profile directory", job);
-			return -EEXIST;
-		}
+	if (listed(profile_files, job)) {
+		snprintf(why, whylen, "'%s' is a file of the profile directory: choose another job name", job);
+		return -EEXIST;
+	}
+	if (listed(placement_files, job)) {
+		snprintf(why, whylen,
+		         "'%s' is a file of placements/<start>/, where every job shows too: choose another job name",
+		         job);
+		return -EEXIST;
+	}
 	return 0;
 }

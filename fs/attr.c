@@ -25,10 +25,13 @@ mode_t fs_kind_mode(const struct fs_node *n)
 	switch (n->kind) {
 	case FS_PROFILE:
 	case FS_NODE_PROFILE:
+	case FS_PLACEMENTS:
+	case FS_PLACEMENT:
 		/* mkdir here carves (root's unless delegated); sticky: only a job's owner removes it */
 		return S_IFDIR | S_ISVTX | 0755;
 	case FS_JOB:
 	case FS_NODE_JOB:
+	case FS_PLACEMENT_JOB:
 		return S_IFDIR | 0755;
 	case FS_JOB_DEV_NODE:
 		return S_IFCHR | ACCEL_JOB_NODE_MODE; /* what the CDI specs give containers */
@@ -64,7 +67,8 @@ static void delegated_attr(struct accelfs *fs, const char *path, const struct fs
 			st->st_uid = perm.uid;
 			st->st_gid = perm.gid;
 			st->st_mode = (st->st_mode & S_IFMT) | (perm.mode & 07777);
-			if (n->kind == FS_PROFILE || n->kind == FS_NODE_PROFILE)
+			if (n->kind == FS_PROFILE || n->kind == FS_NODE_PROFILE || n->kind == FS_PLACEMENTS ||
+			    n->kind == FS_PLACEMENT)
 				st->st_mode |= S_ISVTX;
 			return;
 		}
@@ -78,9 +82,15 @@ static void delegated_attr(struct accelfs *fs, const char *path, const struct fs
 	}
 }
 
-/* Where mig/<profile>/<job>/device points: up to the root, then down to the device's job. */
+/*
+ * Where a job's device link points: from mig/<profile>/<job>/ up to the root,
+ * then down to the device's job; from <dev>/mig/<profile>/placements/<start>/<job>/
+ * up to the profile directory, where the job is.
+ */
 int fs_link_target(const struct fs_node *n, char *buf, size_t len)
 {
+	if (n->via_placement)
+		return snprintf(buf, len, "../../../%s", n->job->name);
 	return snprintf(buf, len, "../../../%s/mig/%s/%s", n->dev->name, n->job->profile, n->job->name);
 }
 
@@ -122,7 +132,7 @@ void fs_fill_attr(struct accelfs *fs, const struct accel_snapshot *snap, const c
 		st->st_size = (off_t)fs_dies_vram_size(n->mount->dies, n->die);
 	if (!n->job)
 		st->st_mtime = st->st_ctime = st->st_atime = fs->started;
-	if (fs_kind_is_delegatable(n->kind))
+	if (fs_kind_takes_delegation(n->kind))
 		delegated_attr(fs, path, n, st);
 }
 

@@ -24,10 +24,12 @@ double fs_node_timeout(const struct fs_node *n)
 	case FS_DIES_LEASE:
 		return FS_VOLATILE_TIMEOUT; /* the slot changes without a snapshot */
 	case FS_NODE_JOB:
+	case FS_PLACEMENT_JOB:
 		/*
-		 * A job seen through mig/<profile>/ is removed through the
-		 * device's directory too, and that rmdir cannot wait to drop this
-		 * entry (fs/ops_dir.c): the kernel asks again at every lookup.
+		 * A job seen through mig/<profile>/ or placements/<start>/ is
+		 * removed through the device's directory too, and that rmdir
+		 * cannot wait to drop this entry (fs/ops_dir.c): the kernel asks
+		 * again at every lookup.
 		 */
 		return 0;
 	default:

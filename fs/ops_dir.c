@@ -135,6 +135,29 @@ void fs_op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fuse_reply_err(req, 0);
 }
 
+/*
+ * mkdir placements/<name>: every legal start is a directory already, so a
+ * name spelled as a start (decimal digits) is not a legal one: EINVAL, and
+ * last_error lists the legal ones.  Any other name: EPERM, as anywhere else.
+ */
+static int mkdir_in_placements(struct accelfs *fs, const struct fs_node *n, const char *name)
+{
+	char why[ACCEL_TEXT_MAX];
+
+	if (!name[0] || strspn(name, "0123456789") != strlen(name))
+		return -EPERM;
+	for (size_t i = 0; i < n->profile->n_placements; i++) {
+		char spelled[16];
+		snprintf(spelled, sizeof(spelled), "%u", n->profile->placements[i].start);
+		if (!strcmp(spelled, name))
+			return -EEXIST;
+	}
+	accel_placement_not_legal(n->dev->name, n->profile, name, why, sizeof(why));
+	log_error("%s/%s: mkdir placements/%.32s: %s", n->dev->name, n->profile->name, name, why);
+	fs_attached_report(fs, n->dev->name, n->profile->name, false, why);
+	return -EINVAL;
+}
+
 void fs_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 {
 	struct accelfs *fs = fs_of(req);
@@ -149,12 +172,20 @@ void fs_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mod
 		fuse_reply_err(req, -ret);
 		return;
 	}
-	if (n.kind != FS_PROFILE && n.kind != FS_NODE_PROFILE) {
+	if (n.kind == FS_PLACEMENTS) {
+		ret = mkdir_in_placements(fs, &n, name);
+		accel_snapshot_unref(snap);
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	if (n.kind != FS_PROFILE && n.kind != FS_NODE_PROFILE && n.kind != FS_PLACEMENT) {
 		accel_snapshot_unref(snap);
 		fuse_reply_err(req, EPERM);
 		return;
 	}
 	bool node_level = n.kind == FS_NODE_PROFILE;
+	bool at_placement = n.kind == FS_PLACEMENT; /* placements/<start>/: exactly there */
+	struct accel_span placement = n.placement;
 	snprintf(device, sizeof(device), "%s", node_level ? "" : n.dev->name);
 	snprintf(profile, sizeof(profile), "%s", node_level ? n.node_profile : n.profile->name);
 	accel_snapshot_unref(snap);
@@ -171,6 +202,9 @@ void fs_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mod
 	if (node_level)
 		ret = accel_node_mkdir_any(fs->node, profile, name, ctx->uid, ctx->gid, device, sizeof(device), &made,
 		                           why, sizeof(why));
+	else if (at_placement)
+		ret = accel_node_mkdir_at(fs->node, device, profile, name, placement.start, ctx->uid, ctx->gid, &made,
+		                          why, sizeof(why));
 	else
 		ret = accel_node_mkdir(fs->node, device, profile, name, ctx->uid, ctx->gid, &made, why, sizeof(why));
 	/* What the carve changed (available, instances) is what the next read shows. */
@@ -185,9 +219,11 @@ void fs_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mod
 	 * concurrent rmdir or a failed re-read does next.
 	 */
 	memset(&n, 0, sizeof(n));
-	n.kind = node_level ? FS_NODE_JOB : FS_JOB;
+	n.kind = node_level ? FS_NODE_JOB : at_placement ? FS_PLACEMENT_JOB : FS_JOB;
 	n.job = &made;
 	n.via_node = node_level;
+	n.via_placement = at_placement;
+	n.placement = placement;
 	n.mount = &fs->mount;
 	snprintf(path + strlen(path), sizeof(path) - strlen(path), "/%s", name);
 	fs_reply_entry(req, fs, NULL, parent, name, path, &n);
@@ -211,7 +247,7 @@ void fs_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
-	if (n.kind != FS_JOB && n.kind != FS_NODE_JOB) {
+	if (n.kind != FS_JOB && n.kind != FS_NODE_JOB && n.kind != FS_PLACEMENT_JOB) {
 		accel_snapshot_unref(snap);
 		fuse_reply_err(req, fs_kind_is_dir(n.kind) ? EPERM : ENOTDIR);
 		return;
@@ -227,16 +263,17 @@ void fs_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 		snprintf(key, sizeof(key), "mig/%s", profile);
 		accel_node_set_last_error(fs->node, key, ret ? why : "");
 	}
-	if (!ret && n.via_node) {
+	if (!ret && (n.via_node || n.via_placement)) {
 		/*
-		 * Removed through mig/<profile>/: the device's own entry for the
-		 * job may be cached (for long): drop it before answering, so a
-		 * script never sees it after rmdir returns.  One direction only:
-		 * this request holds the node-level directory and waits for the
-		 * device's; a device-level rmdir never waits for the node-level
-		 * directory (its entries there are revalidated at every lookup,
-		 * fs/cache.c), so two rmdirs of different jobs through the two
-		 * views cannot wait for each other.
+		 * Removed through mig/<profile>/ or placements/<start>/: the
+		 * device's own entry for the job may be cached (for long): drop it
+		 * before answering, so a script never sees it after rmdir returns.
+		 * One direction only: this request holds the node-level or the
+		 * placement's directory and waits for the device's profile
+		 * directory; a device-level rmdir never waits for either (its
+		 * entries there are revalidated at every lookup, fs/cache.c), and
+		 * neither waits for the other, so no two rmdirs through the views
+		 * can wait for each other.
 		 */
 		char other[PATH_BUF];
 		uint64_t parent_ino;

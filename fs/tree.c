@@ -11,13 +11,20 @@ bool fs_kind_is_dir(enum fs_kind kind)
 {
 	return kind == FS_ROOT || kind == FS_DEVICE || kind == FS_MIG || kind == FS_PROFILE || kind == FS_JOB ||
 	       kind == FS_JOB_DEV || kind == FS_NODE_MIG || kind == FS_NODE_PROFILE || kind == FS_NODE_JOB ||
-	       kind == FS_DIES || kind == FS_DIE;
+	       kind == FS_DIES || kind == FS_DIE || kind == FS_PLACEMENTS || kind == FS_PLACEMENT ||
+	       kind == FS_PLACEMENT_JOB;
 }
 
 bool fs_kind_is_delegatable(enum fs_kind kind)
 {
 	return kind == FS_ROOT || kind == FS_DEVICE || kind == FS_MIG || kind == FS_PROFILE || kind == FS_NODE_MIG ||
 	       kind == FS_NODE_PROFILE;
+}
+
+bool fs_kind_takes_delegation(enum fs_kind kind)
+{
+	/* placements/ and placements/<start>/ are their profile directory's: mkdir there carves the same */
+	return fs_kind_is_delegatable(kind) || kind == FS_PLACEMENTS || kind == FS_PLACEMENT;
 }
 
 /* The job of that name and profile on any device, for the node-level view. */
@@ -73,6 +80,32 @@ static const struct accel_job *profile_job(const struct accel_device *d, const s
 	const struct accel_job *j = accel_device_job(d, name);
 
 	return j && !strcmp(j->profile, p->name) ? j : NULL;
+}
+
+/* The legal placement of p whose start is spelled `name` (decimal, no leading zero): placements/<start>/. */
+static bool placement_named(const struct accel_profile *p, const char *name, struct accel_span *out)
+{
+	char spelled[16];
+
+	for (size_t i = 0; i < p->n_placements; i++) {
+		snprintf(spelled, sizeof(spelled), "%u", p->placements[i].start);
+		if (!strcmp(spelled, name)) {
+			*out = p->placements[i];
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool at_placement(const struct accel_job *j, struct accel_span at)
+{
+	return j->placement.start == at.start && j->placement.size == at.size;
+}
+
+/* A job a row of its directory hides (made before the name was the tree's) is not listed beside the row. */
+static bool hidden_by_row(enum fs_kind dir, const char *name)
+{
+	return row_named(dir, name) != NULL;
 }
 
 /* A job's node path below dev/: "/dev/alixpu-caps/alixpu-cap7" -> "alixpu-caps/alixpu-cap7". */
@@ -148,7 +181,18 @@ int fs_tree_resolve(const struct accel_snapshot *s, const struct fs_mount *m, co
 			}
 			break;
 		case FS_NODE_JOB:
+		case FS_PLACEMENT_JOB:
 			k = !strcmp(comp, "device") ? FS_JOB_LINK : FS_NONE;
+			break;
+		case FS_PLACEMENTS:
+			k = placement_named(n.profile, comp, &n.placement) ? FS_PLACEMENT : FS_NONE;
+			break;
+		case FS_PLACEMENT:
+			n.job = profile_job(n.dev, n.profile, comp);
+			if (n.job && at_placement(n.job, n.placement)) {
+				n.via_placement = true;
+				k = FS_PLACEMENT_JOB;
+			}
 			break;
 		case FS_MIG:
 			if ((n.profile = accel_device_profile(n.dev, comp)))
@@ -249,11 +293,37 @@ void fs_tree_list(const struct accel_snapshot *s, const struct fs_node *dir, fs_
 			}
 		}
 		break;
-	case FS_NODE_JOB: {
+	case FS_NODE_JOB:
+	case FS_PLACEMENT_JOB: {
 		struct fs_node child = child_of(dir);
 		child.kind = FS_JOB_LINK;
 		emit(ctx, "device", FS_JOB_LINK, &child);
 	} break;
+	case FS_PLACEMENTS:
+		for (size_t i = 0; i < dir->profile->n_placements; i++) {
+			struct fs_node child = child_of(dir);
+			char name[16];
+
+			child.kind = FS_PLACEMENT;
+			child.placement = dir->profile->placements[i];
+			snprintf(name, sizeof(name), "%u", child.placement.start);
+			emit(ctx, name, FS_PLACEMENT, &child);
+		}
+		break;
+	case FS_PLACEMENT:
+		for (size_t i = 0; i < dir->dev->n_jobs; i++) {
+			const struct accel_job *j = &dir->dev->jobs[i];
+			struct fs_node child = child_of(dir);
+
+			if (strcmp(j->profile, dir->profile->name) || !at_placement(j, dir->placement) ||
+			    hidden_by_row(FS_PLACEMENT, j->name))
+				continue;
+			child.kind = FS_PLACEMENT_JOB;
+			child.job = j;
+			child.via_placement = true;
+			emit(ctx, j->name, FS_PLACEMENT_JOB, &child);
+		}
+		break;
 	case FS_MIG:
 		for (size_t i = 0; dir->dev->mig_enabled && i < dir->dev->n_profiles; i++) {
 			struct fs_node child = child_of(dir);
@@ -265,7 +335,8 @@ void fs_tree_list(const struct accel_snapshot *s, const struct fs_node *dir, fs_
 	case FS_PROFILE:
 		for (size_t i = 0; i < dir->dev->n_jobs; i++) {
 			struct fs_node child = child_of(dir);
-			if (strcmp(dir->dev->jobs[i].profile, dir->profile->name))
+			if (strcmp(dir->dev->jobs[i].profile, dir->profile->name) ||
+			    hidden_by_row(FS_PROFILE, dir->dev->jobs[i].name))
 				continue;
 			child.kind = FS_JOB;
 			child.job = &dir->dev->jobs[i];

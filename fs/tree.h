@@ -30,6 +30,9 @@ enum fs_kind {
 	FS_NODE_PROFILE,   /* mig/4g.48gb/ */
 	FS_NODE_JOB,       /* mig/4g.48gb/job1/: the device's job, seen from the node */
 	FS_JOB_LINK,       /* mig/4g.48gb/job1/device -> ../../../ppu3/mig/4g.48gb/job1 */
+	FS_PLACEMENTS,     /* ppu3/mig/4g.48gb/placements/: one directory per legal start */
+	FS_PLACEMENT,      /* placements/0/: its status, the profile's jobs there; mkdir carves exactly there */
+	FS_PLACEMENT_JOB,  /* placements/0/job1/: the job, seen from its placement; device -> ../../../job1 */
 	FS_DIES,           /* dies/ (fs/dies_tree.c) */
 	FS_DIES_SLOT,      /* dies/slot */
 	FS_DIE,            /* dies/3/ */
@@ -97,6 +100,8 @@ struct fs_node {
 	char dev_sub[128];                   /* FS_JOB_DEV: path inside dev/ ("" or "alixpu-caps") */
 	char node_profile[ACCEL_NAME_MAX];   /* node-level mig/<profile>: the published name */
 	bool via_node;                       /* reached through the node-level mig/ */
+	struct accel_span placement;         /* FS_PLACEMENT and below: the legal placement it names */
+	bool via_placement;                  /* reached through placements/<start>/ */
 	uint32_t die;                        /* FS_DIE and its files */
 	const struct fs_mount *mount;        /* what it was resolved in (never NULL); listed children inherit it */
 };
@@ -111,6 +116,8 @@ void fs_tree_list(const struct accel_snapshot *s, const struct fs_node *dir, fs_
 bool fs_kind_is_dir(enum fs_kind kind);
 /* Directories whose owner and mode an operator may set (delegation). */
 bool fs_kind_is_delegatable(enum fs_kind kind);
+/* Directories that show the nearest delegated ancestor's owner and mode: those, and the placement directories. */
+bool fs_kind_takes_delegation(enum fs_kind kind);
 
 /* The node-level profile's numbers: devices offering it and the sum of their available. */
 size_t fs_node_profile_devices(const struct accel_snapshot *s, const char *profile, unsigned *available);

@@ -353,6 +353,34 @@ static int job_cdi(struct fs_text *t, struct accel_node *node, const struct acce
 	return 0;
 }
 
+/*
+ * placements/<start>/status: free or taken, against every live instance of
+ * the card (any profile, any owner), and one line per instance in the way.
+ */
+static int placement_status(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                            const struct fs_node *n)
+{
+	const struct accel_device *d = n->dev;
+	bool taken = false;
+
+	(void)node;
+	(void)s;
+	for (size_t i = 0; i < d->n_instances; i++)
+		taken = taken || accel_span_overlaps(n->placement, d->instances[i].placement);
+	fs_put(t, "state: %s\n", taken ? "taken" : "free");
+	/* The card cannot be read now: what follows is its last known state, and nothing is carved there. */
+	if (d->refused)
+		fs_put(t, "refused: %s\n", d->refusal);
+	fs_put(t, "placement: %u:%u\n", n->placement.start, n->placement.size);
+	for (size_t i = 0; i < d->n_instances; i++) {
+		const struct accel_instance *in = &d->instances[i];
+		if (accel_span_overlaps(n->placement, in->placement))
+			fs_put(t, "holder: gi=%u profile=%s placement=%u:%u job=%s\n", in->gi, in->profile_name,
+			       in->placement.start, in->placement.size, in->job[0] ? in->job : "-");
+	}
+	return 0;
+}
+
 /* ---- the rows ----------------------------------------------------------- */
 
 /* Files at the top: views of the whole node, for programs and for monitoring. */
@@ -384,9 +412,17 @@ static const struct fs_entry profile_files[] = {
 	{ .name = "available", .kind = FS_FILE, .flags = FS_ENTRY_CACHED, .render = profile_available },
 	/* last_error changes with no new snapshot */
 	{ .name = "last_error", .kind = FS_FILE, .render = profile_last_error },
+	{ .name = "placements", .kind = FS_PLACEMENTS },
 	{ 0 },
 };
 
+/* Their names are core/tree_names.h's ACCEL_PLACEMENT_FILE_NAMES: jobs show beside them. */
+static const struct fs_entry placement_files[] = {
+	{ .name = "status", .kind = FS_FILE, .flags = FS_ENTRY_CACHED, .render = placement_status },
+	{ 0 },
+};
+
+/* Their names are core/tree_names.h's ACCEL_NODE_PROFILE_FILE_NAMES. */
 static const struct fs_entry node_profile_files[] = {
 	{ .name = "info", .kind = FS_FILE, .flags = FS_ENTRY_CACHED, .render = node_profile_info },
 	{ .name = "available", .kind = FS_FILE, .flags = FS_ENTRY_CACHED, .render = node_profile_available },
@@ -424,8 +460,11 @@ const struct fs_entry *fs_tree_files(enum fs_kind dir)
 		return profile_files;
 	case FS_NODE_PROFILE:
 		return node_profile_files;
+	case FS_PLACEMENT:
+		return placement_files;
 	case FS_JOB:
 	case FS_NODE_JOB:
+	case FS_PLACEMENT_JOB:
 		return job_files;
 	default:
 		return NULL;

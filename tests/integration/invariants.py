@@ -15,6 +15,10 @@ each a sentence naming what disagrees.  An empty list is a consistent node:
 - each profile's `available` is what the live instances leave free (the profile's legal
   placements from `info`, taken lowest start first while one overlaps no live instance and no
   placement already taken), 0 on a refused card; the node-level `available` is the sum;
+- each profile's `placements/` lists exactly its legal starts; each `placements/<start>/status`
+  says `taken` exactly when a live GPU instance overlaps it, with one `holder:` line per such
+  instance (its gi and the job `mig/instances` names), and `placements/<start>/` lists exactly the
+  profile's jobs at that placement, each with `device -> ../../../<job>`;
 - job names are unique on the node, and the node-level `mig/<profile>/` lists exactly the jobs;
 - the node-level CDI spec files (`STATE_DIR/cdi/accelfs-<tag>-<job>.json`) name exactly the `ready` jobs.
 
@@ -187,6 +191,76 @@ def _read(node, problems, *parts):
         return None
 
 
+def placement_view(node, problems, dev, prof):
+    """{start: {"status": text or None, "jobs": {job: device link}}} of <dev>/mig/<prof>/placements/."""
+    base = (dev, "mig", prof, "placements")
+    out = {}
+    try:
+        starts = sorted(os.listdir(node.path(*base)))
+    except OSError as e:
+        problems.append(f"cannot list {'/'.join(base)}: {os.strerror(e.errno)}")
+        return out
+    for start in starts:
+        entry = {"status": _read(node, problems, *base, start, "status"), "jobs": {}}
+        try:
+            names = sorted(e for e in os.listdir(node.path(*base, start))
+                           if e != "status" and os.path.isdir(node.path(*base, start, e)))
+        except OSError as e:
+            problems.append(f"cannot list {'/'.join(base)}/{start}: {os.strerror(e.errno)}")
+            names = []
+        for job in names:
+            try:
+                entry["jobs"][job] = os.readlink(node.path(*base, start, job, "device"))
+            except OSError as e:
+                entry["jobs"][job] = f"<{os.strerror(e.errno)}>"
+        out[start] = entry
+    return out
+
+
+def placement_problems(dev, prof, p, live, lines, refused):
+    """The placement view of one profile against its legal placements, the driver and its jobs."""
+    problems = []
+    where = f"{dev}/mig/{prof}/placements"
+    legal = {str(start): (start, size) for start, size in p["placements"]}
+    if set(p["places"]) != set(legal):
+        problems.append(f"{where}/ lists {sorted(p['places'])}, the legal starts are {sorted(legal)}")
+    for start, entry in sorted(p["places"].items()):
+        span = legal.get(start)
+        if span is None or entry["status"] is None:
+            continue
+        status = [line.partition(": ") for line in entry["status"].splitlines()]
+        first = {k: v for k, _, v in reversed(status)}
+        holders = {}
+        for k, _, v in status:
+            if k == "holder":
+                f = dict(FIELD.findall(v))
+                holders[int(f.get("gi", "-1"))] = f
+        if first.get("placement") != f"{span[0]}:{span[1]}":
+            problems.append(f"{where}/{start}/status says placement {first.get('placement')!r}, not {span[0]}:{span[1]}")
+        if not refused:
+            over = {gi for gi, g in live.items() if overlaps(g["placement"], span)}
+            state = "taken" if over else "free"
+            if first.get("state") != state:
+                problems.append(f"{where}/{start}/status says {first.get('state')!r}; the driver's GPU instances "
+                                f"{sorted(over)} make it {state}")
+            if set(holders) != over:
+                problems.append(f"{where}/{start}/status names holders {sorted(holders)}, the driver's overlapping "
+                                f"GPU instances are {sorted(over)}")
+            for gi, f in holders.items():
+                listed = lines.get(gi, {}).get("job", "-")
+                if gi in lines and f.get("job") != listed:
+                    problems.append(f"{where}/{start}/status says GPU instance {gi} is job={f.get('job')}, "
+                                    f"{dev}/mig/instances says job={listed}")
+        want = {job for job, st in p["jobs"].items() if st.get("placement") == f"{span[0]}:{span[1]}"}
+        if set(entry["jobs"]) != want:
+            problems.append(f"{where}/{start}/ lists the jobs {sorted(entry['jobs'])}, the profile's jobs there are "
+                            f"{sorted(want)}")
+        for job, link in entry["jobs"].items():
+            if link != f"../../../{job}":
+                problems.append(f"{where}/{start}/{job}/device -> {link}, expected ../../../{job}")
+    return problems
+
+
 def tree_view(node, problems):
     """The tree as a dict: {"devices": {dev: {...}}, "node_profiles": {profile: {...}}}."""
     tree = {"devices": {}, "node_profiles": {}}
@@ -211,7 +285,7 @@ def tree_view(node, problems):
         for prof in entries:
             if prof in ("mode", "instances") or not os.path.isdir(node.path(dev, "mig", prof)):
                 continue
-            p = {"placements": [], "available": None, "jobs": {}}
+            p = {"placements": [], "available": None, "jobs": {}, "places": {}}
             text = _read(node, problems, dev, "mig", prof, "info")
             if text is not None:
                 p["placements"] = parse_placements(keyvals(text).get("placements", ""))
@@ -223,7 +297,7 @@ def tree_view(node, problems):
                     problems.append(f"{dev}/mig/{prof}/available is not a number: {text!r}")
             try:
                 jobs = sorted(e for e in os.listdir(node.path(dev, "mig", prof))
-                              if os.path.isdir(node.path(dev, "mig", prof, e)))
+                              if e != "placements" and os.path.isdir(node.path(dev, "mig", prof, e)))
             except OSError as e:
                 problems.append(f"cannot list {dev}/mig/{prof}: {os.strerror(e.errno)}")
                 jobs = []
@@ -231,6 +305,7 @@ def tree_view(node, problems):
                 text = _read(node, problems, dev, "mig", prof, job, "status")
                 if text is not None:
                     p["jobs"][job] = keyvals(text)
+            p["places"] = placement_view(node, problems, dev, prof)
             d["profiles"][prof] = p
         tree["devices"][dev] = d
     try:
@@ -426,6 +501,7 @@ def invariants(node, families=None, allow_refused=False, drv=None):
             if p["available"] is not None and p["available"] != want:
                 problems.append(f"{dev}/mig/{prof}/available says {p['available']}, the live instances "
                                 f"{sorted(used)} leave {want} of {p['placements']}")
+            problems += placement_problems(dev, prof, p, live, lines, refused)
 
     # names are unique on the node; the node-level view lists exactly the jobs
     for job, where in sorted(all_jobs.items()):

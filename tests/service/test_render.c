@@ -375,11 +375,14 @@ static void test_reserved_names_are_the_tree_files(void **state)
 {
 	static const char *const mig[] = { ACCEL_MIG_FILE_NAMES, NULL };
 	static const char *const profile[] = { ACCEL_PROFILE_FILE_NAMES, NULL };
+	static const char *const node_profile[] = { ACCEL_NODE_PROFILE_FILE_NAMES, NULL };
+	static const char *const placement[] = { ACCEL_PLACEMENT_FILE_NAMES, NULL };
 
 	(void)state;
 	assert_rows_are(FS_MIG, mig);
 	assert_rows_are(FS_PROFILE, profile);
-	assert_rows_are(FS_NODE_PROFILE, profile);
+	assert_rows_are(FS_NODE_PROFILE, node_profile);
+	assert_rows_are(FS_PLACEMENT, placement);
 }
 
 /* A profile called like a file of mig/ (map was once missing) would hide it: the catalog refuses it. */

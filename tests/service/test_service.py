@@ -112,7 +112,8 @@ class Metrics(Populated):
                 self.assertEqual(m[("accelfs_profile_available", key)], n.available(dev, prof))
                 self.assertEqual(m[("accelfs_profile_capacity", key)],
                                  int(n.keyvals(dev, "mig", prof, "info")["capacity"]))
-                jobs = [j for j in os.listdir(n.path(dev, "mig", prof)) if os.path.isdir(n.path(dev, "mig", prof, j))]
+                jobs = [j for j in os.listdir(n.path(dev, "mig", prof))
+                        if j != "placements" and os.path.isdir(n.path(dev, "mig", prof, j))]
                 self.assertEqual(m[("accelfs_profile_jobs", key)], len(jobs))
                 for j in jobs:
                     states[n.keyvals(dev, "mig", prof, j, "status")["state"]] += 1

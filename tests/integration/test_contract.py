@@ -3,10 +3,12 @@
 an NVIDIA GPU of the simulated node: one suite, parametrized by family."""
 import errno
 import os
+import select
 import threading
 import unittest
 
 from harness import NVIDIA, THEAD, NodeTestCase, topology_path, wait_until
+from invariants import driver_view, format_problems, settled
 
 
 class ContractRows:
@@ -75,7 +77,7 @@ class ContractRows:
     def test_existing_job_or_profile_file_is_eexist(self):
         os.mkdir(self.prof("job1"))
         self.assertErrno(errno.EEXIST, os.mkdir, self.prof("job1"))
-        for name in ("info", "available", "last_error"):
+        for name in ("info", "available", "last_error", "placements"):
             self.assertErrno(errno.EEXIST, os.mkdir, self.prof(name))
         # job names are unique on the node: the node-level view lists them together
         self.assertErrno(errno.EEXIST, os.mkdir, self.node.path(self.F["device"], "mig", self.F["wide"], "job1"))
@@ -214,6 +216,223 @@ class ContractRows:
         self.assertEqual(len(placements), len(ok), "two jobs share a placement")
 
 
+def race(paths):
+    """mkdir every path at once, one thread each: {path: errno or 0}."""
+    results = {}
+    go = threading.Barrier(len(paths))
+
+    def carve(path):
+        go.wait()
+        try:
+            os.mkdir(path)
+            results[path] = 0
+        except OSError as e:
+            results[path] = e.errno
+
+    threads = [threading.Thread(target=carve, args=(p,)) for p in paths]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
+
+
+class PlacementRows:
+    """docs/tree.md "Carving at a chosen placement": mkdir <profile>/placements/<start>/<job>."""
+    F = None
+
+    def prof(self, *more):
+        return self.node.path(self.F["device"], "mig", self.F["profile"], *more)
+
+    def at(self, start, *more):
+        return self.prof("placements", str(start), *more)
+
+    def text(self, path):
+        with open(path) as f:
+            return f.read()
+
+    def driver_gis(self):
+        """{gi: (start, size, profile_id)} of the card, as the driver has them."""
+        drv = driver_view(self.node, [self.F["family"]]).get(self.F["device"], {})
+        return {gi: g["placement"] + (g["profile_id"],) for gi, g in drv.items()}
+
+    def test_placements_lists_every_legal_start_free(self):
+        self.assertEqual(sorted(os.listdir(self.prof("placements")), key=int), ["0", "4"])
+        for start in (0, 4):
+            self.assertEqual(os.listdir(self.at(start)), ["status"])
+            self.assertEqual(self.text(self.at(start, "status")), f"state: free\nplacement: {start}:4\n")
+        wide = self.node.path(self.F["device"], "mig", self.F["wide"], "placements")
+        self.assertEqual(os.listdir(wide), ["0"])
+
+    def test_mkdir_at_a_placement_carves_exactly_there(self):
+        F, n = self.F, self.node
+        os.mkdir(self.at(4, "j"))  # not the lowest free start: only a placement mkdir goes there
+        st = n.keyvals(F["device"], "mig", F["profile"], "j", "status")
+        self.assertEqual(st["placement"], "4:4")
+        self.assertEqual(self.driver_gis(), {int(st["gi"]): (4, 4, F["profile_id"])})
+        # the same job in every view: the profile, its placement, the node-level view
+        self.assertEqual(sorted(os.listdir(self.at(4))), ["j", "status"])
+        self.assertEqual(sorted(os.listdir(self.at(4, "j"))),
+                         ["cdi.json", "containers", "dev", "device", "devices", "holders", "reclaim", "status"])
+        self.assertEqual(os.readlink(self.at(4, "j", "device")), "../../../j")
+        self.assertTrue(os.path.samefile(os.path.realpath(self.at(4, "j", "device")), self.prof("j")))
+        self.assertEqual(self.text(self.at(4, "j", "status")), self.text(self.prof("j", "status")))
+        self.assertTrue(os.path.isdir(n.path("mig", F["profile"], "j")))
+        self.assertEqual(self.text(self.at(4, "status")),
+                         f"state: taken\nplacement: 4:4\nholder: gi={st['gi']} profile={F['profile']} "
+                         f"placement=4:4 job=j\n")
+        self.assertEqual(self.text(self.at(0, "status")), "state: free\nplacement: 0:4\n")
+        self.assertEqual(n.available(F["device"], F["profile"]), F["capacity"] - 1)
+        self.assertEqual(n.read(F["device"], "mig", F["profile"], "last_error"), "")
+        # an ordinary mkdir takes what is left, and the taken start is refused naming its holder
+        os.mkdir(self.prof("k"))
+        gk = n.keyvals(F["device"], "mig", F["profile"], "k", "status")["gi"]
+        self.assertEqual(n.keyvals(F["device"], "mig", F["profile"], "k", "status")["placement"], "0:4")
+        for start, holder, gi in ((0, "k", gk), (4, "j", st["gi"])):
+            self.assertErrno(errno.ENOSPC, os.mkdir, self.at(start, "late"))
+            why = n.read(F["device"], "mig", F["profile"], "last_error")
+            self.assertIn(f"placement {start}:4 of {F['profile']} on {F['device']} is taken: job {holder} holds "
+                          f"{start}:4 (GPU instance {gi})", why)
+        self.assertFalse(os.path.exists(self.prof("late")))
+        self.assertEqual(len(self.driver_gis()), 2)
+        # the wide profile's one placement is held by both
+        wide = self.text(n.path(F["device"], "mig", F["wide"], "placements", "0", "status")).splitlines()
+        self.assertEqual(wide[:2], ["state: taken", "placement: 0:8"])
+        self.assertEqual(sorted(l.split()[-1] for l in wide[2:]), ["job=j", "job=k"])
+        # rmdir through the placement: gone everywhere, capacity back before it returns
+        os.rmdir(self.at(4, "j"))
+        for path in (self.prof("j"), self.at(4, "j"), n.path("mig", F["profile"], "j")):
+            self.assertFalse(os.path.exists(path), path)
+        self.assertEqual(self.text(self.at(4, "status")), "state: free\nplacement: 4:4\n")
+        self.assertEqual(list(self.driver_gis().values()), [(0, 4, F["profile_id"])])
+        os.rmdir(self.at(0, "k"))
+        self.assertEqual(self.driver_gis(), {})
+        self.assertEqual(n.available(F["device"], F["profile"]), F["capacity"])
+
+    def test_an_existing_name_or_a_tree_file_is_eexist(self):
+        F, n = self.F, self.node
+        os.mkdir(self.at(4, "j"))
+        before = self.driver_gis()
+        for path in (self.at(4, "j"), self.at(0, "j"), self.prof("j"), self.at(0, "status"), self.prof("status"),
+                     n.path("mig", F["profile"], "status"), n.path("mig", F["profile"], "placements")):
+            self.assertErrno(errno.EEXIST, os.mkdir, path)
+        self.assertIn("'status' is a file of placements/<start>/",
+                      n.read(F["device"], "mig", F["profile"], "last_error"))
+        self.assertEqual(self.driver_gis(), before)
+        self.assertEqual(n.keyvals(F["device"], "mig", F["profile"], "j", "status")["placement"], "4:4")
+
+    def test_a_start_that_is_not_legal(self):
+        F, n = self.F, self.node
+        for name in ("9", "04", "1"):
+            self.assertErrno(errno.EINVAL, os.mkdir, self.at(name))
+            why = n.read(F["device"], "mig", F["profile"], "last_error")
+            self.assertIn(f"starts at '{name}': the legal placements are {F['placements']}", why)
+            self.assertIn("placements/0/, placements/4/", why)
+        self.assertErrno(errno.ENOENT, os.mkdir, self.at(9, "j"))
+        self.assertErrno(errno.EEXIST, os.mkdir, self.at(4))
+        for name in ("x", "-1", "4a"):
+            self.assertErrno(errno.EPERM, os.mkdir, self.at(name))
+        self.assertErrno(errno.EPERM, os.rmdir, self.at(0))
+        self.assertErrno(errno.EPERM, os.rmdir, self.prof("placements"))
+        self.assertErrno(errno.ENOTDIR, os.rmdir, self.at(0, "status"))
+        self.assertErrno(errno.EINVAL, os.mkdir, self.at(0, "bad-"))
+        self.assertEqual(self.driver_gis(), {})
+
+    def test_status_wakes_a_poller_when_the_placement_is_taken(self):
+        fd = os.open(self.at(0, "status"), os.O_RDONLY)
+        try:
+            self.assertEqual(os.pread(fd, 4096, 0), b"state: free\nplacement: 0:4\n")
+            p = select.poll()
+            p.register(fd, select.POLLPRI)
+            os.mkdir(self.prof("j"))  # an ordinary carve at the lowest start takes it
+            events = p.poll(10000)
+            self.assertTrue(events and events[0][1] & select.POLLPRI, events)
+            self.assertTrue(os.pread(fd, 4096, 0).startswith(b"state: taken\n"))
+        finally:
+            os.close(fd)
+
+    def test_many_mkdirs_at_one_start_one_wins(self):
+        F, n = self.F, self.node
+        results = race([self.at(4, f"r{i}") for i in range(8)])
+        won = [p for p, e in results.items() if e == 0]
+        self.assertEqual(len(won), 1, results)
+        self.assertEqual(sorted(set(results.values())), [0, errno.ENOSPC], results)
+        self.assertEqual([g[:2] for g in self.driver_gis().values()], [(4, 4)])
+        self.assertEqual(n.available(F["device"], F["profile"]), F["capacity"] - 1)
+        problems = settled(n, families=[F["family"]])
+        self.assertEqual(problems, [], format_problems(problems))
+
+
+class ForeignHolder(NodeTestCase):
+    """An instance carved by hand is named as such; the grace keeps it from being reclaimed meanwhile."""
+    grace = 3600
+
+    def check(self, F):
+        n = self.node
+        n.smi(F["family"], "mig", "-i", F["index"], "-cgi", F["profile_id"], "-C")
+        ((gi, g),) = driver_view(n, [F["family"]])[F["device"]].items()
+        start = g["placement"][0]
+        here = n.path(F["device"], "mig", F["profile"], "placements", str(start))
+        # at once, before any poller pass saw it: the driver refuses, the card is read again, the answer names it
+        self.assertErrno(errno.ENOSPC, os.mkdir, os.path.join(here, "j"))
+        self.assertIn(f"GPU instance {gi} ({F['profile']} at {start}:4), which accelfs did not make, holds it",
+                      n.read(F["device"], "mig", F["profile"], "last_error"))
+        line = f"holder: gi={gi} profile={F['profile']} placement={start}:4 job=-\n"
+        wait_until(lambda: line in n.read(F["device"], "mig", F["profile"], "placements", str(start), "status"),
+                   what="the hand-made instance in the placement's status")
+        os.mkdir(n.path(F["device"], "mig", F["profile"], "placements", str(4 - start), "j"))
+        self.assertEqual(n.keyvals(F["device"], "mig", F["profile"], "j", "status")["placement"], f"{4 - start}:4")
+
+    def test_thead(self):
+        self.check(THEAD)
+
+    def test_nvidia(self):
+        self.check(NVIDIA)
+
+
+class PlacementRaces(NodeTestCase):
+    """Placement mkdirs against ordinary and node-level ones on the same card (the only one with MIG on of its
+    family, so the node-level choice lands there too): no placement is given twice, the invariants hold."""
+    topology = topology_path("one-mig-card-each.json")
+
+    def mixed(self, F, profile, starts, per_start, ordinary, node_level):
+        """`ordinary` is more than the card's capacity: one of them fails only once the card is full."""
+        n = self.node
+        base = n.path(F["device"], "mig", profile)
+        ordinary_paths = [os.path.join(base, f"o{i}") for i in range(ordinary)]
+        paths = [os.path.join(base, "placements", str(s), f"p{s}-{i}") for s in starts for i in range(per_start)]
+        paths += ordinary_paths + [n.path("mig", profile, f"n{i}") for i in range(node_level)]
+        results = race(paths)
+        self.assertTrue(all(e in (0, errno.ENOSPC) for e in results.values()), results)
+        self.assertTrue(any(results[p] for p in ordinary_paths), f"more ordinary mkdirs than room all won: {results}")
+        won = sorted(os.path.basename(p) for p, e in results.items() if e == 0)
+        placed = {}
+        for job in won:
+            st = n.keyvals(F["device"], "mig", profile, job, "status")
+            placed.setdefault(st["placement"], []).append(job)
+            if job.startswith("p"):
+                self.assertEqual(st["placement"].split(":")[0], job[1:].split("-")[0], f"{job} landed elsewhere")
+        self.assertTrue(all(len(j) == 1 for j in placed.values()), f"a placement given twice: {placed}")
+        self.assertEqual(sorted(self.driver_gis(F).values()), sorted(tuple(map(int, p.split(":"))) for p in placed))
+        self.assertEqual(n.available(F["device"], profile), 0, "an ordinary mkdir failed with a placement free")
+        for start in starts:  # at most one placement mkdir won each start
+            self.assertLessEqual(sum(1 for j in won if j.startswith(f"p{start}-")), 1, won)
+        problems = settled(n)
+        self.assertEqual(problems, [], format_problems(problems))
+
+    def driver_gis(self, F):
+        return {gi: g["placement"] for gi, g in driver_view(self.node, [F["family"]]).get(F["device"], {}).items()}
+
+    def test_thead_4g(self):
+        self.mixed(THEAD, THEAD["profile"], [0, 4], per_start=3, ordinary=3, node_level=3)
+
+    def test_nvidia_3g(self):
+        self.mixed(NVIDIA, NVIDIA["profile"], [0, 4], per_start=3, ordinary=3, node_level=3)
+
+    def test_nvidia_1g_seven_starts(self):
+        self.mixed(NVIDIA, "1g.18gb", [0, 3, 6], per_start=3, ordinary=8, node_level=3)
+
+
 class NvidiaSpecific(NodeTestCase):
     """What only an H200 can show: its profile table as the driver reports it."""
 
@@ -290,6 +509,14 @@ class TheadContract(ContractRows, NodeTestCase):
 
 
 class NvidiaContract(ContractRows, NodeTestCase):
+    F = NVIDIA
+
+
+class TheadPlacements(PlacementRows, NodeTestCase):
+    F = THEAD
+
+
+class NvidiaPlacements(PlacementRows, NodeTestCase):
     F = NVIDIA
 
 

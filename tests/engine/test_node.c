@@ -21,7 +21,8 @@
 
 /* ---- a fault at every call of a carve ------------------------------------- */
 
-static void fault_every_carve_call(const struct fam_case *c)
+/* at < 0: accel_node_mkdir (the lowest free start); else accel_node_mkdir_at that start. */
+static void fault_every_carve_call(const struct fam_case *c, long at)
 {
 	struct env e;
 	unsigned k;
@@ -35,7 +36,11 @@ static void fault_every_carve_call(const struct fam_case *c)
 
 		assert_true(k < 200);
 		arm(&e, c->family, "*", MIG_ERROR_UNKNOWN, k, 1);
-		ret = accel_node_mkdir(e.node, c->device, c->profile, "job", 0, 0, &made, why, sizeof(why));
+		if (at < 0)
+			ret = accel_node_mkdir(e.node, c->device, c->profile, "job", 0, 0, &made, why, sizeof(why));
+		else
+			ret = accel_node_mkdir_at(e.node, c->device, c->profile, "job", (unsigned)at, 0, 0, &made, why,
+			                          sizeof(why));
 		fired = disarm(&e, c->family);
 		if (ret == 0) {
 			struct accel_snapshot *s = accel_node_snapshot(e.node);
@@ -43,6 +48,8 @@ static void fault_every_carve_call(const struct fam_case *c)
 			assert_non_null(j);
 			assert_int_equal(j->state, ACCEL_JOB_READY);
 			assert_string_equal(made.uuid, j->uuid);
+			if (at >= 0)
+				assert_int_equal(j->placement.start, (unsigned)at);
 			assert_true(record_exists(&e, "job"));
 			accel_snapshot_unref(s);
 		} else {
@@ -64,20 +71,113 @@ static void fault_every_carve_call(const struct fam_case *c)
 			break;
 		}
 	}
-	print_message("%s: a carve makes %u driver calls; a fault at each left a true answer\n", c->device, k);
+	print_message("%s: a carve%s makes %u driver calls; a fault at each left a true answer\n", c->device,
+	              at < 0 ? "" : " at a chosen start", k);
 	stop(&e);
 }
 
 static void thead_fault_every_carve_call(void **state)
 {
 	(void)state;
-	fault_every_carve_call(&thead);
+	fault_every_carve_call(&thead, -1);
 }
 
 static void nvidia_fault_every_carve_call(void **state)
 {
 	(void)state;
-	fault_every_carve_call(&nvidia);
+	fault_every_carve_call(&nvidia, -1);
+}
+
+/* Start 4: the second of {0,4}:4, where only a carve at a chosen start goes on an empty card. */
+static void thead_fault_every_placement_carve_call(void **state)
+{
+	(void)state;
+	fault_every_carve_call(&thead, 4);
+}
+
+static void nvidia_fault_every_placement_carve_call(void **state)
+{
+	(void)state;
+	fault_every_carve_call(&nvidia, 4);
+}
+
+/* ---- a carve at a chosen start: its refusals ------------------------------- */
+
+/* How many times the driver was asked to create a GPU instance since the last reset_calls. */
+static unsigned long long creates(struct env *e, const struct accel_family *f)
+{
+	accelsim_fn_SimGetCalls_t get = control(e, f, "SimGetCalls");
+	accelsim_call_count_t counts[64];
+	unsigned n = 64;
+
+	assert_int_equal(get(counts, &n), MIG_SUCCESS);
+	for (unsigned i = 0; i < n; i++)
+		if (!strcmp(counts[i].function, "DeviceCreateGpuInstanceWithPlacement"))
+			return counts[i].count;
+	fail_msg("the simulator counts no DeviceCreateGpuInstanceWithPlacement");
+	return 0;
+}
+
+static void placement_refusals(const struct fam_case *c)
+{
+	char why[ACCEL_TEXT_MAX], last[ACCEL_TEXT_MAX], key[160], expect[ACCEL_TEXT_MAX];
+	struct accel_snapshot *s;
+	struct accel_job made;
+	struct env e;
+
+	start(&e);
+	snprintf(key, sizeof(key), "%s/%s", c->device, c->profile);
+	/* Not a legal start: EINVAL naming the legal ones, and the driver is asked to create nothing. */
+	reset_calls(&e, c->family);
+	assert_int_equal(accel_node_mkdir_at(e.node, c->device, c->profile, "odd", 2, 0, 0, NULL, why, sizeof(why)),
+	                 -EINVAL);
+	accel_node_last_error(e.node, key, last, sizeof(last));
+	assert_string_equal(last, why);
+	assert_non_null(strstr(why, "the legal placements are {0,4}:4"));
+	assert_non_null(strstr(why, "placements/0/, placements/4/"));
+	assert_false(record_exists(&e, "odd"));
+	assert_int_equal(creates(&e, c->family), 0);
+	/* Taken: ENOSPC naming the job that holds it, and no GPU instance is created. */
+	assert_int_equal(accel_node_mkdir_at(e.node, c->device, c->profile, "first", 4, 0, 0, &made, why, sizeof(why)),
+	                 0);
+	assert_int_equal(made.placement.start, 4);
+	reset_calls(&e, c->family);
+	assert_int_equal(accel_node_mkdir_at(e.node, c->device, c->profile, "second", 4, 0, 0, NULL, why, sizeof(why)),
+	                 -ENOSPC);
+	snprintf(expect, sizeof(expect), "placement 4:4 of %s on %s is taken: job first holds 4:4 (GPU instance %u)",
+	         c->profile, c->device, made.gi);
+	assert_non_null(strstr(why, expect));
+	assert_false(record_exists(&e, "second"));
+	assert_int_equal(creates(&e, c->family), 0);
+	/* The same name again, at its own start or another: EEXIST, as for every mkdir. */
+	assert_int_equal(accel_node_mkdir_at(e.node, c->device, c->profile, "first", 4, 0, 0, NULL, why, sizeof(why)),
+	                 -EEXIST);
+	assert_int_equal(accel_node_mkdir_at(e.node, c->device, c->profile, "first", 0, 0, 0, NULL, why, sizeof(why)),
+	                 -EEXIST);
+	/* A job may not be called like a file of placements/<start>/ or of the profile directory. */
+	assert_int_equal(accel_node_mkdir_at(e.node, c->device, c->profile, "status", 0, 0, 0, NULL, why, sizeof(why)),
+	                 -EEXIST);
+	assert_int_equal(accel_node_mkdir(e.node, c->device, c->profile, "placements", 0, 0, NULL, why, sizeof(why)),
+	                 -EEXIST);
+	s = accel_node_snapshot(e.node);
+	assert_int_equal(accel_snapshot_device(s, c->device)->n_instances, 1);
+	assert_int_equal(accel_device_profile(accel_snapshot_device(s, c->device), c->profile)->available, 1);
+	accel_snapshot_unref(s);
+	check_invariants(&e, c);
+	assert_int_equal(accel_node_rmdir(e.node, c->device, c->profile, "first", why, sizeof(why)), 0);
+	stop(&e);
+}
+
+static void thead_placement_refusals(void **state)
+{
+	(void)state;
+	placement_refusals(&thead);
+}
+
+static void nvidia_placement_refusals(void **state)
+{
+	(void)state;
+	placement_refusals(&nvidia);
 }
 
 /* ---- a fault at every call of a reclaim ------------------------------------ */
@@ -427,6 +527,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(thead_fault_every_carve_call),
 		cmocka_unit_test(nvidia_fault_every_carve_call),
+		cmocka_unit_test(thead_fault_every_placement_carve_call),
+		cmocka_unit_test(nvidia_fault_every_placement_carve_call),
+		cmocka_unit_test(thead_placement_refusals),
+		cmocka_unit_test(nvidia_placement_refusals),
 		cmocka_unit_test(thead_fault_every_reclaim_call),
 		cmocka_unit_test(nvidia_fault_every_reclaim_call),
 		cmocka_unit_test(thead_reclaim_stopped_midway_resumes),

@@ -84,19 +84,22 @@ class FaultAtEveryCall(TrustCase):
         self.assertGreater(calls, 3, f"the {op} made almost no driver call: the fault never reached it")
         self.assertInvariants(context="after the sweep", families=[fam])
 
-    def carve_sweep(self, F, dev, prof, code, setup=()):
-        """mkdir on dev/prof (dev None: the node-level view) with the k-th driver call failing `code`."""
+    def carve_sweep(self, F, dev, prof, code, setup=(), start=None):
+        """mkdir on dev/prof (dev None: the node-level view; start: at placements/<start>/) with the k-th
+        driver call failing `code`."""
         n, fam = self.node, F["family"]
         for d, p, j in setup:
             n.mkdir(d, "mig", p, j)
         baseline = unowned(n, [fam])
         problems = []
         k = 0
+        here = (dev, "mig", prof) if dev else ("mig", prof)
+        at = ("placements", str(start)) if start is not None else ()
         while True:
             job = f"c{k}"
-            where = (dev, "mig", prof, job) if dev else ("mig", prof, job)
+            where = here + at + (job,)
             ctx = f"{fam}: mkdir {'/'.join(where)} with driver call #{k} failing {code}"
-            before_avail = int(n.read(*(where[:-1] + ("available",))))
+            before_avail = int(n.read(*here, "available"))
             self.fault(fam, "*", code, skip=k, times=1)
             err = n.errno_of(os.mkdir, n.path(*where))
             fired = self.fired(fam)
@@ -110,7 +113,9 @@ class FaultAtEveryCall(TrustCase):
                     st = {}
                 if st and st.get("state") != "ready":
                     problems.append(f"{ctx}: mkdir answered 0 but the job is {st.get('state')}")
-                if int(n.read(*(where[:-1] + ("available",)))) >= before_avail:
+                if st and start is not None and st.get("placement", "").split(":")[0] != str(start):
+                    problems.append(f"{ctx}: mkdir answered 0 but the job is at {st.get('placement')}")
+                if int(n.read(*here, "available")) >= before_avail:
                     problems.append(f"{ctx}: mkdir answered 0 but available did not drop from {before_avail}")
             else:
                 if self.check_failed_mkdir(F, dev, prof, job, err, ctx, problems, baseline, drv):
@@ -193,6 +198,14 @@ class FaultAtEveryCall(TrustCase):
 
     def test_carve_fault_at_every_call_gpu(self):
         self.carve_sweep(NVIDIA, "gpu0", NVIDIA["profile"], "UNKNOWN", setup=[("gpu0", "1g.18gb", "keep")])
+
+    # the same at a chosen placement that is not the lowest free one (only placements/<start>/ goes there):
+    # the second of 4g.48gb's two on an empty PPU, a 1g.18gb at 5 beside one at 0 on the GPU
+    def test_carve_fault_at_every_call_at_a_placement_ppu(self):
+        self.carve_sweep(THEAD, "ppu1", THEAD["profile"], "UNKNOWN", start=4)
+
+    def test_carve_fault_at_every_call_at_a_placement_gpu(self):
+        self.carve_sweep(NVIDIA, "gpu0", "1g.18gb", "UNKNOWN", setup=[("gpu0", "1g.18gb", "keep")], start=5)
 
     def test_carve_gpu_is_lost_at_every_call_node_level_ppu(self):
         self.carve_sweep(THEAD, None, THEAD["profile"], "GPU_IS_LOST",

@@ -7,7 +7,7 @@ import select
 import threading
 import unittest
 
-from harness import NVIDIA, THEAD, NodeTestCase, topology_path, wait_until
+from harness import NVIDIA, THEAD, Node, NodeTestCase, topology_path, wait_until
 from invariants import driver_view, format_problems, settled
 
 
@@ -388,6 +388,21 @@ class ForeignHolder(NodeTestCase):
 
     def test_nvidia(self):
         self.check(NVIDIA)
+
+
+class ReadOnlyPlacements(NodeTestCase):
+    """--read-only carves nothing, at a chosen placement neither."""
+
+    def setUp(self):
+        self.node = Node(self.topology, self.poll, self.grace, extra=["--read-only"]).start()
+
+    def test_mkdir_at_a_placement_is_erofs(self):
+        n = self.node
+        for F in (THEAD, NVIDIA):
+            here = n.path(F["device"], "mig", F["profile"], "placements", "4", "j")
+            self.assertErrno(errno.EROFS, os.mkdir, here)
+            self.assertIn("--read-only", n.read(F["device"], "mig", F["profile"], "last_error"))
+            self.assertEqual(driver_view(n, [F["family"]]).get(F["device"], {}), {})
 
 
 class PlacementRaces(NodeTestCase):

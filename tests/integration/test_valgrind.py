@@ -19,6 +19,20 @@ class Valgrind(unittest.TestCase):
             prof = os.path.join(mnt, "ppu3", "mig", "4g.48gb")
             os.mkdir(os.path.join(prof, "a"))
             os.mkdir(os.path.join(mnt, "mig", "1g.18gb", "b"))
+            # a carve at a chosen placement, its view and its refusals (fs/tree.c, core/node_place.c)
+            at = os.path.join(prof, "placements", "4", "p")
+            os.mkdir(at)
+            self.assertEqual(os.readlink(os.path.join(at, "device")), "../../../p")
+            self.assertEqual(sorted(os.listdir(os.path.join(prof, "placements"))), ["0", "4"])
+            for start in ("0", "4"):
+                with open(os.path.join(prof, "placements", start, "status")) as f:
+                    self.assertTrue(f.read().startswith("state: taken\n"), start)
+            for path, err in ((os.path.join(prof, "placements", "0", "q"), errno.ENOSPC),
+                              (os.path.join(prof, "placements", "9"), errno.EINVAL)):
+                with self.assertRaises(OSError) as refused:
+                    os.mkdir(path)
+                self.assertEqual(refused.exception.errno, err, path)
+            os.rmdir(at)
             for path in (os.path.join(prof, "a", "status"), os.path.join(prof, "a", "devices"),
                          os.path.join(prof, "a", "cdi.json"), os.path.join(mnt, "ppu3", "info"),
                          os.path.join(mnt, "ppu3", "mig", "instances")):

@@ -1,0 +1,359 @@
+// Package accelfstest is an in-memory accelfs for unit tests: it keeps a
+// node.json model and answers CarveAt, Remove, Status and the CDI lookup with
+// the errnos docs/tree.md gives, so the kubelet plugin can be tested without
+// a mount. Tests against a real simulated mount use accelfs.Mount instead.
+package accelfstest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"syscall"
+	"time"
+
+	"accelfs.io/k8s/accelfs"
+)
+
+// Fake is an accelfs node in memory.
+type Fake struct {
+	mu      sync.Mutex
+	node    *accelfs.Node
+	cdi     map[string]bool
+	busy    map[string]bool
+	changed chan struct{} // closed at every change, then replaced
+	// NoCDI makes carved jobs never appear in the CDI specs (no hook installed).
+	NoCDI bool
+	// Carves counts successful CarveAt calls.
+	Carves int
+}
+
+var _ accelfs.Interface = (*Fake)(nil)
+
+// New starts from a node.json, its jobs and instances included.
+func New(node *accelfs.Node) *Fake {
+	f := &Fake{node: clone(node), cdi: map[string]bool{}, busy: map[string]bool{}, changed: make(chan struct{})}
+	for _, d := range f.node.Devices {
+		for _, j := range d.Jobs {
+			if j.State == accelfs.StateReady {
+				f.cdi[j.Name] = true
+			}
+		}
+	}
+	f.recompute()
+	return f
+}
+
+// FromFile is New over a node.json file.
+func FromFile(path string) (*Fake, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	n, err := accelfs.ParseNode(data)
+	if err != nil {
+		return nil, err
+	}
+	return New(n), nil
+}
+
+func clone(n *accelfs.Node) *accelfs.Node {
+	data, err := json.Marshal(n)
+	if err != nil {
+		panic(err)
+	}
+	var out accelfs.Node
+	if err := json.Unmarshal(data, &out); err != nil {
+		panic(err)
+	}
+	return &out
+}
+
+func errno(op, path string, e syscall.Errno, reason string) error {
+	return &accelfs.OpError{Op: op, Path: path, Err: e, Reason: reason}
+}
+
+// recompute sets every profile's available the way accelfs counts it
+// (repeated lowest-free picks against every live instance) and bumps the
+// generation; the caller holds mu.
+func (f *Fake) recompute() {
+	for i := range f.node.Devices {
+		d := &f.node.Devices[i]
+		for p := range d.Profiles {
+			prof := &d.Profiles[p]
+			if !d.OK() {
+				prof.Available = 0
+				continue
+			}
+			var used []accelfs.Span
+			for _, in := range d.Instances {
+				used = append(used, in.Placement)
+			}
+			prof.Available = 0
+			for {
+				pick := -1
+				for k, pl := range prof.Placements {
+					if free(pl, used) && (pick < 0 || pl.Start < prof.Placements[pick].Start) {
+						pick = k
+					}
+				}
+				if pick < 0 {
+					break
+				}
+				used = append(used, prof.Placements[pick])
+				prof.Available++
+			}
+		}
+	}
+	f.node.Generation++
+	close(f.changed)
+	f.changed = make(chan struct{})
+}
+
+func free(s accelfs.Span, used []accelfs.Span) bool {
+	for _, u := range used {
+		if s.Overlaps(u) {
+			return false
+		}
+	}
+	return true
+}
+
+// ReadNode returns a copy of the node as node.json would show it now.
+func (f *Fake) ReadNode() (*accelfs.Node, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return clone(f.node), nil
+}
+
+// CarveAt carves the job at that start, or answers as accelfs would.
+func (f *Fake) CarveAt(card, profile string, start int, job string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	path := filepath.Join(card, "mig", profile, "placements", fmt.Sprint(start), job)
+	d := f.node.Card(card)
+	if d == nil || d.Profile(profile) == nil {
+		return errno("mkdir", path, syscall.ENOENT, "")
+	}
+	if len(job) > accelfs.MaxJobName {
+		return errno("mkdir", path, syscall.ENAMETOOLONG, "")
+	}
+	if !accelfs.ValidJobName(job) {
+		return errno("mkdir", path, syscall.EINVAL, "not a job name")
+	}
+	prof := d.Profile(profile)
+	var span *accelfs.Span
+	for _, pl := range prof.Placements {
+		if pl.Start == start {
+			span = &pl
+		}
+	}
+	if span == nil {
+		return errno("mkdir", path, syscall.EINVAL, fmt.Sprintf("%d is not a legal start of %s", start, profile))
+	}
+	if f.node.FindJob(job) != nil {
+		return errno("mkdir", path, syscall.EEXIST, "")
+	}
+	if !d.OK() {
+		return errno("mkdir", path, syscall.EBUSY, "the card is refused")
+	}
+	for _, in := range d.Instances {
+		if in.Placement.Overlaps(*span) {
+			holder := "an instance accelfs did not make"
+			if in.Job != nil {
+				holder = "job " + *in.Job
+			}
+			return errno("mkdir", path, syscall.ENOSPC, fmt.Sprintf("placement %s overlaps %s (placement %s)", span, holder, in.Placement))
+		}
+	}
+	gi := 0
+	for used := true; used; {
+		used = false
+		for _, in := range d.Instances {
+			if in.GI == gi {
+				gi++
+				used = true
+			}
+		}
+	}
+	name := job
+	ci := 0
+	uuid := fmt.Sprintf("MIG-%08x-0000-4000-8000-%012x", f.node.Generation, gi)
+	d.Instances = append(d.Instances, accelfs.Instance{GI: gi, CI: []int{0}, Profile: profile, ProfileID: prof.ProfileID, Placement: *span, UUID: uuid, Job: &name})
+	sort.Slice(d.Instances, func(a, b int) bool { return d.Instances[a].Placement.Start < d.Instances[b].Placement.Start })
+	d.Jobs = append(d.Jobs, accelfs.Job{Name: job, Profile: profile, State: accelfs.StateReady, Device: card, ProfileID: prof.ProfileID, GI: &gi, CI: &ci, Placement: span, UUID: uuid})
+	if !f.NoCDI {
+		f.cdi[job] = true
+	}
+	f.Carves++
+	f.recompute()
+	return nil
+}
+
+// Remove gives the job back; EBUSY while it is marked busy.
+func (f *Fake) Remove(card, profile, job string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	path := filepath.Join(card, "mig", profile, job)
+	d := f.node.Card(card)
+	if d == nil || d.Profile(profile) == nil {
+		return errno("rmdir", path, syscall.ENOENT, "")
+	}
+	j := d.Job(job)
+	if j == nil || j.Profile != profile {
+		return errno("rmdir", path, syscall.ENOENT, "")
+	}
+	if f.busy[job] {
+		return errno("rmdir", path, syscall.EBUSY, job+" is attached to 1 container: stop it first")
+	}
+	f.dropJob(d, job)
+	f.recompute()
+	return nil
+}
+
+func (f *Fake) dropJob(d *accelfs.Device, job string) {
+	jobs := d.Jobs[:0]
+	for _, j := range d.Jobs {
+		if j.Name != job {
+			jobs = append(jobs, j)
+		}
+	}
+	d.Jobs = jobs
+	ins := d.Instances[:0]
+	for _, in := range d.Instances {
+		if in.Job == nil || *in.Job != job {
+			ins = append(ins, in)
+		}
+	}
+	d.Instances = ins
+	delete(f.cdi, job)
+}
+
+// Status is the job's status file.
+func (f *Fake) Status(card, profile, job string) (*accelfs.Status, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	d := f.node.Card(card)
+	var j *accelfs.Job
+	if d != nil {
+		j = d.Job(job)
+	}
+	if j == nil || j.Profile != profile {
+		return nil, &os.PathError{Op: "open", Path: filepath.Join(card, "mig", profile, job, "status"), Err: syscall.ENOENT}
+	}
+	st := &accelfs.Status{State: j.State, Device: j.Device, Profile: j.Profile, ProfileID: j.ProfileID, UUID: j.UUID, Fields: map[string]string{}}
+	if j.Placement != nil {
+		st.Placement = *j.Placement
+	}
+	if f.busy[job] {
+		st.Containers = []string{"0123456789ab pid=1 since=2026-01-01T00:00:00Z"}
+	}
+	return st, nil
+}
+
+// HasCDIDevice says whether a ready job's device is in the specs.
+func (f *Fake) HasCDIDevice(job string) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.cdi[job], nil
+}
+
+// Watch returns a watcher that wakes at every change of the model.
+func (f *Fake) Watch() (accelfs.Watcher, error) {
+	return &watch{f: f, gen: -1}, nil
+}
+
+type watch struct {
+	f   *Fake
+	gen int64
+}
+
+func (w *watch) Read() (*accelfs.Node, error) {
+	n, err := w.f.ReadNode()
+	if err == nil {
+		w.gen = n.Generation
+	}
+	return n, err
+}
+
+func (w *watch) Wait(ctx context.Context, fallback time.Duration) error {
+	w.f.mu.Lock()
+	ch, gen := w.f.changed, w.f.node.Generation
+	w.f.mu.Unlock()
+	if gen != w.gen {
+		return nil
+	}
+	t := time.NewTimer(fallback)
+	defer t.Stop()
+	select {
+	case <-ch:
+		return nil
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (w *watch) Close() error { return nil }
+
+// SetBusy makes rmdir of the job answer EBUSY (a container holds it) or not.
+func (f *Fake) SetBusy(job string, busy bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.busy[job] = busy
+}
+
+// Lose turns the job lost: its instance is gone (a reboot, a destroy by hand).
+func (f *Fake) Lose(job string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := range f.node.Devices {
+		d := &f.node.Devices[i]
+		if j := d.Job(job); j != nil {
+			j.State = accelfs.StateLost
+			reason := "its GPU instance is gone"
+			j.Reason = &reason
+			ins := d.Instances[:0]
+			for _, in := range d.Instances {
+				if in.Job == nil || *in.Job != job {
+					ins = append(ins, in)
+				}
+			}
+			d.Instances = ins
+			delete(f.cdi, job)
+		}
+	}
+	f.recompute()
+}
+
+// AddOrphan adds a GPU instance no job accounts for (carved by hand).
+func (f *Fake) AddOrphan(card, profile string, start int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	d := f.node.Card(card)
+	p := d.Profile(profile)
+	for _, pl := range p.Placements {
+		if pl.Start == start {
+			note := "orphan"
+			d.Instances = append(d.Instances, accelfs.Instance{GI: 100 + len(d.Instances), CI: []int{0}, Profile: profile, ProfileID: p.ProfileID, Placement: pl, Note: &note})
+		}
+	}
+	f.recompute()
+}
+
+// Refuse marks the card refused (why) or, with why empty, ok again.
+func (f *Fake) Refuse(card, why string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	d := f.node.Card(card)
+	if why == "" {
+		d.State, d.Refusal = "ok", nil
+	} else {
+		d.State, d.Refusal = "refused", &why
+	}
+	f.recompute()
+}

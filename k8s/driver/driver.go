@@ -1,0 +1,220 @@
+// Package driver is the accelfs DRA kubelet plugin: it publishes the node's
+// partitionable devices, carves a claim's devices at their exact placements
+// in NodePrepareResources and gives them back in NodeUnprepareResources. It
+// keeps no state of its own: accelfs's jobs, named after the claims' UIDs,
+// are the state, and a start reconciles them against the API server.
+package driver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	cgoresource "k8s.io/client-go/kubernetes/typed/resource/v1"
+	draclient "k8s.io/dynamic-resource-allocation/client"
+	"k8s.io/dynamic-resource-allocation/kubeletplugin"
+	"k8s.io/dynamic-resource-allocation/resourceslice"
+	"k8s.io/klog/v2"
+
+	"accelfs.io/k8s/accelfs"
+	"accelfs.io/k8s/publish"
+)
+
+// Config is what the plugin is started with.
+type Config struct {
+	FS       accelfs.Interface
+	Client   kubernetes.Interface
+	NodeName string
+	NodeUID  types.UID // optional: looked up when empty
+
+	// PluginDataDir holds dra.sock (default /var/lib/kubelet/plugins/accelfs.io);
+	// RegistrarDir the registration socket (default /var/lib/kubelet/plugins_registry).
+	PluginDataDir, RegistrarDir string
+
+	// Fallback: node.json is re-read at least this often, should a wake-up
+	// be missed (default 30 s).
+	Fallback time.Duration
+	// ReconcileEvery: how often jobs of claims that are gone are looked for
+	// after the one look at start (default 5 min; negative: only at start).
+	ReconcileEvery time.Duration
+	// CDITimeout: how long NodePrepareResources waits for a carved job's
+	// device to appear in the daemon's CDI specs (default 20 s).
+	CDITimeout time.Duration
+
+	// PluginOptions are passed on to kubeletplugin.Start (tests).
+	PluginOptions []kubeletplugin.Option
+}
+
+// Driver is a running plugin.
+type Driver struct {
+	cfg    Config
+	fs     accelfs.Interface
+	claims cgoresource.ResourceV1Interface
+	helper *kubeletplugin.Helper
+
+	// opMu serializes prepare, unprepare and reconcile (the helper already
+	// serializes the gRPC calls; reconcile runs beside them).
+	opMu sync.Mutex
+
+	// live holds the claim parts of the claims prepared on this node (or
+	// being prepared): their jobs are accounted for by the scheduler.
+	liveMu sync.Mutex
+	live   map[string]bool
+
+	kick chan struct{}
+
+	pubMu     sync.Mutex
+	last      *resourceslice.DriverResources
+	published int // how many times the slices were (re)published
+
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	wg     sync.WaitGroup
+}
+
+var _ kubeletplugin.DRAPlugin = (*Driver)(nil)
+
+// Start reconciles, starts the kubelet plugin's gRPC servers and the
+// publishing of the node's ResourceSlices, and returns. Stop ends it.
+func Start(ctx context.Context, cfg Config) (*Driver, error) {
+	if cfg.FS == nil || cfg.Client == nil || cfg.NodeName == "" {
+		return nil, errors.New("driver: FS, Client and NodeName must be set")
+	}
+	if cfg.Fallback <= 0 {
+		cfg.Fallback = 30 * time.Second
+	}
+	if cfg.ReconcileEvery == 0 {
+		cfg.ReconcileEvery = 5 * time.Minute
+	}
+	if cfg.CDITimeout <= 0 {
+		cfg.CDITimeout = 20 * time.Second
+	}
+	logger := klog.FromContext(ctx)
+	node, err := cfg.FS.ReadNode()
+	if err != nil {
+		return nil, fmt.Errorf("accelfs: %w (is accelfs mounted?)", err)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	d := &Driver{
+		cfg:    cfg,
+		fs:     cfg.FS,
+		claims: draclient.New(cfg.Client),
+		live:   map[string]bool{},
+		kick:   make(chan struct{}, 1),
+		ctx:    ctx,
+		cancel: cancel,
+	}
+
+	// What accelfs holds of ours before anything is served: claims that still
+	// exist keep their jobs, the others' jobs are given back.
+	if err := d.reconcile(ctx); err != nil {
+		logger.Error(err, "Reconcile at start failed; jobs of claims that are gone are kept for now")
+	}
+
+	opts := []kubeletplugin.Option{
+		kubeletplugin.DriverName(publish.DriverName),
+		kubeletplugin.KubeClient(cfg.Client),
+		kubeletplugin.NodeName(cfg.NodeName),
+		kubeletplugin.HealthService(false),
+	}
+	if cfg.NodeUID != "" {
+		opts = append(opts, kubeletplugin.NodeUID(cfg.NodeUID))
+	}
+	if cfg.PluginDataDir != "" {
+		opts = append(opts, kubeletplugin.PluginDataDirectoryPath(cfg.PluginDataDir))
+	}
+	if cfg.RegistrarDir != "" {
+		opts = append(opts, kubeletplugin.RegistrarDirectoryPath(cfg.RegistrarDir))
+	}
+	opts = append(opts, cfg.PluginOptions...)
+	helper, err := kubeletplugin.Start(ctx, d, opts...)
+	if err != nil {
+		cancel(err)
+		return nil, fmt.Errorf("start kubelet plugin: %w", err)
+	}
+	d.helper = helper
+	if err := d.publish(ctx, node); err != nil {
+		helper.Stop()
+		cancel(err)
+		return nil, err
+	}
+
+	d.wg.Add(2)
+	go func() { defer d.wg.Done(); d.watchLoop(ctx) }()
+	go func() { defer d.wg.Done(); d.reconcileLoop(ctx) }()
+	logger.Info("Started", "node", cfg.NodeName, "driver", publish.DriverName)
+	return d, nil
+}
+
+// Stop ends the plugin: its gRPC servers, the publishing, the loops. The
+// published slices stay (they belong to the node; the next start takes
+// them over).
+func (d *Driver) Stop() {
+	d.cancel(errors.New("driver stopped"))
+	d.helper.Stop()
+	d.wg.Wait()
+}
+
+// Done is closed when the plugin stops, by Stop or on a fatal error.
+func (d *Driver) Done() <-chan struct{} { return d.ctx.Done() }
+
+// Err says why the plugin stopped.
+func (d *Driver) Err() error { return context.Cause(d.ctx) }
+
+// Helper is the kubelet plugin helper (its registration status, for tests).
+func (d *Driver) Helper() *kubeletplugin.Helper { return d.helper }
+
+// HandleError is called for background errors (publishing, gRPC servers).
+// Fatal ones stop the plugin; the rest are logged and retried.
+func (d *Driver) HandleError(ctx context.Context, err error, msg string) {
+	klog.FromContext(ctx).Error(err, msg)
+	if !errors.Is(err, kubeletplugin.ErrRecoverable) {
+		d.cancel(fmt.Errorf("%s: %w", msg, err))
+	}
+}
+
+// WatchHealthStatus: device health comes from accelfs (a refused card's
+// devices are withdrawn), not from a health stream.
+func (d *Driver) WatchHealthStatus(context.Context, chan<- kubeletplugin.DeviceHealthReport) error {
+	return kubeletplugin.ErrHealthNotSupported
+}
+
+func (d *Driver) setLive(part string, live bool) {
+	d.liveMu.Lock()
+	defer d.liveMu.Unlock()
+	if live {
+		d.live[part] = true
+	} else {
+		delete(d.live, part)
+	}
+}
+
+// accounted says whether a job is one of a claim prepared on this node.
+func (d *Driver) accounted(job string) bool {
+	part, _, ok := ParseJobName(job)
+	if !ok {
+		return false
+	}
+	d.liveMu.Lock()
+	defer d.liveMu.Unlock()
+	return d.live[part]
+}
+
+// ourResults are the claim's allocation results of this driver.
+func ourResults(claim *resourceapi.ResourceClaim) []resourceapi.DeviceRequestAllocationResult {
+	if claim.Status.Allocation == nil {
+		return nil
+	}
+	var out []resourceapi.DeviceRequestAllocationResult
+	for _, r := range claim.Status.Allocation.Devices.Results {
+		if r.Driver == publish.DriverName {
+			out = append(out, r)
+		}
+	}
+	return out
+}

@@ -82,33 +82,12 @@ var _ kubeletplugin.DRAPlugin = (*Driver)(nil)
 // Start reconciles, starts the kubelet plugin's gRPC servers and the
 // publishing of the node's ResourceSlices, and returns. Stop ends it.
 func Start(ctx context.Context, cfg Config) (*Driver, error) {
-	if cfg.FS == nil || cfg.Client == nil || cfg.NodeName == "" {
-		return nil, errors.New("driver: FS, Client and NodeName must be set")
-	}
-	if cfg.Fallback <= 0 {
-		cfg.Fallback = 30 * time.Second
-	}
-	if cfg.ReconcileEvery == 0 {
-		cfg.ReconcileEvery = 5 * time.Minute
-	}
-	if cfg.CDITimeout <= 0 {
-		cfg.CDITimeout = 20 * time.Second
-	}
 	logger := klog.FromContext(ctx)
-	node, err := cfg.FS.ReadNode()
+	d, node, err := newDriver(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("accelfs: %w (is accelfs mounted?)", err)
+		return nil, err
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	d := &Driver{
-		cfg:    cfg,
-		fs:     cfg.FS,
-		claims: draclient.New(cfg.Client),
-		live:   map[string]bool{},
-		kick:   make(chan struct{}, 1),
-		ctx:    ctx,
-		cancel: cancel,
-	}
+	cfg, ctx, cancel := d.cfg, d.ctx, d.cancel
 
 	// What accelfs holds of ours before anything is served: claims that still
 	// exist keep their jobs, the others' jobs are given back.
@@ -138,6 +117,10 @@ func Start(ctx context.Context, cfg Config) (*Driver, error) {
 		return nil, fmt.Errorf("start kubelet plugin: %w", err)
 	}
 	d.helper = helper
+	// After the reconcile: what it gave back is free again.
+	if fresh, err := d.fs.ReadNode(); err == nil {
+		node = fresh
+	}
 	if err := d.publish(ctx, node); err != nil {
 		helper.Stop()
 		cancel(err)
@@ -149,6 +132,37 @@ func Start(ctx context.Context, cfg Config) (*Driver, error) {
 	go func() { defer d.wg.Done(); d.reconcileLoop(ctx) }()
 	logger.Info("Started", "node", cfg.NodeName, "driver", publish.DriverName)
 	return d, nil
+}
+
+// newDriver checks the configuration and reads node.json once: the plugin
+// without its gRPC servers and loops (unit tests drive it directly).
+func newDriver(ctx context.Context, cfg Config) (*Driver, *accelfs.Node, error) {
+	if cfg.FS == nil || cfg.Client == nil || cfg.NodeName == "" {
+		return nil, nil, errors.New("driver: FS, Client and NodeName must be set")
+	}
+	if cfg.Fallback <= 0 {
+		cfg.Fallback = 30 * time.Second
+	}
+	if cfg.ReconcileEvery == 0 {
+		cfg.ReconcileEvery = 5 * time.Minute
+	}
+	if cfg.CDITimeout <= 0 {
+		cfg.CDITimeout = 20 * time.Second
+	}
+	node, err := cfg.FS.ReadNode()
+	if err != nil {
+		return nil, nil, fmt.Errorf("accelfs: %w (is accelfs mounted?)", err)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	return &Driver{
+		cfg:    cfg,
+		fs:     cfg.FS,
+		claims: draclient.New(cfg.Client),
+		live:   map[string]bool{},
+		kick:   make(chan struct{}, 1),
+		ctx:    ctx,
+		cancel: cancel,
+	}, node, nil
 }
 
 // Stop ends the plugin: its gRPC servers, the publishing, the loops. The

@@ -1,0 +1,192 @@
+package accelfstest
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"accelfs.io/k8s/accelfs"
+)
+
+// Sim is a simulated node served by the real daemon (accelfs --sim), mounted
+// for one test.
+type Sim struct {
+	*accelfs.Mount
+	State    string
+	topology string
+	accelfs  string
+	smi      string
+	hook     string
+	pid      int
+	t        testing.TB
+}
+
+// RequireEnv, set to 1 (the meson test does), makes a missing simulated
+// node a failure instead of a skip: CI must run these tests.
+const RequireEnv = "ACCELFS_K8S_REQUIRE_SIM"
+
+func unavailable(t testing.TB, format string, args ...any) {
+	t.Helper()
+	msg := fmt.Sprintf(format, args...)
+	if os.Getenv(RequireEnv) == "1" {
+		t.Fatalf("%s (%s=1: the simulated node is required)", msg, RequireEnv)
+	}
+	t.Skipf("no simulated accelfs node: %s", msg)
+}
+
+// binary finds a program of the accelfs build: from $env (meson sets
+// ACCELFS, ACCEL_SMI, ACCELFS_HOOK), else in build/ of the source tree above
+// the working directory.
+func binary(env, rel string) string {
+	if p := os.Getenv(env); p != "" {
+		return p
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	for {
+		p := filepath.Join(dir, "build", rel)
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			return p
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
+
+// StartSim mounts a simulated node (topology: "" for the built-in one, or a
+// name or file accelfs --sim takes) and unmounts it when the test ends. It
+// skips the test, or fails it under ACCELFS_K8S_REQUIRE_SIM=1, where there is
+// no root, no /dev/fuse or no accelfs build.
+func StartSim(t testing.TB, topology string) *Sim {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		unavailable(t, "not root (a FUSE mount with device nodes needs root)")
+	}
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		unavailable(t, "no /dev/fuse")
+	}
+	if _, err := exec.LookPath("fusermount3"); err != nil {
+		unavailable(t, "no fusermount3")
+	}
+	s := &Sim{topology: topology, t: t,
+		accelfs: binary("ACCELFS", "fs/accelfs"),
+		smi:     binary("ACCEL_SMI", "tools/accel-smi"),
+		hook:    binary("ACCELFS_HOOK", "tools/accelfs-hook"),
+	}
+	if s.accelfs == "" || s.smi == "" {
+		unavailable(t, "no accelfs build (set ACCELFS and ACCEL_SMI, or build with meson in build/)")
+	}
+	var err error
+	if s.State, err = os.MkdirTemp("", "accelfs-k8s-state-"); err != nil {
+		t.Fatal(err)
+	}
+	root, err := os.MkdirTemp("", "accelfs-k8s-mnt-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Mount = &accelfs.Mount{Root: root, CDIDir: filepath.Join(s.State, "cdi")}
+	t.Cleanup(func() {
+		s.Stop()
+		os.Remove(root)
+		os.RemoveAll(s.State)
+	})
+	s.Start()
+	return s
+}
+
+// Start mounts the node (again, after Stop: the same state directory, so the
+// same jobs come back, as after a restart of the daemon).
+func (s *Sim) Start() {
+	s.t.Helper()
+	sim := "--sim"
+	if s.topology != "" {
+		sim += "=" + s.topology
+	}
+	args := []string{sim, "--state-dir=" + s.State, "--cdi-dir=" + s.CDIDir,
+		"--poll-interval=0.2", "--orphan-grace=3600", "--busy-retries=1"}
+	if s.hook != "" {
+		args = append(args, "--hook="+s.hook)
+	}
+	args = append(args, s.Root)
+	out, err := exec.Command(s.accelfs, args...).CombinedOutput()
+	if err != nil {
+		log, _ := os.ReadFile(filepath.Join(s.State, "accelfs.log"))
+		s.t.Fatalf("accelfs %s: %v\n%s\n%s", strings.Join(args, " "), err, out, log)
+	}
+	data, err := os.ReadFile(filepath.Join(s.State, "accelfs.pid"))
+	if err == nil {
+		s.pid, _ = strconv.Atoi(strings.TrimSpace(string(data)))
+	}
+}
+
+// Stop unmounts the node and waits for the daemon to exit.
+func (s *Sim) Stop() {
+	if s.pid == 0 {
+		return
+	}
+	if out, err := exec.Command("fusermount3", "-u", s.Root).CombinedOutput(); err != nil {
+		_ = exec.Command("fusermount3", "-u", "-z", s.Root).Run()
+		s.t.Logf("fusermount3 -u %s: %v %s", s.Root, err, out)
+	}
+	// A liveness bound, not a timing: a daemon that does not exit fails here.
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", s.pid)); errors.Is(err, os.ErrNotExist) {
+			s.pid = 0
+			return
+		}
+	}
+	s.t.Errorf("accelfs pid %d did not exit after its unmount", s.pid)
+	s.pid = 0
+}
+
+// SMI runs the simulator's control tool on this node (accel-smi --sim=STATE ...).
+func (s *Sim) SMI(args ...string) (string, error) {
+	out, err := exec.Command(s.smi, append([]string{"--sim=" + s.State}, args...)...).CombinedOutput()
+	return string(out), err
+}
+
+// PlacementsSupported says whether this daemon carves at a given placement
+// (its first profile directory has placements/).
+func (s *Sim) PlacementsSupported() bool {
+	n, err := s.ReadNode()
+	if err != nil {
+		return false
+	}
+	for _, d := range n.Devices {
+		for _, p := range d.Profiles {
+			return s.Mount.PlacementsSupported(d.Name, p.Name)
+		}
+	}
+	return false
+}
+
+// RequirePlacements skips the test when the daemon cannot carve at a given
+// placement (docs/tree.md: mkdir <profile>/placements/<start>/<job>).
+func (s *Sim) RequirePlacements(t testing.TB) {
+	t.Helper()
+	if !s.PlacementsSupported() {
+		t.Skipf("this accelfs (%s) has no placements/ in its profile directories: it cannot carve at a given placement yet", s.accelfs)
+	}
+}
+
+// Carver is what tests carve through: the mount itself when the daemon
+// carves at a given placement, else LowestFirst over it (logged).
+func (s *Sim) Carver(t testing.TB) accelfs.Interface {
+	t.Helper()
+	if s.PlacementsSupported() {
+		return s.Mount
+	}
+	t.Logf("this accelfs has no placements/ yet: carving at a placement through lower fillers (accelfstest.LowestFirst)")
+	return LowestFirst{s.Mount}
+}

@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,11 +18,8 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/client-go/kubernetes/fake"
-	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/dynamic-resource-allocation/cel"
 	"k8s.io/dynamic-resource-allocation/structured"
 	"k8s.io/klog/v2/ktesting"
@@ -34,6 +30,7 @@ import (
 	"accelfs.io/k8s/accelfs/accelfstest"
 	"accelfs.io/k8s/driver"
 	"accelfs.io/k8s/internal/check"
+	"accelfs.io/k8s/internal/kubetest"
 	"accelfs.io/k8s/publish"
 )
 
@@ -186,7 +183,7 @@ func scenario(t *testing.T, fs accelfs.Interface, out outside, steps int) {
 	t.Logf("seed %d (ACCELFS_K8S_SEED=%d repeats this run)", seed, seed)
 	rng := rand.New(rand.NewPCG(seed, seed))
 
-	client := fakeClient()
+	client := kubetest.Client(nodeName)
 	pluginDir, err := os.MkdirTemp("", "dra-plugin-")
 	if err != nil {
 		t.Fatal(err)
@@ -412,21 +409,6 @@ func scenario(t *testing.T, fs accelfs.Interface, out outside, steps int) {
 	if stats["prepared"] == 0 || stats["unallocatable"] == 0 {
 		t.Errorf("the run never filled the node or never prepared: %v", stats)
 	}
-}
-
-// fakeClient is a fake clientset holding the node, which names created
-// objects from their generateName as the API server does (the
-// ResourceSlice controller names its slices that way).
-func fakeClient() *fake.Clientset {
-	client := fake.NewClientset(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeName, UID: "node-uid"}})
-	var n atomic.Int64
-	client.PrependReactor("create", "*", func(action clienttesting.Action) (bool, runtime.Object, error) {
-		if obj, ok := action.(clienttesting.CreateAction).GetObject().(metav1.Object); ok && obj.GetName() == "" && obj.GetGenerateName() != "" {
-			obj.SetName(fmt.Sprintf("%s%05d", obj.GetGenerateName(), n.Add(1)))
-		}
-		return false, nil, nil
-	})
-	return client
 }
 
 func n0(fs accelfs.Interface) *accelfs.Node {

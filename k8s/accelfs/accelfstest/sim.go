@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -130,23 +131,27 @@ func (s *Sim) Start() {
 	}
 }
 
-// Stop unmounts the node and waits for the daemon to exit.
+// Stop stops the daemon as systemd does (SIGTERM: it unmounts, lazily when
+// something still holds the tree open, and exits) and waits for it to exit.
+// Start again is a restart of accelfs under the plugin.
 func (s *Sim) Stop() {
 	if s.pid == 0 {
 		return
 	}
-	if out, err := exec.Command("fusermount3", "-u", s.Root).CombinedOutput(); err != nil {
-		_ = exec.Command("fusermount3", "-u", "-z", s.Root).Run()
-		s.t.Logf("fusermount3 -u %s: %v %s", s.Root, err, out)
+	if err := syscall.Kill(s.pid, syscall.SIGTERM); err != nil {
+		s.t.Logf("kill -TERM %d: %v", s.pid, err)
 	}
 	// A liveness bound, not a timing: a daemon that does not exit fails here.
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if _, err := os.Stat(fmt.Sprintf("/proc/%d", s.pid)); errors.Is(err, os.ErrNotExist) {
 			s.pid = 0
+			_ = exec.Command("fusermount3", "-u", "-z", s.Root).Run() // nothing left, normally
 			return
 		}
 	}
-	s.t.Errorf("accelfs pid %d did not exit after its unmount", s.pid)
+	s.t.Errorf("accelfs pid %d did not exit on SIGTERM", s.pid)
+	_ = syscall.Kill(s.pid, syscall.SIGKILL)
+	_ = exec.Command("fusermount3", "-u", "-z", s.Root).Run()
 	s.pid = 0
 }
 

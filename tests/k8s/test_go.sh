@@ -1,0 +1,17 @@
+#!/bin/sh
+# go vet ./... && go test ./... in the Go module given (k8s/), with the Go toolchain found on PATH
+# or where the machine image installs it (/usr/local/go/bin, not always on PATH).
+set -eu
+dir=${1:?usage: test_go.sh MODULE_DIR}
+go=$(command -v go 2>/dev/null || true)
+[ -n "$go" ] || go=/usr/local/go/bin/go
+if [ ! -x "$go" ]; then
+	echo "test_go.sh: no Go toolchain (go on PATH or /usr/local/go/bin/go); k8s/go.mod needs Go $(sed -n 's/^go //p' "$dir/go.mod") or newer" >&2
+	exit 1
+fi
+cd "$dir"
+# The modules come from the module proxy on a fresh machine; go.sum pins every one.
+"$go" mod download
+"$go" vet ./...
+# -p 1: the machine's cores are shared; the simulated-node tests mount one daemon each.
+"$go" test -p 1 -count=1 ./...

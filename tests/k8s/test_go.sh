@@ -1,5 +1,5 @@
 #!/bin/sh
-# go vet ./... && go test ./... in the Go module given (k8s/), with the Go toolchain found on PATH
+# gofmt -l, go vet ./... and go test ./... in the Go module given (k8s/), with the Go toolchain found on PATH
 # or where the machine image installs it (/usr/local/go/bin, not always on PATH).
 set -eu
 dir=${1:?usage: test_go.sh MODULE_DIR}
@@ -12,6 +12,11 @@ fi
 cd "$dir"
 # The modules come from the module proxy on a fresh machine; go.sum pins every one.
 "$go" mod download
+unformatted=$("$("$go" env GOROOT)/bin/gofmt" -l .)
+if [ -n "$unformatted" ]; then
+	echo "test_go.sh: not as gofmt writes them (gofmt -w):" $unformatted >&2
+	exit 1
+fi
 "$go" vet ./...
 # -p 1: the machine's cores are shared; the simulated-node tests mount one daemon each.
 "$go" test -p 1 -count=1 ./...

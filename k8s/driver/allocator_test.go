@@ -122,14 +122,18 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func (k *kubelet) prepare(c *resourceapi.ResourceClaim) (*drapb.NodePrepareResourceResponse, error) {
+func (k *kubelet) prepare(claims ...*resourceapi.ResourceClaim) (map[string]*drapb.NodePrepareResourceResponse, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	resp, err := k.dra.NodePrepareResources(ctx, &drapb.NodePrepareResourcesRequest{Claims: []*drapb.Claim{{Namespace: c.Namespace, Name: c.Name, Uid: string(c.UID)}}})
+	req := &drapb.NodePrepareResourcesRequest{}
+	for _, c := range claims {
+		req.Claims = append(req.Claims, &drapb.Claim{Namespace: c.Namespace, Name: c.Name, Uid: string(c.UID)})
+	}
+	resp, err := k.dra.NodePrepareResources(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	return resp.Claims[string(c.UID)], nil
+	return resp.Claims, nil
 }
 
 func (k *kubelet) unprepare(c *resourceapi.ResourceClaim) (string, error) {
@@ -160,8 +164,14 @@ func (c classes) Get(name string) (*resourceapi.DeviceClass, error) {
 }
 
 // The features of a 1.37 scheduler's allocator where partitionable devices
-// are on by default.
-var features = structured.Features{AdminAccess: true, PrioritizedList: true, PartitionableDevices: true, DeviceTaints: true}
+// are on by default (the "stable" implementation), and every feature the
+// allocators know (the "experimental" one).
+var (
+	stableFeatures = structured.Features{AdminAccess: true, PrioritizedList: true, PartitionableDevices: true, DeviceTaints: true}
+	allFeatures    = structured.Features{AdminAccess: true, CompatibilityGroups: true, ConsumableCapacity: true,
+		DerivedAttributes: true, DeviceBindingAndStatus: true, DeviceTaints: true, FractionalCapacityRange: true,
+		ListTypeAttributes: true, OptionalNodeOperations: true, PartitionableDevices: true, PrioritizedList: true}
+)
 
 // scenario drives the plugin as a cluster would: claims of mixed profiles
 // allocated by the real structured allocator over the ResourceSlices the
@@ -172,7 +182,7 @@ var features = structured.Features{AdminAccess: true, PrioritizedList: true, Par
 //   - an allocation the allocator could not make, accelfs could not carve;
 //   - the counters left free are accelfs's free slices, and what can still
 //     be allocated of each profile on each card is its available.
-func scenario(t *testing.T, fs accelfs.Interface, out outside, steps int) {
+func scenario(t *testing.T, fs accelfs.Interface, out outside, features structured.Features, steps int) {
 	_, ctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -285,26 +295,34 @@ func scenario(t *testing.T, fs accelfs.Interface, out outside, steps int) {
 	slices := settled("the start")
 	for step := 0; step < steps; step++ {
 		switch op := rng.IntN(10); {
-		case op < 6 || len(claims) == 0: // a new claim
-			name := fmt.Sprintf("claim-%d", step)
-			uid := types.UID(fmt.Sprintf("%08x-0000-4000-8000-%012x", seed&0xffffffff, step))
-			var requests []resourceapi.DeviceRequest
-			want := map[string]int{} // profile -> count, when the claim is of one profile
-			switch kind := rng.IntN(10); {
-			case kind < 6:
-				p := profiles[rng.IntN(len(profiles))]
-				n := 1 + rng.IntN(2)
-				want[p] = n
-				requests = append(requests, request("mig", publish.ClassName(p), n))
-			case kind < 8: // two profiles at once
-				a, b := profiles[rng.IntN(len(profiles))], profiles[rng.IntN(len(profiles))]
-				requests = append(requests, request("a", publish.ClassName(a), 1), request("b", publish.ClassName(b), 1))
-			default: // any MIG device
-				requests = append(requests, request("any", publish.AnyClass, 1))
+		case op < 6 || len(claims) == 0: // a pod starts, with one claim or two
+			npods := 1
+			if rng.IntN(5) == 0 {
+				npods = 2
 			}
-			c := &resourceapi.ResourceClaim{
-				ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, UID: uid},
-				Spec:       resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: requests}},
+			var pod []*resourceapi.ResourceClaim
+			want := map[string]int{} // profile -> count, for a pod of one claim of one profile
+			for c := 0; c < npods; c++ {
+				var requests []resourceapi.DeviceRequest
+				switch kind := rng.IntN(10); {
+				case kind < 6:
+					p := profiles[rng.IntN(len(profiles))]
+					n := 1 + rng.IntN(2)
+					want[p] += n
+					requests = append(requests, request("mig", publish.ClassName(p), n))
+				case kind < 8: // two profiles at once
+					a, b := profiles[rng.IntN(len(profiles))], profiles[rng.IntN(len(profiles))]
+					requests = append(requests, request("a", publish.ClassName(a), 1), request("b", publish.ClassName(b), 1))
+					want[""] = -1
+				default: // any MIG device
+					requests = append(requests, request("any", publish.AnyClass, 1))
+					want[""] = -1
+				}
+				pod = append(pod, &resourceapi.ResourceClaim{
+					ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: fmt.Sprintf("claim-%d-%d", step, c),
+						UID: types.UID(fmt.Sprintf("%08x-0000-4000-8%03x-%012x", seed&0xffffffff, c, step))},
+					Spec: resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: requests}},
+				})
 			}
 			state := structured.AllocatedState{
 				AllocatedDevices:         sets.New[structured.DeviceID](),
@@ -318,52 +336,66 @@ func scenario(t *testing.T, fs accelfs.Interface, out outside, steps int) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			results, err := alloc.Allocate(ctx, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeName}}, []*resourceapi.ResourceClaim{c})
+			results, err := alloc.Allocate(ctx, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeName}}, pod)
 			if err != nil {
 				t.Fatal(err)
 			}
 			n, _ := fs.ReadNode()
 			if len(results) == 0 {
 				// Nothing of one profile can be allocated exactly when accelfs cannot carve that many.
-				for p, count := range want {
-					if avail := available(n, p); avail >= count {
-						t.Fatalf("step %d: the allocator found no %d x %s, accelfs has %d available", step, count, p, avail)
+				if _, mixed := want[""]; !mixed && len(pod) == 1 {
+					for p, count := range want {
+						if avail := available(n, p); avail >= count {
+							t.Fatalf("step %d: the allocator found no %d x %s, accelfs has %d available", step, count, p, avail)
+						}
 					}
 				}
 				stats["unallocatable"]++
 				continue
 			}
-			c.Status.Allocation = &results[0]
-			if _, err := client.ResourceV1().ResourceClaims("default").Create(ctx, c, metav1.CreateOptions{}); err != nil {
-				t.Fatal(err)
+			for i, c := range pod {
+				c.Status.Allocation = &results[i]
+				if _, err := client.ResourceV1().ResourceClaims("default").Create(ctx, c, metav1.CreateOptions{}); err != nil {
+					t.Fatal(err)
+				}
 			}
-			resp, err := k.prepare(c)
-			if err != nil || resp.Error != "" {
-				t.Fatalf("step %d: accelfs refused the allocator's choice %v: %v %s", step, devNames(c), err, resp.GetError())
+			// One NodePrepareResources for the pod's claims, as the kubelet sends it.
+			resps, err := k.prepare(pod...)
+			if err != nil {
+				t.Fatalf("step %d: NodePrepareResources: %v", step, err)
 			}
 			n, _ = fs.ReadNode()
-			if len(resp.Devices) != len(c.Status.Allocation.Devices.Results) {
-				t.Fatalf("step %d: %d devices answered for %d allocated", step, len(resp.Devices), len(c.Status.Allocation.Devices.Results))
+			for _, c := range pod {
+				resp := resps[string(c.UID)]
+				if resp == nil || resp.Error != "" {
+					t.Fatalf("step %d: accelfs refused the allocator's choice %v: %s", step, devNames(c), resp.GetError())
+				}
+				if len(resp.Devices) != len(c.Status.Allocation.Devices.Results) {
+					t.Fatalf("step %d: %d devices answered for %d allocated", step, len(resp.Devices), len(c.Status.Allocation.Devices.Results))
+				}
+				for i, r := range c.Status.Allocation.Devices.Results {
+					job := driver.JobName(c.UID, i)
+					p, ok := publish.Lookup(n, r.Device)
+					j := n.FindJob(job)
+					if !ok || j == nil || j.State != accelfs.StateReady || j.Device != p.Card.Name || j.Profile != p.Profile.Name || *j.Placement != p.Span {
+						t.Fatalf("step %d: device %s: job %s is %+v, not at its placement", step, r.Device, job, j)
+					}
+					got := resp.Devices[i]
+					if got.DeviceName != r.Device || len(got.CdiDeviceIds) != 1 || got.CdiDeviceIds[0] != accelfs.CDIDeviceID(job) {
+						t.Fatalf("step %d: answered %+v for %s", step, got, r.Device)
+					}
+					if ok, _ := fs.HasCDIDevice(job); !ok {
+						t.Fatalf("step %d: answered before the CDI specs list %s", step, job)
+					}
+					allocated[r.Device] = true
+				}
+				claims[c.UID] = c
+				stats["prepared"]++
+				stats["devices"] += len(c.Status.Allocation.Devices.Results)
 			}
-			for i, r := range c.Status.Allocation.Devices.Results {
-				job := driver.JobName(c.UID, i)
-				p, ok := publish.Lookup(n, r.Device)
-				j := n.FindJob(job)
-				if !ok || j == nil || j.State != accelfs.StateReady || j.Device != p.Card.Name || j.Profile != p.Profile.Name || *j.Placement != p.Span {
-					t.Fatalf("step %d: device %s: job %s is %+v, not at its placement", step, r.Device, job, j)
-				}
-				got := resp.Devices[i]
-				if got.DeviceName != r.Device || len(got.CdiDeviceIds) != 1 || got.CdiDeviceIds[0] != accelfs.CDIDeviceID(job) {
-					t.Fatalf("step %d: answered %+v for %s", step, got, r.Device)
-				}
-				if ok, _ := fs.HasCDIDevice(job); !ok {
-					t.Fatalf("step %d: answered before the CDI specs list %s", step, job)
-				}
-				allocated[r.Device] = true
+			if len(pod) > 1 {
+				stats["pods of two claims"]++
 			}
-			claims[c.UID] = c
-			stats["prepared"]++
-			stats["devices"] += len(c.Status.Allocation.Devices.Results)
 		case op < 9: // a pod ends
 			release(pick(claims, rng))
 		default: // a job outside Kubernetes comes or goes
@@ -454,15 +486,19 @@ func pick(claims map[types.UID]*resourceapi.ResourceClaim, rng *rand.Rand) *reso
 
 // Against the in-memory accelfs: the built-in simulated node's node.json.
 func TestAllocatorFake(t *testing.T) {
-	f, err := accelfstest.FromFile(filepath.Join("..", "accelfs", "testdata", "node-default.json"))
-	if err != nil {
-		t.Fatal(err)
+	for name, features := range map[string]structured.Features{"stable": stableFeatures, "all": allFeatures} {
+		t.Run(name, func(t *testing.T) {
+			f, err := accelfstest.FromFile(filepath.Join("..", "accelfs", "testdata", "node-default.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			scenario(t, f, fakeOutside{f}, features, 300)
+		})
 	}
-	scenario(t, f, fakeOutside{f}, 300)
 }
 
 // Against the real daemon over the built-in simulated node (16 PPUs, an H200).
 func TestAllocatorSim(t *testing.T) {
 	sim := accelfstest.StartSim(t, "")
-	scenario(t, sim.Carver(t), mountOutside{sim.Root}, 150)
+	scenario(t, sim.Carver(t), mountOutside{sim.Root}, stableFeatures, 150)
 }

@@ -9,6 +9,11 @@ if [ ! -x "$go" ]; then
 	echo "test_go.sh: no Go toolchain (go on PATH or /usr/local/go/bin/go); k8s/go.mod needs Go $(sed -n 's/^go //p' "$dir/go.mod") or newer" >&2
 	exit 1
 fi
+# Go keeps its module and build caches under $HOME; a CI environment may not set it.
+if [ -z "${HOME:-}" ]; then
+	HOME=$(getent passwd "$(id -u)" | cut -d: -f6)
+	export HOME
+fi
 cd "$dir"
 # The modules come from the module proxy on a fresh machine; go.sum pins every one.
 "$go" mod download

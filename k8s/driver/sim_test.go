@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -83,6 +84,9 @@ func TestSimPrepareUnprepare(t *testing.T) {
 		t.Fatalf("prepare on a taken placement: %v", res.Err)
 	}
 	t.Logf("taken: %v", res.Err)
+	if sim.PlacementsSupported() && !strings.Contains(res.Err.Error(), "job notebook") {
+		t.Errorf("accelfs's reason does not name the holder: %v", res.Err)
+	}
 	if jobOf(t, sim, JobName(taken.UID, 0)) != nil {
 		t.Fatal("the claim's first device was not given back")
 	}

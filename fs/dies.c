@@ -109,26 +109,32 @@ static void finish_open(struct park *p, int err)
 {
 	struct fs_vram *h = p->h;
 	struct fs_dies *d = h->d;
+	fuse_req_t req = p->req;
+	struct fuse_file_info fi = p->fi;
 
 	/* Waits for a callback in flight on another thread, which will find the waiter answered. */
 	if (p->interruptible)
-		fuse_req_interrupt_func(p->req, NULL, NULL);
+		fuse_req_interrupt_func(req, NULL, NULL);
 	if (err) {
-		fuse_reply_err(p->req, -err);
 		free(h);
 		free(p);
+		fuse_reply_err(req, -err);
 		return;
 	}
 	accel_metrics_slot_wait(p->asked);
 	h->held = true;
 	h->epoch = p->w.epoch;
+	free(p);
 	link_handle(d, h);
-	if (fuse_reply_open(p->req, &p->fi)) {
-		/* The opener is gone (the request was aborted): no RELEASE will come for it. */
+	/*
+	 * From the reply on, h is the kernel's: its RELEASE may free it at once.
+	 * Only when the reply failed (the opener is gone, the request was
+	 * aborted) is it still ours: no RELEASE will come for it.
+	 */
+	if (fuse_reply_open(req, &fi)) {
 		unlink_handle(d, h);
 		free(h);
 	}
-	free(p);
 }
 
 static void on_answer(void *ctx, struct bs_waiter *w, int err)
@@ -199,9 +205,9 @@ static void on_interrupt(fuse_req_t req, void *data)
 
 	if (!bs_arb_cancel(p->h->d->arb, &p->w))
 		return; /* answered already, or not parked yet (then the hold fails with EINTR) */
-	fuse_reply_err(req, EINTR);
 	free(p->h);
 	free(p);
+	fuse_reply_err(req, EINTR);
 }
 
 void fs_dies_open(fuse_req_t req, fuse_ino_t ino, uint32_t die, struct fuse_file_info *fi)

@@ -153,13 +153,16 @@ struct return_park {
 
 static void finish_return(struct return_park *p, int err)
 {
+	fuse_req_t req = p->req;
+	size_t size = p->size;
+
 	if (p->interruptible)
-		fuse_req_interrupt_func(p->req, NULL, NULL); /* waits for a callback in flight */
+		fuse_req_interrupt_func(req, NULL, NULL); /* waits for a callback in flight */
+	free(p); /* before the reply: nothing of the request is touched after it */
 	if (err)
-		fuse_reply_err(p->req, -err);
+		fuse_reply_err(req, -err);
 	else
-		fuse_reply_write(p->req, p->size);
-	free(p);
+		fuse_reply_write(req, size);
 }
 
 void fs_dies_return_answered(struct bs_waiter *w, int err)
@@ -172,9 +175,9 @@ static void on_return_interrupt(fuse_req_t req, void *data)
 	struct return_park *p = data;
 
 	if (!bs_arb_cancel(p->d->arb, &p->w))
-		return;             /* answered already, or not parked yet (then the return says EINTR) */
-	fuse_reply_err(req, EINTR); /* the die still comes back: the arbiter asked for it */
+		return; /* answered already, or not parked yet (then the return says EINTR) */
 	free(p);
+	fuse_reply_err(req, EINTR); /* the die still comes back: the arbiter asked for it */
 }
 
 static void take_back(fuse_req_t req, struct fs_dies *d, uint32_t die, uint64_t epoch, size_t size)

@@ -137,13 +137,20 @@ void fs_dies_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info 
 		return;
 	}
 	if (fs_vram_pinnable(vram)) {
-		/* The slot stays ours until the kernel has copied the reply out. */
+		/*
+		 * The slot stays ours until the kernel has copied the reply out.
+		 * Once it has, the reader may close, and the RELEASE of another
+		 * thread free h: what is needed after the reply is taken now.
+		 */
+		struct bs_arbiter *arb = h->d->arb;
+		uint32_t die = h->die;
+
 		ret = fuse_reply_buf(req, (const char *)vram + off, size);
-		bs_arb_io_end(h->d->arb);
+		bs_arb_io_end(arb);
 		if (ret)
 			log_warn("dies/%u/vram: the kernel could not copy %zu bytes at %lld out of the slot (%s): the "
 			         "reader gets EIO",
-			         h->die, size, (long long)off, strerror(-ret));
+			         die, size, (long long)off, strerror(-ret));
 		return;
 	}
 	buf = bounce_buffer(); /* only here: a pinnable read never needs it */

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * An open generated file.  Its text is generated at offset 0 and served
- * from that copy for the rest of the read (as lxcfs does).  The lock is
- * held across a reply: once the kernel has the data the reader may close,
- * and RELEASE may run on another thread while this one is still returning
- * from fuse_reply_buf().
+ * from that copy for the rest of the read (as lxcfs does).  No handler
+ * touches a handle after its reply: once the kernel has the answer the
+ * caller may close, and RELEASE may free the handle on another thread while
+ * this one is still returning from fuse_reply_*().  So a read copies what
+ * it answers under the lock and replies from its copy, and whatever a
+ * handler needs after replying it takes before.
  */
 #ifndef ACCELFS_OPENFILE_H
 #define ACCELFS_OPENFILE_H

@@ -96,7 +96,11 @@ void fs_op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	}
 	fi->fh = (uint64_t)(uintptr_t)d;
-	fuse_reply_open(req, fi);
+	if (fuse_reply_open(req, fi)) {
+		/* The opener is gone (the request was interrupted): no RELEASEDIR will come for it. */
+		free(d->e);
+		free(d);
+	}
 }
 
 void fs_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)

@@ -28,6 +28,33 @@
 
 static const struct fs_file_ops generated_ops;
 
+static void free_open_file(struct open_file *of)
+{
+	accel_snapshot_unref(of->opened);
+	free(of->buf);
+	free(of);
+}
+
+/* Forget an open file: its waiter, its place in the list, then the file. */
+static void release_open_file(struct accelfs *fs, struct open_file *of)
+{
+	fs_poll_forget(fs, of);
+	pthread_mutex_lock(&fs->files_lock);
+	if (of->prev)
+		of->prev->next = of->next;
+	else
+		fs->files = of->next;
+	if (of->next)
+		of->next->prev = of->prev;
+	pthread_mutex_unlock(&fs->files_lock);
+	/*
+	 * No request of this file is in flight: the kernel sends RELEASE once
+	 * the last one has been answered, and none touches of after its reply.
+	 */
+	pthread_mutex_destroy(&of->lock);
+	free_open_file(of);
+}
+
 void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct accelfs *fs = fs_of(req);
@@ -77,13 +104,17 @@ void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		of->opened = accel_node_snapshot(fs->node); /* what poll() compares against */
 	} else
 		fi->direct_io = 1; /* the size is not known in advance; every read reaches us */
-	fuse_reply_open(req, fi);
+	/* The opener is gone (the request was interrupted): no RELEASE will come for it. */
+	if (fuse_reply_open(req, fi))
+		release_open_file(fs, of);
 }
 
 static void generated_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct accelfs *fs = fs_of(req);
 	struct open_file *of = (struct open_file *)(uintptr_t)fi->fh;
+	char *out;
+	size_t count = 0;
 
 	pthread_mutex_lock(&of->lock);
 	if (off == 0 || !of->generated) {
@@ -96,8 +127,8 @@ static void generated_read(fuse_req_t req, size_t size, off_t off, struct fuse_f
 
 		accel_snapshot_unref(snap);
 		if (ret) {
-			fuse_reply_err(req, -ret);
 			pthread_mutex_unlock(&of->lock);
+			fuse_reply_err(req, -ret);
 			return;
 		}
 		free(of->buf);
@@ -105,11 +136,23 @@ static void generated_read(fuse_req_t req, size_t size, off_t off, struct fuse_f
 		of->len = len;
 		of->generated = true;
 	}
-	if ((size_t)off >= of->len)
-		fuse_reply_buf(req, NULL, 0);
-	else
-		fuse_reply_buf(req, of->buf + off, of->len - (size_t)off < size ? of->len - (size_t)off : size);
+	/*
+	 * Replied from a copy, after the lock: once the kernel has the data the
+	 * reader may close, and its RELEASE free of on another thread while this
+	 * one is still returning from the reply (nothing touches of after it).
+	 */
+	if ((size_t)off < of->len)
+		count = of->len - (size_t)off < size ? of->len - (size_t)off : size;
+	out = count ? malloc(count) : NULL;
+	if (out)
+		memcpy(out, of->buf + off, count);
 	pthread_mutex_unlock(&of->lock);
+	if (count && !out) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	fuse_reply_buf(req, out, count);
+	free(out);
 }
 
 static void generated_write(fuse_req_t req, const char *buf, size_t size, off_t off, struct fuse_file_info *fi)
@@ -150,33 +193,10 @@ static void generated_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_inf
 	fuse_reply_err(req, 0);
 }
 
-static void free_open_file(struct open_file *of)
-{
-	accel_snapshot_unref(of->opened);
-	free(of->buf);
-	free(of);
-}
-
 static void generated_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct accelfs *fs = fs_of(req);
-	struct open_file *of = (struct open_file *)(uintptr_t)fi->fh;
-
 	(void)ino;
-	fs_poll_forget(fs, of);
-	pthread_mutex_lock(&fs->files_lock);
-	if (of->prev)
-		of->prev->next = of->next;
-	else
-		fs->files = of->next;
-	if (of->next)
-		of->next->prev = of->prev;
-	pthread_mutex_unlock(&fs->files_lock);
-	/* Wait out a read still returning from its reply. */
-	pthread_mutex_lock(&of->lock);
-	pthread_mutex_unlock(&of->lock);
-	pthread_mutex_destroy(&of->lock);
-	free_open_file(of);
+	release_open_file(fs_of(req), (struct open_file *)(uintptr_t)fi->fh);
 	fuse_reply_err(req, 0);
 }
 
@@ -191,7 +211,7 @@ void fs_open_files_free(struct accelfs *fs)
 		/*
 		 * No reader is left, but one may have been cancelled holding the
 		 * lock (libfuse cancels its workers when the session ends, and a
-		 * reply's writev is a cancellation point): never wait for it.
+		 * render reads files: cancellation points): never wait for it.
 		 */
 		if (pthread_mutex_trylock(&of->lock) == 0) {
 			pthread_mutex_unlock(&of->lock);

@@ -3,8 +3,9 @@
  * accelfs: accelerator hardware as a filesystem.
  *
  * Start-up order matters:
- *   1. the command line is checked (fs/options.c, and FUSE's -o options by
- *      creating the session): a usage error exits 2 having changed nothing;
+ *   1. the command line is checked (fs/options.c, a --log=FILE that cannot
+ *      be opened included, and FUSE's -o options by creating the session):
+ *      a usage error exits 2 having changed nothing;
  *   2. the mountpoint is checked (fs/startup.c): missing or not a directory
  *      exits 2, a live accelfs there exits 1 (naming its pid when it is
  *      the one serving our state directory);
@@ -16,6 +17,9 @@
  *      will serve, after the fork, and the parent returns only once the
  *      mount is up and the tree is complete, so a script can use the mount
  *      the moment `accelfs` exits.
+ * It ends with 0 once unmounted or stopped by SIGTERM or SIGINT (reset to
+ * their defaults first, so that libfuse's handlers take them even where
+ * they were ignored at exec), 1 on a failure, 2 on a usage error.
  * The lock is taken before the fork and shared with the child (a flock
  * belongs to the open file, which the child's descriptor keeps open when
  * the parent exits); the child then writes its own pid into it.
@@ -167,17 +171,45 @@ static void add_fuse_args(struct fuse_args *args, const struct fs_options *o, st
 	fuse_opt_add_arg(args, "-omax_read=1048576");
 }
 
-static void open_log(const struct fs_options *o, const char *state_dir)
+/*
+ * The log file: --log (checked with the options, so this seldom fails), or
+ * the state directory's in the background.  A daemon that cannot open it
+ * would log nowhere once it detaches: that is a failure.
+ */
+static int open_log(const struct fs_options *o, const char *state_dir)
 {
 	char path[PATH_MAX];
+	int ret;
 
 	if (!o->log_file && o->foreground)
-		return;
+		return 0;
 	snprintf(path, sizeof(path), "%s", o->log_file ? o->log_file : state_dir);
 	if (!o->log_file)
 		snprintf(path, sizeof(path), "%s/accelfs.log", state_dir);
-	if (accel_log_open_file(path))
-		fprintf(stderr, "accelfs: cannot open the log file %s: logging to stderr only\n", path);
+	ret = accel_log_open_file(path);
+	if (ret)
+		fprintf(stderr, "accelfs: cannot open the log file %s: %s: fix it or give another with --log=FILE\n",
+		        path, strerror(-ret));
+	return ret;
+}
+
+/*
+ * SIGINT and SIGTERM end the session, whatever this process inherited: a
+ * shell script's `accelfs ... &` starts it with SIGINT ignored, and libfuse
+ * installs its handlers only over the default disposition.  Before any
+ * thread exists, so that every thread inherits the unblocked mask.
+ */
+static void reset_stop_signals(void)
+{
+	sigset_t set;
+
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
 }
 
 /* A new snapshot: the kernel's caches and the metrics textfile follow (both only queue work here). */
@@ -206,6 +238,7 @@ int main(int argc, char *argv[])
 	const char *want_state_dir;
 	int ret, lock_fd = -1, cdi_fd = -1;
 
+	reset_stop_signals();
 	memset(&o, 0, sizeof(o));
 	memset(&fs, 0, sizeof(fs));
 	pthread_mutex_init(&fs.files_lock, NULL);
@@ -255,7 +288,8 @@ int main(int argc, char *argv[])
 	}
 	if (startup_lock_state_dir(state_dir, mp.path, &lock_fd))
 		goto out;
-	open_log(&o, state_dir); /* before the fork: the detach below is logged there too */
+	if (open_log(&o, state_dir)) /* before the fork: the detach below is logged there too */
+		goto out;
 	if (*taken_over)
 		log_warn("%s", taken_over);
 	if (startup_detach_stale(&mp))
@@ -370,7 +404,8 @@ int main(int argc, char *argv[])
 			goto out_unmount;
 		fuse_loop_cfg_set_clone_fd(cfg, 0);
 		fuse_loop_cfg_set_max_threads(cfg, 16);
-		ret = fuse_session_loop_mt(fs.se, cfg) ? 1 : 0;
+		/* 0: unmounted; a signal's number: SIGTERM or SIGINT stopped it (both exit 0); -errno: failed. */
+		ret = fuse_session_loop_mt(fs.se, cfg) < 0 ? 1 : 0;
 		fuse_loop_cfg_destroy(cfg);
 	}
 	fs_service_stopping(mp.path);

@@ -2,6 +2,7 @@
 #include "fs/options.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -85,8 +86,10 @@ void fs_options_usage(FILE *f, const char *prog)
 	        "                          serves the first complete snapshot, STOPPING=1 on the way out\n"
 	        "  PPU_HOME                where libhgml.so is looked for (default /usr/local/PPU_SDK)\n"
 	        "\n"
-	        "Exit status: 0 mounted (or help), 1 refused or failed (the message says why),\n"
-	        "2 usage error (nothing was changed).  accelfs(8) runs it; accelfs(5) is the tree.\n",
+	        "Exit status: 0 mounted (or help; in the foreground: unmounted, or stopped by SIGTERM\n"
+	        "or SIGINT), 1 refused or failed (the message says why), 2 usage error (nothing was\n"
+	        "changed, a --log=FILE that cannot be opened included).  accelfs(8) runs it; accelfs(5)\n"
+	        "is the tree.\n",
 	        prog);
 }
 
@@ -180,6 +183,52 @@ static int check_textfile_dir(const char *dir)
 	return -1;
 }
 
+/*
+ * --log=FILE is checked now, without creating it: a background daemon whose
+ * log cannot be opened would write nowhere.  It can be opened for appending
+ * if it exists, or created if its directory exists and may be written.
+ */
+static int check_log_file(const char *path)
+{
+	char dir[PATH_MAX];
+	const char *why = NULL;
+	struct stat st;
+	char *slash;
+	int fd;
+
+	fd = open(path, O_WRONLY | O_APPEND | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	if (errno != ENOENT) {
+		why = strerror(errno);
+	} else {
+		snprintf(dir, sizeof(dir), "%s", path);
+		slash = strrchr(dir, '/');
+		if (!slash)
+			snprintf(dir, sizeof(dir), ".");
+		else if (slash == dir)
+			dir[1] = '\0';
+		else
+			*slash = '\0';
+		if (stat(dir, &st))
+			why = errno == ENOENT ? "its directory does not exist" : strerror(errno);
+		else if (!S_ISDIR(st.st_mode))
+			why = "its directory is not a directory";
+		else if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS))
+			why = errno == EROFS ? "its directory is on a read-only filesystem"
+			                     : "its directory may not be written";
+	}
+	if (!why)
+		return 0;
+	fprintf(stderr,
+	        "accelfs: --log=%s: the log file cannot be opened for appending (%s): give a file in a directory "
+	        "that exists and may be written\n",
+	        path, why);
+	return -1;
+}
+
 /* --sim=NAME or --sim=FILE: the file it means, in place of what was given. */
 static int resolve_topology(struct fs_options *o)
 {
@@ -225,6 +274,8 @@ int fs_options_parse(struct fuse_args *args, struct fs_options *o)
 	    nonempty(o->log_file, "--log") || nonempty(o->sim_topology, "--sim"))
 		return fs_options_usage_error(prog);
 	if (o->metrics_textfile && check_textfile_dir(o->metrics_textfile))
+		return fs_options_usage_error(prog);
+	if (o->log_file && check_log_file(o->log_file))
 		return fs_options_usage_error(prog);
 	if (o->poll_interval && parse_seconds_ms(o->poll_interval, "--poll-interval", &o->poll_ms))
 		return fs_options_usage_error(prog);

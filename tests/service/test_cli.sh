@@ -45,6 +45,8 @@ usage_error "does not exist" "$ACCELFS" "$tmp/nowhere"
 usage_error "no topology named nosuchnode" "$ACCELFS" --sim=nosuchnode --state-dir="$tmp/s1" "$tmp/mnt"
 usage_error "cannot read the topology" "$ACCELFS" --sim="$tmp/missing.json" --state-dir="$tmp/s1" "$tmp/mnt"
 usage_error "metrics-textfile" "$ACCELFS" --metrics-textfile="$tmp/nowhere" --state-dir="$tmp/s1" "$tmp/mnt"
+usage_error "log file cannot be opened" "$ACCELFS" --log="$tmp/nowhere/accelfs.log" --state-dir="$tmp/s1" "$tmp/mnt"
+usage_error "Is a directory" "$ACCELFS" --log="$tmp" --state-dir="$tmp/s1" "$tmp/mnt"
 [ ! -e "$tmp/s1" ] || fail "a refused accelfs created its state directory"
 
 usage_error "unknown option" "$ACCEL_SMI" --bogus

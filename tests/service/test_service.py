@@ -3,11 +3,12 @@
 field against the individual files of the same moment, mig/map against
 mig/instances, /accel/metrics through promtool and against the files, the
 node_exporter textfile, readiness over a notify socket as systemd reads it,
-and journal priorities on stderr."""
+journal priorities on stderr, and the exit statuses a service manager reads."""
 import errno
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -188,11 +189,17 @@ class Textfile(unittest.TestCase):
             os.rmdir(outdir)
 
 
-def foreground(state, mnt, env_extra, stderr=subprocess.DEVNULL, args=()):
-    """accelfs --sim in the foreground as a service manager starts it; sanitizer reports to files."""
-    env = dict(os.environ, **env_extra)
+def sanitizer_env(state, env_extra=None):
+    """The environment with the sanitizers reporting into files under state (a daemon may have no stderr)."""
+    env = dict(os.environ, **(env_extra or {}))
     env["ASAN_OPTIONS"] = f"log_path={state}/sanitizer:" + env.get("ASAN_OPTIONS", "")
     env["UBSAN_OPTIONS"] = f"log_path={state}/sanitizer:print_stacktrace=1:" + env.get("UBSAN_OPTIONS", "")
+    return env
+
+
+def foreground(state, mnt, env_extra, stderr=subprocess.DEVNULL, args=()):
+    """accelfs --sim in the foreground as a service manager starts it; sanitizer reports to files."""
+    env = sanitizer_env(state, env_extra)
     return subprocess.Popen([ACCELFS, "--sim", f"--state-dir={state}", *args, mnt], env=env,
                             stdout=subprocess.DEVNULL, stderr=stderr)
 
@@ -282,6 +289,156 @@ class Journal(unittest.TestCase):
         self.assertTrue(any(re.match(r"^\d{4}-\d\d-\d\dT\S+ accelfs\[\d+\] info: serving /", line) for line in lines),
                         lines)
         self.assertFalse(any(re.match(r"^<\d>", line) for line in lines))
+
+
+def tree_state(root):
+    """Every name under root with its type, mode, size, mtime and content: what a refused start must not change."""
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            path = os.path.join(dirpath, name)
+            st = os.lstat(path)
+            body = slurp_bytes(path) if os.path.isfile(path) and not os.path.islink(path) else b""
+            out[os.path.relpath(path, root)] = (st.st_mode, st.st_size, st.st_mtime_ns, body)
+    return out
+
+
+def slurp_bytes(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+SIGNAL_BITS = {"SigIgn", "SigBlk"}
+
+
+def signal_masks(pid):
+    """The ignored and blocked signal sets of pid's main thread, from /proc."""
+    masks = {}
+    for line in slurp(f"/proc/{pid}/status").splitlines():
+        key, _, value = line.partition(":")
+        if key in SIGNAL_BITS:
+            masks[key] = int(value.strip(), 16)
+    return masks
+
+
+def has_signal(mask, sig):
+    return bool(mask & (1 << (sig - 1)))
+
+
+class ExitStatus(unittest.TestCase):
+    """What a service manager reads: 0 when SIGTERM or SIGINT stopped the daemon (also when it was started with
+    them ignored, as a shell script's `accelfs ... &` does), 2 for a --log that cannot be opened, with nothing
+    created or changed."""
+
+    def setUp(self):
+        self.state = tempfile.mkdtemp(prefix="accelfs-state-")
+        self.mnt = tempfile.mkdtemp(prefix="accelfs-mnt-")
+        # Sanitizer reports go beside the state directory, never into it (a test compares its contents).
+        self.reports = tempfile.mkdtemp(prefix="accelfs-reports-")
+        self.env = sanitizer_env(self.reports)
+
+    def tearDown(self):
+        subprocess.run(["fusermount3", "-u", "-z", self.mnt], check=False, stderr=subprocess.DEVNULL)
+        reports = sanitizer_reports(self.reports)
+        subprocess.run(["rm", "-rf", self.state, self.reports], check=True)
+        os.rmdir(self.mnt)
+        self.assertEqual(reports, "", "the daemon's sanitizers reported errors")
+
+    def start(self, *args, preexec=None):
+        return subprocess.Popen([ACCELFS, "--sim", f"--state-dir={self.state}", *args, self.mnt], env=self.env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=preexec)
+
+    def run_daemon(self, *args, state=None):
+        return subprocess.run([ACCELFS, "--sim", f"--state-dir={state or self.state}", *args, self.mnt],
+                              capture_output=True, text=True, timeout=120, env=self.env)
+
+    def unmount(self):
+        pid = int(slurp(os.path.join(self.state, "accelfs.pid")))
+        subprocess.run(["fusermount3", "-u", self.mnt], check=True)
+        wait_until(lambda: not os.path.exists(f"/proc/{pid}"), timeout=60, what="accelfs to exit")
+
+    def wait_serving(self, alive):
+        """The daemon's pid once it serves; alive() says whether whatever started it still runs."""
+        pid_file = os.path.join(self.state, "accelfs.pid")
+        wait_until(lambda: not alive() or (os.path.exists(pid_file) and os.path.isdir(os.path.join(self.mnt, "ppu0"))),
+                   timeout=120, what="the mount")
+        self.assertTrue(alive(), "accelfs exited before it served")
+        return int(slurp(pid_file))
+
+    def stop_with(self, sig, preexec=None):
+        proc = self.start("-f", preexec=preexec)
+        pid = self.wait_serving(lambda: proc.poll() is None)
+        os.kill(pid, sig)
+        self.assertEqual(proc.wait(timeout=60), 0, f"accelfs stopped by {signal.Signals(sig).name}")
+        self.assertFalse(os.path.ismount(self.mnt), "the daemon left its mount behind")
+
+    def test_sigterm_exits_0(self):
+        self.stop_with(signal.SIGTERM)
+
+    def test_sigint_exits_0(self):
+        self.stop_with(signal.SIGINT)
+
+    def test_sigint_and_sigterm_ignored_and_blocked_at_exec_still_stop_it(self):
+        def ignore_and_block():
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+
+        proc = self.start("-f", preexec=ignore_and_block)
+        pid = self.wait_serving(lambda: proc.poll() is None)
+        masks = signal_masks(pid)
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            self.assertFalse(has_signal(masks["SigIgn"], sig), f"{sig.name} is still ignored: {masks}")
+            self.assertFalse(has_signal(masks["SigBlk"], sig), f"{sig.name} is still blocked: {masks}")
+        os.kill(pid, signal.SIGINT)
+        self.assertEqual(proc.wait(timeout=60), 0)
+        self.assertFalse(os.path.ismount(self.mnt))
+
+    def test_sigint_stops_a_daemon_a_shell_script_started_with_ampersand(self):
+        # The shell's rule first: without job control, an asynchronous command starts with SIGINT ignored.
+        probe = subprocess.run(["sh", "-c", "grep '^SigIgn' /proc/self/status & wait"], capture_output=True,
+                               text=True, check=True)
+        self.assertTrue(has_signal(int(probe.stdout.split()[1], 16), signal.SIGINT), probe.stdout)
+        shell = subprocess.Popen(["sh", "-c", '"$0" -f --sim --state-dir="$1" "$2" & wait $!', ACCELFS, self.state,
+                                  self.mnt], env=self.env, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL)
+        pid = self.wait_serving(lambda: shell.poll() is None)
+        os.kill(pid, signal.SIGINT)
+        self.assertEqual(shell.wait(timeout=60), 0, "the shell's wait: accelfs's exit status")
+        self.assertFalse(os.path.ismount(self.mnt))
+
+    def test_a_log_that_cannot_be_opened_is_a_usage_error_that_changes_nothing(self):
+        # A state directory a normal run left behind (records, the lock, the log), and one that does not exist.
+        res = self.run_daemon()
+        self.assertEqual(res.returncode, 0, res.stderr)
+        os.mkdir(os.path.join(self.mnt, "ppu3", "mig", "4g.48gb", "job1"))
+        self.unmount()
+        fresh = self.state + "-fresh"
+        self.addCleanup(subprocess.run, ["rm", "-rf", fresh], check=True)
+        a_file = os.path.join(self.state, "accelfs.log")
+        before = tree_state(self.state)
+        for log, why in ((os.path.join(self.mnt + "-nowhere", "accelfs.log"), "its directory does not exist"),
+                         (self.mnt, "Is a directory"),
+                         (os.path.join(a_file, "accelfs.log"), "Not a directory")):
+            for state in (self.state, fresh):
+                for fg in ([], ["-f"]):
+                    with self.subTest(log=log, state=state, foreground=bool(fg)):
+                        res = self.run_daemon(f"--log={log}", *fg, state=state)
+                        self.assertEqual(res.returncode, 2, res.stderr)
+                        self.assertEqual(res.stdout, "")
+                        self.assertIn(f"accelfs: --log={log}: the log file cannot be opened for appending ({why})",
+                                      res.stderr)
+                        self.assertRegex(res.stderr, r"(?m)^usage: ")
+                        self.assertFalse(os.path.ismount(self.mnt), "a refused start mounted")
+                        self.assertFalse(os.path.exists(fresh), "a refused start created its state directory")
+                        self.assertEqual(tree_state(self.state), before, "a refused start changed the state directory")
+        self.assertFalse(os.path.exists(self.mnt + "-nowhere"))
+        # A log that can be opened still works, in the background too.
+        log = os.path.join(self.state, "elsewhere.log")
+        res = self.run_daemon(f"--log={log}")
+        self.assertEqual(res.returncode, 0, res.stderr)
+        self.unmount()
+        self.assertRegex(slurp(log), r"(?m) info: serving /")
 
 
 class PlainStartLog(NodeTestCase):

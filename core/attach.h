@@ -69,6 +69,14 @@ struct accel_attach;
  */
 struct accel_attach *accel_attach_open(const char *state_dir, const char *proc_root, char *err, size_t errlen);
 void accel_attach_close(struct accel_attach *a);
+/*
+ * From now on the file is never written (a --read-only daemon): what the
+ * registry learns (a container found gone) changes it in memory only, an
+ * attach or a reclaim policy fails with -EROFS and changes nothing, and a
+ * detach answers -EROFS (the daemon refuses every write before any of
+ * these is asked).
+ */
+void accel_attach_set_read_only(struct accel_attach *a);
 
 /* "manual" / "when-detached", and back: 0, or -EINVAL for anything else. */
 const char *accel_reclaim_str(enum accel_reclaim r);

@@ -46,6 +46,7 @@ struct accel_attach {
 	bool pidfd_warned; /* a pidfd could not be opened, and the log said so */
 	struct attach_watch *w;
 	size_t n_w;
+	bool read_only; /* the file is never written (accel_attach_set_read_only) */
 };
 
 /* An entry that says nothing: no container, manual, never attached, not being removed. */
@@ -77,7 +78,10 @@ void attach_watch_close_all(struct accel_attach *a);
  * -errno with err naming the file, what is wrong and what to do.
  */
 int attach_store_load(struct accel_attach *a, char *err, size_t errlen);
-/* Replace a->path with what a says, atomically; durable also fsyncs (configuration, not state). */
+/*
+ * Replace a->path with what a says, atomically; durable also fsyncs
+ * (configuration, not state).  -EROFS, writing nothing, when read-only.
+ */
 int attach_store_save(const struct accel_attach *a, bool durable);
 
 #endif

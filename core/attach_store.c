@@ -59,12 +59,23 @@ static json_t *to_json(const struct accel_attach *a)
 	return root;
 }
 
+void accel_attach_set_read_only(struct accel_attach *a)
+{
+	pthread_mutex_lock(&a->lock);
+	a->read_only = true;
+	pthread_mutex_unlock(&a->lock);
+}
+
 int attach_store_save(const struct accel_attach *a, bool durable)
 {
-	json_t *root = to_json(a);
-	char *text = root ? json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
+	json_t *root;
+	char *text;
 	int ret;
 
+	if (a->read_only)
+		return -EROFS;
+	root = to_json(a);
+	text = root ? json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
 	json_decref(root);
 	if (!text)
 		return -ENOMEM;

@@ -34,6 +34,7 @@ struct accelfs {
 	struct open_file *files;
 	time_t started;        /* the timestamps of everything that is not a job */
 	bool mounted_with_dev; /* character devices in jobs' dev/ work only on a "dev" mount */
+	bool read_only;        /* --read-only: every write and directory operation answers EROFS */
 };
 
 extern const struct fuse_lowlevel_ops accelfs_ops;

@@ -15,7 +15,11 @@
 int fs_attached_open(struct accelfs *fs, const char *state_dir, char *err, size_t errlen)
 {
 	fs->mount.attach = accel_attach_open(state_dir, "/proc", err, errlen);
-	return fs->mount.attach ? 0 : -EINVAL;
+	if (!fs->mount.attach)
+		return -EINVAL;
+	if (fs->read_only)
+		accel_attach_set_read_only(fs->mount.attach); /* shown as it is, never written */
+	return 0;
 }
 
 void fs_attached_close(struct accelfs *fs)

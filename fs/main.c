@@ -165,6 +165,8 @@ static void add_fuse_args(struct fuse_args *args, const struct fs_options *o, st
 	} else {
 		fuse_opt_add_arg(args, "-odefault_permissions,fsname=accelfs,subtype=accelfs");
 	}
+	if (o->read_only)
+		fuse_opt_add_arg(args, "-oro"); /* the kernel refuses writes first; the daemon too (fs/ops.c) */
 	if (o->debug)
 		fuse_opt_add_arg(args, "-d");
 	/* dies/<n>/vram moves bulk data: 1 MiB per request (see fs_dies_tune). */
@@ -247,6 +249,7 @@ int main(int argc, char *argv[])
 	if (ret != FS_OPTIONS_GO_ON)
 		goto out;
 	want_state_dir = o.state_dir ? o.state_dir : "/var/lib/accelfs";
+	fs.read_only = o.read_only;
 	add_fuse_args(&args, &o, &fs);
 	/* Nothing happens yet: the session is only mounted later, after the fork. */
 	fs.se = fuse_session_new(&args, &accelfs_ops, sizeof(accelfs_ops), &fs);
@@ -378,7 +381,8 @@ int main(int argc, char *argv[])
 	fs.notifier = fs_notifier_start(&fs);
 	if (!fs.notifier)
 		goto out_unmount;
-	if (fs_reclaimer_start(&fs, nopt.poll_ms)) {
+	/* It clears attachments and reclaims jobs: both writes, neither done on a read-only mount. */
+	if (!o.read_only && fs_reclaimer_start(&fs, nopt.poll_ms)) {
 		log_error("cannot start the thread that clears stale attachments");
 		goto out_unmount;
 	}
@@ -390,6 +394,9 @@ int main(int argc, char *argv[])
 		accel_metrics_set_listener(on_metrics_change, NULL);
 	}
 	log_info("serving %s%s (state in %s)", mp.path, o.sim ? " as a simulated node" : "", state_dir);
+	if (o.read_only)
+		log_info("read-only: every write, mkdir, rmdir, chmod and chown answers EROFS, vram does not open; "
+		         "nothing is carved, reclaimed or recorded, and no CDI spec file is written or removed");
 	write_pid_file(state_dir);
 	if (!o.foreground) {
 		if (chdir("/"))

@@ -115,6 +115,10 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 		fuse_reply_err(req, -ret);
 		return;
 	}
+	if (fs_refuse_read_only(req, "setattr", path)) {
+		accel_snapshot_unref(snap);
+		return;
+	}
 	if (!fs_kind_is_delegatable(n.kind) || (to_set & ~allowed)) {
 		accel_snapshot_unref(snap);
 		fuse_reply_err(req, EPERM);
@@ -164,56 +168,57 @@ static void op_readlink(fuse_req_t req, fuse_ino_t ino)
 
 /* ---- everything the tree does not do ------------------------------------ */
 
+/* EPERM, as a kernel pseudo-filesystem says; EROFS on a read-only mount, as the kernel says there. */
+static void refuse(fuse_req_t req, const char *what, const char *name)
+{
+	if (!fs_refuse_read_only(req, what, name))
+		fuse_reply_err(req, EPERM);
+}
+
 static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
 {
 	(void)parent;
-	(void)name;
 	(void)mode;
 	(void)rdev;
-	fuse_reply_err(req, EPERM);
+	refuse(req, "mknod", name);
 }
 
 static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, struct fuse_file_info *fi)
 {
 	(void)parent;
-	(void)name;
 	(void)mode;
 	(void)fi;
-	fuse_reply_err(req, EPERM);
+	refuse(req, "create", name);
 }
 
 static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	(void)parent;
-	(void)name;
-	fuse_reply_err(req, EPERM);
+	refuse(req, "unlink", name);
 }
 
 static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent, const char *newname,
                       unsigned int flags)
 {
 	(void)parent;
-	(void)name;
 	(void)newparent;
 	(void)newname;
 	(void)flags;
-	fuse_reply_err(req, EPERM);
+	refuse(req, "rename", name);
 }
 
 static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
 {
 	(void)link;
 	(void)parent;
-	(void)name;
-	fuse_reply_err(req, EPERM);
+	refuse(req, "symlink", name);
 }
 
 static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
 {
 	(void)ino;
 	(void)newparent;
-	(void)newname;
-	fuse_reply_err(req, EPERM);
+	refuse(req, "link", newname);
 }
 
 static void op_statfs(fuse_req_t req, fuse_ino_t ino)

@@ -184,7 +184,8 @@ void fs_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mod
 	}
 	if (n.kind != FS_PROFILE && n.kind != FS_NODE_PROFILE && n.kind != FS_PLACEMENT) {
 		accel_snapshot_unref(snap);
-		fuse_reply_err(req, EPERM);
+		if (!fs_refuse_read_only(req, "mkdir", path))
+			fuse_reply_err(req, EPERM);
 		return;
 	}
 	bool node_level = n.kind == FS_NODE_PROFILE;
@@ -193,8 +194,11 @@ void fs_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mod
 	snprintf(device, sizeof(device), "%s", node_level ? "" : n.dev->name);
 	snprintf(profile, sizeof(profile), "%s", node_level ? n.node_profile : n.profile->name);
 	accel_snapshot_unref(snap);
-	/* One name rule for the tree and CDI; last_error states it (fs/jobctl.c). */
-	ret = fs_jobctl_check_name(fs, device, profile, name);
+	/*
+	 * One name rule for the tree and CDI; last_error states it (fs/jobctl.c).
+	 * Read-only: core refuses any name first (EROFS, and last_error says so).
+	 */
+	ret = fs->read_only ? 0 : fs_jobctl_check_name(fs, device, profile, name);
 	if (ret) {
 		fuse_reply_err(req, -ret);
 		return;
@@ -253,14 +257,22 @@ void fs_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	}
 	if (n.kind != FS_JOB && n.kind != FS_NODE_JOB && n.kind != FS_PLACEMENT_JOB) {
 		accel_snapshot_unref(snap);
-		fuse_reply_err(req, fs_kind_is_dir(n.kind) ? EPERM : ENOTDIR);
+		if (!fs_kind_is_dir(n.kind) || !fs_refuse_read_only(req, "rmdir", path))
+			fuse_reply_err(req, fs_kind_is_dir(n.kind) ? EPERM : ENOTDIR);
 		return;
 	}
 	snprintf(device, sizeof(device), "%s", n.dev->name);
 	snprintf(profile, sizeof(profile), "%s", n.profile->name);
 	snprintf(uuid, sizeof(uuid), "%s", n.job->uuid); /* the job this rmdir found, not a later one of its name */
 	accel_snapshot_unref(snap);
-	ret = fs_attached_rmdir(fs, device, profile, name, uuid, why, sizeof(why)); /* EBUSY while containers hold it */
+	if (fs->read_only) {
+		/* Core refuses (EROFS) before the attachments are even looked at: nothing is touched. */
+		ret = accel_node_rmdir(fs->node, device, profile, name, why, sizeof(why));
+		fs_attached_report(fs, device, profile, false, why);
+	} else {
+		ret = fs_attached_rmdir(fs, device, profile, name, uuid, why,
+		                        sizeof(why)); /* EBUSY while containers hold it */
+	}
 	fs_notify_flush(fs); /* capacity back before rmdir returns: `available` says so at once */
 	if (n.via_node) {
 		/* The failure belongs to the directory the user worked in too. */

@@ -77,6 +77,10 @@ void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fs_dies_open(req, ino, n.die, fi); /* answered now, or once the slot is ours */
 		return;
 	}
+	/* O_TRUNC too: libfuse's atomic_o_trunc hands it to open rather than to setattr. */
+	if (((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)) &&
+	    fs_refuse_read_only(req, "open for writing", path))
+		return;
 	/* Read-only files refuse writers, root included (mode bits alone would not stop root). */
 	if ((fi->flags & O_ACCMODE) != O_RDONLY && !fs_node_is_writable(&n)) {
 		fuse_reply_err(req, EACCES);
@@ -163,6 +167,8 @@ static void generated_write(fuse_req_t req, const char *buf, size_t size, off_t 
 	struct fs_node n;
 	int ret;
 
+	if (fs_refuse_read_only(req, "write", of->path)) /* it cannot have opened for writing: never */
+		return;
 	/* Besides vram, dies/ has enabled, driver, policy and lease_ms: the whole value in one write. */
 	snap = accel_node_snapshot(fs->node);
 	ret = fs_tree_resolve(snap, &fs->mount, of->path, &n)         ? -ENOENT

@@ -10,6 +10,7 @@
 
 #include <fuse_lowlevel.h>
 
+#include "core/log.h"
 #include "core/model.h"
 #include "fs/accelfs.h"
 #include "fs/openfile.h"
@@ -20,6 +21,20 @@
 static inline struct accelfs *fs_of(fuse_req_t req)
 {
 	return fuse_req_userdata(req);
+}
+
+/*
+ * --read-only: every write and directory operation answers EROFS.  The
+ * mount is read-only in the kernel, which refuses first; these are for a
+ * mount remounted read-write.  what and path go to the debug log.
+ */
+static inline bool fs_refuse_read_only(fuse_req_t req, const char *what, const char *path)
+{
+	if (!fs_of(req)->read_only)
+		return false;
+	log_debug("%s /%s: EROFS: accelfs runs --read-only", what, path);
+	fuse_reply_err(req, EROFS);
+	return true;
 }
 
 /* fs/attr.c.  The mode bits of a node, before delegation. */

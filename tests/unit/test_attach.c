@@ -224,6 +224,56 @@ static void dead_and_reused_pids(void **state)
 	free(ev);
 }
 
+static char *slurp(const char *path, struct stat *st)
+{
+	FILE *f = fopen(path, "r");
+	char *text = calloc(1, 65536);
+
+	assert_non_null(f);
+	assert_non_null(text);
+	assert_int_equal(fstat(fileno(f), st), 0);
+	assert_true(fread(text, 1, 65535, f) > 0);
+	fclose(f);
+	return text;
+}
+
+/* A --read-only daemon's registry: it shows what is true and never writes its file. */
+static void read_only_writes_nothing(void **state)
+{
+	struct fx *f = *state;
+	struct accel_sweep_event *ev;
+	char path[128], why[512] = "", *before, *after;
+	struct stat st0, st1;
+	bool due;
+	size_t n;
+
+	proc_set(f, 100, 'S', 5000);
+	proc_set(f, 200, 'S', 6000);
+	assert_int_equal(accel_attach_add(f->a, "job1", "MIG-a", ID_A, 100, why, sizeof(why)), 0);
+	assert_int_equal(accel_attach_add(f->a, "job1", "MIG-a", ID_B, 200, why, sizeof(why)), 0);
+	snprintf(path, sizeof(path), "%s/attachments.json", f->dir);
+	before = slurp(path, &st0);
+	accel_attach_set_read_only(f->a);
+	/* a container gone: shown so, kept in the file */
+	proc_gone(f, 200);
+	assert_int_equal(count(f, "job1", "MIG-a"), 1);
+	assert_int_equal(accel_attach_sweep(f->a, yes, NULL, &ev, &n), 0);
+	free(ev);
+	/* what must be recorded is refused, and not taken in memory either */
+	assert_int_equal(accel_attach_add(f->a, "job2", "MIG-b", ID_B, 100, why, sizeof(why)), -EROFS);
+	assert_non_null(strstr(why, "cannot record the attachment"));
+	assert_int_equal(count(f, "job2", "MIG-b"), 0);
+	assert_int_equal(accel_attach_set_reclaim(f->a, "job1", "MIG-a", ACCEL_RECLAIM_WHEN_DETACHED, &due), -EROFS);
+	assert_int_equal(accel_attach_reclaim(f->a, "job1", "MIG-a"), ACCEL_RECLAIM_MANUAL);
+	after = slurp(path, &st1);
+	assert_string_equal(after, before);
+	assert_true(st1.st_ino == st0.st_ino && st1.st_mtim.tv_sec == st0.st_mtim.tv_sec &&
+	            st1.st_mtim.tv_nsec == st0.st_mtim.tv_nsec);
+	assert_non_null(strstr(after, ID_B));
+	free(before);
+	free(after);
+}
+
 /* Only job1 exists (ctx: its uuid). */
 static bool only_job1(void *ctx, const char *job, const char *uuid)
 {
@@ -517,6 +567,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(removing_one_instance_leaves_another_alone, setup, teardown),
 		cmocka_unit_test_setup_teardown(a_pidfd_follows_the_process_not_the_pid, setup, teardown),
 		cmocka_unit_test_setup_teardown(after_a_restart_the_start_time_decides_then_the_pidfd, setup, teardown),
+		cmocka_unit_test_setup_teardown(read_only_writes_nothing, setup, teardown),
 		cmocka_unit_test(pid_alive_on_the_real_proc),
 		cmocka_unit_test(reclaim_words),
 	};

@@ -177,6 +177,10 @@ void fs_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mod
 		return;
 	}
 	if (n.kind == FS_PLACEMENTS) {
+		if (fs_refuse_read_only(req, "mkdir", path)) {
+			accel_snapshot_unref(snap); /* a read-only mount refuses every directory operation first */
+			return;
+		}
 		ret = mkdir_in_placements(fs, &n, name);
 		accel_snapshot_unref(snap);
 		fuse_reply_err(req, -ret);

@@ -400,8 +400,9 @@ class ReadOnlyPlacements(NodeTestCase):
         n = self.node
         for F in (THEAD, NVIDIA):
             here = n.path(F["device"], "mig", F["profile"], "placements", "4", "j")
+            # the mount is ro: the kernel answers before the daemon is asked (test_read_only.py covers
+            # the daemon's own refusal, remounted read-write)
             self.assertErrno(errno.EROFS, os.mkdir, here)
-            self.assertIn("--read-only", n.read(F["device"], "mig", F["profile"], "last_error"))
             self.assertEqual(driver_view(n, [F["family"]]).get(F["device"], {}), {})
 
 

@@ -106,7 +106,7 @@ def check_device(node, d, problems):
              parse_placements(pinfo["placements"]))
         same(problems, f"{where}/available", p["available"], node.available(dev, p["name"]))
         jobs_in_tree |= {j for j in os.listdir(node.path(dev, "mig", p["name"]))
-                         if os.path.isdir(node.path(dev, "mig", p["name"], j))}
+                         if j != "placements" and os.path.isdir(node.path(dev, "mig", p["name"], j))}
     same(problems, f"{dev} jobs", sorted(j["name"] for j in d["jobs"]), sorted(jobs_in_tree))
     for j in d["jobs"]:
         check_job(node, d, j, problems)

@@ -48,7 +48,9 @@ struct fs_notifier {
 	pthread_mutex_t lock; /* pending, attrs, stopping, the deletion queue */
 	pthread_cond_t cond;
 	bool pending;
-	bool attrs; /* also invalidate the attributes of every known inode */
+	bool attrs;               /* also invalidate the attributes of every known inode */
+	bool waiting;             /* someone waits in poll(): the rechecks run */
+	bool waiting_since_check; /* a waiter came since the last check began */
 	bool stopping;
 	struct gone *gone;
 	size_t n_gone;
@@ -353,12 +355,10 @@ static void *notifier_main(void *arg)
 {
 	struct fs_notifier *n = arg;
 
-	size_t waiting = 0;
-
 	pthread_mutex_lock(&n->lock);
 	while (!n->stopping) {
 		while (!n->pending && !n->stopping) {
-			if (!waiting) {
+			if (!n->waiting) {
 				pthread_cond_wait(&n->cond, &n->lock);
 				continue;
 			}
@@ -396,8 +396,11 @@ static void *notifier_main(void *arg)
 				fuse_lowlevel_notify_inval_inode(n->fs->se, c.inval[i], -1, 0);
 			free(c.inval);
 		}
-		waiting = fs_poll_check(n->fs);
+		size_t waiting = fs_poll_check(n->fs);
 		pthread_mutex_lock(&n->lock);
+		/* A waiter that came during the check said so (fs_notify_waiting): it stays true. */
+		n->waiting = n->waiting_since_check || waiting;
+		n->waiting_since_check = false;
 	}
 	pthread_mutex_unlock(&n->lock);
 	return NULL;
@@ -455,6 +458,21 @@ void fs_notify_attrs_changed(struct accelfs *fs)
 	n->pending = true;
 	n->attrs = true;
 	pthread_cond_signal(&n->cond);
+	pthread_mutex_unlock(&n->lock);
+}
+
+void fs_notify_waiting(struct accelfs *fs)
+{
+	struct fs_notifier *n = fs->notifier;
+
+	if (!n)
+		return;
+	pthread_mutex_lock(&n->lock);
+	n->waiting_since_check = true;
+	if (!n->waiting) {
+		n->waiting = true;
+		pthread_cond_signal(&n->cond); /* out of its untimed wait, into the rechecks */
+	}
 	pthread_mutex_unlock(&n->lock);
 }
 

@@ -24,6 +24,13 @@ void fs_notify_attrs_changed(struct accelfs *fs);
 /* An accel_change_fn: wake the notifier thread (it only queues; it runs under the node's publish lock). */
 void fs_notify_changed(void *ctx, struct accel_snapshot *old_snap, struct accel_snapshot *new_snap);
 /*
+ * A reader waits in poll(): start the notifier's rechecks (every
+ * FS_POLL_TICK_MS while anyone waits) if they are not running, since a
+ * file that moves without a snapshot (holders, last_error, dies/) would
+ * otherwise be looked at again only when something is published.
+ */
+void fs_notify_waiting(struct accelfs *fs);
+/*
  * Invalidate, now and in this thread, every cached file whose content
  * differs between what was last checked and the current snapshot.  Safe
  * inside a request: it takes no directory lock in the kernel.

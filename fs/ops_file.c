@@ -230,7 +230,10 @@ void fs_open_files_free(struct accelfs *fs)
 
 static void generated_poll(fuse_req_t req, struct fuse_file_info *fi, struct fuse_pollhandle *ph)
 {
-	fs_poll_file(req, fs_of(req), (struct open_file *)(uintptr_t)fi->fh, ph);
+	struct accelfs *fs = fs_of(req);
+
+	if (fs_poll_file(req, fs, (struct open_file *)(uintptr_t)fi->fh, ph))
+		fs_notify_waiting(fs);
 }
 
 static const struct fs_file_ops generated_ops = {

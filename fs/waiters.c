@@ -86,11 +86,11 @@ static bool changed(struct accelfs *fs, struct open_file *of)
 	return differs;
 }
 
-void fs_poll_file(fuse_req_t req, struct accelfs *fs, struct open_file *of, struct fuse_pollhandle *ph)
+bool fs_poll_file(fuse_req_t req, struct accelfs *fs, struct open_file *of, struct fuse_pollhandle *ph)
 {
 	unsigned revents = POLLIN | POLLRDNORM;
 	struct fs_pollers *p = fs->pollers;
-	bool moved;
+	bool moved, waits = false;
 
 	pthread_mutex_lock(&of->lock);
 	moved = changed(fs, of);
@@ -120,11 +120,13 @@ void fs_poll_file(fuse_req_t req, struct accelfs *fs, struct open_file *of, stru
 				ph = NULL;
 			}
 		}
+		waits = ph == NULL;
 		pthread_mutex_unlock(&p->lock);
 	}
 	if (ph)
 		fuse_pollhandle_destroy(ph);
 	fuse_reply_poll(req, revents);
+	return waits;
 }
 
 void fs_poll_forget(struct accelfs *fs, struct open_file *of)

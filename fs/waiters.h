@@ -23,8 +23,12 @@ struct fs_pollers;
 struct fs_pollers *fs_pollers_new(void);
 void fs_pollers_free(struct fs_pollers *p);
 
-/* The FUSE poll operation for an open generated file. */
-void fs_poll_file(fuse_req_t req, struct accelfs *fs, struct open_file *of, struct fuse_pollhandle *ph);
+/*
+ * The FUSE poll operation for an open generated file.  True when it left a
+ * waiter behind: the caller starts the rechecks (fs_notify_waiting), which
+ * nothing else would start for a file that moves without a snapshot.
+ */
+bool fs_poll_file(fuse_req_t req, struct accelfs *fs, struct open_file *of, struct fuse_pollhandle *ph);
 /* The reader closed: forget its waiter (before the open_file is freed). */
 void fs_poll_forget(struct accelfs *fs, struct open_file *of);
 /* Wake every waiter whose file changed.  Returns how many still wait. */

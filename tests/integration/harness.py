@@ -18,6 +18,7 @@ import unittest
 
 ACCELFS = os.environ.get("ACCELFS", "accelfs")
 ACCEL_SMI = os.environ.get("ACCEL_SMI", "accel-smi")
+ACCEL_WAIT = os.environ.get("ACCEL_WAIT", "accel-wait")
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 # The two MIG families, described by what a test needs to know of them.  The
@@ -99,6 +100,46 @@ def cdi_tag(state):
     for b in os.path.realpath(state).encode():
         h = ((h ^ b) * 0x100000001b3) & 0xffffffffffffffff
     return "%08x" % (((h >> 32) ^ h) & 0xffffffff)
+
+
+# poll(2) and ppoll(2) on x86_64 and aarch64: what /proc/PID/syscall names while accel-wait waits.
+POLL_SYSCALLS = {"7", "271", "73"}
+
+
+class Waiter:
+    """`accel-wait [ARGS] PATH` in the background, returned once it has read the file and waits in
+    poll(): a change made after that is one it must see.  result() is its exit status, stdout and
+    stderr, with a generous bound on how long it may take (a liveness bound, not a timing)."""
+
+    def __init__(self, path, *args):
+        self.path = path
+        self.proc = subprocess.Popen([ACCEL_WAIT, *args, path], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True)
+        wait_until(self.polling, timeout=60, what=f"accel-wait on {path} to wait in poll()")
+
+    def polling(self):
+        if self.proc.poll() is not None:
+            return True  # it ended already: result() says how
+        try:
+            with open(f"/proc/{self.proc.pid}/syscall") as f:
+                return f.read().split()[0] in POLL_SYSCALLS
+        except (OSError, IndexError):
+            return False
+
+    def result(self, timeout=60):
+        try:
+            out, err = self.proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            out, err = self.proc.communicate()
+            raise AssertionError(f"accel-wait on {self.path} did not return within {timeout} s (stderr: {err})")
+        return self.proc.returncode, out, err
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        if self.proc.returncode is None or not self.proc.stdout.closed:
+            self.proc.communicate()
 
 
 class Node:
@@ -256,9 +297,19 @@ class NodeTestCase(unittest.TestCase):
     maxDiff = None  # a sanitizer report is long, and all of it matters
 
     def setUp(self):
+        self.waiters = []
         self.node = Node(self.topology, self.poll, self.grace, busy_retries=self.busy_retries).start()
 
+    def waiter(self, path, *args):
+        """An accel-wait on path (harness.Waiter), stopped before the node is unmounted."""
+        w = Waiter(path, *args)
+        self.waiters = getattr(self, "waiters", [])
+        self.waiters.append(w)
+        return w
+
     def tearDown(self):
+        for w in getattr(self, "waiters", ()):  # a setUp of its own may not have called this one's
+            w.kill()
         if os.environ.get("ACCELFS_TEST_LOG"):
             print(self.node.log())
         try:

@@ -9,9 +9,9 @@ import threading
 import time
 import unittest
 
-from harness import NodeTestCase
+from harness import ACCEL_WAIT, NodeTestCase
 
-ACCEL_WAIT = os.environ.get("ACCEL_WAIT", "accel-wait")
+PROF = ("ppu3", "mig", "4g.48gb")
 
 
 def poll_pri(fd, timeout_ms):
@@ -95,6 +95,62 @@ class Wait(NodeTestCase):
         self.assertIn("usage", res.stderr)
         res = subprocess.run([ACCEL_WAIT, "--bogus", "x"], capture_output=True, text=True, timeout=60)
         self.assertEqual(res.returncode, 2)
+
+
+class LoneWaiter(NodeTestCase):
+    """A waiter on a file whose content moves without a new snapshot, alone: nothing else is waiting
+    and nothing is published, so only the rechecks it starts can wake it.  No --timeout: a waiter
+    that is never woken fails the bound of result()."""
+
+    def wait_for(self, parts, change):
+        n = self.node
+        before = n.read(*parts)
+        w = self.waiter(n.path(*parts))
+        change()
+        rc, out, err = w.result()
+        self.assertEqual(rc, 0, err)
+        self.assertNotEqual(out, before, "it printed the file as it changed")
+        return out
+
+    def test_dies_slot(self):
+        out = self.wait_for(("dies", "slot"), lambda: os.close(os.open(self.node.path("dies", "3", "vram"), os.O_RDWR)))
+        self.assertIn("swaps: 1\n", out)
+
+    def test_a_dies_info(self):
+        out = self.wait_for(("dies", "5", "info"),
+                            lambda: os.close(os.open(self.node.path("dies", "5", "vram"), os.O_RDWR)))
+        self.assertIn("acquires: 1\n", out)
+
+    def test_last_error_of_a_device_profile(self):
+        out = self.wait_for((*PROF, "last_error"), lambda: self.node.errno_of(os.mkdir, self.node.path(*PROF, "a b")))
+        self.assertIn("job name 'a b' is not valid", out)
+
+    def test_last_error_of_a_node_level_profile(self):
+        out = self.wait_for(("mig", "4g.48gb", "last_error"),
+                            lambda: self.node.errno_of(os.mkdir, self.node.path("mig", "4g.48gb", "a b")))
+        self.assertIn("job name 'a b' is not valid", out)
+
+    def hold(self, fds, path):
+        # the simulated nodes cannot be opened for real; an O_PATH descriptor holds them as well
+        return lambda: fds.append(os.open(path, os.O_PATH))
+
+    def test_holders_of_a_device_and_of_a_job(self):
+        n = self.node
+        n.mkdir(*PROF, "j")
+        nodes = [d for spec in n.cdi_specs().values() for d in spec["devices"] if d["name"] == "j"]
+        nodes = nodes[0]["containerEdits"]["deviceNodes"]
+        card = [x["hostPath"] for x in nodes if x["path"] == "/dev/alixpu_ppu3"][0]
+        cap = [x["hostPath"] for x in nodes if "-caps/" in x["path"]][0]
+        fds = []
+        try:
+            out = self.wait_for(("ppu3", "holders"), self.hold(fds, card))
+            self.assertIn(f"pid={os.getpid()} ", out)
+            out = self.wait_for((*PROF, "j", "holders"), self.hold(fds, cap))
+            self.assertIn(f"pid={os.getpid()} ", out)
+        finally:
+            for fd in fds:
+                os.close(fd)
+        os.rmdir(n.path(*PROF, "j"))
 
 
 if __name__ == "__main__":

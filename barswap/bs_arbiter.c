@@ -439,9 +439,9 @@ int bs_arb_io_fault(struct bs_arbiter *a, uint32_t die, uint64_t epoch)
 	return ret;
 }
 
-void bs_arb_stats(struct bs_arbiter *a, struct bs_arb_stats *out)
+/* Under lock. */
+static void stats_locked(struct bs_arbiter *a, struct bs_arb_stats *out)
 {
-	pthread_mutex_lock(&a->lock);
 	memset(out, 0, sizeof(*out));
 	out->active = a->state == OWNED ? (int)a->die : -1;
 	out->holders = a->state == OWNED ? a->holders : 0;
@@ -454,17 +454,71 @@ void bs_arb_stats(struct bs_arbiter *a, struct bs_arb_stats *out)
 	out->lease_ms = a->lease_ms;
 	out->lease_left_ms = arb_lease_left(a);
 	out->revocations = a->revocations;
+	out->epoch = a->epoch;
+}
+
+void bs_arb_stats(struct bs_arbiter *a, struct bs_arb_stats *out)
+{
+	pthread_mutex_lock(&a->lock);
+	stats_locked(a, out);
 	pthread_mutex_unlock(&a->lock);
 }
 
-unsigned bs_arb_waiters(struct bs_arbiter *a, struct bs_arb_waiter_info *out, unsigned max)
+/* Under lock: the parked holds, head first. */
+static unsigned waiters_locked(struct bs_arbiter *a, struct bs_arb_waiter_info *out, unsigned max)
 {
 	uint64_t now = arb_now_ms();
 	unsigned n = 0;
 
-	pthread_mutex_lock(&a->lock);
 	for (struct bs_waiter *w = a->queue.next; w != &a->queue && n < max; w = w->next, n++)
 		out[n] = (struct bs_arb_waiter_info){ w->pid, w->die, now - w->since_ms };
+	return n;
+}
+
+/* Did the slot move between two queries? */
+static bool slot_moved(const bs_status *x, const bs_status *y)
+{
+	return x->active_die != y->active_die || x->owner_pid != y->owner_pid || x->swaps != y->swaps ||
+	       x->waiters != y->waiters || x->open_files != y->open_files || x->owner != y->owner;
+}
+
+int bs_arb_view(struct bs_arbiter *a, struct bs_arb_view *out)
+{
+	bs_status again;
+	int ret;
+
+	pthread_mutex_lock(&a->lock);
+	for (unsigned tries = 0;; tries++) {
+		memset(out, 0, sizeof(*out));
+		ret = bs_slot_query(a->slot, &out->slot);
+		if (ret)
+			break;
+		out->n_dies = out->slot.num_dies < BS_ARB_VIEW_MAX ? out->slot.num_dies : BS_ARB_VIEW_MAX;
+		for (uint32_t i = 0; i < out->n_dies; i++) {
+			out->dies[i].info_err = bs_slot_die_info(a->slot, i, &out->dies[i].info);
+			out->dies[i].lend_err = bs_slot_die_lend(a->slot, i, &out->dies[i].lend);
+		}
+		out->lease_err = bs_slot_lease(a->slot, &out->lease);
+		int nq = bs_slot_queue(a->slot, out->queue, BS_ARB_VIEW_MAX, NULL);
+		out->n_queue = nq > 0 ? (unsigned)nq : 0;
+		/* Another process's handle moves the slot without our lock: the same before and after, or again. */
+		ret = bs_slot_query(a->slot, &again);
+		out->settled = !ret && !slot_moved(&out->slot, &again);
+		if (ret || out->settled || tries == 8)
+			break;
+	}
+	stats_locked(a, &out->stats);
+	out->n_waiters = waiters_locked(a, out->waiters, BS_ARB_VIEW_MAX);
+	pthread_mutex_unlock(&a->lock);
+	return ret;
+}
+
+unsigned bs_arb_waiters(struct bs_arbiter *a, struct bs_arb_waiter_info *out, unsigned max)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&a->lock);
+	n = waiters_locked(a, out, max);
 	pthread_mutex_unlock(&a->lock);
 	return n;
 }

@@ -165,6 +165,7 @@ struct bs_arb_stats {
 	uint32_t lease_ms;     /* the lease (the slot's) */
 	int32_t lease_left_ms; /* what is left of the holds' lease among this arbiter's waiters, -1 */
 	uint64_t revocations;  /* holds revoked by the lease so far */
+	uint64_t epoch;        /* the epoch of the holds on `active` (a hold of another one was revoked) */
 };
 void bs_arb_stats(struct bs_arbiter *a, struct bs_arb_stats *out);
 
@@ -175,6 +176,36 @@ struct bs_arb_waiter_info {
 };
 /* The parked holds, head first: how many were written (at most max). */
 unsigned bs_arb_waiters(struct bs_arbiter *a, struct bs_arb_waiter_info *out, unsigned max);
+
+#define BS_ARB_VIEW_MAX 64 /* dies, waiters and slot waiters a view holds (the module's BAR_SWAP_MAX_DIES) */
+
+/*
+ * The slot, every die and this arbiter at one instant, for documents that
+ * say them together (dies/slot, node.json, metrics): read under the
+ * arbiter's lock, which every move of the slot by this arbiter holds, and
+ * read again while the slot itself moved meanwhile (another process's
+ * handle).  A field whose call failed has its errno beside it.
+ */
+struct bs_arb_view {
+	bs_status slot;
+	int lease_err; /* 0: lease is the slot's (a module without leases: -ENOTTY or the like) */
+	bs_lease_info lease;
+	struct bs_arb_stats stats;
+	unsigned n_dies; /* slot.num_dies, at most BS_ARB_VIEW_MAX */
+	struct bs_arb_die {
+		int info_err; /* 0: info holds */
+		bs_die_info info;
+		int lend_err; /* 0: lend holds (a module without lending answers an error) */
+		bs_die_lend lend;
+	} dies[BS_ARB_VIEW_MAX];
+	unsigned n_waiters; /* this arbiter's parked holds, head first */
+	struct bs_arb_waiter_info waiters[BS_ARB_VIEW_MAX];
+	unsigned n_queue; /* the slot's own waiters, head first */
+	bs_queue_entry queue[BS_ARB_VIEW_MAX];
+	bool settled; /* false: the slot kept moving under other processes and this is the last try */
+};
+/* 0, or the slot's errno from its query. */
+int bs_arb_view(struct bs_arbiter *a, struct bs_arb_view *out);
 
 struct bs_slot *bs_arb_slot(struct bs_arbiter *a);
 

@@ -369,20 +369,6 @@ uint64_t fs_dies_vram_size(const struct fs_dies *d, uint32_t die)
 	return fs_dies_die_info(d, die, &info) ? 0 : info.vram_size;
 }
 
-int fs_dies_status(const struct fs_dies *d, struct fs_dies_status *out)
-{
-	if (!d)
-		return -ENOENT;
-	out->backend = d->backend;
-	bs_arb_stats(d->arb, &out->fs);
-	if (bs_slot_lease(bs_arb_slot(d->arb), &out->lease)) {
-		memset(&out->lease, 0, sizeof(out->lease)); /* a module without leases */
-		out->lease.lent_die = -1;
-		out->lease.lease_left_ms = -1;
-	}
-	return bs_slot_query(bs_arb_slot(d->arb), &out->slot);
-}
-
 /* ---- set-up -------------------------------------------------------------------------- */
 
 void fs_dies_tune(struct fuse_conn_info *conn)

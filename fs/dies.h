@@ -50,13 +50,29 @@ bool fs_dies_has(const struct fs_dies *d, uint32_t die);
 int fs_dies_die_info(const struct fs_dies *d, uint32_t die, bs_die_info *out);
 uint64_t fs_dies_vram_size(const struct fs_dies *d, uint32_t die);
 
+#define FS_DIES_LISTED 64 /* holders and lenders of this mount listed in a status */
+
+/*
+ * What dies/ is, at one instant: everything a document about the dies says
+ * (dies/slot, dies/<n>/info, node.json, metrics) comes from one of these,
+ * so no part of a document contradicts another (fs/dies_render.c).
+ */
 struct fs_dies_status {
-	const char *backend;    /* "bar_swap", "simulated" */
-	bs_status slot;         /* the slot itself, every process's view */
-	struct bs_arb_stats fs; /* this mount's holders and waiters */
-	bs_lease_info lease;    /* the slot's lease and lent die (zero from a module without them) */
+	const char *backend;  /* "bar_swap", "simulated" */
+	struct bs_arb_view v; /* the slot, every die, and this mount's arbiter (barswap/bs_arbiter.h) */
+	/* This mount's open vram files holding the slot now (the arbiter's current hold), by process: */
+	unsigned holders;
+	unsigned n_held; /* the first FS_DIES_LISTED of them */
+	struct fs_dies_opener {
+		pid_t pid;
+		uint32_t die;
+	} held[FS_DIES_LISTED], lenders[FS_DIES_LISTED]; /* lenders: the handles that lent their die */
+	unsigned n_lenders;
 };
-int fs_dies_status(const struct fs_dies *d, struct fs_dies_status *out);
+/* Take one (malloc'd; free() it): 0, -ENOENT without dies/ (NULL), -ENOMEM, or the slot's errno. */
+int fs_dies_status(const struct fs_dies *d, struct fs_dies_status **out);
+/* Who owns the slot, in dies/slot's words: accelfs (this mount's arbiter), other, none. */
+const char *fs_dies_owner(const struct fs_dies_status *st);
 
 /*
  * The text of dies/slot, dies/lease_ms, dies/<n>/info, enabled, driver and

@@ -2,7 +2,9 @@
 /*
  * What the files of dies/ say (docs/dies.md): slot, lease_ms, and each
  * die's info, enabled, driver and policy.  Generated at every read: the
- * slot moves without the snapshot knowing.
+ * slot moves without the snapshot knowing.  Each text is drawn from one
+ * status of the slot, every die and this mount's holders, taken at one
+ * instant (fs_dies_status), as node.json's and metrics' dies are.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -12,8 +14,6 @@
 #include "barswap/fd_probe.h"
 #include "fs/dies_internal.h"
 #include "fs/tree.h"
-
-#define MAX_LISTED 64
 
 static const char *lend_state(uint32_t state)
 {
@@ -29,40 +29,77 @@ static const char *lend_state(uint32_t state)
 	}
 }
 
+/* ---- one instant ------------------------------------------------------------- */
+
+int fs_dies_status(const struct fs_dies *cd, struct fs_dies_status **out)
+{
+	/* The handles' lock is the mount's own, taken to read: a status changes nothing. */
+	struct fs_dies *d = (struct fs_dies *)cd;
+	struct fs_dies_status *st;
+	int ret;
+
+	*out = NULL;
+	if (!d)
+		return -ENOENT;
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	st->backend = d->backend;
+	/*
+	 * The handles, then the arbiter inside (nothing holds the arbiter's lock
+	 * and then takes d->lock): a handle holds the slot when its hold is the
+	 * arbiter's current one.  One the arbiter granted but whose open is not
+	 * answered yet, or revoked but not yet told so, is no holder.
+	 */
+	pthread_mutex_lock(&d->lock);
+	ret = bs_arb_view(d->arb, &st->v);
+	for (struct fs_vram *h = d->handles.next; !ret && h != &d->handles; h = h->next) {
+		if (h->held && !h->revoked && st->v.stats.active >= 0 && h->die == (uint32_t)st->v.stats.active &&
+		    h->epoch == st->v.stats.epoch) {
+			if (st->n_held < FS_DIES_LISTED)
+				st->held[st->n_held++] = (struct fs_dies_opener){ h->opener, h->die };
+			st->holders++;
+		}
+		if (h->lender && st->n_lenders < FS_DIES_LISTED)
+			st->lenders[st->n_lenders++] = (struct fs_dies_opener){ h->opener, h->die };
+	}
+	pthread_mutex_unlock(&d->lock);
+	if (ret) {
+		free(st);
+		return ret;
+	}
+	if (st->v.lease_err) { /* a module without leases */
+		memset(&st->v.lease, 0, sizeof(st->v.lease));
+		st->v.lease.lent_die = -1;
+		st->v.lease.lease_left_ms = -1;
+	}
+	/* /proc is read outside the locks: the opener was a thread id, shown as its process. */
+	for (unsigned i = 0; i < st->n_held; i++)
+		st->held[i].pid = accel_proc_tgid(st->held[i].pid);
+	for (unsigned i = 0; i < st->n_lenders; i++)
+		st->lenders[i].pid = accel_proc_tgid(st->lenders[i].pid);
+	*out = st;
+	return 0;
+}
+
 /*
  * Who lent die: the process of this mount's handle that lent it, else what
  * the slot says (another process, or this daemon for a resident die whose
  * lender is gone).
  */
-static pid_t lender_of(struct fs_dies *d, uint32_t die, pid_t slot_says)
+static pid_t lender_of(const struct fs_dies_status *st, uint32_t die, pid_t slot_says)
 {
-	pid_t pid = 0;
-
-	pthread_mutex_lock(&d->lock);
-	for (struct fs_vram *h = d->handles.next; h != &d->handles && !pid; h = h->next)
-		if (h->die == die && h->lender)
-			pid = h->opener;
-	pthread_mutex_unlock(&d->lock);
-	return pid ? accel_proc_tgid(pid) : slot_says;
+	for (unsigned i = 0; i < st->n_lenders; i++)
+		if (st->lenders[i].die == die)
+			return st->lenders[i].pid;
+	return slot_says;
 }
 
 /* The holders of this mount: one line each, with the lease they have left. */
-static void holders(FILE *f, struct fs_dies *d, int32_t lease_left)
+static void holders(FILE *f, const struct fs_dies_status *st, int32_t lease_left)
 {
-	struct {
-		pid_t pid;
-		uint32_t die;
-	} list[MAX_LISTED];
-	unsigned n = 0;
-
-	pthread_mutex_lock(&d->lock);
-	for (struct fs_vram *h = d->handles.next; h != &d->handles && n < MAX_LISTED; h = h->next)
-		if (h->held && !h->revoked)
-			list[n].pid = h->opener, list[n++].die = h->die;
-	pthread_mutex_unlock(&d->lock);
-	/* /proc is read outside the lock: the opener was a thread id, shown as its process. */
-	for (unsigned i = 0; i < n; i++) {
-		fprintf(f, "holder: pid=%d die=%u", (int)accel_proc_tgid(list[i].pid), list[i].die);
+	for (unsigned i = 0; i < st->n_held; i++) {
+		fprintf(f, "holder: pid=%d die=%u", (int)st->held[i].pid, st->held[i].die);
 		if (lease_left >= 0)
 			fprintf(f, " lease_left_ms=%d\n", lease_left);
 		else
@@ -73,7 +110,8 @@ static void holders(FILE *f, struct fs_dies *d, int32_t lease_left)
 /* Whom a lent die's slot waits on, in words an operator can act on. */
 static void waiting_on(FILE *f, const struct fs_dies_status *st, pid_t lender)
 {
-	const bs_lease_info *l = &st->lease;
+	const bs_lease_info *l = &st->v.lease;
+	const struct bs_arb_stats *fs = &st->v.stats;
 
 	if (l->lent_die < 0) {
 		fprintf(f, "waiting_on: none\n");
@@ -82,12 +120,12 @@ static void waiting_on(FILE *f, const struct fs_dies_status *st, pid_t lender)
 	if (l->lend_state == BS_LEND_RETURNING || l->lend_state == BS_LEND_LENDING)
 		fprintf(f, "waiting_on: %s to let go of die %d (%s for %u ms%s)\n", l->lent_driver, l->lent_die,
 		        lend_state(l->lend_state), l->returning_ms,
-		        (l->slot_flags & BS_SLOT_EXPIRED) || st->fs.expired
+		        (l->slot_flags & BS_SLOT_EXPIRED) || fs->expired
 		                ? "; the lease ran out, but a lease never takes a die from its driver"
 		                : "");
-	else if (st->fs.returning)
+	else if (fs->returning)
 		fprintf(f, "waiting_on: %s to let go of die %d (asked back%s)\n", l->lent_driver, l->lent_die,
-		        st->fs.expired ? " because the lease ran out; a lease never takes a die from its driver" : "");
+		        fs->expired ? " because the lease ran out; a lease never takes a die from its driver" : "");
 	else
 		fprintf(f,
 		        "waiting_on: pid %d, the lender (its last close of dies/%d/vram, or writing bar_swap to "
@@ -95,103 +133,89 @@ static void waiting_on(FILE *f, const struct fs_dies_status *st, pid_t lender)
 		        (int)lender, l->lent_die, l->lent_die);
 }
 
-static int render_slot(FILE *f, struct fs_dies *d)
+static void render_slot(FILE *f, const struct fs_dies_status *st)
 {
-	struct fs_dies_status st;
-	struct bs_arb_waiter_info w[MAX_LISTED];
-	bs_queue_entry q[MAX_LISTED];
+	const struct bs_arb_stats *fs = &st->v.stats;
+	const bs_status *slot = &st->v.slot;
+	const bs_lease_info *lease = &st->v.lease;
 	int32_t lease_left;
 	pid_t lender;
-	unsigned nw;
-	int nq, ret = fs_dies_status(d, &st);
 
-	if (ret)
-		return ret;
 	/* Our holders' lease: the arbiter's among our waiters, the slot's among other processes'. */
-	lease_left = st.fs.lease_left_ms;
-	if (st.fs.active >= 0 && st.lease.lease_left_ms >= 0 && (lease_left < 0 || st.lease.lease_left_ms < lease_left))
-		lease_left = st.lease.lease_left_ms;
-	if (st.slot.active_die >= 0)
-		fprintf(f, "active: %d\n", st.slot.active_die);
+	lease_left = fs->lease_left_ms;
+	if (fs->active >= 0 && lease->lease_left_ms >= 0 && (lease_left < 0 || lease->lease_left_ms < lease_left))
+		lease_left = lease->lease_left_ms;
+	if (slot->active_die >= 0)
+		fprintf(f, "active: %d\n", slot->active_die);
 	else
 		fprintf(f, "active: none\n");
-	fprintf(f, "holders: %u\n", st.fs.holders);
-	fprintf(f, "waiters: %u\n", st.fs.waiters);
-	fprintf(f, "swaps: %llu\n", (unsigned long long)st.slot.swaps);
-	fprintf(f, "owner: %s\n",
-	        st.fs.active >= 0                              ? "accelfs"
-	        : st.slot.active_die >= 0 && st.slot.owner_pid ? "other"
-	                                                       : "none");
-	fprintf(f, "owner_pid: %d\n", st.slot.owner_pid);
-	fprintf(f, "lease_ms: %u\n", st.lease.lease_ms);
-	if (st.fs.active >= 0 ? lease_left >= 0 : st.lease.lease_left_ms >= 0)
-		fprintf(f, "lease_left_ms: %d\n", st.fs.active >= 0 ? lease_left : st.lease.lease_left_ms);
+	fprintf(f, "holders: %u\n", st->holders);
+	fprintf(f, "waiters: %u\n", st->v.n_waiters);
+	fprintf(f, "swaps: %llu\n", (unsigned long long)slot->swaps);
+	fprintf(f, "owner: %s\n", fs_dies_owner(st));
+	fprintf(f, "owner_pid: %d\n", slot->owner_pid);
+	fprintf(f, "lease_ms: %u\n", lease->lease_ms);
+	if (fs->active >= 0 ? lease_left >= 0 : lease->lease_left_ms >= 0)
+		fprintf(f, "lease_left_ms: %d\n", fs->active >= 0 ? lease_left : lease->lease_left_ms);
 	else
 		fprintf(f, "lease_left_ms: none\n");
-	lender = st.lease.lent_die >= 0 ? lender_of(d, (uint32_t)st.lease.lent_die, st.lease.lender_pid) : 0;
-	if (st.lease.lent_die >= 0) {
-		bs_die_lend l;
-		bool resident = !bs_slot_die_lend(bs_arb_slot(d->arb), (uint32_t)st.lease.lent_die, &l) &&
-		                l.policy == BS_POLICY_RESIDENT;
-		fprintf(f, "lent: die %d to %s by pid %d (%s, %s)\n", st.lease.lent_die, st.lease.lent_driver,
-		        (int)lender, lend_state(st.lease.lend_state), resident ? "resident" : "pinned");
+	lender = lease->lent_die >= 0 ? lender_of(st, (uint32_t)lease->lent_die, lease->lender_pid) : 0;
+	if (lease->lent_die >= 0) {
+		const struct bs_arb_die *ld =
+			(uint32_t)lease->lent_die < st->v.n_dies ? &st->v.dies[lease->lent_die] : NULL;
+		bool resident = ld && !ld->lend_err && ld->lend.policy == BS_POLICY_RESIDENT;
+		fprintf(f, "lent: die %d to %s by pid %d (%s, %s)\n", lease->lent_die, lease->lent_driver, (int)lender,
+		        lend_state(lease->lend_state), resident ? "resident" : "pinned");
 	} else {
 		fprintf(f, "lent: none\n");
 	}
-	waiting_on(f, &st, lender);
-	holders(f, d, lease_left);
-	nw = bs_arb_waiters(d->arb, w, MAX_LISTED);
-	for (unsigned i = 0; i < nw; i++)
-		fprintf(f, "waiter: pid=%d die=%u waited_ms=%llu\n", (int)accel_proc_tgid(w[i].pid), w[i].die,
-		        (unsigned long long)w[i].waited_ms);
-	fprintf(f, "slot_waiters: %u\n", st.slot.waiters);
-	nq = bs_slot_queue(bs_arb_slot(d->arb), q, MAX_LISTED, NULL);
-	for (int i = 0; i < nq; i++)
-		fprintf(f, "slot_waiter: pid=%d die=%u waited_ms=%llu\n", q[i].pid, q[i].die,
-		        (unsigned long long)(q[i].waited_ns / 1000000));
-	fprintf(f, "slot_open_files: %u\n", st.slot.open_files);
-	fprintf(f, "slot_size: %llu\n", (unsigned long long)st.slot.slot_size);
-	fprintf(f, "dies: %u\n", st.slot.num_dies);
-	fprintf(f, "backend: %s\n", st.backend);
-	return 0;
+	waiting_on(f, st, lender);
+	holders(f, st, lease_left);
+	for (unsigned i = 0; i < st->v.n_waiters; i++)
+		fprintf(f, "waiter: pid=%d die=%u waited_ms=%llu\n", (int)accel_proc_tgid(st->v.waiters[i].pid),
+		        st->v.waiters[i].die, (unsigned long long)st->v.waiters[i].waited_ms);
+	fprintf(f, "slot_waiters: %u\n", slot->waiters);
+	for (unsigned i = 0; i < st->v.n_queue; i++)
+		fprintf(f, "slot_waiter: pid=%d die=%u waited_ms=%llu\n", st->v.queue[i].pid, st->v.queue[i].die,
+		        (unsigned long long)(st->v.queue[i].waited_ns / 1000000));
+	fprintf(f, "slot_open_files: %u\n", slot->open_files);
+	fprintf(f, "slot_size: %llu\n", (unsigned long long)slot->slot_size);
+	fprintf(f, "dies: %u\n", slot->num_dies);
+	fprintf(f, "backend: %s\n", st->backend);
 }
 
 /* Who holds die in the slot: this mount's holders by pid, or another process. */
-static void held_by(FILE *f, struct fs_dies *d, uint32_t die, const bs_status *slot)
+static void held_by(FILE *f, const struct fs_dies_status *st, uint32_t die)
 {
-	pid_t pids[MAX_LISTED];
 	unsigned n = 0;
 
-	pthread_mutex_lock(&d->lock);
-	for (struct fs_vram *h = d->handles.next; h != &d->handles && n < MAX_LISTED; h = h->next)
-		if (h->die == die && h->held && !h->revoked)
-			pids[n++] = h->opener;
-	pthread_mutex_unlock(&d->lock);
 	fprintf(f, "held_by:");
+	for (unsigned i = 0; i < st->n_held; i++)
+		if (st->held[i].die == die && ++n)
+			fprintf(f, " pid %d", (int)st->held[i].pid);
 	if (!n)
-		fprintf(f, " pid %d", slot->owner_pid);
-	for (unsigned i = 0; i < n; i++)
-		fprintf(f, " pid %d", (int)accel_proc_tgid(pids[i]));
+		fprintf(f, " pid %d", st->v.slot.owner_pid);
 	fprintf(f, n ? " (through accelfs)\n" : "\n");
 }
 
-static int render_die(FILE *f, struct fs_dies *d, int kind, uint32_t die)
+static int render_die(FILE *f, const struct fs_dies_status *st, int kind, uint32_t die)
 {
-	struct bs_slot *s = bs_arb_slot(d->arb);
-	bs_die_info info;
+	const bs_die_info *info;
 	bs_die_lend l;
-	bs_status slot;
 	const char *state;
-	int ret = bs_slot_die_info(s, die, &info);
 
-	if (ret)
-		return ret;
-	if (bs_slot_die_lend(s, die, &l)) { /* a module without lending: bound to bar_swap, pinned */
+	if (die >= st->v.n_dies)
+		return -EINVAL;
+	if (st->v.dies[die].info_err)
+		return st->v.dies[die].info_err;
+	info = &st->v.dies[die].info;
+	l = st->v.dies[die].lend;
+	if (st->v.dies[die].lend_err) { /* a module without lending: bound to bar_swap, pinned */
 		memset(&l, 0, sizeof(l));
-		snprintf(l.driver, sizeof(l.driver), "%s", info.flags & BS_DIE_PRESENT ? "bar_swap" : "");
+		snprintf(l.driver, sizeof(l.driver), "%s", info->flags & BS_DIE_PRESENT ? "bar_swap" : "");
 	}
 	if (kind == FS_DIE_ENABLED) {
-		fprintf(f, "%d\n", !!(info.flags & BS_DIE_ENABLED));
+		fprintf(f, "%d\n", !!(info->flags & BS_DIE_ENABLED));
 		return 0;
 	}
 	if (kind == FS_DIE_DRIVER) {
@@ -202,64 +226,70 @@ static int render_die(FILE *f, struct fs_dies *d, int kind, uint32_t die)
 		fprintf(f, "%s\n", l.policy == BS_POLICY_RESIDENT ? "resident" : "pinned");
 		return 0;
 	}
-	if (bs_slot_query(s, &slot))
-		memset(&slot, 0, sizeof(slot));
-	state = l.state != BS_LEND_NONE ? lend_state(l.state) : (info.flags & BS_DIE_ACTIVE) ? "held" : "parked";
-	fprintf(f, "die: %u\n", info.die);
-	fprintf(f, "bus_id: %s\n", info.bus_id);
-	fprintf(f, "vram_bytes: %llu\n", (unsigned long long)info.vram_size);
-	fprintf(f, "enabled: %d\n", !!(info.flags & BS_DIE_ENABLED));
-	fprintf(f, "present: %d\n", !!(info.flags & BS_DIE_PRESENT));
-	fprintf(f, "active: %d\n", !!(info.flags & BS_DIE_ACTIVE));
+	state = l.state != BS_LEND_NONE ? lend_state(l.state) : (info->flags & BS_DIE_ACTIVE) ? "held" : "parked";
+	fprintf(f, "die: %u\n", info->die);
+	fprintf(f, "bus_id: %s\n", info->bus_id);
+	fprintf(f, "vram_bytes: %llu\n", (unsigned long long)info->vram_size);
+	fprintf(f, "enabled: %d\n", !!(info->flags & BS_DIE_ENABLED));
+	fprintf(f, "present: %d\n", !!(info->flags & BS_DIE_PRESENT));
+	fprintf(f, "active: %d\n", !!(info->flags & BS_DIE_ACTIVE));
 	fprintf(f, "state: %s\n", state);
-	if (info.flags & BS_DIE_ACTIVE)
-		held_by(f, d, die, &slot);
+	if (info->flags & BS_DIE_ACTIVE)
+		held_by(f, st, die);
 	fprintf(f, "driver: %s\n", l.driver);
 	if (l.state != BS_LEND_NONE) {
 		fprintf(f, "lent_to: %s\n", l.driver);
-		fprintf(f, "lender_pid: %d\n", (int)lender_of(d, die, l.lender_pid));
+		fprintf(f, "lender_pid: %d\n", (int)lender_of(st, die, l.lender_pid));
 	}
 	fprintf(f, "policy: %s\n", l.policy == BS_POLICY_RESIDENT ? "resident" : "pinned");
-	fprintf(f, "acquires: %llu\n", (unsigned long long)info.acquires);
-	if (info.flags & BS_DIE_SIM)
+	fprintf(f, "acquires: %llu\n", (unsigned long long)info->acquires);
+	if (info->flags & BS_DIE_SIM)
 		fprintf(f, "pci_id: none (simulated)\n");
 	else
-		fprintf(f, "pci_id: %04x:%04x\n", info.vendor, info.device);
-	if (info.bar_phys)
-		fprintf(f, "bar_phys: 0x%llx\n", (unsigned long long)info.bar_phys);
+		fprintf(f, "pci_id: %04x:%04x\n", info->vendor, info->device);
+	if (info->bar_phys)
+		fprintf(f, "bar_phys: 0x%llx\n", (unsigned long long)info->bar_phys);
 	return 0;
+}
+
+const char *fs_dies_owner(const struct fs_dies_status *st)
+{
+	return st->v.stats.active >= 0                              ? "accelfs"
+	       : st->v.slot.active_die >= 0 && st->v.slot.owner_pid ? "other"
+	                                                            : "none";
 }
 
 int fs_dies_render(struct fs_dies *d, int kind, uint32_t die, char **out, size_t *len)
 {
-	struct fs_dies_status st;
+	struct fs_dies_status *st;
 	FILE *f;
-	int ret;
+	int ret = fs_dies_status(d, &st);
 
-	if (!d)
-		return -ENOENT;
 	*out = NULL;
+	if (ret)
+		return ret;
 	f = open_memstream(out, len);
-	if (!f)
+	if (!f) {
+		free(st);
 		return -ENOMEM;
+	}
 	switch (kind) {
 	case FS_DIES_SLOT:
-		ret = render_slot(f, d);
+		render_slot(f, st);
 		break;
 	case FS_DIES_LEASE:
-		ret = fs_dies_status(d, &st);
-		if (!ret)
-			fprintf(f, "%u\n", st.lease.lease_ms);
+		fprintf(f, "%u\n", st->v.lease.lease_ms);
 		break;
 	case FS_DIE_INFO:
 	case FS_DIE_ENABLED:
 	case FS_DIE_DRIVER:
 	case FS_DIE_POLICY:
-		ret = render_die(f, d, kind, die);
+		ret = render_die(f, st, kind, die);
 		break;
 	default:
 		ret = -EISDIR;
 	}
+	free(st);
 	if (fclose(f) && !ret)
 		ret = -ENOMEM;
 	if (ret) {

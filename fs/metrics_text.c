@@ -185,35 +185,34 @@ static void operation_counters(FILE *f, const struct accel_metrics_values *v)
 
 /* ---- the dies ------------------------------------------------------------------ */
 
+/* The slot and every die from one status taken at one instant (fs_dies_status), as dies/slot says them. */
 static void dies_metrics(FILE *f, const struct fs_dies *dies, const struct accel_metrics_values *v)
 {
-	struct fs_dies_status st;
-	unsigned n = fs_dies_count(dies);
+	struct fs_dies_status *st;
 
 	if (fs_dies_status(dies, &st)) /* no dies/ (NULL): -ENOENT */
 		return;
 	counter(f, "accelfs_dies_slot_swaps_total",
-	        "Dies put into the BAR slot so far, by any process (dies/slot swaps).", st.slot.swaps);
+	        "Dies put into the BAR slot so far, by any process (dies/slot swaps).", st->v.slot.swaps);
 	family(f, "accelfs_dies_slot_active_die", "gauge", "The die in the slot, -1 when it is empty.");
-	fprintf(f, "accelfs_dies_slot_active_die %d\n", (int)st.slot.active_die);
+	fprintf(f, "accelfs_dies_slot_active_die %d\n", (int)st->v.slot.active_die);
 	family(f, "accelfs_dies_slot_holders", "gauge", "Open vram files of this mount holding the slot.");
-	fprintf(f, "accelfs_dies_slot_holders %u\n", st.fs.holders);
+	fprintf(f, "accelfs_dies_slot_holders %u\n", st->holders);
 	family(f, "accelfs_dies_slot_waiters", "gauge", "Opens of vram files of this mount waiting for the slot.");
-	fprintf(f, "accelfs_dies_slot_waiters %u\n", st.fs.waiters);
+	fprintf(f, "accelfs_dies_slot_waiters %u\n", st->v.n_waiters);
 	histogram(f, "accelfs_dies_slot_wait_seconds", "How long an open of dies/<n>/vram waited for the slot.",
 	          &v->slot_wait_seconds);
 	family(f, "accelfs_die_enabled", "gauge", "1 unless the die is quarantined (dies/<n>/enabled).");
-	for (unsigned i = 0; i < n; i++) {
-		bs_die_info d;
-		if (!fs_dies_die_info(dies, i, &d))
-			fprintf(f, "accelfs_die_enabled{die=\"%u\"} %d\n", i, !!(d.flags & BS_DIE_ENABLED));
-	}
+	for (unsigned i = 0; i < st->v.n_dies; i++)
+		if (!st->v.dies[i].info_err)
+			fprintf(f, "accelfs_die_enabled{die=\"%u\"} %d\n", i,
+			        !!(st->v.dies[i].info.flags & BS_DIE_ENABLED));
 	family(f, "accelfs_die_acquires_total", "counter", "Times the die was put into the slot.");
-	for (unsigned i = 0; i < n; i++) {
-		bs_die_info d;
-		if (!fs_dies_die_info(dies, i, &d))
-			fprintf(f, "accelfs_die_acquires_total{die=\"%u\"} %llu\n", i, (unsigned long long)d.acquires);
-	}
+	for (unsigned i = 0; i < st->v.n_dies; i++)
+		if (!st->v.dies[i].info_err)
+			fprintf(f, "accelfs_die_acquires_total{die=\"%u\"} %llu\n", i,
+			        (unsigned long long)st->v.dies[i].info.acquires);
+	free(st);
 }
 
 int fs_metrics_render(const struct accel_snapshot *s, const struct fs_dies *dies, char **out, size_t *len)

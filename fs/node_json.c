@@ -201,33 +201,31 @@ static json_t *die(const bs_die_info *d)
 	                 "bar_phys", d->bar_phys ? json_integer((json_int_t)d->bar_phys) : json_null());
 }
 
-/* dies/ and its slot, as dies/slot and dies/<n>/info say them; null when there is no dies/. */
+/*
+ * dies/ and its slot, as dies/slot and dies/<n>/info say them, from one
+ * status taken at one instant (fs_dies_status); null when there is no dies/.
+ */
 static json_t *dies_json(const struct fs_dies *dies)
 {
-	struct fs_dies_status st;
-	unsigned n = fs_dies_count(dies);
+	struct fs_dies_status *st;
 	json_t *list, *slot;
 
 	if (fs_dies_status(dies, &st)) /* no dies/ (NULL): -ENOENT */
 		return json_null();
 	list = json_array();
-	for (unsigned i = 0; list && i < n; i++) {
-		bs_die_info d;
-		if (!fs_dies_die_info(dies, i, &d) && json_array_append_new(list, die(&d))) {
+	for (unsigned i = 0; list && i < st->v.n_dies; i++)
+		if (!st->v.dies[i].info_err && json_array_append_new(list, die(&st->v.dies[i].info))) {
 			json_decref(list);
 			list = NULL;
 		}
-	}
-	slot = json_pack("{s:o,s:I,s:I,s:I,s:s,s:I,s:I,s:I,s:I,s:I,s:s}", "active",
-	                 st.slot.active_die >= 0 ? json_integer(st.slot.active_die) : json_null(), "holders",
-	                 (json_int_t)st.fs.holders, "waiters", (json_int_t)st.fs.waiters, "swaps",
-	                 (json_int_t)st.slot.swaps, "owner",
-	                 st.fs.active >= 0         ? "accelfs"
-	                 : st.slot.active_die >= 0 ? "other"
-	                                           : "none",
-	                 "owner_pid", (json_int_t)st.slot.owner_pid, "slot_waiters", (json_int_t)st.slot.waiters,
-	                 "slot_open_files", (json_int_t)st.slot.open_files, "slot_size", (json_int_t)st.slot.slot_size,
-	                 "dies", (json_int_t)st.slot.num_dies, "backend", st.backend);
+	slot = json_pack(
+		"{s:o,s:I,s:I,s:I,s:s,s:I,s:I,s:I,s:I,s:I,s:s}", "active",
+		st->v.slot.active_die >= 0 ? json_integer(st->v.slot.active_die) : json_null(), "holders",
+		(json_int_t)st->holders, "waiters", (json_int_t)st->v.n_waiters, "swaps", (json_int_t)st->v.slot.swaps,
+		"owner", fs_dies_owner(st), "owner_pid", (json_int_t)st->v.slot.owner_pid, "slot_waiters",
+		(json_int_t)st->v.slot.waiters, "slot_open_files", (json_int_t)st->v.slot.open_files, "slot_size",
+		(json_int_t)st->v.slot.slot_size, "dies", (json_int_t)st->v.slot.num_dies, "backend", st->backend);
+	free(st);
 	return json_pack("{s:o,s:o}", "slot", slot, "dies", list);
 }
 

@@ -10,7 +10,7 @@
 #include "core/log.h"
 #include "core/node.h"
 #include "fs/accelfs.h"
-#include "fs/waiters.h"
+#include "fs/notify.h"
 
 int fs_attached_open(struct accelfs *fs, const char *state_dir, char *err, size_t errlen)
 {
@@ -103,6 +103,5 @@ void fs_attached_changed(struct accelfs *fs, const char *job)
 	fs_inodes_each_under(fs->inodes, "mig", match, &s);
 	for (size_t i = 0; i < s.n; i++)
 		fuse_lowlevel_notify_inval_inode(fs->se, s.ino[i], 0, 0);
-	if (fs->pollers)
-		fs_poll_check(fs);
+	fs_notify_check(fs);
 }

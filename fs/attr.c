@@ -16,6 +16,8 @@
 #include "fs/accelfs.h"
 #include "fs/cache.h"
 #include "fs/dies.h"
+#include "fs/notify.h"
+#include "fs/openfile.h"
 #include "fs/ops_internal.h"
 #include "fs/render.h"
 #include "fs/tree.h"
@@ -140,31 +142,53 @@ void fs_fill_attr(struct accelfs *fs, const struct accel_snapshot *snap, const c
 int fs_resolve_ino(struct accelfs *fs, fuse_ino_t ino, struct accel_snapshot **snap, struct fs_node *n, char *path,
                    size_t len)
 {
-	if (!fs_inodes_path(fs->inodes, ino, path, len))
-		return -ESTALE;
-	*snap = accel_node_snapshot(fs->node);
-	if (fs_tree_resolve(*snap, &fs->mount, path, n)) {
-		accel_snapshot_unref(*snap);
-		*snap = NULL;
-		return -ENOENT;
+	return fs_inode_resolve(fs, ino, snap, n, path, len);
+}
+
+/* Does path still name what ident says, now?  (A lookup resolved in an older snapshot may not.) */
+static bool still_names(struct accelfs *fs, const struct accel_snapshot *snap, const char *path, const char *ident)
+{
+	struct accel_snapshot *cur = accel_node_snapshot(fs->node);
+	char now[FS_IDENT_MAX];
+	struct fs_node n;
+	bool same = cur == snap;
+
+	if (!same && cur && !fs_tree_resolve(cur, &fs->mount, path, &n)) {
+		fs_node_identity(&n, now, sizeof(now));
+		same = !strcmp(now, ident);
 	}
-	return 0;
+	accel_snapshot_unref(cur);
+	return same;
 }
 
 void fs_reply_entry(fuse_req_t req, struct accelfs *fs, const struct accel_snapshot *snap, fuse_ino_t parent,
                     const char *name, const char *path, const struct fs_node *n)
 {
 	struct fuse_entry_param e;
+	char ident[FS_IDENT_MAX];
 
 	memset(&e, 0, sizeof(e));
-	e.ino = fs_inodes_lookup(fs->inodes, parent, name);
+	fs_node_identity(n, ident, sizeof(ident));
+	e.ino = fs_inodes_lookup(fs->inodes, parent, name, ident);
 	if (!e.ino) {
-		fuse_reply_err(req, ENOMEM);
+		char at[PATH_BUF];
+		/* Out of memory, or the parent went away meanwhile. */
+		fuse_reply_err(req, fs_inodes_path(fs->inodes, parent, at, sizeof(at)) ? ENOMEM : ENOENT);
 		return;
 	}
 	e.attr_timeout = fs_node_timeout(n);
 	e.entry_timeout = fs_node_timeout(n);
 	fs_fill_attr(fs, snap, path, n, e.ino, &e.attr);
-	if (fuse_reply_entry(req, &e) == -ENOENT)
+	if (fuse_reply_entry(req, &e) == -ENOENT) {
 		fs_inodes_forget(fs->inodes, e.ino, 1); /* the request was interrupted */
+		return;
+	}
+	/*
+	 * Once the inode is in the table, a flush sees it; before, it could not.
+	 * A change published in between (the job removed, or made again) left
+	 * it standing for what is gone: drop it now, after the reply (the
+	 * kernel holds the parent's lock until the entry is in place).
+	 */
+	if (!still_names(fs, snap, path, ident))
+		fs_notify_gone(fs, parent, e.ino, name);
 }

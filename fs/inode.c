@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "fs/inode.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,6 +103,7 @@ void fs_inodes_free(struct fs_inodes *t)
 		while (in) {
 			struct fs_inode *next = in->next_by_ino;
 			free(in->path);
+			free(in->ident);
 			free(in);
 			in = next;
 		}
@@ -132,7 +134,44 @@ static struct fs_inode *find_path(struct fs_inodes *t, const char *path)
 	return NULL;
 }
 
-uint64_t fs_inodes_lookup(struct fs_inodes *t, uint64_t parent, const char *name)
+static bool same_ident(const struct fs_inode *in, const char *ident)
+{
+	return !strcmp(in->ident ? in->ident : "", ident ? ident : "");
+}
+
+/* Called with the lock held: take in out of the path, top and dir chains (a live inode is in each it fits). */
+static void unchain(struct fs_inodes *t, struct fs_inode *in)
+{
+	struct fs_inode **pp;
+
+	for (pp = &t->by_path[hash_str(in->path)]; *pp; pp = &(*pp)->next_by_path)
+		if (*pp == in) {
+			*pp = in->next_by_path;
+			break;
+		}
+	for (pp = &t->by_top[hash_top(in->path)]; *pp; pp = &(*pp)->next_by_top)
+		if (*pp == in) {
+			*pp = in->next_by_top;
+			break;
+		}
+	if (dir_len(in->path))
+		for (pp = &t->by_dir[hash_len(in->path, dir_len(in->path))]; *pp; pp = &(*pp)->next_by_dir)
+			if (*pp == in) {
+				*pp = in->next_by_dir;
+				break;
+			}
+}
+
+/* Called with the lock held. */
+static void kill(struct fs_inodes *t, struct fs_inode *in)
+{
+	if (in == &t->root || in->dead)
+		return;
+	unchain(t, in);
+	in->dead = true;
+}
+
+uint64_t fs_inodes_lookup(struct fs_inodes *t, uint64_t parent, const char *name, const char *ident)
 {
 	struct fs_inode *p, *in;
 	uint64_t ino = 0;
@@ -140,18 +179,23 @@ uint64_t fs_inodes_lookup(struct fs_inodes *t, uint64_t parent, const char *name
 
 	pthread_mutex_lock(&t->lock);
 	p = find_ino(t, parent);
-	if (!p)
+	if (!p || p->dead)
 		goto out;
 	if (asprintf(&path, "%s%s%s", p->path, *p->path ? "/" : "", name) < 0)
 		goto out;
 	in = find_path(t, path);
+	if (in && !same_ident(in, ident)) {
+		kill(t, in); /* the path names something else now: never hand its number to that */
+		in = NULL;
+	}
 	if (in) {
 		free(path);
 	} else {
 		size_t hp, hi;
 
 		in = calloc(1, sizeof(*in));
-		if (!in) {
+		if (!in || (ident && *ident && !(in->ident = strdup(ident)))) {
+			free(in);
 			free(path);
 			goto out;
 		}
@@ -198,41 +242,51 @@ void fs_inodes_forget(struct fs_inodes *t, uint64_t ino, uint64_t n)
 			*pp = in->next_by_ino;
 			break;
 		}
-	for (pp = &t->by_path[hash_str(in->path)]; *pp; pp = &(*pp)->next_by_path)
-		if (*pp == in) {
-			*pp = in->next_by_path;
-			break;
-		}
-	for (pp = &t->by_top[hash_top(in->path)]; *pp; pp = &(*pp)->next_by_top)
-		if (*pp == in) {
-			*pp = in->next_by_top;
-			break;
-		}
-	if (dir_len(in->path))
-		for (pp = &t->by_dir[hash_len(in->path, dir_len(in->path))]; *pp; pp = &(*pp)->next_by_dir)
-			if (*pp == in) {
-				*pp = in->next_by_dir;
-				break;
-			}
+	if (!in->dead)
+		unchain(t, in);
 	free(in->path);
+	free(in->ident);
 	free(in);
 out:
 	pthread_mutex_unlock(&t->lock);
 }
 
-bool fs_inodes_path(struct fs_inodes *t, uint64_t ino, char *buf, size_t len)
+int fs_inodes_get(struct fs_inodes *t, uint64_t ino, char *buf, size_t len, char *ident, size_t identlen)
 {
 	struct fs_inode *in;
-	bool ok = false;
+	int ret = 0;
 
 	pthread_mutex_lock(&t->lock);
 	in = find_ino(t, ino);
-	if (in && strlen(in->path) < len) {
+	if (!in)
+		ret = -ESTALE;
+	else if (in->dead)
+		ret = -ENOENT;
+	else if (strlen(in->path) >= len || (ident && strlen(in->ident ? in->ident : "") >= identlen))
+		ret = -ENAMETOOLONG;
+	if (!ret) {
 		memcpy(buf, in->path, strlen(in->path) + 1);
-		ok = true;
+		if (ident)
+			snprintf(ident, identlen, "%s", in->ident ? in->ident : "");
 	}
 	pthread_mutex_unlock(&t->lock);
-	return ok;
+	return ret;
+}
+
+bool fs_inodes_path(struct fs_inodes *t, uint64_t ino, char *buf, size_t len)
+{
+	return fs_inodes_get(t, ino, buf, len, NULL, 0) == 0;
+}
+
+void fs_inodes_kill(struct fs_inodes *t, uint64_t ino)
+{
+	struct fs_inode *in;
+
+	pthread_mutex_lock(&t->lock);
+	in = find_ino(t, ino);
+	if (in)
+		kill(t, in);
+	pthread_mutex_unlock(&t->lock);
 }
 
 bool fs_inodes_find(struct fs_inodes *t, const char *path, uint64_t *parent)
@@ -267,7 +321,8 @@ void fs_inodes_each(struct fs_inodes *t, void (*fn)(void *ctx, const struct fs_i
 	pthread_mutex_lock(&t->lock);
 	for (size_t b = 0; b < BUCKETS; b++)
 		for (struct fs_inode *in = t->by_ino[b]; in; in = in->next_by_ino)
-			fn(ctx, in);
+			if (!in->dead)
+				fn(ctx, in);
 	pthread_mutex_unlock(&t->lock);
 }
 

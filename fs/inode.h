@@ -22,6 +22,8 @@ struct fs_inode {
 	uint64_t nlookup;
 	char *path;
 	const char *name; /* last component, inside path */
+	char *ident;      /* what the path named at lookup (fs_node_identity); NULL: nothing in particular */
+	bool dead;        /* gone: not found by path, nor visited, any more (fs_inodes_kill) */
 	struct fs_inode *next_by_ino;
 	struct fs_inode *next_by_path;
 	struct fs_inode *next_by_top; /* chained by the path's first component ("ppu3", "mig") */
@@ -34,24 +36,35 @@ struct fs_inodes *fs_inodes_new(void);
 void fs_inodes_free(struct fs_inodes *t);
 
 /*
- * Find or create the inode of parent/name and add one lookup reference.
- * Returns its number, or 0 when out of memory.
+ * Find or create the inode of parent/name standing for ident ("" or NULL:
+ * nothing in particular) and add one lookup reference.  A live inode of
+ * that path that stands for something else is killed first: the path gets
+ * a new number.  Returns its number, or 0 when out of memory or when the
+ * parent is gone.
  */
-uint64_t fs_inodes_lookup(struct fs_inodes *t, uint64_t parent, const char *name);
+uint64_t fs_inodes_lookup(struct fs_inodes *t, uint64_t parent, const char *name, const char *ident);
 /* Drop n lookup references; the inode is freed when none remain. */
 void fs_inodes_forget(struct fs_inodes *t, uint64_t ino, uint64_t n);
-/* Copy the path of an inode into buf; false if the kernel has forgotten it. */
+/*
+ * Copy the path of an inode into buf and its identity into ident (when not
+ * NULL; "" for none): 0, -ESTALE if the kernel has forgotten it, -ENOENT if
+ * it is dead, -ENAMETOOLONG if a buffer is too small.
+ */
+int fs_inodes_get(struct fs_inodes *t, uint64_t ino, char *buf, size_t len, char *ident, size_t identlen);
+/* The path of a live inode into buf: false if forgotten or dead. */
 bool fs_inodes_path(struct fs_inodes *t, uint64_t ino, char *buf, size_t len);
+/* The inode went away (or its path names something else now): dead from now on (see above). */
+void fs_inodes_kill(struct fs_inodes *t, uint64_t ino);
 
-/* Is a path known to the kernel?  Its parent's inode number in *parent. */
+/* Is a path known to the kernel (a live inode)?  Its parent's inode number in *parent. */
 bool fs_inodes_find(struct fs_inodes *t, const char *path, uint64_t *parent);
 /* The inode number of a path the kernel knows (its parent's in *parent), 0 if none. */
 uint64_t fs_inodes_ino(struct fs_inodes *t, const char *path, uint64_t *parent);
 
-/* Visit every inode (under the table's lock: the visitor must not call back in). */
+/* Visit every live inode (under the table's lock: the visitor must not call back in). */
 void fs_inodes_each(struct fs_inodes *t, void (*fn)(void *ctx, const struct fs_inode *in), void *ctx);
 /*
- * Visit the inodes whose path starts with the component top ("ppu3" visits
+ * Visit the live inodes whose path starts with the component top ("ppu3" visits
  * ppu3 and everything below it), without looking at the others: what a
  * change to one device costs does not grow with the number of devices.
  */

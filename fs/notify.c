@@ -120,12 +120,27 @@ static void push_gone(struct compare *c, uint64_t parent, uint64_t ino, const ch
 	c->n_gone++;
 }
 
-static void compare_one(struct compare *c, uint64_t ino, uint64_t parent, const char *path, const char *name)
+/*
+ * An inode whose path is gone, or names another job or device now (a job
+ * removed and made again under its name), is gone: the kernel's entry is
+ * deleted, its pages dropped (a reader's next read reaches us, and fails),
+ * and the inode table kills it (fs_inodes_kill, once the comparing is
+ * done) so that the path gets a new number.
+ */
+static void compare_one(struct compare *c, uint64_t ino, uint64_t parent, const char *path, const char *name,
+                        const char *ident)
 {
+	char now[FS_IDENT_MAX];
 	struct fs_node n;
+	bool gone = fs_tree_resolve(c->cur, &c->fs->mount, path, &n) != 0;
 
-	if (fs_tree_resolve(c->cur, &c->fs->mount, path, &n)) {
+	if (!gone) {
+		fs_node_identity(&n, now, sizeof(now));
+		gone = strcmp(now, ident ? ident : "") != 0;
+	}
+	if (gone) {
 		push_gone(c, parent, ino, name);
+		push_inval(c, ino);
 		return;
 	}
 	if (fs_node_cacheable(&n) && !same_rendering(c->fs, c->base, c->cur, path, &n))
@@ -135,7 +150,7 @@ static void compare_one(struct compare *c, uint64_t ino, uint64_t parent, const 
 /* Under the inode table's lock: rendering is pure, nothing here calls back into the table. */
 static void compare_inode(void *ctx, const struct fs_inode *in)
 {
-	compare_one(ctx, in->ino, in->parent, in->path, in->name);
+	compare_one(ctx, in->ino, in->parent, in->path, in->name, in->ident);
 }
 
 /*
@@ -147,6 +162,7 @@ struct known {
 	uint64_t ino, parent;
 	char *path;
 	size_t name_at; /* the last component's offset in path */
+	char *ident;    /* NULL: none */
 };
 
 struct known_list {
@@ -158,7 +174,7 @@ struct known_list {
 static void copy_known(void *ctx, const struct fs_inode *in)
 {
 	struct known_list *l = ctx;
-	char *path;
+	char *path, *ident;
 
 	if (l->failed)
 		return;
@@ -173,11 +189,14 @@ static void copy_known(void *ctx, const struct fs_inode *in)
 		l->cap = cap;
 	}
 	path = strdup(in->path);
-	if (!path) {
+	ident = in->ident ? strdup(in->ident) : NULL;
+	if (!path || (in->ident && !ident)) {
+		free(path);
+		free(ident);
 		l->failed = true;
 		return;
 	}
-	l->v[l->n++] = (struct known){ in->ino, in->parent, path, (size_t)(in->name - in->path) };
+	l->v[l->n++] = (struct known){ in->ino, in->parent, path, (size_t)(in->name - in->path), ident };
 }
 
 /* Compare every inode the kernel knows that each (fs_inodes_each_under or _below) visits for where. */
@@ -191,9 +210,12 @@ static void compare_known(struct compare *c,
 	each(c->fs->inodes, where, copy_known, &l);
 	if (!l.failed)
 		for (size_t i = 0; i < l.n; i++)
-			compare_one(c, l.v[i].ino, l.v[i].parent, l.v[i].path, l.v[i].path + l.v[i].name_at);
-	for (size_t i = 0; i < l.n; i++)
+			compare_one(c, l.v[i].ino, l.v[i].parent, l.v[i].path, l.v[i].path + l.v[i].name_at,
+			            l.v[i].ident);
+	for (size_t i = 0; i < l.n; i++) {
 		free(l.v[i].path);
+		free(l.v[i].ident);
+	}
 	free(l.v);
 	if (l.failed)
 		each(c->fs->inodes, where, compare_inode, c);
@@ -204,9 +226,10 @@ static void compare_path(struct compare *c, const char *path)
 {
 	uint64_t parent, ino = fs_inodes_ino(c->fs->inodes, path, &parent);
 	const char *name = strrchr(path, '/');
+	char at[FS_PATH_BUF], ident[FS_IDENT_MAX];
 
-	if (ino)
-		compare_one(c, ino, parent, path, name ? name + 1 : path);
+	if (ino && !fs_inodes_get(c->fs->inodes, ino, at, sizeof(at), ident, sizeof(ident)))
+		compare_one(c, ino, parent, path, name ? name + 1 : path, ident);
 }
 
 /* Profiles whose node-level files were compared in this flush (a few: those of the changed devices). */
@@ -307,6 +330,9 @@ void fs_notify_flush(struct accelfs *fs)
 			compare_known(&c, fs_inodes_each_under, n->base->devices[i]->name);
 			compare_node_level(&c, n->base->devices[i], NULL, &done);
 		}
+	/* Before anything is told: from now on a lookup of a gone path gets a new inode number. */
+	for (size_t i = 0; i < c.n_gone; i++)
+		fs_inodes_kill(fs->inodes, c.gone[i].ino);
 	for (size_t i = 0; i < c.n_inval; i++)
 		fuse_lowlevel_notify_inval_inode(fs->se, c.inval[i], 0, 0);
 	accel_snapshot_unref(n->base);
@@ -396,7 +422,9 @@ static void *notifier_main(void *arg)
 				fuse_lowlevel_notify_inval_inode(n->fs->se, c.inval[i], -1, 0);
 			free(c.inval);
 		}
-		size_t waiting = fs_poll_check(n->fs);
+		struct accel_snapshot *flushed = fs_notify_flushed(n->fs);
+		size_t waiting = fs_poll_check(n->fs, flushed);
+		accel_snapshot_unref(flushed);
 		pthread_mutex_lock(&n->lock);
 		/* A waiter that came during the check said so (fs_notify_waiting): it stays true. */
 		n->waiting = n->waiting_since_check || waiting;
@@ -457,6 +485,53 @@ void fs_notify_attrs_changed(struct accelfs *fs)
 	pthread_mutex_lock(&n->lock);
 	n->pending = true;
 	n->attrs = true;
+	pthread_cond_signal(&n->cond);
+	pthread_mutex_unlock(&n->lock);
+}
+
+struct accel_snapshot *fs_notify_flushed(struct accelfs *fs)
+{
+	struct fs_notifier *n = fs->notifier;
+	struct accel_snapshot *s;
+
+	if (!n || !fs->se)
+		return accel_node_snapshot(fs->node);
+	pthread_mutex_lock(&n->flush_lock);
+	s = accel_snapshot_ref(n->base);
+	pthread_mutex_unlock(&n->flush_lock);
+	return s;
+}
+
+void fs_notify_check(struct accelfs *fs)
+{
+	struct accel_snapshot *flushed;
+
+	if (!fs->pollers)
+		return;
+	fs_notify_flush(fs);
+	flushed = fs_notify_flushed(fs);
+	fs_poll_check(fs, flushed);
+	accel_snapshot_unref(flushed);
+}
+
+void fs_notify_gone(struct accelfs *fs, uint64_t parent, uint64_t ino, const char *name)
+{
+	struct fs_notifier *n = fs->notifier;
+	struct gone *grown;
+
+	fs_inodes_kill(fs->inodes, ino);
+	if (!n || !fs->se)
+		return;
+	pthread_mutex_lock(&n->lock);
+	grown = realloc(n->gone, (n->n_gone + 1) * sizeof(*grown));
+	if (grown) {
+		n->gone = grown;
+		n->gone[n->n_gone].parent = parent;
+		n->gone[n->n_gone].ino = ino;
+		snprintf(n->gone[n->n_gone].name, sizeof(n->gone[n->n_gone].name), "%s", name);
+		n->n_gone++;
+	}
+	n->pending = true;
 	pthread_cond_signal(&n->cond);
 	pthread_mutex_unlock(&n->lock);
 }

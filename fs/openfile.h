@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * An open generated file.  Its text is generated at offset 0 and served
- * from that copy for the rest of the read (as lxcfs does).  No handler
- * touches a handle after its reply: once the kernel has the answer the
- * caller may close, and RELEASE may free the handle on another thread while
- * this one is still returning from fuse_reply_*().  So a read copies what
- * it answers under the lock and replies from its copy, and whatever a
- * handler needs after replying it takes before.
+ * An open generated file.  Its text is generated when it is opened, served
+ * by the first read and generated again by every later read at offset 0,
+ * and served from that copy for the rest of the read (as lxcfs does): what
+ * the handle's size says (lseek SEEK_END, SEEK_DATA, SEEK_HOLE) is what its
+ * reads give.  No handler touches a handle after its reply: once the kernel
+ * has the answer the caller may close, and RELEASE may free the handle on
+ * another thread while this one is still returning from fuse_reply_*().  So
+ * a read copies what it answers under the lock and replies from its copy,
+ * and whatever a handler needs after replying it takes before.
  */
 #ifndef ACCELFS_OPENFILE_H
 #define ACCELFS_OPENFILE_H
@@ -47,21 +49,44 @@ static inline const struct fs_file_ops *fs_handle_ops(const struct fuse_file_inf
 struct open_file {
 	struct fs_handle h; /* first: its ops are the generated files' */
 	pthread_mutex_t lock;
-	char path[FS_PATH_BUF];
-	char *buf; /* the text last generated for this reader */
-	size_t len;
-	bool generated;
+	uint64_t ino; /* the file it was opened on: a file that went away stays gone for it (fs/inode.h) */
 	/*
-	 * The snapshot the reader opened a cached file in: its pages may never
-	 * reach us, so this is what "changed since opened" compares against.
+	 * The text last generated for this reader, at open or at its last read
+	 * at offset 0: also what poll() compares against (the pages of a
+	 * cached file may never reach us, so what it was when opened counts).
 	 */
-	struct accel_snapshot *opened;
-	bool polled;                   /* registered with fs/waiters.c */
+	char *buf;
+	size_t len;
+	int err;      /* 0: buf holds the text; else the -errno its last rendering failed with */
+	uint64_t gen; /* the generation of the snapshot it was rendered in: poll() compares in no older one */
+	bool served;  /* a read has been answered from buf: the next read at offset 0 generates again */
+	bool cached;  /* served from the page cache (keep_cache): a read at offset 0 always generates */
+	bool polled;  /* registered with fs/waiters.c */
 	struct open_file *next, *prev; /* struct accelfs's list, under its files_lock */
 };
 
 struct accelfs;
+struct fs_node;
 /* At exit, once the session is gone: free the open files the kernel never released. */
 void fs_open_files_free(struct accelfs *fs);
+
+/*
+ * Resolve inode ino in the current snapshot as what it was looked up as
+ * (fs/openfile.c): 0, -ESTALE (the kernel forgot it), or -ENOENT (it went
+ * away, or its path names another job or device now).  path (len bytes)
+ * gets its path; the caller unrefs *snap on success.
+ */
+int fs_inode_resolve(struct accelfs *fs, uint64_t ino, struct accel_snapshot **snap, struct fs_node *n, char *path,
+                     size_t len);
+/* The same in a given snapshot (nothing to unref). */
+int fs_inode_resolve_in(struct accelfs *fs, uint64_t ino, const struct accel_snapshot *snap, struct fs_node *n,
+                        char *path, size_t len);
+/*
+ * The text of of's file (malloc'd) in snapshot in (NULL: the current one):
+ * 0, -ENOENT once the file it was opened on went away, or the render's
+ * -errno.  *gen (when not NULL) gets the snapshot's generation.
+ */
+int fs_open_file_render(struct accelfs *fs, const struct open_file *of, const struct accel_snapshot *in, char **out,
+                        size_t *len, uint64_t *gen);
 
 #endif

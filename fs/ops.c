@@ -38,9 +38,10 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct accel_snapshot *snap;
 	struct fs_node n;
 	size_t plen;
+	int ret = fs_inodes_get(fs->inodes, parent, path, sizeof(path), NULL, 0);
 
-	if (!fs_inodes_path(fs->inodes, parent, path, sizeof(path))) {
-		fuse_reply_err(req, ESTALE);
+	if (ret) {
+		fuse_reply_err(req, ret == -ENAMETOOLONG ? ENOENT : -ret); /* a parent that went away holds nothing */
 		return;
 	}
 	plen = strlen(path);

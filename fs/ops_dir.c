@@ -204,6 +204,7 @@ void fs_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mod
 	 */
 	ret = fs->read_only ? 0 : fs_jobctl_check_name(fs, device, profile, name);
 	if (ret) {
+		fs_notify_check(fs); /* last_error changed: its waiters are woken now, not at a recheck */
 		fuse_reply_err(req, -ret);
 		return;
 	}
@@ -221,6 +222,12 @@ void fs_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mod
 		ret = accel_node_mkdir(fs->node, device, profile, name, ctx->uid, ctx->gid, &made, why, sizeof(why));
 	/* What the carve changed (available, instances) is what the next read shows. */
 	fs_notify_flush(fs);
+	/*
+	 * last_error moved either way, with no snapshot (a failure) or before
+	 * the notifier's check (a success clears it): its waiters are woken
+	 * now, so a failure cleared at once by the next success is not missed.
+	 */
+	fs_notify_check(fs);
 	if (ret) {
 		fuse_reply_err(req, -ret);
 		return;
@@ -301,5 +308,6 @@ void fs_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 		if (fs_inodes_find(fs->inodes, other, &parent_ino))
 			fuse_lowlevel_notify_inval_entry(fs->se, parent_ino, name, strlen(name));
 	}
+	fs_notify_check(fs); /* last_error moved, with the snapshot or without it (mkdir's, above) */
 	fuse_reply_err(req, -ret);
 }

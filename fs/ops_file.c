@@ -30,7 +30,6 @@ static const struct fs_file_ops generated_ops;
 
 static void free_open_file(struct open_file *of)
 {
-	accel_snapshot_unref(of->opened);
 	free(of->buf);
 	free(of);
 }
@@ -68,30 +67,45 @@ void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, -ret);
 		return;
 	}
-	accel_snapshot_unref(snap);
 	if (fs_kind_is_dir(n.kind)) {
+		accel_snapshot_unref(snap);
 		fuse_reply_err(req, EISDIR);
 		return;
 	}
 	if (n.kind == FS_DIE_VRAM) {
+		accel_snapshot_unref(snap);
 		fs_dies_open(req, ino, n.die, fi); /* answered now, or once the slot is ours */
 		return;
 	}
 	/* O_TRUNC too: libfuse's atomic_o_trunc hands it to open rather than to setattr. */
 	if (((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)) &&
-	    fs_refuse_read_only(req, "open for writing", path))
+	    fs_refuse_read_only(req, "open for writing", path)) {
+		accel_snapshot_unref(snap);
 		return;
+	}
 	/* Read-only files refuse writers, root included (mode bits alone would not stop root). */
 	if ((fi->flags & O_ACCMODE) != O_RDONLY && !fs_node_is_writable(&n)) {
+		accel_snapshot_unref(snap);
 		fuse_reply_err(req, EACCES);
 		return;
 	}
 	of = calloc(1, sizeof(*of));
 	if (!of) {
+		accel_snapshot_unref(snap);
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
 	of->h.ops = &generated_ops;
+	of->ino = ino;
+	of->cached = fs_node_cached(&n);
+	/*
+	 * The text is generated now: what the first read serves, what the
+	 * handle's size says, and what poll() compares against.  A file that
+	 * fails to render (a lost job's devices) opens, and its reads fail.
+	 */
+	of->err = fs_render(fs->node, snap, &n, &of->buf, &of->len);
+	of->gen = snap->generation;
+	accel_snapshot_unref(snap);
 	pthread_mutex_init(&of->lock, NULL);
 	pthread_mutex_lock(&fs->files_lock);
 	of->next = fs->files;
@@ -99,63 +113,84 @@ void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		of->next->prev = of;
 	fs->files = of;
 	pthread_mutex_unlock(&fs->files_lock);
-	snprintf(of->path, sizeof(of->path), "%s", path);
 	fi->fh = (uint64_t)(uintptr_t)of;
 	/* close(2) of a generated file has nothing to do: spare the kernel a FLUSH request. */
 	fi->noflush = 1;
-	if (fs_node_cached(&n)) {
+	if (of->cached)
 		fi->keep_cache = 1; /* served from the page cache until fs/notify.c says it changed */
-		of->opened = accel_node_snapshot(fs->node); /* what poll() compares against */
-	} else
-		fi->direct_io = 1; /* the size is not known in advance; every read reaches us */
+	else
+		fi->direct_io = 1; /* its text moves without a snapshot: every read reaches us */
 	/* The opener is gone (the request was interrupted): no RELEASE will come for it. */
 	if (fuse_reply_open(req, fi))
 		release_open_file(fs, of);
+}
+
+/* Under of->lock: generate the text again (0), or the -errno of the file now (-ENOENT: it went away). */
+static int regenerate(struct accelfs *fs, struct open_file *of)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	int ret = fs_open_file_render(fs, of, NULL, &buf, &len, &of->gen);
+
+	free(of->buf);
+	of->buf = ret ? NULL : buf;
+	of->len = ret ? 0 : len;
+	of->err = ret;
+	of->served = false;
+	return ret;
+}
+
+/* Under of->lock: the text the open took is served only while its file is there (0; else -ENOENT). */
+static int still_there(struct accelfs *fs, struct open_file *of)
+{
+	char path[PATH_BUF];
+	struct accel_snapshot *snap;
+	struct fs_node n;
+	int ret = fs_inode_resolve(fs, of->ino, &snap, &n, path, sizeof(path));
+
+	accel_snapshot_unref(snap);
+	return ret == -ESTALE ? -ENOENT : ret;
 }
 
 static void generated_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct accelfs *fs = fs_of(req);
 	struct open_file *of = (struct open_file *)(uintptr_t)fi->fh;
-	char *out;
+	char *out = NULL;
 	size_t count = 0;
+	int ret = 0;
 
 	pthread_mutex_lock(&of->lock);
-	if (off == 0 || !of->generated) {
-		struct accel_snapshot *snap = accel_node_snapshot(fs->node);
-		struct fs_node n;
-		char *buf = NULL;
-		size_t len = 0;
-		int ret = fs_tree_resolve(snap, &fs->mount, of->path, &n) ? -ENOENT
-		                                                          : fs_render(fs->node, snap, &n, &buf, &len);
-
-		accel_snapshot_unref(snap);
-		if (ret) {
-			pthread_mutex_unlock(&of->lock);
-			fuse_reply_err(req, -ret);
-			return;
-		}
-		free(of->buf);
-		of->buf = buf;
-		of->len = len;
-		of->generated = true;
-	}
 	/*
-	 * Replied from a copy, after the lock: once the kernel has the data the
-	 * reader may close, and its RELEASE free of on another thread while this
-	 * one is still returning from the reply (nothing touches of after it).
+	 * At offset 0 a reader starts again: it gets the file as it is now,
+	 * but for the first read after open, which gets the text the open took
+	 * (what lseek and the handle's size said).  A page-cached file reaches
+	 * us only for pages the kernel does not have: always the file now.
 	 */
-	if ((size_t)off < of->len)
-		count = of->len - (size_t)off < size ? of->len - (size_t)off : size;
-	out = count ? malloc(count) : NULL;
-	if (out)
-		memcpy(out, of->buf + off, count);
-	pthread_mutex_unlock(&of->lock);
-	if (count && !out) {
-		fuse_reply_err(req, ENOMEM);
-		return;
+	if ((off == 0 && (of->served || of->cached)) || of->err)
+		ret = regenerate(fs, of);
+	else if (!of->served)
+		ret = still_there(fs, of);
+	if (!ret) {
+		of->served = true;
+		/*
+		 * Replied from a copy, after the lock: once the kernel has the data
+		 * the reader may close, and its RELEASE free of on another thread
+		 * while this one is still returning from the reply.
+		 */
+		if ((size_t)off < of->len)
+			count = of->len - (size_t)off < size ? of->len - (size_t)off : size;
+		out = count ? malloc(count) : NULL;
+		if (out)
+			memcpy(out, of->buf + off, count);
+		else if (count)
+			ret = -ENOMEM;
 	}
-	fuse_reply_buf(req, out, count);
+	pthread_mutex_unlock(&of->lock);
+	if (ret)
+		fuse_reply_err(req, -ret);
+	else
+		fuse_reply_buf(req, out, count);
 	free(out);
 }
 
@@ -163,18 +198,19 @@ static void generated_write(fuse_req_t req, const char *buf, size_t size, off_t 
 {
 	struct accelfs *fs = fs_of(req);
 	struct open_file *of = (struct open_file *)(uintptr_t)fi->fh;
+	char path[PATH_BUF];
 	struct accel_snapshot *snap;
 	struct fs_node n;
 	int ret;
 
-	if (fs_refuse_read_only(req, "write", of->path)) /* it cannot have opened for writing: never */
+	if (fs_inodes_get(fs->inodes, of->ino, path, sizeof(path), NULL, 0))
+		snprintf(path, sizeof(path), "(a file that went away)");
+	if (fs_refuse_read_only(req, "write", path)) /* it cannot have opened for writing: never */
 		return;
 	/* Besides vram, dies/ has enabled, driver, policy and lease_ms: the whole value in one write. */
-	snap = accel_node_snapshot(fs->node);
-	ret = fs_tree_resolve(snap, &fs->mount, of->path, &n)         ? -ENOENT
-	      : !fs_dies_attr_kind(n.kind) && n.kind != FS_DIE_DRIVER ? -EACCES
-	      : off                                                   ? -EINVAL
-	                                                              : 0;
+	ret = fs_resolve_ino(fs, of->ino, &snap, &n, path, sizeof(path));
+	if (!ret)
+		ret = !fs_dies_attr_kind(n.kind) && n.kind != FS_DIE_DRIVER ? -EACCES : off ? -EINVAL : 0;
 	if (ret == -EACCES && fs_jobctl_writes(n.kind)) /* a job's containers or reclaim: n lives in snap */
 		ret = fs_jobctl_write(fs, &n, fuse_req_ctx(req), buf, size);
 	accel_snapshot_unref(snap);
@@ -185,6 +221,12 @@ static void generated_write(fuse_req_t req, const char *buf, size_t size, off_t 
 	}
 	if (!ret && fs_dies_attr_kind(n.kind))
 		ret = fs_dies_write_attr(fs->mount.dies, n.kind, n.die, buf, size);
+	/*
+	 * What a write changes (a die's enabled or policy, the lease, a
+	 * profile's last_error) moves without a snapshot: its waiters are woken
+	 * now, so a value written and written back at once is not missed.
+	 */
+	fs_notify_check(fs);
 	if (ret < 0)
 		fuse_reply_err(req, -ret);
 	else
@@ -231,9 +273,11 @@ void fs_open_files_free(struct accelfs *fs)
 static void generated_poll(fuse_req_t req, struct fuse_file_info *fi, struct fuse_pollhandle *ph)
 {
 	struct accelfs *fs = fs_of(req);
+	struct accel_snapshot *flushed = fs_notify_flushed(fs);
 
-	if (fs_poll_file(req, fs, (struct open_file *)(uintptr_t)fi->fh, ph))
+	if (fs_poll_file(req, fs, (struct open_file *)(uintptr_t)fi->fh, ph, flushed))
 		fs_notify_waiting(fs);
+	accel_snapshot_unref(flushed);
 }
 
 static const struct fs_file_ops generated_ops = {

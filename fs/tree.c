@@ -134,6 +134,16 @@ static enum fs_kind dev_entry(const struct accel_job *j, const char *sub, const 
 	return FS_NONE;
 }
 
+void fs_node_identity(const struct fs_node *n, char *buf, size_t len)
+{
+	if (n->job)
+		snprintf(buf, len, "%s@%lld", n->job->uuid, (long long)n->job->created);
+	else if (n->dev)
+		snprintf(buf, len, "%s", n->dev->uuid);
+	else if (len)
+		buf[0] = '\0';
+}
+
 int fs_tree_resolve(const struct accel_snapshot *s, const struct fs_mount *m, const char *path, struct fs_node *out)
 {
 	char buf[1024], *save = NULL, *comp;

@@ -106,6 +106,16 @@ struct fs_node {
 	const struct fs_mount *mount;        /* what it was resolved in (never NULL); listed children inherit it */
 };
 
+/*
+ * What a resolved path names, beyond its name: the job's instance (its MIG
+ * UUID and creation time) for a job's directory and everything in it, the
+ * device (its UUID) for a device's, "" for the rest.  A job made again
+ * under the same name is another identity: the inode table (fs/inode.h)
+ * gives it other inode numbers.
+ */
+#define FS_IDENT_MAX (ACCEL_UUID_MAX + 32)
+void fs_node_identity(const struct fs_node *n, char *buf, size_t len);
+
 /* Resolve a path ("" = root) in a snapshot of the node, served by mount m: 0, or -ENOENT. */
 int fs_tree_resolve(const struct accel_snapshot *s, const struct fs_mount *m, const char *path, struct fs_node *out);
 

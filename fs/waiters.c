@@ -5,10 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/log.h"
 #include "fs/accelfs.h"
-#include "fs/render.h"
-#include "fs/tree.h"
 
 struct waiter {
 	struct open_file *of;
@@ -41,59 +38,44 @@ void fs_pollers_free(struct fs_pollers *p)
 	free(p);
 }
 
-/* The file's text now, or NULL when it is gone or failing. */
-static char *render_now(struct accelfs *fs, const struct accel_snapshot *s, const char *path, size_t *len)
-{
-	struct fs_node n;
-	char *buf = NULL;
-
-	if (!s || fs_tree_resolve(s, &fs->mount, path, &n) || fs_render(fs->node, s, &n, &buf, len))
-		return NULL;
-	return buf;
-}
-
 /*
  * Has the file changed since the reader last saw it?  What it saw: the text
- * it last read, else the file as it was in the snapshot it opened in; a
- * reader that has seen nothing yet takes the present as its baseline.
- * Called with of->lock held.
+ * it last read, else the file as it was when it opened it (fs/openfile.h).
+ * A file that went away (removed, or its name another job's now) has
+ * changed: the reader's next read fails.
+ *
+ * Compared in the snapshot the kernel's caches were last made true against
+ * (fs_notify_flushed): a waiter woken by a change the notifier has not yet
+ * told the kernel about would read the old pages, or a file gone in the
+ * tree but not yet in the kernel.  Never in one older than what the reader
+ * saw: that difference is no change.  Called with of->lock held.
  */
-static bool changed(struct accelfs *fs, struct open_file *of)
+static bool changed(struct accelfs *fs, struct open_file *of, const struct accel_snapshot *flushed)
 {
-	struct accel_snapshot *cur = accel_node_snapshot(fs->node);
-	size_t now_len = 0, then_len = 0;
-	char *now = render_now(fs, cur, of->path, &now_len);
-	char *then = NULL;
+	size_t now_len = 0;
+	char *now = NULL;
+	int err;
 	bool differs;
 
-	if (of->generated) {
-		then = of->buf;
-		then_len = of->len;
-	} else if (of->opened) {
-		then = render_now(fs, of->opened, of->path, &then_len);
-	} else {
-		of->buf = now;
-		of->len = now_len;
-		of->generated = now != NULL;
-		accel_snapshot_unref(cur);
-		return false;
-	}
-	differs = !now != !then || now_len != then_len || (now && memcmp(now, then, now_len));
-	if (then != of->buf)
-		free(then);
+	if (!flushed || flushed->generation < of->gen)
+		return false; /* the flush to come checks again */
+	err = fs_open_file_render(fs, of, flushed, &now, &now_len, NULL);
+
+	/* A failure is content too: a lost job's devices (ENODEV) that then goes away (ENOENT) changed. */
+	differs = err != of->err || (!err && (now_len != of->len || memcmp(now, of->buf, now_len)));
 	free(now);
-	accel_snapshot_unref(cur);
 	return differs;
 }
 
-bool fs_poll_file(fuse_req_t req, struct accelfs *fs, struct open_file *of, struct fuse_pollhandle *ph)
+bool fs_poll_file(fuse_req_t req, struct accelfs *fs, struct open_file *of, struct fuse_pollhandle *ph,
+                  const struct accel_snapshot *flushed)
 {
 	unsigned revents = POLLIN | POLLRDNORM;
 	struct fs_pollers *p = fs->pollers;
 	bool moved, waits = false;
 
 	pthread_mutex_lock(&of->lock);
-	moved = changed(fs, of);
+	moved = changed(fs, of, flushed);
 	pthread_mutex_unlock(&of->lock);
 	if (moved) {
 		revents |= POLLPRI | POLLERR;
@@ -147,7 +129,7 @@ void fs_poll_forget(struct accelfs *fs, struct open_file *of)
 	pthread_mutex_unlock(&p->lock);
 }
 
-size_t fs_poll_check(struct accelfs *fs)
+size_t fs_poll_check(struct accelfs *fs, const struct accel_snapshot *flushed)
 {
 	struct fs_pollers *p = fs->pollers;
 	size_t left;
@@ -161,7 +143,7 @@ size_t fs_poll_check(struct accelfs *fs)
 		bool moved;
 
 		pthread_mutex_lock(&of->lock);
-		moved = changed(fs, of);
+		moved = changed(fs, of, flushed);
 		pthread_mutex_unlock(&of->lock);
 		if (!moved) {
 			i++;

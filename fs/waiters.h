@@ -13,6 +13,7 @@
 
 #include <fuse_lowlevel.h>
 
+#include "core/model.h"
 #include "fs/openfile.h"
 
 #define FS_POLL_TICK_MS 250
@@ -28,10 +29,15 @@ void fs_pollers_free(struct fs_pollers *p);
  * waiter behind: the caller starts the rechecks (fs_notify_waiting), which
  * nothing else would start for a file that moves without a snapshot.
  */
-bool fs_poll_file(fuse_req_t req, struct accelfs *fs, struct open_file *of, struct fuse_pollhandle *ph);
+bool fs_poll_file(fuse_req_t req, struct accelfs *fs, struct open_file *of, struct fuse_pollhandle *ph,
+                  const struct accel_snapshot *flushed);
 /* The reader closed: forget its waiter (before the open_file is freed). */
 void fs_poll_forget(struct accelfs *fs, struct open_file *of);
-/* Wake every waiter whose file changed.  Returns how many still wait. */
-size_t fs_poll_check(struct accelfs *fs);
+/*
+ * Wake every waiter whose file changed, as seen in flushed: the snapshot
+ * the kernel's caches were last made true against (fs_notify_flushed;
+ * fs_notify_check does both).  Returns how many still wait.
+ */
+size_t fs_poll_check(struct accelfs *fs, const struct accel_snapshot *flushed);
 
 #endif

@@ -3,10 +3,16 @@
 these tests read right after every change and require the new content: a
 carve, a reclaim, a mode flipped from outside, a job lost.  Sizes are exact,
 since the kernel reads a cached file only up to its size."""
+import errno
+import json
 import os
+import stat
+import threading
 import unittest
 
 from harness import NodeTestCase, wait_until
+
+JOB_FILES = ["cdi.json", "containers", "dev", "devices", "holders", "reclaim", "status"]
 
 
 class CacheIsNeverStale(NodeTestCase):
@@ -104,6 +110,107 @@ class CacheIsNeverStale(NodeTestCase):
         n.smi("gpu", "-i", 0, "-mig", 1)
         wait_until(lambda: os.path.exists(n.path("mig", "1g.18gb")), what="the mode flip back")
         self.assertEqual(self.read_exact("mig", "1g.18gb", "available"), "7\n")
+
+
+class MadeAgain(NodeTestCase):
+    """A job removed and made again under the same name while files of the old one are open (an
+    accel-wait is enough): the new job is another directory, live at once, in both views."""
+
+    VIEWS = (("ppu3", "mig", "4g.48gb"), ("mig", "4g.48gb"))
+
+    def assertLive(self, job):
+        """Every file of the job directory answers, and dev/ holds its nodes; the job's UUID."""
+        n = self.node
+        self.assertEqual(sorted(f for f in os.listdir(n.path(*job)) if f != "device"), JOB_FILES, "/".join(job))
+        status = n.keyvals(*job, "status")
+        self.assertEqual(status["state"], "ready")
+        for f in ("devices", "cdi.json", "containers", "reclaim", "holders"):
+            n.read(*job, f)
+        nodes = [l.split()[0] for l in n.read(*job, "devices").splitlines()]
+        for node in nodes:
+            st = os.stat(n.path(*job, "dev", node[len("/dev/"):]))
+            self.assertTrue(stat.S_ISCHR(st.st_mode), node)
+        spec = json.loads(n.read(*job, "cdi.json"))
+        for d in spec["devices"][0]["containerEdits"]["deviceNodes"]:
+            self.assertTrue(stat.S_ISCHR(os.stat(d["hostPath"]).st_mode), d["hostPath"])
+        self.assertIn(f"uuid={status['uuid']} job={job[-1]}", n.read(status["device"], "mig", "instances"))
+        return status["uuid"]
+
+    def test_the_new_job_is_live_at_once_in_both_views(self):
+        n = self.node
+        for view in self.VIEWS:
+            n.mkdir(*view, "again")
+            uuids = {self.assertLive((*view, "again"))}
+            for round in range(5):
+                held = [os.open(n.path(*view, "again", f), os.O_RDONLY) for f in ("status", "containers", "devices")]
+                try:
+                    w = self.waiter(n.path(*view, "again", "status"))
+                    os.rmdir(n.path(*view, "again"))
+                    n.mkdir(*view, "again")
+                    uuid = self.assertLive((*view, "again"))
+                    self.assertNotIn(uuid, uuids, "a new instance")
+                    uuids.add(uuid)
+                    # What was held open was the removed job's: it went away, and says so.
+                    for fd in held:
+                        with self.assertRaises(OSError) as e:
+                            os.pread(fd, 4096, 0)
+                        self.assertEqual(e.exception.errno, errno.ENOENT)
+                finally:
+                    for fd in held:
+                        os.close(fd)
+                self.assertEqual(w.result()[:2], (1, ""))
+            os.rmdir(n.path(*view, "again"))
+
+    def test_removes_and_remakes_racing_under_open_files(self):
+        """Two threads remove and remake one name, one through each view, each holding files of
+        the job it made open across its rmdir, while waiters wait on them; a listing that answers
+        is never empty, and once they stop the job left, if any, is live."""
+        n = self.node
+        stop = threading.Event()
+        problems = []
+
+        def churn(view):
+            held = []
+            try:
+                for i in range(40):
+                    for fd in held:
+                        os.close(fd)
+                    held = []
+                    try:
+                        os.mkdir(n.path(*view, "one"))
+                    except OSError as e:
+                        if e.errno != errno.EEXIST:
+                            problems.append(f"mkdir {view}: {e}")
+                    try:
+                        names = os.listdir(n.path(*view, "one"))
+                        if names and "status" not in names or not names:
+                            problems.append(f"{'/'.join(view)}/one lists {names}")
+                        held = [os.open(n.path(*view, "one", f), os.O_RDONLY) for f in ("status", "containers")]
+                        self.waiter(n.path(*view, "one", "status"))
+                    except (OSError, AssertionError):
+                        pass  # the other thread removed it meanwhile
+                    try:
+                        os.rmdir(n.path(*view, "one"))
+                    except OSError as e:
+                        if e.errno not in (errno.ENOENT, errno.EBUSY):
+                            problems.append(f"rmdir {view}: {e}")
+            finally:
+                for fd in held:
+                    os.close(fd)
+
+        threads = [threading.Thread(target=churn, args=(v,)) for v in self.VIEWS]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(problems, [])
+        for w in self.waiters:
+            rc, out, err = w.result()
+            self.assertEqual((rc, out), (1, ""), f"{w.path}: every job it waited on was removed ({err})")
+        for view in self.VIEWS:
+            n.mkdir(*view, "one")
+            self.assertLive((*view, "one"))
+            os.rmdir(n.path(*view, "one"))
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ import unittest
 from harness import ACCEL_WAIT, NodeTestCase
 
 PROF = ("ppu3", "mig", "4g.48gb")
+CID = "7c1d" * 16
 
 
 def poll_pri(fd, timeout_ms):
@@ -151,6 +152,73 @@ class LoneWaiter(NodeTestCase):
             for fd in fds:
                 os.close(fd)
         os.rmdir(n.path(*PROF, "j"))
+
+
+class WakeUps(NodeTestCase):
+    """Every waiter is woken by every change of what it reads, the file going away included: then
+    accel-wait exits 1 (docs/tree.md, "Waiting for a change")."""
+
+    JOB_FILES = ("status", "devices", "cdi.json", "containers", "reclaim", "holders")
+
+    def job_files(self, *job):
+        names = os.listdir(self.node.path(*job))
+        return [f for f in self.JOB_FILES if f in names]
+
+    def assertWentAway(self, w):
+        rc, out, err = w.result()
+        self.assertEqual((rc, out), (1, ""), f"{w.path}: {err}")
+        self.assertIn("went away", err, w.path)
+
+    def test_waiters_on_a_removed_job_exit_1(self):
+        n = self.node
+        n.mkdir(*PROF, "gone")
+        n.mkdir("mig", "4g.48gb", "gone2")
+        waiters = [self.waiter(n.path(*PROF, "gone", f)) for f in self.job_files(*PROF, "gone")]
+        waiters += [self.waiter(n.path("mig", "4g.48gb", "gone2", f)) for f in self.job_files("mig", "4g.48gb", "gone2")]
+        self.assertGreaterEqual(len(waiters), 10)
+        os.rmdir(n.path(*PROF, "gone"))
+        os.rmdir(n.path("mig", "4g.48gb", "gone2"))
+        for w in waiters:
+            self.assertWentAway(w)
+
+    def test_a_status_waiter_on_a_job_made_again_exits_1(self):
+        n = self.node
+        for view in (PROF, ("mig", "4g.48gb")):
+            n.mkdir(*view, "again")
+            old = n.keyvals(*view, "again", "status")["uuid"]
+            w = self.waiter(n.path(*view, "again", "status"))
+            os.rmdir(n.path(*view, "again"))
+            n.mkdir(*view, "again")
+            new = n.keyvals(*view, "again", "status")["uuid"]
+            self.assertNotEqual(new, old)
+            rc, out, err = w.result()
+            self.assertNotIn(old, out, "the removed job's text")
+            self.assertEqual((rc, out), (1, ""), err)
+            # The new job's own waiter sees the new job.
+            w = self.waiter(n.path(*view, "again", "status"), "--until=never")
+            os.rmdir(n.path(*view, "again"))
+            self.assertWentAway(w)
+
+    def test_a_status_waiter_wakes_when_a_dead_containers_attachment_is_cleared(self):
+        n = self.node
+        n.mkdir(*PROF, "held")
+        p = subprocess.Popen(["sleep", "1000"])
+        try:
+            with open(n.path(*PROF, "held", "containers"), "w") as f:
+                f.write(f"attach {CID} {p.pid}\n")
+            self.assertIn(f"container: {CID} pid={p.pid}", n.read(*PROF, "held", "status"))
+            status = self.waiter(n.path(*PROF, "held", "status"))
+            containers = self.waiter(n.path(*PROF, "held", "containers"))
+        finally:
+            p.kill()
+            p.wait()
+        # The daemon sees the container's process gone within a poll interval and clears it.
+        rc, out, err = status.result()
+        self.assertEqual(rc, 0, err)
+        self.assertIn("state: ready\n", out)
+        self.assertNotIn("container:", out)
+        self.assertEqual(containers.result()[:2], (0, ""))
+        os.rmdir(n.path(*PROF, "held"))
 
 
 if __name__ == "__main__":

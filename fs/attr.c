@@ -96,8 +96,12 @@ int fs_link_target(const struct fs_node *n, char *buf, size_t len)
 	return snprintf(buf, len, "../../../%s/mig/%s/%s", n->dev->name, n->job->profile, n->job->name);
 }
 
-/* The exact length of a cached file: the kernel serves reads from its page cache up to it. */
-static off_t cached_size(struct accelfs *fs, const struct accel_snapshot *snap, const struct fs_node *n)
+/*
+ * The exact length of a generated file now: a page-cached file is read up
+ * to it, and copies (cp, tar, shutil.copyfile) trust it for every file.
+ * An open read-through file's is its handle's text (fs_open_file_size).
+ */
+static off_t text_size(struct accelfs *fs, const struct accel_snapshot *snap, const struct fs_node *n)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -115,10 +119,8 @@ void fs_fill_attr(struct accelfs *fs, const struct accel_snapshot *snap, const c
 	st->st_ino = ino;
 	st->st_mode = fs_kind_mode(n);
 	st->st_nlink = fs_kind_is_dir(n->kind) ? 2 : 1;
-	/* Other generated files: the size is a hint; reads run until EOF (direct_io). */
-	st->st_size = S_ISREG(st->st_mode) ? 4096 : 0;
-	if (fs_node_cached(n))
-		st->st_size = cached_size(fs, snap, n);
+	if (S_ISREG(st->st_mode) && n->kind != FS_DIE_VRAM)
+		st->st_size = text_size(fs, snap, n);
 	st->st_blksize = 4096;
 	if (n->job) {
 		/* A job and everything in it belong to whoever made it. */
@@ -132,6 +134,8 @@ void fs_fill_attr(struct accelfs *fs, const struct accel_snapshot *snap, const c
 		st->st_size = (off_t)fs_link_target(n, NULL, 0);
 	if (n->kind == FS_DIE_VRAM)
 		st->st_size = (off_t)fs_dies_vram_size(n->mount->dies, n->die);
+	/* No file is sparse: a copier that takes one for sparse asks SEEK_HOLE (fs_op_lseek). */
+	st->st_blocks = (st->st_size + 511) / 512;
 	if (!n->job)
 		st->st_mtime = st->st_ctime = st->st_atime = fs->started;
 	if (fs_kind_takes_delegation(n->kind))
@@ -176,7 +180,7 @@ void fs_reply_entry(fuse_req_t req, struct accelfs *fs, const struct accel_snaps
 		fuse_reply_err(req, fs_inodes_path(fs->inodes, parent, at, sizeof(at)) ? ENOMEM : ENOENT);
 		return;
 	}
-	e.attr_timeout = fs_node_timeout(n);
+	e.attr_timeout = fs_node_attr_timeout(n);
 	e.entry_timeout = fs_node_timeout(n);
 	fs_fill_attr(fs, snap, path, n, e.ino, &e.attr);
 	if (fuse_reply_entry(req, &e) == -ENOENT) {

@@ -44,3 +44,11 @@ bool fs_node_cached(const struct fs_node *n)
 		return false;
 	return fs_node_cacheable(n);
 }
+
+double fs_node_attr_timeout(const struct fs_node *n)
+{
+	bool generated = !fs_kind_is_dir(n->kind) && n->kind != FS_JOB_DEV_NODE && n->kind != FS_JOB_LINK &&
+	                 n->kind != FS_DIE_VRAM;
+
+	return generated && !fs_node_cached(n) ? 0 : fs_node_timeout(n);
+}

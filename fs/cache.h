@@ -26,7 +26,12 @@ bool fs_node_cacheable(const struct fs_node *n);
  * ENODEV at every read, which only a read-through file can do).
  */
 bool fs_node_cached(const struct fs_node *n);
-/* The entry and attribute timeout for this node. */
+/* The entry timeout for this node. */
 double fs_node_timeout(const struct fs_node *n);
+/*
+ * And its attributes': the entry's, but 0 for a read-through file, whose
+ * size is its text's now (fs/attr.c): the kernel asks at every stat.
+ */
+double fs_node_attr_timeout(const struct fs_node *n);
 
 #endif

@@ -84,16 +84,21 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	struct accel_snapshot *snap;
 	struct fs_node n;
 	struct stat st;
+	off_t size;
 	int ret = fs_resolve_ino(fs, ino, &snap, &n, path, sizeof(path));
 
-	(void)fi;
 	if (ret) {
 		fuse_reply_err(req, -ret);
 		return;
 	}
 	fs_fill_attr(fs, snap, path, &n, ino, &st);
 	accel_snapshot_unref(snap);
-	fuse_reply_attr(req, &st, fs_node_timeout(&n));
+	/* Asked through an open read-through file (a read, lseek SEEK_END): the size its reads give. */
+	if (fs_open_file_size(fi, &size)) {
+		st.st_size = size;
+		st.st_blocks = (size + 511) / 512;
+	}
+	fuse_reply_attr(req, &st, fs_node_attr_timeout(&n));
 }
 
 /*
@@ -142,7 +147,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 	accel_snapshot_unref(snap);
 	/* Children inherit: let the kernel re-ask for their attributes. */
 	fs_notify_attrs_changed(fs);
-	fuse_reply_attr(req, &st, fs_node_timeout(&n));
+	fuse_reply_attr(req, &st, fs_node_attr_timeout(&n));
 }
 
 static void op_readlink(fuse_req_t req, fuse_ino_t ino)
@@ -263,6 +268,7 @@ const struct fuse_lowlevel_ops accelfs_ops = {
 	.flush = fs_op_flush,
 	.release = fs_op_release,
 	.poll = fs_op_poll,
+	.lseek = fs_op_lseek,
 	.opendir = fs_op_opendir,
 	.readdir = fs_op_readdir,
 	.releasedir = fs_op_releasedir,

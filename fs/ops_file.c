@@ -288,6 +288,86 @@ static const struct fs_file_ops generated_ops = {
 	.poll = generated_poll,
 };
 
+/* ---- sizes: what copies trust ----------------------------------------------- */
+
+/*
+ * The size of a read-through file's handle: its text's, which its reads
+ * give.  (A page-cached file's size is the file's now, fs/attr.c: the
+ * kernel reads its pages up to it.)  False: not such a handle.
+ */
+bool fs_open_file_size(struct fuse_file_info *fi, off_t *size)
+{
+	struct open_file *of;
+
+	if (!fi || !fi->fh || fs_handle_ops(fi) != &generated_ops)
+		return false;
+	of = (struct open_file *)(uintptr_t)fi->fh;
+	if (of->cached)
+		return false;
+	pthread_mutex_lock(&of->lock);
+	*size = (off_t)of->len;
+	pthread_mutex_unlock(&of->lock);
+	return true;
+}
+
+/*
+ * SEEK_DATA and SEEK_HOLE (the kernel answers SEEK_SET, SEEK_CUR and
+ * SEEK_END itself): a generated file is data up to its text's end, vram up
+ * to the die's VRAM size; past the end, ENXIO.  cp, tar and the like ask
+ * before they copy: a file they took for sparse was cut where the hole
+ * began.
+ */
+void fs_op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, struct fuse_file_info *fi)
+{
+	struct accelfs *fs = fs_of(req);
+	off_t size = 0;
+
+	if (fs_handle_ops(fi) == &generated_ops) {
+		struct open_file *of = (struct open_file *)(uintptr_t)fi->fh;
+		int ret = 0;
+
+		pthread_mutex_lock(&of->lock);
+		/* A page-cached file is read as it is now; a read-through one as its handle's text. */
+		if (of->cached) {
+			char *now = NULL;
+			size_t len = 0;
+			ret = fs_open_file_render(fs, of, NULL, &now, &len, NULL);
+			free(now);
+			size = (off_t)len;
+		} else {
+			if (of->err)
+				ret = regenerate(fs, of);
+			size = (off_t)of->len;
+		}
+		pthread_mutex_unlock(&of->lock);
+		if (ret) {
+			fuse_reply_err(req, -ret);
+			return;
+		}
+	} else {
+		char path[PATH_BUF];
+		struct accel_snapshot *snap;
+		struct fs_node n;
+		int ret = fs_resolve_ino(fs, ino, &snap, &n, path, sizeof(path));
+
+		if (ret) {
+			fuse_reply_err(req, -ret);
+			return;
+		}
+		if (n.kind == FS_DIE_VRAM)
+			size = (off_t)fs_dies_vram_size(n.mount->dies, n.die);
+		accel_snapshot_unref(snap);
+	}
+	if (whence != SEEK_DATA && whence != SEEK_HOLE)
+		fuse_reply_err(req, EINVAL);
+	else if (off < 0)
+		fuse_reply_err(req, EINVAL);
+	else if (off >= size)
+		fuse_reply_err(req, ENXIO);
+	else
+		fuse_reply_lseek(req, whence == SEEK_DATA ? off : size);
+}
+
 /* ---- the operations on an open file: its kind's ---------------------------- */
 
 void fs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)

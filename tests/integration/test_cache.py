@@ -6,11 +6,14 @@ since the kernel reads a cached file only up to its size."""
 import errno
 import json
 import os
+import shutil
 import stat
+import subprocess
+import tempfile
 import threading
 import unittest
 
-from harness import NodeTestCase, wait_until
+from harness import NodeTestCase, topology_path, wait_until
 
 JOB_FILES = ["cdi.json", "containers", "dev", "devices", "holders", "reclaim", "status"]
 
@@ -211,6 +214,81 @@ class MadeAgain(NodeTestCase):
             n.mkdir(*view, "one")
             self.assertLive((*view, "one"))
             os.rmdir(n.path(*view, "one"))
+
+
+class WholeCopies(NodeTestCase):
+    """Copies trust a file's size and SEEK_DATA/SEEK_HOLE: every generated file of a busy node,
+    copied with cp, tar and shutil.copyfile, is its whole text, as a direct read gives it."""
+
+    topology = topology_path("busy.json")
+
+    def generated_files(self):
+        """Every regular file of the tree but the dies' VRAM, relative to the mount."""
+        out = []
+        for top, dirs, files in os.walk(self.node.mnt):
+            for f in files:
+                path = os.path.join(top, f)
+                if f != "vram" and stat.S_ISREG(os.lstat(path).st_mode):
+                    out.append(os.path.relpath(path, self.node.mnt))
+        return sorted(out)
+
+    def test_cp_tar_and_shutil_copy_every_generated_file_whole(self):
+        n = self.node
+        for dev in sorted(os.listdir(n.mnt)):
+            if not dev.startswith(("ppu", "gpu")):
+                continue
+            for prof in sorted(p for p in os.listdir(n.path(dev, "mig")) if "." in p):
+                while n.available(dev, prof):
+                    n.mkdir(dev, "mig", prof, f"{dev}-{prof.replace('.', '-')}-{n.available(dev, prof)}")
+        files = self.generated_files()
+        direct = {f: n.read(f) for f in files}
+        self.assertGreater(len(direct["node.json"]), 16 * 4096, "node.json is tens of kilobytes")
+        self.assertGreater(len(direct["metrics"]), 4 * 4096)
+        self.assertGreater(len(json.loads(direct["node.json"])["devices"]), 50)
+        for f in files:
+            size = len(direct[f].encode())
+            st = os.stat(n.path(f))
+            self.assertEqual(st.st_size, size, f)
+            self.assertGreaterEqual(st.st_blocks * 512, size, f"{f}: not sparse")
+            fd = os.open(n.path(f), os.O_RDONLY)
+            try:
+                self.assertEqual(os.fstat(fd).st_size, size, f)
+                if size:
+                    self.assertEqual(os.lseek(fd, 0, os.SEEK_DATA), 0, f)
+                    self.assertEqual(os.lseek(fd, 0, os.SEEK_HOLE), size, f)
+                    self.assertEqual(os.lseek(fd, size - 1, os.SEEK_HOLE), size, f)
+                for at in (size, size + 1):
+                    with self.assertRaises(OSError) as e:
+                        os.lseek(fd, at, os.SEEK_DATA)
+                    self.assertEqual(e.exception.errno, errno.ENXIO, f)
+                self.assertEqual(os.lseek(fd, 0, os.SEEK_END), size, f)
+            finally:
+                os.close(fd)
+        with tempfile.TemporaryDirectory() as tmp:
+            for how in ("cp", "tar", "shutil"):
+                dest = os.path.join(tmp, how)
+                os.mkdir(dest)
+                if how == "cp":
+                    subprocess.run(["cp", "--parents", "-t", dest, *files], cwd=n.mnt, check=True)
+                elif how == "tar":
+                    listing = os.path.join(tmp, "files")
+                    with open(listing, "w") as f:
+                        f.write("".join(p + "\n" for p in files))
+                    archive = os.path.join(tmp, "copy.tar")
+                    subprocess.run(["tar", "-C", n.mnt, "-cf", archive, "-T", listing], check=True)
+                    subprocess.run(["tar", "-C", dest, "-xf", archive], check=True)
+                else:
+                    for f in files:
+                        os.makedirs(os.path.join(dest, os.path.dirname(f)), exist_ok=True)
+                        shutil.copyfile(n.path(f), os.path.join(dest, f))
+                for f in files:
+                    with open(os.path.join(dest, f)) as c:
+                        self.assertEqual(c.read(), direct[f], f"{how}: {f}")
+                subprocess.run(["jq", "-e", ".format == 1", os.path.join(dest, "node.json")], check=True,
+                               stdout=subprocess.DEVNULL)
+                with open(os.path.join(dest, "metrics")) as m:
+                    res = subprocess.run(["promtool", "check", "metrics"], stdin=m, capture_output=True, text=True)
+                self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
-"""Every document (node.json, metrics, mig/map, dies/slot) checked for internal consistency while
-the node churns (issue 20)."""
-import json
+"""A search for more of the same (issue 20): waiters on every generated file while everything
+churns (jobs made and removed in both views, containers attached and gone, vram opened and closed
+by six processes, a die quarantined, a policy and the lease written, a mode flipped), and every
+document (node.json, metrics, mig/map, dies/slot) checked for internal consistency meanwhile."""
 import os
 import subprocess
 import sys
@@ -71,6 +72,98 @@ class Churn(NodeTestCase):
             self.check_documents(problems)
         self.assertEqual(problems, [])
         self.assertGreater(int(n.keyvals("dies", "slot")["swaps"]), 20, "the slot moved meanwhile")
+
+    def write(self, *parts_and_text):
+        *parts, text = parts_and_text
+        with open(self.node.path(*parts), "w") as f:
+            f.write(text)
+
+    def generated(self, *tops):
+        out = []
+        for top in tops:
+            for root, dirs, files in os.walk(self.node.path(*top.split("/"))):
+                dirs[:] = [d for d in dirs if d != "dev"]
+                out += [os.path.relpath(os.path.join(root, f), self.node.mnt) for f in files if f != "vram"]
+        return sorted(out)
+
+    def test_every_waiter_wakes_while_everything_churns(self):
+        n = self.node
+        n.mkdir(*PROF, "k")
+        n.mkdir(*PROF, "r")
+        files = ["metrics", "node.json"] + self.generated("ppu3", "ppu7", "mig/4g.48gb", "dies/3", "dies/5")
+        files += ["dies/slot", "dies/lease_ms"]
+        # What the churn below never changes: k's identity files (in each of its views: the profile's,
+        # the node-level and its placement's), the cards' and profiles' descriptions, k's placement.
+        static = {"ppu3/info", "ppu3/mig/mode", "ppu3/mig/4g.48gb/info", "ppu3/mig/8g.96gb/info",
+                  "ppu3/mig/8g.96gb/available", "ppu3/mig/8g.96gb/last_error", "ppu3/mig/4g.48gb/placements/0/status",
+                  "ppu7/holders", "ppu7/mig/instances", "dies/3/driver", "dies/5/driver", "dies/3/policy",
+                  "dies/5/enabled"}
+
+        def expected(f):
+            parts = f.split("/")
+            if (f.startswith(("ppu3/mig/", "mig/4g.48gb/")) and "r" in parts[:-1]) or (
+                    f.startswith("ppu7/mig/") and len(parts) >= 4):
+                return "gone"  # r is removed; ppu7's profiles go with its mode
+            if f in static or ("k" in parts[:-1] and parts[-1] in ("reclaim", "devices", "cdi.json")):
+                return "static"
+            return "changed"
+
+        waiters = {f: self.waiter(n.path(f)) for f in files}
+        self.openers(range(6))
+        problems, stop = [], threading.Event()
+
+        def reader():
+            while not stop.is_set():
+                self.check_documents(problems)
+
+        t = threading.Thread(target=reader)
+        t.start()
+        held = []
+        try:
+            os.rmdir(n.path(*PROF, "r"))
+            # the simulated nodes cannot be opened for real; an O_PATH descriptor holds them as well
+            nodes = [d for spec in n.cdi_specs().values() for d in spec["devices"] if d["name"] == "k"]
+            nodes = nodes[0]["containerEdits"]["deviceNodes"]
+            held += [os.open(x["hostPath"], os.O_PATH) for x in nodes if x["path"] == "/dev/alixpu_ppu3"]
+            held += [os.open(x["hostPath"], os.O_PATH) for x in nodes if "-caps/" in x["path"]][:1]
+            for i in range(4):
+                n.mkdir(*PROF, f"c{i}")
+                n.mkdir("mig", "4g.48gb", f"n{i}")
+                sleeper = subprocess.Popen(["sleep", "1000"])
+                self.procs.append(sleeper)
+                self.write(*PROF, "k", "containers", f"attach {CID} {sleeper.pid}\n")
+                self.write(*PROF, f"c{i}", "containers", f"attach {CID} {sleeper.pid}\n")
+                self.write(*PROF, f"c{i}", "containers", f"detach {CID}\n")
+                sleeper.kill()  # the daemon clears k's attachment: its status and containers change
+                n.errno_of(os.mkdir, n.path(*PROF, f"bad name {i}"))
+                n.errno_of(os.mkdir, n.path("mig", "4g.48gb", f"bad name {i}"))
+                self.write("dies", "3", "enabled", "0\n")
+                self.write("dies", "lease_ms", f"{100 * (i + 1)}\n")
+                self.write("dies", "5", "policy", "resident\n" if i % 2 == 0 else "pinned\n")
+                self.write("dies", "3", "enabled", "1\n")
+                os.rmdir(n.path(*PROF, f"c{i}"))
+                os.rmdir(n.path("mig", "4g.48gb", f"n{i}"))
+            n.smi("ppu", "-i", 7, "-mig", 0)
+            wait_until(lambda: n.read("ppu7", "mig", "mode") == "disabled\n", what="ppu7's mode to flip")
+            n.smi("ppu", "-i", 7, "-mig", 1)
+            wait_until(lambda: n.read("ppu7", "mig", "mode") == "enabled\n", what="ppu7's mode to flip back")
+            wait_until(lambda: "container:" not in n.read(*PROF, "k", "status"), what="k's attachment cleared")
+            for f in files:
+                w = waiters[f]
+                if expected(f) == "static":
+                    self.assertIsNone(w.proc.poll(), f"{f} did not change, and its waiter is still waiting")
+                    continue
+                rc, out, err = w.result()
+                if expected(f) == "gone":
+                    self.assertEqual((rc, out), (1, ""), f"{f} went away: {err}")
+                else:
+                    self.assertEqual(rc, 0, f"{f} changed: {err}")
+        finally:
+            stop.set()
+            t.join()
+            for fd in held:
+                os.close(fd)
+        self.assertEqual(problems, [])
 
 
 if __name__ == "__main__":

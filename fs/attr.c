@@ -15,7 +15,6 @@
 #include "core/delegation.h"
 #include "fs/accelfs.h"
 #include "fs/cache.h"
-#include "fs/dies.h"
 #include "fs/notify.h"
 #include "fs/openfile.h"
 #include "fs/ops_internal.h"
@@ -39,13 +38,6 @@ mode_t fs_kind_mode(const struct fs_node *n)
 		return S_IFCHR | ACCEL_JOB_NODE_MODE; /* what the CDI specs give containers */
 	case FS_JOB_LINK:
 		return S_IFLNK | 0777;
-	case FS_DIE_VRAM:
-		return S_IFREG | 0600;
-	case FS_DIE_ENABLED:
-	case FS_DIE_DRIVER:
-	case FS_DIE_POLICY:
-	case FS_DIES_LEASE:
-		return S_IFREG | 0644;
 	default:
 		if (n->entry && n->entry->mode)
 			return (fs_kind_is_dir(n->kind) ? S_IFDIR : S_IFREG) | n->entry->mode;
@@ -119,7 +111,9 @@ void fs_fill_attr(struct accelfs *fs, const struct accel_snapshot *snap, const c
 	st->st_ino = ino;
 	st->st_mode = fs_kind_mode(n);
 	st->st_nlink = fs_kind_is_dir(n->kind) ? 2 : 1;
-	if (S_ISREG(st->st_mode) && n->kind != FS_DIE_VRAM)
+	if (n->entry && n->entry->size)
+		st->st_size = (off_t)n->entry->size(n); /* a file of its own handles: vram */
+	else if (S_ISREG(st->st_mode))
 		st->st_size = text_size(fs, snap, n);
 	st->st_blksize = 4096;
 	if (n->job) {
@@ -132,8 +126,6 @@ void fs_fill_attr(struct accelfs *fs, const struct accel_snapshot *snap, const c
 		st->st_rdev = makedev(n->devnode->major, n->devnode->minor);
 	if (n->kind == FS_JOB_LINK)
 		st->st_size = (off_t)fs_link_target(n, NULL, 0);
-	if (n->kind == FS_DIE_VRAM)
-		st->st_size = (off_t)fs_dies_vram_size(n->mount->dies, n->die);
 	/* No file is sparse: a copier that takes one for sparse asks SEEK_HOLE (fs_op_lseek). */
 	st->st_blocks = (st->st_size + 511) / 512;
 	if (!n->job)

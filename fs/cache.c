@@ -3,26 +3,15 @@
 
 bool fs_node_cacheable(const struct fs_node *n)
 {
-	/*
-	 * Rows say (fs/tree_files.c).  Nothing else is: holders and last_error
-	 * change with no new snapshot, and the dies are live.
-	 */
+	/* Rows say (fs/tree_files.c): holders and last_error change with no new snapshot, the dies live. */
 	return n->entry && (n->entry->flags & FS_ENTRY_CACHED);
 }
 
 double fs_node_timeout(const struct fs_node *n)
 {
+	if (n->live)
+		return FS_VOLATILE_TIMEOUT; /* dies/: the slot changes without a snapshot */
 	switch (n->kind) {
-	case FS_DIES:
-	case FS_DIES_SLOT:
-	case FS_DIE:
-	case FS_DIE_INFO:
-	case FS_DIE_ENABLED:
-	case FS_DIE_VRAM:
-	case FS_DIE_DRIVER:
-	case FS_DIE_POLICY:
-	case FS_DIES_LEASE:
-		return FS_VOLATILE_TIMEOUT; /* the slot changes without a snapshot */
 	case FS_NODE_JOB:
 	case FS_PLACEMENT_JOB:
 		/*
@@ -47,8 +36,7 @@ bool fs_node_cached(const struct fs_node *n)
 
 double fs_node_attr_timeout(const struct fs_node *n)
 {
-	bool generated = !fs_kind_is_dir(n->kind) && n->kind != FS_JOB_DEV_NODE && n->kind != FS_JOB_LINK &&
-	                 n->kind != FS_DIE_VRAM;
+	bool generated = n->entry && n->entry->render;
 
 	return generated && !fs_node_cached(n) ? 0 : fs_node_timeout(n);
 }

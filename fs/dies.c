@@ -210,9 +210,10 @@ static void on_interrupt(fuse_req_t req, void *data)
 	fuse_reply_err(req, EINTR);
 }
 
-void fs_dies_open(fuse_req_t req, fuse_ino_t ino, uint32_t die, struct fuse_file_info *fi)
+void fs_die_vram_open(fuse_req_t req, fuse_ino_t ino, const struct fs_node *n, struct fuse_file_info *fi)
 {
-	struct fs_dies *d = ((struct accelfs *)fuse_req_userdata(req))->mount.dies;
+	struct fs_dies *d = n->mount->dies;
+	uint32_t die = n->die;
 	bool nonblock = fi->flags & O_NONBLOCK;
 	struct fs_vram *h;
 	struct park *p;
@@ -367,6 +368,11 @@ uint64_t fs_dies_vram_size(const struct fs_dies *d, uint32_t die)
 	bs_die_info info;
 
 	return fs_dies_die_info(d, die, &info) ? 0 : info.vram_size;
+}
+
+uint64_t fs_die_vram_bytes(const struct fs_node *n)
+{
+	return fs_dies_vram_size(n->mount->dies, n->die);
 }
 
 /* ---- set-up -------------------------------------------------------------------------- */

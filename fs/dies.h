@@ -34,6 +34,8 @@
 #include <fuse_lowlevel.h>
 
 #include "barswap/bs_arbiter.h"
+#include "fs/text.h"
+#include "fs/tree.h"
 
 struct fs_dies;
 
@@ -75,24 +77,37 @@ int fs_dies_status(const struct fs_dies *d, struct fs_dies_status **out);
 const char *fs_dies_owner(const struct fs_dies_status *st);
 
 /*
- * The text of dies/slot, dies/lease_ms, dies/<n>/info, enabled, driver and
- * policy (fs/dies_render.c), malloc'd.  kind is the file's fs_kind.
+ * The rows of dies/ and of dies/<n>/ (fs/tree_files.c): the texts of slot,
+ * lease_ms, and each die's info, enabled, driver and policy
+ * (fs/dies_render.c), generated at every read, ...
  */
-int fs_dies_render(struct fs_dies *d, int kind, uint32_t die, char **out, size_t *len);
+int fs_dies_slot_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                      const struct fs_node *n);
+int fs_dies_lease_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                       const struct fs_node *n);
+int fs_die_info_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                     const struct fs_node *n);
+int fs_die_enabled_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                        const struct fs_node *n);
+int fs_die_driver_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                       const struct fs_node *n);
+int fs_die_policy_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                       const struct fs_node *n);
+/*
+ * ... the writes to lease_ms, enabled, policy (bytes taken, or -errno) and
+ * driver (a lend, or a return with "bar_swap": it answers the request
+ * itself, perhaps later) (fs/dies_attr.c), ...
+ */
+int fs_dies_lease_write(struct fs_write *w, const struct fs_node *n);
+int fs_die_enabled_write(struct fs_write *w, const struct fs_node *n);
+int fs_die_policy_write(struct fs_write *w, const struct fs_node *n);
+int fs_die_driver_write(struct fs_write *w, const struct fs_node *n);
+/* ... and vram: its opens (answered now, or once the slot is ours; the handle's ops are fs/dies.c's), its size. */
+void fs_die_vram_open(fuse_req_t req, fuse_ino_t ino, const struct fs_node *n, struct fuse_file_info *fi);
+uint64_t fs_die_vram_bytes(const struct fs_node *n);
 
 /* ---- for ops.c -------------------------------------------------------------- */
 
-/* Open dies/<n>/vram: answered now, or once the slot is ours; the handle's ops are fs/dies.c's. */
-void fs_dies_open(fuse_req_t req, fuse_ino_t ino, uint32_t die, struct fuse_file_info *fi);
-/* Writes to dies/<n>/enabled, dies/<n>/policy, dies/lease_ms: bytes taken, or -errno. */
-int fs_dies_write_enabled(struct fs_dies *d, uint32_t die, const char *buf, size_t size);
-int fs_dies_write_policy(struct fs_dies *d, uint32_t die, const char *buf, size_t size);
-int fs_dies_write_lease(struct fs_dies *d, const char *buf, size_t size);
-/* enabled, policy or lease_ms (an fs_kind): written with fs_dies_write_attr.  driver is not one. */
-bool fs_dies_attr_kind(int kind);
-int fs_dies_write_attr(struct fs_dies *d, int kind, uint32_t die, const char *buf, size_t size);
-/* A write to dies/<n>/driver (lend, or return with "bar_swap"): answers req itself, perhaps later. */
-void fs_dies_write_driver(fuse_req_t req, struct fs_dies *d, uint32_t die, const char *buf, size_t size);
 /* The connection's limits for bulk transfers (called from init). */
 void fs_dies_tune(struct fuse_conn_info *conn);
 

@@ -42,7 +42,7 @@ static int writable(const struct fs_dies *d)
 	return d->read_only ? -EROFS : 0;
 }
 
-int fs_dies_write_enabled(struct fs_dies *d, uint32_t die, const char *buf, size_t size)
+static int write_enabled(struct fs_dies *d, uint32_t die, const char *buf, size_t size)
 {
 	size_t n = word(buf, size);
 	int ret = writable(d);
@@ -60,7 +60,7 @@ int fs_dies_write_enabled(struct fs_dies *d, uint32_t die, const char *buf, size
 	return (int)size;
 }
 
-int fs_dies_write_policy(struct fs_dies *d, uint32_t die, const char *buf, size_t size)
+static int write_policy(struct fs_dies *d, uint32_t die, const char *buf, size_t size)
 {
 	size_t n = word(buf, size);
 	uint32_t policy;
@@ -84,7 +84,7 @@ int fs_dies_write_policy(struct fs_dies *d, uint32_t die, const char *buf, size_
 	return (int)size;
 }
 
-int fs_dies_write_lease(struct fs_dies *d, const char *buf, size_t size)
+static int write_lease(struct fs_dies *d, const char *buf, size_t size)
 {
 	size_t n = word(buf, size);
 	char num[16], *end;
@@ -106,25 +106,6 @@ int fs_dies_write_lease(struct fs_dies *d, const char *buf, size_t size)
 		return ret;
 	log_info("dies: lease %lu ms%s", ms, ms ? " (while others wait)" : " (none)");
 	return (int)size;
-}
-
-bool fs_dies_attr_kind(int kind)
-{
-	return kind == FS_DIE_ENABLED || kind == FS_DIE_POLICY || kind == FS_DIES_LEASE;
-}
-
-int fs_dies_write_attr(struct fs_dies *d, int kind, uint32_t die, const char *buf, size_t size)
-{
-	switch (kind) {
-	case FS_DIE_ENABLED:
-		return fs_dies_write_enabled(d, die, buf, size);
-	case FS_DIE_POLICY:
-		return fs_dies_write_policy(d, die, buf, size);
-	case FS_DIES_LEASE:
-		return fs_dies_write_lease(d, buf, size);
-	default:
-		return -EACCES;
-	}
 }
 
 /* ---- driver: lend and return ------------------------------------------------------ */
@@ -221,7 +202,7 @@ static const char *lend_refusal(int err)
 	}
 }
 
-void fs_dies_write_driver(fuse_req_t req, struct fs_dies *d, uint32_t die, const char *buf, size_t size)
+static void write_driver(fuse_req_t req, struct fs_dies *d, uint32_t die, const char *buf, size_t size)
 {
 	pid_t pid = fuse_req_ctx(req)->pid;
 	size_t n = word(buf, size);
@@ -267,4 +248,30 @@ void fs_dies_write_driver(fuse_req_t req, struct fs_dies *d, uint32_t die, const
 	pthread_mutex_unlock(&d->lock);
 	log_info("die %u lent to %s by pid %d", die, name, (int)pid);
 	fuse_reply_write(req, size);
+}
+
+/* ---- the rows' writes (fs/tree_files.c): the whole value in one write, at offset 0 ---- */
+
+int fs_die_enabled_write(struct fs_write *w, const struct fs_node *n)
+{
+	return w->off ? -EINVAL : write_enabled(n->mount->dies, n->die, w->buf, w->size);
+}
+
+int fs_die_policy_write(struct fs_write *w, const struct fs_node *n)
+{
+	return w->off ? -EINVAL : write_policy(n->mount->dies, n->die, w->buf, w->size);
+}
+
+int fs_dies_lease_write(struct fs_write *w, const struct fs_node *n)
+{
+	return w->off ? -EINVAL : write_lease(n->mount->dies, w->buf, w->size);
+}
+
+int fs_die_driver_write(struct fs_write *w, const struct fs_node *n)
+{
+	if (w->off)
+		return -EINVAL;
+	w->answered = true;
+	write_driver(w->req, n->mount->dies, n->die, w->buf, w->size); /* perhaps once the die is back */
+	return 0;
 }

@@ -13,6 +13,7 @@
 
 #include "barswap/fd_probe.h"
 #include "fs/dies_internal.h"
+#include "fs/text.h"
 #include "fs/tree.h"
 
 static const char *lend_state(uint32_t state)
@@ -96,44 +97,44 @@ static pid_t lender_of(const struct fs_dies_status *st, uint32_t die, pid_t slot
 }
 
 /* The holders of this mount: one line each, with the lease they have left. */
-static void holders(FILE *f, const struct fs_dies_status *st, int32_t lease_left)
+static void holders(struct fs_text *t, const struct fs_dies_status *st, int32_t lease_left)
 {
 	for (unsigned i = 0; i < st->n_held; i++) {
-		fprintf(f, "holder: pid=%d die=%u", (int)st->held[i].pid, st->held[i].die);
+		fs_put(t, "holder: pid=%d die=%u", (int)st->held[i].pid, st->held[i].die);
 		if (lease_left >= 0)
-			fprintf(f, " lease_left_ms=%d\n", lease_left);
+			fs_put(t, " lease_left_ms=%d\n", lease_left);
 		else
-			fprintf(f, " lease_left_ms=none\n");
+			fs_put(t, " lease_left_ms=none\n");
 	}
 }
 
 /* Whom a lent die's slot waits on, in words an operator can act on. */
-static void waiting_on(FILE *f, const struct fs_dies_status *st, pid_t lender)
+static void waiting_on(struct fs_text *t, const struct fs_dies_status *st, pid_t lender)
 {
 	const bs_lease_info *l = &st->v.lease;
 	const struct bs_arb_stats *fs = &st->v.stats;
 
 	if (l->lent_die < 0) {
-		fprintf(f, "waiting_on: none\n");
+		fs_put(t, "waiting_on: none\n");
 		return;
 	}
 	if (l->lend_state == BS_LEND_RETURNING || l->lend_state == BS_LEND_LENDING)
-		fprintf(f, "waiting_on: %s to let go of die %d (%s for %u ms%s)\n", l->lent_driver, l->lent_die,
-		        lend_state(l->lend_state), l->returning_ms,
-		        (l->slot_flags & BS_SLOT_EXPIRED) || fs->expired
-		                ? "; the lease ran out, but a lease never takes a die from its driver"
-		                : "");
+		fs_put(t, "waiting_on: %s to let go of die %d (%s for %u ms%s)\n", l->lent_driver, l->lent_die,
+		       lend_state(l->lend_state), l->returning_ms,
+		       (l->slot_flags & BS_SLOT_EXPIRED) || fs->expired
+		               ? "; the lease ran out, but a lease never takes a die from its driver"
+		               : "");
 	else if (fs->returning)
-		fprintf(f, "waiting_on: %s to let go of die %d (asked back%s)\n", l->lent_driver, l->lent_die,
-		        fs->expired ? " because the lease ran out; a lease never takes a die from its driver" : "");
+		fs_put(t, "waiting_on: %s to let go of die %d (asked back%s)\n", l->lent_driver, l->lent_die,
+		       fs->expired ? " because the lease ran out; a lease never takes a die from its driver" : "");
 	else
-		fprintf(f,
-		        "waiting_on: pid %d, the lender (its last close of dies/%d/vram, or writing bar_swap to "
-		        "dies/%d/driver, returns the die)\n",
-		        (int)lender, l->lent_die, l->lent_die);
+		fs_put(t,
+		       "waiting_on: pid %d, the lender (its last close of dies/%d/vram, or writing bar_swap to "
+		       "dies/%d/driver, returns the die)\n",
+		       (int)lender, l->lent_die, l->lent_die);
 }
 
-static void render_slot(FILE *f, const struct fs_dies_status *st)
+static void put_slot(struct fs_text *t, const struct fs_dies_status *st)
 {
 	const struct bs_arb_stats *fs = &st->v.stats;
 	const bs_status *slot = &st->v.slot;
@@ -146,109 +147,124 @@ static void render_slot(FILE *f, const struct fs_dies_status *st)
 	if (fs->active >= 0 && lease->lease_left_ms >= 0 && (lease_left < 0 || lease->lease_left_ms < lease_left))
 		lease_left = lease->lease_left_ms;
 	if (slot->active_die >= 0)
-		fprintf(f, "active: %d\n", slot->active_die);
+		fs_put(t, "active: %d\n", slot->active_die);
 	else
-		fprintf(f, "active: none\n");
-	fprintf(f, "holders: %u\n", st->holders);
-	fprintf(f, "waiters: %u\n", st->v.n_waiters);
-	fprintf(f, "swaps: %llu\n", (unsigned long long)slot->swaps);
-	fprintf(f, "owner: %s\n", fs_dies_owner(st));
-	fprintf(f, "owner_pid: %d\n", slot->owner_pid);
-	fprintf(f, "lease_ms: %u\n", lease->lease_ms);
+		fs_put(t, "active: none\n");
+	fs_put(t, "holders: %u\n", st->holders);
+	fs_put(t, "waiters: %u\n", st->v.n_waiters);
+	fs_put(t, "swaps: %llu\n", (unsigned long long)slot->swaps);
+	fs_put(t, "owner: %s\n", fs_dies_owner(st));
+	fs_put(t, "owner_pid: %d\n", slot->owner_pid);
+	fs_put(t, "lease_ms: %u\n", lease->lease_ms);
 	if (fs->active >= 0 ? lease_left >= 0 : lease->lease_left_ms >= 0)
-		fprintf(f, "lease_left_ms: %d\n", fs->active >= 0 ? lease_left : lease->lease_left_ms);
+		fs_put(t, "lease_left_ms: %d\n", fs->active >= 0 ? lease_left : lease->lease_left_ms);
 	else
-		fprintf(f, "lease_left_ms: none\n");
+		fs_put(t, "lease_left_ms: none\n");
 	lender = lease->lent_die >= 0 ? lender_of(st, (uint32_t)lease->lent_die, lease->lender_pid) : 0;
 	if (lease->lent_die >= 0) {
 		const struct bs_arb_die *ld =
 			(uint32_t)lease->lent_die < st->v.n_dies ? &st->v.dies[lease->lent_die] : NULL;
 		bool resident = ld && !ld->lend_err && ld->lend.policy == BS_POLICY_RESIDENT;
-		fprintf(f, "lent: die %d to %s by pid %d (%s, %s)\n", lease->lent_die, lease->lent_driver, (int)lender,
-		        lend_state(lease->lend_state), resident ? "resident" : "pinned");
+		fs_put(t, "lent: die %d to %s by pid %d (%s, %s)\n", lease->lent_die, lease->lent_driver, (int)lender,
+		       lend_state(lease->lend_state), resident ? "resident" : "pinned");
 	} else {
-		fprintf(f, "lent: none\n");
+		fs_put(t, "lent: none\n");
 	}
-	waiting_on(f, st, lender);
-	holders(f, st, lease_left);
+	waiting_on(t, st, lender);
+	holders(t, st, lease_left);
 	for (unsigned i = 0; i < st->v.n_waiters; i++)
-		fprintf(f, "waiter: pid=%d die=%u waited_ms=%llu\n", (int)accel_proc_tgid(st->v.waiters[i].pid),
-		        st->v.waiters[i].die, (unsigned long long)st->v.waiters[i].waited_ms);
-	fprintf(f, "slot_waiters: %u\n", slot->waiters);
+		fs_put(t, "waiter: pid=%d die=%u waited_ms=%llu\n", (int)accel_proc_tgid(st->v.waiters[i].pid),
+		       st->v.waiters[i].die, (unsigned long long)st->v.waiters[i].waited_ms);
+	fs_put(t, "slot_waiters: %u\n", slot->waiters);
 	for (unsigned i = 0; i < st->v.n_queue; i++)
-		fprintf(f, "slot_waiter: pid=%d die=%u waited_ms=%llu\n", st->v.queue[i].pid, st->v.queue[i].die,
-		        (unsigned long long)(st->v.queue[i].waited_ns / 1000000));
-	fprintf(f, "slot_open_files: %u\n", slot->open_files);
-	fprintf(f, "slot_size: %llu\n", (unsigned long long)slot->slot_size);
-	fprintf(f, "dies: %u\n", slot->num_dies);
-	fprintf(f, "backend: %s\n", st->backend);
+		fs_put(t, "slot_waiter: pid=%d die=%u waited_ms=%llu\n", st->v.queue[i].pid, st->v.queue[i].die,
+		       (unsigned long long)(st->v.queue[i].waited_ns / 1000000));
+	fs_put(t, "slot_open_files: %u\n", slot->open_files);
+	fs_put(t, "slot_size: %llu\n", (unsigned long long)slot->slot_size);
+	fs_put(t, "dies: %u\n", slot->num_dies);
+	fs_put(t, "backend: %s\n", st->backend);
 }
 
 /* Who holds die in the slot: this mount's holders by pid, or another process. */
-static void held_by(FILE *f, const struct fs_dies_status *st, uint32_t die)
+static void held_by(struct fs_text *t, const struct fs_dies_status *st, uint32_t die)
 {
 	unsigned n = 0;
 
-	fprintf(f, "held_by:");
+	fs_put(t, "held_by:");
 	for (unsigned i = 0; i < st->n_held; i++)
 		if (st->held[i].die == die && ++n)
-			fprintf(f, " pid %d", (int)st->held[i].pid);
+			fs_put(t, " pid %d", (int)st->held[i].pid);
 	if (!n)
-		fprintf(f, " pid %d", st->v.slot.owner_pid);
-	fprintf(f, n ? " (through accelfs)\n" : "\n");
+		fs_put(t, " pid %d", st->v.slot.owner_pid);
+	fs_put(t, n ? " (through accelfs)\n" : "\n");
 }
 
-static int render_die(FILE *f, const struct fs_dies_status *st, int kind, uint32_t die)
+/* What the slot says of die, a module without lending read as bound to bar_swap, pinned: 0, or -errno. */
+static int die_of(const struct fs_dies_status *st, uint32_t die, const bs_die_info **info, bs_die_lend *l)
 {
-	const bs_die_info *info;
-	bs_die_lend l;
-	const char *state;
-
 	if (die >= st->v.n_dies)
 		return -EINVAL;
 	if (st->v.dies[die].info_err)
 		return st->v.dies[die].info_err;
-	info = &st->v.dies[die].info;
-	l = st->v.dies[die].lend;
-	if (st->v.dies[die].lend_err) { /* a module without lending: bound to bar_swap, pinned */
-		memset(&l, 0, sizeof(l));
-		snprintf(l.driver, sizeof(l.driver), "%s", info->flags & BS_DIE_PRESENT ? "bar_swap" : "");
+	*info = &st->v.dies[die].info;
+	*l = st->v.dies[die].lend;
+	if (st->v.dies[die].lend_err) {
+		memset(l, 0, sizeof(*l));
+		snprintf(l->driver, sizeof(l->driver), "%s", (*info)->flags & BS_DIE_PRESENT ? "bar_swap" : "");
 	}
-	if (kind == FS_DIE_ENABLED) {
-		fprintf(f, "%d\n", !!(info->flags & BS_DIE_ENABLED));
-		return 0;
-	}
-	if (kind == FS_DIE_DRIVER) {
-		fprintf(f, "%s\n", l.driver);
-		return 0;
-	}
-	if (kind == FS_DIE_POLICY) {
-		fprintf(f, "%s\n", l.policy == BS_POLICY_RESIDENT ? "resident" : "pinned");
-		return 0;
-	}
+	return 0;
+}
+
+static void put_enabled(struct fs_text *t, const bs_die_info *info, const bs_die_lend *l)
+{
+	(void)l;
+	fs_put(t, "%d\n", !!(info->flags & BS_DIE_ENABLED));
+}
+
+static void put_driver(struct fs_text *t, const bs_die_info *info, const bs_die_lend *l)
+{
+	(void)info;
+	fs_put(t, "%s\n", l->driver);
+}
+
+static void put_policy(struct fs_text *t, const bs_die_info *info, const bs_die_lend *l)
+{
+	(void)info;
+	fs_put(t, "%s\n", l->policy == BS_POLICY_RESIDENT ? "resident" : "pinned");
+}
+
+static int put_info(struct fs_text *t, const struct fs_dies_status *st, uint32_t die)
+{
+	const bs_die_info *info;
+	bs_die_lend l;
+	const char *state;
+	int ret = die_of(st, die, &info, &l);
+
+	if (ret)
+		return ret;
 	state = l.state != BS_LEND_NONE ? lend_state(l.state) : (info->flags & BS_DIE_ACTIVE) ? "held" : "parked";
-	fprintf(f, "die: %u\n", info->die);
-	fprintf(f, "bus_id: %s\n", info->bus_id);
-	fprintf(f, "vram_bytes: %llu\n", (unsigned long long)info->vram_size);
-	fprintf(f, "enabled: %d\n", !!(info->flags & BS_DIE_ENABLED));
-	fprintf(f, "present: %d\n", !!(info->flags & BS_DIE_PRESENT));
-	fprintf(f, "active: %d\n", !!(info->flags & BS_DIE_ACTIVE));
-	fprintf(f, "state: %s\n", state);
+	fs_put(t, "die: %u\n", info->die);
+	fs_put(t, "bus_id: %s\n", info->bus_id);
+	fs_put(t, "vram_bytes: %llu\n", (unsigned long long)info->vram_size);
+	fs_put(t, "enabled: %d\n", !!(info->flags & BS_DIE_ENABLED));
+	fs_put(t, "present: %d\n", !!(info->flags & BS_DIE_PRESENT));
+	fs_put(t, "active: %d\n", !!(info->flags & BS_DIE_ACTIVE));
+	fs_put(t, "state: %s\n", state);
 	if (info->flags & BS_DIE_ACTIVE)
-		held_by(f, st, die);
-	fprintf(f, "driver: %s\n", l.driver);
+		held_by(t, st, die);
+	fs_put(t, "driver: %s\n", l.driver);
 	if (l.state != BS_LEND_NONE) {
-		fprintf(f, "lent_to: %s\n", l.driver);
-		fprintf(f, "lender_pid: %d\n", (int)lender_of(st, die, l.lender_pid));
+		fs_put(t, "lent_to: %s\n", l.driver);
+		fs_put(t, "lender_pid: %d\n", (int)lender_of(st, die, l.lender_pid));
 	}
-	fprintf(f, "policy: %s\n", l.policy == BS_POLICY_RESIDENT ? "resident" : "pinned");
-	fprintf(f, "acquires: %llu\n", (unsigned long long)info->acquires);
+	fs_put(t, "policy: %s\n", l.policy == BS_POLICY_RESIDENT ? "resident" : "pinned");
+	fs_put(t, "acquires: %llu\n", (unsigned long long)info->acquires);
 	if (info->flags & BS_DIE_SIM)
-		fprintf(f, "pci_id: none (simulated)\n");
+		fs_put(t, "pci_id: none (simulated)\n");
 	else
-		fprintf(f, "pci_id: %04x:%04x\n", info->vendor, info->device);
+		fs_put(t, "pci_id: %04x:%04x\n", info->vendor, info->device);
 	if (info->bar_phys)
-		fprintf(f, "bar_phys: 0x%llx\n", (unsigned long long)info->bar_phys);
+		fs_put(t, "bar_phys: 0x%llx\n", (unsigned long long)info->bar_phys);
 	return 0;
 }
 
@@ -259,42 +275,89 @@ const char *fs_dies_owner(const struct fs_dies_status *st)
 	                                                            : "none";
 }
 
-int fs_dies_render(struct fs_dies *d, int kind, uint32_t die, char **out, size_t *len)
+/* One status, one die's text from it. */
+static int die_text(struct fs_text *t, const struct fs_node *n,
+                    void (*put)(struct fs_text *t, const bs_die_info *info, const bs_die_lend *l))
 {
 	struct fs_dies_status *st;
-	FILE *f;
-	int ret = fs_dies_status(d, &st);
+	const bs_die_info *info;
+	bs_die_lend l;
+	int ret = fs_dies_status(n->mount->dies, &st);
 
-	*out = NULL;
 	if (ret)
 		return ret;
-	f = open_memstream(out, len);
-	if (!f) {
-		free(st);
-		return -ENOMEM;
-	}
-	switch (kind) {
-	case FS_DIES_SLOT:
-		render_slot(f, st);
-		break;
-	case FS_DIES_LEASE:
-		fprintf(f, "%u\n", st->v.lease.lease_ms);
-		break;
-	case FS_DIE_INFO:
-	case FS_DIE_ENABLED:
-	case FS_DIE_DRIVER:
-	case FS_DIE_POLICY:
-		ret = render_die(f, st, kind, die);
-		break;
-	default:
-		ret = -EISDIR;
-	}
+	ret = die_of(st, n->die, &info, &l);
+	if (!ret)
+		put(t, info, &l);
 	free(st);
-	if (fclose(f) && !ret)
-		ret = -ENOMEM;
-	if (ret) {
-		free(*out);
-		*out = NULL;
-	}
 	return ret;
+}
+
+int fs_dies_slot_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                      const struct fs_node *n)
+{
+	struct fs_dies_status *st;
+	int ret = fs_dies_status(n->mount->dies, &st);
+
+	(void)node;
+	(void)s;
+	if (ret)
+		return ret;
+	put_slot(t, st);
+	free(st);
+	return 0;
+}
+
+int fs_dies_lease_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                       const struct fs_node *n)
+{
+	struct fs_dies_status *st;
+	int ret = fs_dies_status(n->mount->dies, &st);
+
+	(void)node;
+	(void)s;
+	if (ret)
+		return ret;
+	fs_put(t, "%u\n", st->v.lease.lease_ms);
+	free(st);
+	return 0;
+}
+
+int fs_die_info_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                     const struct fs_node *n)
+{
+	struct fs_dies_status *st;
+	int ret = fs_dies_status(n->mount->dies, &st);
+
+	(void)node;
+	(void)s;
+	if (ret)
+		return ret;
+	ret = put_info(t, st, n->die);
+	free(st);
+	return ret;
+}
+
+int fs_die_enabled_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                        const struct fs_node *n)
+{
+	(void)node;
+	(void)s;
+	return die_text(t, n, put_enabled);
+}
+
+int fs_die_driver_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                       const struct fs_node *n)
+{
+	(void)node;
+	(void)s;
+	return die_text(t, n, put_driver);
+}
+
+int fs_die_policy_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                       const struct fs_node *n)
+{
+	(void)node;
+	(void)s;
+	return die_text(t, n, put_policy);
 }

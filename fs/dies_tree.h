@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: MIT */
-/* The shape of dies/ for tree.c: which names exist below it. */
+/*
+ * The numbered directories of dies/ for tree.c: one per die of the slot.
+ * Every named entry of dies/ and of a die's directory is a row of
+ * fs/tree_files.c.
+ */
 #ifndef ACCELFS_DIES_TREE_H
 #define ACCELFS_DIES_TREE_H
 
 #include "fs/tree.h"
 
-/* FS_DIES when the root's mount has a dies/ to show (root->mount->dies), else FS_NONE. */
-enum fs_kind fs_dies_tree_root(const struct fs_node *root);
-/* The kind of comp inside n (FS_DIES or FS_DIE); fills n->die.  FS_NONE: no such name. */
+/* The kind of comp inside dies/ (n): FS_DIE, filling n->die, or FS_NONE: no such die. */
 enum fs_kind fs_dies_tree_step(struct fs_node *n, const char *comp);
+/* dies/'s numbered directories. */
 void fs_dies_tree_list(const struct fs_node *dir, fs_emit_fn emit, void *ctx);
 
 #endif

@@ -11,6 +11,7 @@
 #include "fs/accelfs.h"
 #include "fs/attached.h"
 #include "fs/reclaimer.h"
+#include "fs/text.h"
 
 int fs_jobctl_check_name(struct accelfs *fs, const char *device, const char *profile, const char *job)
 {
@@ -30,11 +31,6 @@ int fs_jobctl_check_name(struct accelfs *fs, const char *device, const char *pro
 }
 
 /* ---- writes --------------------------------------------------------------- */
-
-bool fs_jobctl_writes(enum fs_kind kind)
-{
-	return kind == FS_JOB_CONTAINERS || kind == FS_JOB_RECLAIM;
-}
 
 #define CONTAINERS_SYNTAX                                                                                              \
 	"containers: write 'attach ID PID [MIG-UUID]' or 'detach ID [MIG-UUID]', one command per write"
@@ -224,17 +220,21 @@ static int reclaim(struct accelfs *fs, const struct accel_job *j, char *text, ch
 	return 0;
 }
 
-int fs_jobctl_write(struct accelfs *fs, const struct fs_node *n, const struct fuse_ctx *ctx, const char *buf,
-                    size_t size)
+/* A command written to file of job n: what the file's own parser (line) makes of it. */
+typedef int (*command_fn)(struct accelfs *fs, const struct accel_job *j, char *text, char *why, size_t whylen);
+
+static int write_command(struct fs_write *w, const struct fs_node *n, const char *file, command_fn line)
 {
-	const char *file = n->kind == FS_JOB_RECLAIM ? "reclaim" : "containers";
+	struct accelfs *fs = w->fs;
+	const char *buf = w->buf;
+	size_t size = w->size;
 	char text[1024], why[ACCEL_TEXT_MAX] = "";
 	int ret = 0;
 
 	if (!fs->mount.attach) {
 		snprintf(why, sizeof(why), "%s: the attachment registry is not open", file);
 		ret = -ENODEV;
-	} else if (ctx->uid != 0) {
+	} else if (w->uid != 0) {
 		/* The hooks run as root, in the runtime; anyone else could pin or free a job they do not hold. */
 		snprintf(why, sizeof(why), "%s of %s: only root may write it (the runtime's OCI hooks do)", file,
 		         n->job->name);
@@ -253,10 +253,7 @@ int fs_jobctl_write(struct accelfs *fs, const struct fs_node *n, const struct fu
 		text[size] = '\0';
 		if (size && text[size - 1] == '\n')
 			text[size - 1] = '\0';
-		if (n->kind == FS_JOB_RECLAIM)
-			ret = reclaim(fs, n->job, text, why, sizeof(why));
-		else
-			ret = containers_line(fs, n->job, text, why, sizeof(why));
+		ret = line(fs, n->job, text, why, sizeof(why));
 	}
 	if (fs->mount.attach)
 		fs_attached_changed(fs, n->job->name);
@@ -266,6 +263,16 @@ int fs_jobctl_write(struct accelfs *fs, const struct fs_node *n, const struct fu
 		return ret;
 	}
 	return (int)size;
+}
+
+int fs_jobctl_containers_write(struct fs_write *w, const struct fs_node *n)
+{
+	return write_command(w, n, "containers", containers_line);
+}
+
+int fs_jobctl_reclaim_write(struct fs_write *w, const struct fs_node *n)
+{
+	return write_command(w, n, "reclaim", reclaim);
 }
 
 /* ---- text ------------------------------------------------------------------- */
@@ -281,7 +288,7 @@ static void when(int64_t t, char *buf, size_t len)
 }
 
 /* One line per container attached (reg: the registry, NULL: none): lead, the id, its pid and since when. */
-static void put_containers(FILE *f, struct accel_attach *reg, const struct accel_job *j, const char *lead)
+static void put_containers(struct fs_text *t, struct accel_attach *reg, const struct accel_job *j, const char *lead)
 {
 	struct accel_attachment *c;
 	size_t n;
@@ -291,20 +298,22 @@ static void put_containers(FILE *f, struct accel_attach *reg, const struct accel
 		return;
 	for (size_t i = 0; i < n; i++) {
 		when(c[i].since, since, sizeof(since));
-		fprintf(f, "%s%s pid=%d since=%s\n", lead, c[i].id, (int)c[i].pid, since);
+		fs_put(t, "%s%s pid=%d since=%s\n", lead, c[i].id, (int)c[i].pid, since);
 	}
 	free(c);
 }
 
 /* The job's own nodes: its capability nodes; the card and control nodes are shared with other jobs. */
-static void put_processes(FILE *f, const struct accel_device *d, const struct accel_job *j)
+static void put_processes(struct fs_text *t, const struct accel_device *d, const struct accel_job *j)
 {
 	struct accel_devnode *own = calloc(j->n_nodes ? j->n_nodes : 1, sizeof(*own));
 	struct accel_holder *h = NULL;
 	size_t n_own = 0, n = 0;
 
-	if (!own)
+	if (!own) {
+		t->oom = true;
 		return;
+	}
 	for (size_t i = 0; i < j->n_nodes; i++) {
 		bool shared = false;
 		for (size_t k = 0; k < d->n_card_nodes && !shared; k++)
@@ -314,59 +323,47 @@ static void put_processes(FILE *f, const struct accel_device *d, const struct ac
 	}
 	if (!accel_device_nodes_holders(own, n_own, &h, &n))
 		for (size_t i = 0; i < n; i++)
-			fprintf(f, "pid=%d command=%s fds=%u cmdline=%s\n", (int)h[i].pid, h[i].comm, h[i].nfds,
-			        h[i].cmdline);
+			fs_put(t, "pid=%d command=%s fds=%u cmdline=%s\n", (int)h[i].pid, h[i].comm, h[i].nfds,
+			       h[i].cmdline);
 	free(h);
 	free(own);
 }
 
-char *fs_jobctl_render(const struct fs_node *n)
+int fs_jobctl_holders_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                           const struct fs_node *n)
 {
-	struct accel_attach *reg = n->mount->attach;
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-
-	if (!f)
-		return NULL;
-	switch (n->kind) {
-	case FS_JOB_HOLDERS:
-		put_processes(f, n->dev, n->job);
-		put_containers(f, reg, n->job, "container=");
-		break;
-	case FS_JOB_CONTAINERS:
-		put_containers(f, reg, n->job, "id=");
-		break;
-	case FS_JOB_RECLAIM:
-		fprintf(f, "%s\n",
-		        accel_reclaim_str(reg ? accel_attach_reclaim(reg, n->job->name, n->job->uuid)
-		                              : ACCEL_RECLAIM_MANUAL));
-		break;
-	default:
-		break;
-	}
-	if (fclose(f)) {
-		free(text);
-		return NULL;
-	}
-	return text;
+	(void)node;
+	(void)s;
+	put_processes(t, n->dev, n->job);
+	put_containers(t, n->mount->attach, n->job, "container=");
+	return 0;
 }
 
-char *fs_jobctl_status_lines(struct accel_attach *reg, const struct accel_job *j)
+int fs_jobctl_containers_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                              const struct fs_node *n)
 {
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
+	(void)node;
+	(void)s;
+	put_containers(t, n->mount->attach, n->job, "id=");
+	return 0;
+}
 
-	if (!f)
-		return NULL;
-	if (reg) {
-		fprintf(f, "reclaim: %s\n", accel_reclaim_str(accel_attach_reclaim(reg, j->name, j->uuid)));
-		put_containers(f, reg, j, "container: ");
-	}
-	if (fclose(f)) {
-		free(text);
-		return NULL;
-	}
-	return text;
+int fs_jobctl_reclaim_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                           const struct fs_node *n)
+{
+	struct accel_attach *reg = n->mount->attach;
+
+	(void)node;
+	(void)s;
+	fs_put(t, "%s\n",
+	       accel_reclaim_str(reg ? accel_attach_reclaim(reg, n->job->name, n->job->uuid) : ACCEL_RECLAIM_MANUAL));
+	return 0;
+}
+
+void fs_jobctl_status_lines(struct fs_text *t, struct accel_attach *reg, const struct accel_job *j)
+{
+	if (!reg)
+		return;
+	fs_put(t, "reclaim: %s\n", accel_reclaim_str(accel_attach_reclaim(reg, j->name, j->uuid)));
+	put_containers(t, reg, j, "container: ");
 }

@@ -20,8 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include <fuse_lowlevel.h>
-
+#include "fs/text.h"
 #include "fs/tree.h"
 
 struct accelfs;
@@ -33,18 +32,25 @@ struct accelfs;
  */
 int fs_jobctl_check_name(struct accelfs *fs, const char *device, const char *profile, const char *job);
 
-/* Is this a job file written through fs_jobctl_write? */
-bool fs_jobctl_writes(enum fs_kind kind);
-/* A write to containers or reclaim: the bytes taken, or -errno (last_error and the log say why). */
-int fs_jobctl_write(struct accelfs *fs, const struct fs_node *n, const struct fuse_ctx *ctx, const char *buf,
-                    size_t size);
+/*
+ * The rows of a job's containers and reclaim (fs/tree_files.c): a write
+ * takes one command, by root alone: the bytes taken, or -errno (last_error
+ * and the log say why).
+ */
+int fs_jobctl_containers_write(struct fs_write *w, const struct fs_node *n);
+int fs_jobctl_reclaim_write(struct fs_write *w, const struct fs_node *n);
 
 /*
- * The text of a job's holders, containers and reclaim files (from the
+ * The texts of a job's holders, containers and reclaim files (from the
  * mount's registry, n->mount->attach), and the lines status adds (reclaim,
- * one per container in reg; NULL: none).  Malloc'd, NULL when out of memory.
+ * one per container in reg; NULL: none).
  */
-char *fs_jobctl_render(const struct fs_node *n);
-char *fs_jobctl_status_lines(struct accel_attach *reg, const struct accel_job *j);
+int fs_jobctl_holders_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                           const struct fs_node *n);
+int fs_jobctl_containers_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                              const struct fs_node *n);
+int fs_jobctl_reclaim_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                           const struct fs_node *n);
+void fs_jobctl_status_lines(struct fs_text *t, struct accel_attach *reg, const struct accel_job *j);
 
 #endif

@@ -16,59 +16,59 @@
 #endif
 
 /* A label value as the format wants it: backslash, double quote and newline escaped. */
-static void label(FILE *f, const char *name, const char *value, bool first)
+static void label(struct fs_text *t, const char *name, const char *value, bool first)
 {
-	fprintf(f, "%s%s=\"", first ? "" : ",", name);
+	fs_put(t, "%s%s=\"", first ? "" : ",", name);
 	for (const char *c = value; *c; c++) {
 		if (*c == '\\' || *c == '"')
-			fprintf(f, "\\%c", *c);
+			fs_put(t, "\\%c", *c);
 		else if (*c == '\n')
-			fputs("\\n", f);
+			fs_put(t, "%s", "\\n");
 		else
-			fputc(*c, f);
+			fs_put(t, "%c", *c);
 	}
-	fputc('"', f);
+	fs_put(t, "%c", '"');
 }
 
-static void family(FILE *f, const char *name, const char *type, const char *help)
+static void family(struct fs_text *t, const char *name, const char *type, const char *help)
 {
-	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+	fs_put(t, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
 /* ---- from the snapshot -------------------------------------------------------- */
 
-static void device_gauges(FILE *f, const struct accel_snapshot *s)
+static void device_gauges(struct fs_text *t, const struct accel_snapshot *s)
 {
 	unsigned refused = 0;
 
-	family(f, "accelfs_device_info", "gauge",
+	family(t, "accelfs_device_info", "gauge",
 	       "One per device the node serves, with what identifies it (always 1).");
 	for (size_t i = 0; i < s->n_devices; i++) {
 		const struct accel_device *d = s->devices[i];
-		fputs("accelfs_device_info{", f);
-		label(f, "device", d->name, true);
-		label(f, "vendor", d->family->vendor, false);
-		label(f, "product", d->product, false);
-		label(f, "uuid", d->uuid, false);
-		label(f, "bus_id", d->bus_id, false);
-		fputs("} 1\n", f);
+		fs_put(t, "%s", "accelfs_device_info{");
+		label(t, "device", d->name, true);
+		label(t, "vendor", d->family->vendor, false);
+		label(t, "product", d->product, false);
+		label(t, "uuid", d->uuid, false);
+		label(t, "bus_id", d->bus_id, false);
+		fs_put(t, "%s", "} 1\n");
 	}
-	family(f, "accelfs_device_mig_enabled", "gauge", "1 when MIG mode is enabled on the device (mig/mode).");
+	family(t, "accelfs_device_mig_enabled", "gauge", "1 when MIG mode is enabled on the device (mig/mode).");
 	for (size_t i = 0; i < s->n_devices; i++) {
-		fputs("accelfs_device_mig_enabled{", f);
-		label(f, "device", s->devices[i]->name, true);
-		fprintf(f, "} %d\n", s->devices[i]->mig_enabled);
+		fs_put(t, "%s", "accelfs_device_mig_enabled{");
+		label(t, "device", s->devices[i]->name, true);
+		fs_put(t, "} %d\n", s->devices[i]->mig_enabled);
 	}
-	family(f, "accelfs_device_refused", "gauge",
+	family(t, "accelfs_device_refused", "gauge",
 	       "1 while the device is refused: it carves and reclaims nothing (its info file says why).");
 	for (size_t i = 0; i < s->n_devices; i++) {
-		fputs("accelfs_device_refused{", f);
-		label(f, "device", s->devices[i]->name, true);
-		fprintf(f, "} %d\n", s->devices[i]->refused);
+		fs_put(t, "%s", "accelfs_device_refused{");
+		label(t, "device", s->devices[i]->name, true);
+		fs_put(t, "} %d\n", s->devices[i]->refused);
 		refused += s->devices[i]->refused;
 	}
-	family(f, "accelfs_devices_refused", "gauge", "Devices refused now.");
-	fprintf(f, "accelfs_devices_refused %u\n", refused);
+	family(t, "accelfs_devices_refused", "gauge", "Devices refused now.");
+	fs_put(t, "accelfs_devices_refused %u\n", refused);
 }
 
 static size_t jobs_of_profile(const struct accel_device *d, const char *profile)
@@ -81,9 +81,10 @@ static size_t jobs_of_profile(const struct accel_device *d, const char *profile)
 }
 
 /* One gauge per (device, profile) of a device with MIG enabled: the profile directories that exist. */
-static void profile_gauge(FILE *f, const struct accel_snapshot *s, const char *name, const char *help, int what)
+static void profile_gauge(struct fs_text *t, const struct accel_snapshot *s, const char *name, const char *help,
+                          int what)
 {
-	family(f, name, "gauge", help);
+	family(t, name, "gauge", help);
 	for (size_t i = 0; i < s->n_devices; i++) {
 		const struct accel_device *d = s->devices[i];
 		for (size_t k = 0; d->mig_enabled && k < d->n_profiles; k++) {
@@ -91,161 +92,144 @@ static void profile_gauge(FILE *f, const struct accel_snapshot *s, const char *n
 			size_t v = what == 0   ? accel_ledger_capacity(p->n_placements)
 			           : what == 1 ? p->available
 			                       : jobs_of_profile(d, p->name);
-			fprintf(f, "%s{", name);
-			label(f, "device", d->name, true);
-			label(f, "profile", p->name, false);
-			fprintf(f, "} %zu\n", v);
+			fs_put(t, "%s{", name);
+			label(t, "device", d->name, true);
+			label(t, "profile", p->name, false);
+			fs_put(t, "} %zu\n", v);
 		}
 	}
 }
 
-static void job_gauges(FILE *f, const struct accel_snapshot *s)
+static void job_gauges(struct fs_text *t, const struct accel_snapshot *s)
 {
 	static const enum accel_job_state states[] = { ACCEL_JOB_READY, ACCEL_JOB_LOST, ACCEL_JOB_REMOVING };
 
-	family(f, "accelfs_jobs", "gauge", "Jobs by device and state (ready, lost, removing).");
+	family(t, "accelfs_jobs", "gauge", "Jobs by device and state (ready, lost, removing).");
 	for (size_t i = 0; i < s->n_devices; i++)
 		for (size_t st = 0; st < sizeof(states) / sizeof(states[0]); st++) {
 			size_t n = 0;
 			for (size_t k = 0; k < s->devices[i]->n_jobs; k++)
 				n += s->devices[i]->jobs[k].state == states[st];
-			fputs("accelfs_jobs{", f);
-			label(f, "device", s->devices[i]->name, true);
-			label(f, "state", accel_job_state_str(states[st]), false);
-			fprintf(f, "} %zu\n", n);
+			fs_put(t, "%s", "accelfs_jobs{");
+			label(t, "device", s->devices[i]->name, true);
+			label(t, "state", accel_job_state_str(states[st]), false);
+			fs_put(t, "} %zu\n", n);
 		}
-	family(f, "accelfs_instances", "gauge",
+	family(t, "accelfs_instances", "gauge",
 	       "GPU instances the driver reports, by owner: a job of accelfs, or foreign (carved by someone else).");
 	for (size_t i = 0; i < s->n_devices; i++) {
 		size_t ours = 0, n = s->devices[i]->n_instances;
 		for (size_t k = 0; k < n; k++)
 			ours += s->devices[i]->instances[k].job[0] != '\0';
 		for (int foreign = 0; foreign < 2; foreign++) {
-			fputs("accelfs_instances{", f);
-			label(f, "device", s->devices[i]->name, true);
-			label(f, "owner", foreign ? "foreign" : "job", false);
-			fprintf(f, "} %zu\n", foreign ? n - ours : ours);
+			fs_put(t, "%s", "accelfs_instances{");
+			label(t, "device", s->devices[i]->name, true);
+			label(t, "owner", foreign ? "foreign" : "job", false);
+			fs_put(t, "} %zu\n", foreign ? n - ours : ours);
 		}
 	}
 }
 
 /* ---- from core/metrics.c -------------------------------------------------------- */
 
-static void by_reason(FILE *f, const char *name, const char *help, const uint64_t *counts)
+static void by_reason(struct fs_text *t, const char *name, const char *help, const uint64_t *counts)
 {
-	family(f, name, "counter", help);
+	family(t, name, "counter", help);
 	for (size_t r = 0; r < ACCEL_REASON_COUNT; r++) {
-		fprintf(f, "%s{", name);
-		label(f, "reason", accel_metrics_reason_name((enum accel_metrics_reason)r), true);
-		fprintf(f, "} %llu\n", (unsigned long long)counts[r]);
+		fs_put(t, "%s{", name);
+		label(t, "reason", accel_metrics_reason_name((enum accel_metrics_reason)r), true);
+		fs_put(t, "} %llu\n", (unsigned long long)counts[r]);
 	}
 }
 
-static void counter(FILE *f, const char *name, const char *help, uint64_t v)
+static void counter(struct fs_text *t, const char *name, const char *help, uint64_t v)
 {
-	family(f, name, "counter", help);
-	fprintf(f, "%s %llu\n", name, (unsigned long long)v);
+	family(t, name, "counter", help);
+	fs_put(t, "%s %llu\n", name, (unsigned long long)v);
 }
 
-static void histogram(FILE *f, const char *name, const char *help, const struct accel_metrics_histogram *h)
+static void histogram(struct fs_text *t, const char *name, const char *help, const struct accel_metrics_histogram *h)
 {
 	uint64_t cumulative = 0;
 
-	family(f, name, "histogram", help);
+	family(t, name, "histogram", help);
 	for (size_t b = 0; b < ACCEL_METRICS_BUCKETS; b++) {
 		cumulative += h->bucket[b];
-		fprintf(f, "%s_bucket{le=\"%g\"} %llu\n", name, accel_metrics_bucket_le[b],
-		        (unsigned long long)cumulative);
+		fs_put(t, "%s_bucket{le=\"%g\"} %llu\n", name, accel_metrics_bucket_le[b],
+		       (unsigned long long)cumulative);
 	}
 	cumulative += h->bucket[ACCEL_METRICS_BUCKETS];
-	fprintf(f, "%s_bucket{le=\"+Inf\"} %llu\n", name, (unsigned long long)cumulative);
-	fprintf(f, "%s_sum %.9f\n", name, (double)h->sum_ns / 1e9);
-	fprintf(f, "%s_count %llu\n", name, (unsigned long long)cumulative);
+	fs_put(t, "%s_bucket{le=\"+Inf\"} %llu\n", name, (unsigned long long)cumulative);
+	fs_put(t, "%s_sum %.9f\n", name, (double)h->sum_ns / 1e9);
+	fs_put(t, "%s_count %llu\n", name, (unsigned long long)cumulative);
 }
 
-static void operation_counters(FILE *f, const struct accel_metrics_values *v)
+static void operation_counters(struct fs_text *t, const struct accel_metrics_values *v)
 {
-	counter(f, "accelfs_carves_total", "mkdirs that carved a job (instance made and recorded).", v->carves);
-	by_reason(f, "accelfs_carve_failures_total", "mkdirs that failed, by reason (from the errno they answered).",
+	counter(t, "accelfs_carves_total", "mkdirs that carved a job (instance made and recorded).", v->carves);
+	by_reason(t, "accelfs_carve_failures_total", "mkdirs that failed, by reason (from the errno they answered).",
 	          v->carve_failures);
-	histogram(f, "accelfs_carve_duration_seconds", "How long a successful mkdir took, driver calls included.",
+	histogram(t, "accelfs_carve_duration_seconds", "How long a successful mkdir took, driver calls included.",
 	          &v->carve_seconds);
-	counter(f, "accelfs_reclaims_total", "rmdirs that gave a job's capacity back.", v->reclaims);
-	by_reason(f, "accelfs_reclaim_failures_total", "rmdirs that failed, by reason (from the errno they answered).",
+	counter(t, "accelfs_reclaims_total", "rmdirs that gave a job's capacity back.", v->reclaims);
+	by_reason(t, "accelfs_reclaim_failures_total", "rmdirs that failed, by reason (from the errno they answered).",
 	          v->reclaim_failures);
-	histogram(f, "accelfs_reclaim_duration_seconds", "How long a successful rmdir took, driver calls included.",
+	histogram(t, "accelfs_reclaim_duration_seconds", "How long a successful rmdir took, driver calls included.",
 	          &v->reclaim_seconds);
-	counter(f, "accelfs_orphans_reclaimed_total",
+	counter(t, "accelfs_orphans_reclaimed_total",
 	        "Instances no job accounted for, destroyed after the orphan grace period.", v->orphans_reclaimed);
-	by_reason(f, "accelfs_orphan_reclaim_failures_total",
+	by_reason(t, "accelfs_orphan_reclaim_failures_total",
 	          "Attempts to reclaim an orphan that the driver refused, by reason (busy: something runs on it).",
 	          v->orphan_failures);
-	counter(f, "accelfs_device_refusals_total", "Times a device became refused.", v->refusals);
+	counter(t, "accelfs_device_refusals_total", "Times a device became refused.", v->refusals);
 }
 
 /* ---- the dies ------------------------------------------------------------------ */
 
 /* The slot and every die from one status taken at one instant (fs_dies_status), as dies/slot says them. */
-static void dies_metrics(FILE *f, const struct fs_dies *dies, const struct accel_metrics_values *v)
+static void dies_metrics(struct fs_text *t, const struct fs_dies *dies, const struct accel_metrics_values *v)
 {
 	struct fs_dies_status *st;
 
 	if (fs_dies_status(dies, &st)) /* no dies/ (NULL): -ENOENT */
 		return;
-	counter(f, "accelfs_dies_slot_swaps_total",
+	counter(t, "accelfs_dies_slot_swaps_total",
 	        "Dies put into the BAR slot so far, by any process (dies/slot swaps).", st->v.slot.swaps);
-	family(f, "accelfs_dies_slot_active_die", "gauge", "The die in the slot, -1 when it is empty.");
-	fprintf(f, "accelfs_dies_slot_active_die %d\n", (int)st->v.slot.active_die);
-	family(f, "accelfs_dies_slot_holders", "gauge", "Open vram files of this mount holding the slot.");
-	fprintf(f, "accelfs_dies_slot_holders %u\n", st->holders);
-	family(f, "accelfs_dies_slot_waiters", "gauge", "Opens of vram files of this mount waiting for the slot.");
-	fprintf(f, "accelfs_dies_slot_waiters %u\n", st->v.n_waiters);
-	histogram(f, "accelfs_dies_slot_wait_seconds", "How long an open of dies/<n>/vram waited for the slot.",
+	family(t, "accelfs_dies_slot_active_die", "gauge", "The die in the slot, -1 when it is empty.");
+	fs_put(t, "accelfs_dies_slot_active_die %d\n", (int)st->v.slot.active_die);
+	family(t, "accelfs_dies_slot_holders", "gauge", "Open vram files of this mount holding the slot.");
+	fs_put(t, "accelfs_dies_slot_holders %u\n", st->holders);
+	family(t, "accelfs_dies_slot_waiters", "gauge", "Opens of vram files of this mount waiting for the slot.");
+	fs_put(t, "accelfs_dies_slot_waiters %u\n", st->v.n_waiters);
+	histogram(t, "accelfs_dies_slot_wait_seconds", "How long an open of dies/<n>/vram waited for the slot.",
 	          &v->slot_wait_seconds);
-	family(f, "accelfs_die_enabled", "gauge", "1 unless the die is quarantined (dies/<n>/enabled).");
+	family(t, "accelfs_die_enabled", "gauge", "1 unless the die is quarantined (dies/<n>/enabled).");
 	for (unsigned i = 0; i < st->v.n_dies; i++)
 		if (!st->v.dies[i].info_err)
-			fprintf(f, "accelfs_die_enabled{die=\"%u\"} %d\n", i,
-			        !!(st->v.dies[i].info.flags & BS_DIE_ENABLED));
-	family(f, "accelfs_die_acquires_total", "counter", "Times the die was put into the slot.");
+			fs_put(t, "accelfs_die_enabled{die=\"%u\"} %d\n", i,
+			       !!(st->v.dies[i].info.flags & BS_DIE_ENABLED));
+	family(t, "accelfs_die_acquires_total", "counter", "Times the die was put into the slot.");
 	for (unsigned i = 0; i < st->v.n_dies; i++)
 		if (!st->v.dies[i].info_err)
-			fprintf(f, "accelfs_die_acquires_total{die=\"%u\"} %llu\n", i,
-			        (unsigned long long)st->v.dies[i].info.acquires);
+			fs_put(t, "accelfs_die_acquires_total{die=\"%u\"} %llu\n", i,
+			       (unsigned long long)st->v.dies[i].info.acquires);
 	free(st);
 }
 
-int fs_metrics_render(const struct accel_snapshot *s, const struct fs_dies *dies, char **out, size_t *len)
+void fs_metrics_text(struct fs_text *t, const struct accel_snapshot *s, const struct fs_dies *dies)
 {
 	struct accel_metrics_values v;
-	char *buf = NULL;
-	size_t n = 0;
-	FILE *f = open_memstream(&buf, &n);
 
-	if (!f)
-		return -ENOMEM;
 	accel_metrics_read(&v);
-	family(f, "accelfs_build_info", "gauge", "The accelfs version serving this node (always 1).");
-	fprintf(f, "accelfs_build_info{version=\"%s\"} 1\n", ACCELFS_VERSION);
-	device_gauges(f, s);
-	profile_gauge(f, s, "accelfs_profile_capacity",
+	family(t, "accelfs_build_info", "gauge", "The accelfs version serving this node (always 1).");
+	fs_put(t, "accelfs_build_info{version=\"%s\"} 1\n", ACCELFS_VERSION);
+	device_gauges(t, s);
+	profile_gauge(t, s, "accelfs_profile_capacity",
 	              "Legal placements of the profile on the device (its info's capacity).", 0);
-	profile_gauge(f, s, "accelfs_profile_available",
+	profile_gauge(t, s, "accelfs_profile_available",
 	              "Instances of the profile that could be carved now (available).", 1);
-	profile_gauge(f, s, "accelfs_profile_jobs", "Jobs of the profile on the device, in any state.", 2);
-	job_gauges(f, s);
-	operation_counters(f, &v);
-	dies_metrics(f, dies, &v);
-	if (ferror(f)) {
-		fclose(f);
-		free(buf);
-		return -ENOMEM;
-	}
-	if (fclose(f)) {
-		free(buf);
-		return -ENOMEM;
-	}
-	*out = buf;
-	*len = n;
-	return 0;
+	profile_gauge(t, s, "accelfs_profile_jobs", "Jobs of the profile on the device, in any state.", 2);
+	job_gauges(t, s);
+	operation_counters(t, &v);
+	dies_metrics(t, dies, &v);
 }

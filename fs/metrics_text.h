@@ -14,13 +14,14 @@
 #include <stddef.h>
 
 #include "core/model.h"
+#include "fs/text.h"
 
 struct fs_dies;
 
 /* The exposition's Content-Type, for whoever serves it over HTTP. */
 #define FS_METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
-/* Render s and dies (fs/dies.h; NULL: no dies/) into a malloc'd buffer: 0, or -ENOMEM. */
-int fs_metrics_render(const struct accel_snapshot *s, const struct fs_dies *dies, char **out, size_t *len);
+/* Write s and dies (fs/dies.h; NULL: no dies/) into t (fs/text.h: out of memory is t's to say). */
+void fs_metrics_text(struct fs_text *t, const struct accel_snapshot *s, const struct fs_dies *dies);
 
 #endif

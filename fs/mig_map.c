@@ -45,22 +45,22 @@ static char mark_of(size_t rank)
 	return rank < sizeof(marks) - 1 ? marks[rank] : '?';
 }
 
-static void legend(FILE *f, const struct accel_device *d, const struct accel_instance *in, char mark)
+static void legend(struct fs_text *t, const struct accel_device *d, const struct accel_instance *in, char mark)
 {
-	fprintf(f, "%c job=%s profile=%s gi=%u placement=%u:%u", mark, in->job[0] ? in->job : "-", in->profile_name,
-	        in->gi, in->placement.start, in->placement.size);
+	fs_put(t, "%c job=%s profile=%s gi=%u placement=%u:%u", mark, in->job[0] ? in->job : "-", in->profile_name,
+	       in->gi, in->placement.start, in->placement.size);
 	if (in->job[0]) {
 		const struct accel_job *j = accel_device_job(d, in->job);
-		fprintf(f, " state=%s", j ? accel_job_state_str(j->state) : "unknown");
+		fs_put(t, " state=%s", j ? accel_job_state_str(j->state) : "unknown");
 	} else {
-		fputs(" foreign", f);
+		fs_put(t, "%s", " foreign");
 	}
 	if (in->note[0])
-		fprintf(f, " note=\"%s\"", in->note);
-	fputc('\n', f);
+		fs_put(t, " note=\"%s\"", in->note);
+	fs_put(t, "%c", '\n');
 }
 
-static int draw(FILE *f, const struct accel_device *d, unsigned slices, const size_t *order)
+static int draw(struct fs_text *t, const struct accel_device *d, unsigned slices, const size_t *order)
 {
 	char *row = malloc(slices ? slices : 1);
 	int width = snprintf(NULL, 0, "%u", slices ? slices - 1 : 0) + 1;
@@ -75,17 +75,17 @@ static int draw(FILE *f, const struct accel_device *d, unsigned slices, const si
 		for (unsigned s = in->placement.start; s < in->placement.start + in->placement.size && s < slices; s++)
 			row[s] = row[s] == FREE ? mark_of(r) : OVERLAP;
 	}
-	fputs("slice", f);
+	fs_put(t, "%s", "slice");
 	for (unsigned s = 0; s < slices; s++)
-		fprintf(f, "%*u", width, s);
-	fputs("\n     ", f);
+		fs_put(t, "%*u", width, s);
+	fs_put(t, "%s", "\n     ");
 	for (unsigned s = 0; s < slices; s++)
-		fprintf(f, "%*c", width, row[s]);
-	fputc('\n', f);
+		fs_put(t, "%*c", width, row[s]);
+	fs_put(t, "%c", '\n');
 	for (size_t r = 0; r < d->n_instances; r++)
-		legend(f, d, &d->instances[order[r]], mark_of(r));
+		legend(t, d, &d->instances[order[r]], mark_of(r));
 	/* The free runs, as start:size like a placement. */
-	fputs(". free=", f);
+	fs_put(t, "%s", ". free=");
 	for (unsigned s = 0; s < slices;) {
 		unsigned e = s;
 		if (row[s] != FREE) {
@@ -94,55 +94,42 @@ static int draw(FILE *f, const struct accel_device *d, unsigned slices, const si
 		}
 		while (e < slices && row[e] == FREE)
 			e++;
-		fprintf(f, "%s%u:%u", first ? "" : ",", s, e - s);
+		fs_put(t, "%s%u:%u", first ? "" : ",", s, e - s);
 		first = false;
 		free_slices += e - s;
 		s = e;
 	}
-	fprintf(f, "%s slices=%u/%u\n", first ? "-" : "", free_slices, slices);
+	fs_put(t, "%s slices=%u/%u\n", first ? "-" : "", free_slices, slices);
 	free(row);
 	return 0;
 }
 
-int fs_mig_map_render(const struct accel_device *d, char **out, size_t *len)
+int fs_mig_map_text(struct fs_text *t, const struct accel_device *d)
 {
-	char *buf = NULL;
-	size_t n = 0, *order;
-	FILE *f;
+	size_t *order;
 	unsigned slices = slice_count(d);
 	int ret = 0;
 
 	order = calloc(d->n_instances + 1, sizeof(*order));
 	if (!order)
 		return -ENOMEM;
-	f = open_memstream(&buf, &n);
-	if (!f) {
-		free(order);
-		return -ENOMEM;
-	}
 	if (d->refused)
-		fprintf(f, "%s: %s (the last known state follows)\n", accel_device_state_str(d), d->refusal);
+		fs_put(t, "%s: %s (the last known state follows)\n", accel_device_state_str(d), d->refusal);
 	if (!d->mig_enabled) {
-		fputs("MIG mode is disabled: no slices to draw\n", f);
+		fs_put(t, "%s", "MIG mode is disabled: no slices to draw\n");
 	} else if (d->absent) {
-		fputs("the card is absent: no slices to draw; its jobs follow\n", f);
+		fs_put(t, "%s", "the card is absent: no slices to draw; its jobs follow\n");
 	} else {
 		for (size_t i = 0; i < d->n_instances; i++)
 			order[i] = i;
 		qsort_r(order, d->n_instances, sizeof(*order), by_start, (void *)d);
-		ret = draw(f, d, slices, order);
+		ret = draw(t, d, slices, order);
 	}
 	/* A lost job, or any job of an absent card, holds no slice: say so, or it would look forgotten. */
 	for (size_t k = 0; k < d->n_jobs; k++)
 		if (d->jobs[k].state == ACCEL_JOB_LOST || (d->absent && d->jobs[k].state == ACCEL_JOB_REMOVING))
-			fprintf(f, "- job=%s profile=%s state=%s holds no slices\n", d->jobs[k].name,
-			        d->jobs[k].profile, accel_job_state_str(d->jobs[k].state));
+			fs_put(t, "- job=%s profile=%s state=%s holds no slices\n", d->jobs[k].name, d->jobs[k].profile,
+			       accel_job_state_str(d->jobs[k].state));
 	free(order);
-	if (fclose(f) || ret) {
-		free(buf);
-		return -ENOMEM;
-	}
-	*out = buf;
-	*len = n;
-	return 0;
+	return ret;
 }

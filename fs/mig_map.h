@@ -17,8 +17,9 @@
 #include <stddef.h>
 
 #include "core/model.h"
+#include "fs/text.h"
 
-/* Render into a malloc'd buffer: 0, or -ENOMEM. */
-int fs_mig_map_render(const struct accel_device *d, char **out, size_t *len);
+/* Draw d into t: 0, or -ENOMEM. */
+int fs_mig_map_text(struct fs_text *t, const struct accel_device *d);
 
 #endif

@@ -229,10 +229,17 @@ static json_t *dies_json(const struct fs_dies *dies)
 	return json_pack("{s:o,s:o}", "slot", slot, "dies", list);
 }
 
-int fs_node_json_render(const struct accel_snapshot *s, const struct fs_dies *dies, char **out, size_t *len)
+/* json_dump_callback's writer: the document goes straight into the file's text. */
+static int put_json(const char *buf, size_t size, void *t)
+{
+	fs_put(t, "%.*s", (int)size, buf);
+	return 0;
+}
+
+int fs_node_json_text(struct fs_text *t, const struct accel_snapshot *s, const struct fs_dies *dies)
 {
 	json_t *devs = json_array(), *root;
-	char *text;
+	int ret;
 
 	for (size_t i = 0; devs && i < s->n_devices; i++)
 		if (json_array_append_new(devs, device(s->devices[i]))) {
@@ -244,19 +251,9 @@ int fs_node_json_render(const struct accel_snapshot *s, const struct fs_dies *di
 	                 "dies", dies_json(dies));
 	if (!root)
 		return -ENOMEM;
-	text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	ret = json_dump_callback(root, put_json, t, JSON_INDENT(2) | JSON_PRESERVE_ORDER) ? -ENOMEM : 0;
 	json_decref(root);
-	if (!text)
-		return -ENOMEM;
-	*len = strlen(text) + 1;
-	/* json_dumps ends without a newline; a file read by cat should end with one. */
-	char *grown = realloc(text, *len + 1);
-	if (!grown) {
-		free(text);
-		return -ENOMEM;
-	}
-	grown[*len - 1] = '\n';
-	grown[*len] = '\0';
-	*out = grown;
-	return 0;
+	/* A document ends without a newline; a file read by cat should end with one. */
+	fs_put(t, "\n");
+	return ret;
 }

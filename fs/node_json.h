@@ -14,6 +14,7 @@
 #include <stddef.h>
 
 #include "core/model.h"
+#include "fs/text.h"
 
 struct fs_dies;
 
@@ -21,9 +22,9 @@ struct fs_dies;
 #define FS_NODE_JSON_FORMAT 1
 
 /*
- * Render s and dies (fs/dies.h; NULL: no dies/) into a malloc'd buffer
+ * Write s and dies (fs/dies.h; NULL: no dies/) into t
  * (JSON, indented, ending in a newline): 0, or -ENOMEM.
  */
-int fs_node_json_render(const struct accel_snapshot *s, const struct fs_dies *dies, char **out, size_t *len);
+int fs_node_json_text(struct fs_text *t, const struct accel_snapshot *s, const struct fs_dies *dies);
 
 #endif

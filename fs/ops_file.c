@@ -15,8 +15,6 @@
 #include "core/log.h"
 #include "fs/accelfs.h"
 #include "fs/cache.h"
-#include "fs/dies.h"
-#include "fs/jobctl.h"
 #include "fs/notify.h"
 #include "fs/openfile.h"
 #include "fs/ops_internal.h"
@@ -72,9 +70,9 @@ void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, EISDIR);
 		return;
 	}
-	if (n.kind == FS_DIE_VRAM) {
+	if (n.entry && n.entry->open) {
+		n.entry->open(req, ino, &n, fi); /* its own handles (vram): answered now, or once the slot is ours */
 		accel_snapshot_unref(snap);
-		fs_dies_open(req, ino, n.die, fi); /* answered now, or once the slot is ours */
 		return;
 	}
 	/* O_TRUNC too: libfuse's atomic_o_trunc hands it to open rather than to setattr. */
@@ -198,6 +196,9 @@ static void generated_write(fuse_req_t req, const char *buf, size_t size, off_t 
 {
 	struct accelfs *fs = fs_of(req);
 	struct open_file *of = (struct open_file *)(uintptr_t)fi->fh;
+	struct fs_write w = {
+		.fs = fs, .req = req, .uid = fuse_req_ctx(req)->uid, .buf = buf, .size = size, .off = off
+	};
 	char path[PATH_BUF];
 	struct accel_snapshot *snap;
 	struct fs_node n;
@@ -207,20 +208,13 @@ static void generated_write(fuse_req_t req, const char *buf, size_t size, off_t 
 		snprintf(path, sizeof(path), "(a file that went away)");
 	if (fs_refuse_read_only(req, "write", path)) /* it cannot have opened for writing: never */
 		return;
-	/* Besides vram, dies/ has enabled, driver, policy and lease_ms: the whole value in one write. */
+	/* The row's write takes it (n lives in snap); a file without one opened read-only. */
 	ret = fs_resolve_ino(fs, of->ino, &snap, &n, path, sizeof(path));
 	if (!ret)
-		ret = !fs_dies_attr_kind(n.kind) && n.kind != FS_DIE_DRIVER ? -EACCES : off ? -EINVAL : 0;
-	if (ret == -EACCES && fs_jobctl_writes(n.kind)) /* a job's containers or reclaim: n lives in snap */
-		ret = fs_jobctl_write(fs, &n, fuse_req_ctx(req), buf, size);
+		ret = n.entry && n.entry->write ? n.entry->write(&w, &n) : -EACCES;
 	accel_snapshot_unref(snap);
-	if (!ret && n.kind == FS_DIE_DRIVER) {
-		fs_dies_write_driver(req, fs->mount.dies, n.die, buf,
-		                     size); /* answered there, perhaps once the die is back */
+	if (w.answered) /* there, perhaps once the die is back (dies/<n>/driver) */
 		return;
-	}
-	if (!ret && fs_dies_attr_kind(n.kind))
-		ret = fs_dies_write_attr(fs->mount.dies, n.kind, n.die, buf, size);
 	/*
 	 * What a write changes (a die's enabled or policy, the lease, a
 	 * profile's last_error) moves without a snapshot: its waiters are woken
@@ -354,8 +348,8 @@ void fs_op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, struct f
 			fuse_reply_err(req, -ret);
 			return;
 		}
-		if (n.kind == FS_DIE_VRAM)
-			size = (off_t)fs_dies_vram_size(n.mount->dies, n.die);
+		if (n.entry && n.entry->size)
+			size = (off_t)n.entry->size(&n); /* vram */
 		accel_snapshot_unref(snap);
 	}
 	if (whence != SEEK_DATA && whence != SEEK_HOLE)

@@ -34,10 +34,15 @@ static int last_error; /* the errno of the last failed write, 0 after a success:
 static int write_if_changed(char *err, size_t errlen)
 {
 	struct accel_snapshot *s = accel_node_snapshot(src_node);
+	struct fs_text t = { 0 };
 	char *text = NULL;
 	size_t len = 0;
-	int ret = s ? fs_metrics_render(s, src_dies, &text, &len) : -ENOENT;
+	int ret = -ENOENT;
 
+	if (s) {
+		fs_metrics_text(&t, s, src_dies);
+		ret = fs_text_finish(&t, &text, &len);
+	}
 	accel_snapshot_unref(s);
 	if (ret) {
 		snprintf(err, errlen, "cannot render the metrics: %s", strerror(-ret));

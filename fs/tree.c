@@ -43,26 +43,31 @@ static const struct accel_job *node_job(const struct accel_snapshot *s, const ch
 
 bool fs_node_is_writable(const struct fs_node *n)
 {
-	if (n->entry)
-		return n->entry->flags & FS_ENTRY_WRITABLE;
-	return n->kind == FS_DIE_ENABLED || n->kind == FS_DIE_VRAM || n->kind == FS_DIE_DRIVER ||
-	       n->kind == FS_DIE_POLICY || n->kind == FS_DIES_LEASE;
+	return n->entry && (n->entry->flags & FS_ENTRY_WRITABLE);
 }
 
-static bool offered(const struct fs_entry *e)
+static bool offered(const struct fs_entry *e, const struct fs_node *dir)
 {
-	return !e->offered || e->offered();
+	return !e->offered || e->offered(dir);
 }
 
 /* The row of that name among dir's, if it is there now. */
-static const struct fs_entry *row_named(enum fs_kind dir, const char *name)
+static const struct fs_entry *row_named(const struct fs_node *dir, const char *name)
 {
-	const struct fs_entry *table = fs_tree_files(dir);
+	const struct fs_entry *table = fs_tree_files(dir->kind);
 
 	for (size_t i = 0; table && table[i].name; i++)
 		if (!strcmp(table[i].name, name))
-			return offered(&table[i]) ? &table[i] : NULL;
+			return offered(&table[i], dir) ? &table[i] : NULL;
 	return NULL;
+}
+
+/* The node a row of dir names. */
+static void enter_row(struct fs_node *n, const struct fs_entry *row)
+{
+	n->entry = row;
+	n->kind = row->kind;
+	n->live = n->live || (row->flags & FS_ENTRY_LIVE);
 }
 
 /* A child of dir that is no row's: everything dir knows, but not dir's row. */
@@ -103,7 +108,7 @@ static bool at_placement(const struct accel_job *j, struct accel_span at)
 }
 
 /* A job a row of its directory hides (made before the name was the tree's) is not listed beside the row. */
-static bool hidden_by_row(enum fs_kind dir, const char *name)
+static bool hidden_by_row(const struct fs_node *dir, const char *name)
 {
 	return row_named(dir, name) != NULL;
 }
@@ -157,23 +162,15 @@ int fs_tree_resolve(const struct accel_snapshot *s, const struct fs_mount *m, co
 	strcpy(buf, path);
 	for (comp = strtok_r(buf, "/", &save); comp; comp = strtok_r(NULL, "/", &save)) {
 		enum fs_kind k = FS_NONE;
-		const struct fs_entry *row = row_named(n.kind, comp);
+		const struct fs_entry *row = row_named(&n, comp);
 
-		n.entry = row;
 		if (row) {
-			n.kind = row->kind;
+			enter_row(&n, row);
 			continue;
 		}
+		n.entry = NULL;
 		switch (n.kind) {
 		case FS_ROOT:
-			if (!strcmp(comp, "mig")) {
-				k = FS_NODE_MIG;
-				break;
-			}
-			if (!strcmp(comp, "dies")) {
-				k = fs_dies_tree_root(&n);
-				break;
-			}
 			n.dev = accel_snapshot_device(s, comp);
 			k = n.dev ? FS_DEVICE : FS_NONE;
 			break;
@@ -189,10 +186,6 @@ int fs_tree_resolve(const struct accel_snapshot *s, const struct fs_mount *m, co
 				n.via_node = true;
 				k = FS_NODE_JOB;
 			}
-			break;
-		case FS_NODE_JOB:
-		case FS_PLACEMENT_JOB:
-			k = !strcmp(comp, "device") ? FS_JOB_LINK : FS_NONE;
 			break;
 		case FS_PLACEMENTS:
 			k = placement_named(n.profile, comp, &n.placement) ? FS_PLACEMENT : FS_NONE;
@@ -220,7 +213,6 @@ int fs_tree_resolve(const struct accel_snapshot *s, const struct fs_mount *m, co
 			break;
 		}
 		case FS_DIES:
-		case FS_DIE:
 			k = fs_dies_tree_step(&n, comp);
 			break;
 		default:
@@ -240,10 +232,9 @@ static void emit_rows(const struct fs_node *dir, fs_emit_fn emit, void *ctx)
 
 	for (size_t i = 0; table && table[i].name; i++) {
 		struct fs_node child = *dir;
-		if (!offered(&table[i]))
+		if (!offered(&table[i], dir))
 			continue;
-		child.kind = table[i].kind;
-		child.entry = &table[i];
+		enter_row(&child, &table[i]);
 		emit(ctx, table[i].name, table[i].kind, &child);
 	}
 }
@@ -257,17 +248,8 @@ void fs_tree_list(const struct accel_snapshot *s, const struct fs_node *dir, fs_
 			struct fs_node child = { .kind = FS_DEVICE, .dev = s->devices[i], .mount = dir->mount };
 			emit(ctx, s->devices[i]->name, FS_DEVICE, &child);
 		}
-		{
-			struct fs_node child = { .kind = FS_NODE_MIG, .mount = dir->mount };
-			emit(ctx, "mig", FS_NODE_MIG, &child);
-		}
-		if (fs_dies_tree_root(dir) == FS_DIES) {
-			struct fs_node child = { .kind = FS_DIES, .mount = dir->mount };
-			emit(ctx, "dies", FS_DIES, &child);
-		}
 		break;
 	case FS_DIES:
-	case FS_DIE:
 		fs_dies_tree_list(dir, emit, ctx);
 		break;
 	case FS_NODE_MIG:
@@ -303,12 +285,6 @@ void fs_tree_list(const struct accel_snapshot *s, const struct fs_node *dir, fs_
 			}
 		}
 		break;
-	case FS_NODE_JOB:
-	case FS_PLACEMENT_JOB: {
-		struct fs_node child = child_of(dir);
-		child.kind = FS_JOB_LINK;
-		emit(ctx, "device", FS_JOB_LINK, &child);
-	} break;
 	case FS_PLACEMENTS:
 		for (size_t i = 0; i < dir->profile->n_placements; i++) {
 			struct fs_node child = child_of(dir);
@@ -326,7 +302,7 @@ void fs_tree_list(const struct accel_snapshot *s, const struct fs_node *dir, fs_
 			struct fs_node child = child_of(dir);
 
 			if (strcmp(j->profile, dir->profile->name) || !at_placement(j, dir->placement) ||
-			    hidden_by_row(FS_PLACEMENT, j->name))
+			    hidden_by_row(dir, j->name))
 				continue;
 			child.kind = FS_PLACEMENT_JOB;
 			child.job = j;
@@ -346,7 +322,7 @@ void fs_tree_list(const struct accel_snapshot *s, const struct fs_node *dir, fs_
 		for (size_t i = 0; i < dir->dev->n_jobs; i++) {
 			struct fs_node child = child_of(dir);
 			if (strcmp(dir->dev->jobs[i].profile, dir->profile->name) ||
-			    hidden_by_row(FS_PROFILE, dir->dev->jobs[i].name))
+			    hidden_by_row(dir, dir->dev->jobs[i].name))
 				continue;
 			child.kind = FS_JOB;
 			child.job = &dir->dev->jobs[i];

@@ -16,36 +16,29 @@
 enum fs_kind {
 	FS_NONE = 0,
 	FS_ROOT,
-	FS_FILE,           /* a generated read-only file: everything about it is its row (struct fs_entry) */
-	FS_DEVICE,         /* ppu3/ */
-	FS_MIG,            /* ppu3/mig/ */
-	FS_PROFILE,        /* ppu3/mig/4g.48gb/ */
-	FS_JOB,            /* ppu3/mig/4g.48gb/job1/ */
-	FS_JOB_DEV,        /* job1/dev/ and directories inside it */
-	FS_JOB_DEV_NODE,   /* a character device inside job1/dev/ */
-	FS_JOB_HOLDERS,    /* job1/holders: processes on its nodes, containers given it (fs/jobctl.c) */
-	FS_JOB_CONTAINERS, /* job1/containers: the containers given it; the OCI hooks write here */
-	FS_JOB_RECLAIM,    /* job1/reclaim: manual | when-detached */
-	FS_NODE_MIG,       /* mig/: every profile of every device */
-	FS_NODE_PROFILE,   /* mig/4g.48gb/ */
-	FS_NODE_JOB,       /* mig/4g.48gb/job1/: the device's job, seen from the node */
-	FS_JOB_LINK,       /* mig/4g.48gb/job1/device -> ../../../ppu3/mig/4g.48gb/job1 */
-	FS_PLACEMENTS,     /* ppu3/mig/4g.48gb/placements/: one directory per legal start */
-	FS_PLACEMENT,      /* placements/0/: its status, the profile's jobs there; mkdir carves exactly there */
-	FS_PLACEMENT_JOB,  /* placements/0/job1/: the job, seen from its placement; device -> ../../../job1 */
-	FS_DIES,           /* dies/ (fs/dies_tree.c) */
-	FS_DIES_SLOT,      /* dies/slot */
-	FS_DIE,            /* dies/3/ */
-	FS_DIE_INFO,       /* dies/3/info */
-	FS_DIE_ENABLED,    /* dies/3/enabled */
-	FS_DIE_VRAM,       /* dies/3/vram */
-	FS_DIE_DRIVER,     /* dies/3/driver */
-	FS_DIE_POLICY,     /* dies/3/policy */
-	FS_DIES_LEASE,     /* dies/lease_ms */
+	FS_FILE,          /* a file: everything about it is its row (struct fs_entry) */
+	FS_DEVICE,        /* ppu3/ */
+	FS_MIG,           /* ppu3/mig/ */
+	FS_PROFILE,       /* ppu3/mig/4g.48gb/ */
+	FS_JOB,           /* ppu3/mig/4g.48gb/job1/ */
+	FS_JOB_DEV,       /* job1/dev/ and directories inside it */
+	FS_JOB_DEV_NODE,  /* a character device inside job1/dev/ */
+	FS_NODE_MIG,      /* mig/: every profile of every device */
+	FS_NODE_PROFILE,  /* mig/4g.48gb/ */
+	FS_NODE_JOB,      /* mig/4g.48gb/job1/: the device's job, seen from the node */
+	FS_JOB_LINK,      /* mig/4g.48gb/job1/device -> ../../../ppu3/mig/4g.48gb/job1 */
+	FS_PLACEMENTS,    /* ppu3/mig/4g.48gb/placements/: one directory per legal start */
+	FS_PLACEMENT,     /* placements/0/: its status, the profile's jobs there; mkdir carves exactly there */
+	FS_PLACEMENT_JOB, /* placements/0/job1/: the job, seen from its placement; device -> ../../../job1 */
+	FS_DIES,          /* dies/: slot, lease_ms and one directory per die (fs/dies_tree.c) */
+	FS_DIE,           /* dies/3/ */
 };
 
+struct accelfs;
 struct fs_node;
 struct fs_text;
+struct fuse_req;
+struct fuse_file_info;
 struct fs_dies;
 struct accel_node;
 struct accel_attach;
@@ -61,30 +54,58 @@ struct fs_mount {
 	struct accel_attach *attach; /* the containers given each job (fs/attached.h) */
 };
 
-/* Write file n's text into t (fs_put, fs/render.h): 0, or -errno (-ENODEV: a lost job fails closed). */
+/* Write file n's text into t (fs_put, fs/text.h): 0, or -errno (-ENODEV: a lost job fails closed). */
 typedef int (*fs_render_fn)(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
                             const struct fs_node *n);
 
+/* A write to a row's file, as fs/ops_file.c hands it to the row's write function. */
+struct fs_write {
+	struct accelfs *fs;
+	struct fuse_req *req; /* the request: the caller answers it with what write returns, unless answered */
+	uid_t uid;            /* who writes */
+	const char *buf;
+	size_t size;
+	off_t off;
+	bool answered; /* the write function answered req itself, or will later (dies/<n>/driver) */
+};
+/* Take w's bytes for file n (n lives in the snapshot it was resolved in): the bytes taken, or -errno. */
+typedef int (*fs_write_fn)(struct fs_write *w, const struct fs_node *n);
+/* Open a file whose handles are its own (dies/<n>/vram, fs/openfile.h): answers req, now or later. */
+typedef void (*fs_open_fn)(struct fuse_req *req, uint64_t ino, const struct fs_node *n, struct fuse_file_info *fi);
+
 enum fs_entry_flags {
-	/* A function of the snapshot alone: page cache, exact size, fs/notify.c invalidates it. */
+	/*
+	 * A function of the snapshot alone: page cache, exact size, fs/notify.c
+	 * invalidates it.  A file without it is read through: generated at
+	 * every read, its size its text's now.
+	 */
 	FS_ENTRY_CACHED = 1 << 0,
 	/* Its text exists only while the job is ready: otherwise every read fails (not cached then). */
 	FS_ENTRY_JOB_READY = 1 << 1,
-	/* Opened for writing (fs/jobctl.c takes the writes); every other row is read-only, root included. */
+	/* Opened for writing (its write function, or its own handles, take the bytes); every other row is read-only. */
 	FS_ENTRY_WRITABLE = 1 << 2,
+	/*
+	 * It and everything below it move without a snapshot (dies/: the slot):
+	 * the kernel keeps their entries and attributes a second at most.
+	 */
+	FS_ENTRY_LIVE = 1 << 3,
 };
 
 /*
  * One name inside a directory (fs/tree_files.c): resolve, list, attributes,
- * caching and render all read it.  A row of kind FS_FILE needs nothing else.
+ * caching, reading, writing and opening all read it, and nothing else asks
+ * what kind of file it is.  A row of kind FS_FILE needs nothing else.
  */
 struct fs_entry {
 	const char *name;
 	enum fs_kind kind;
 	mode_t mode; /* permission bits; 0: 0555 for a directory, 0444 for a file */
 	unsigned flags;
-	fs_render_fn render;   /* FS_FILE rows */
-	bool (*offered)(void); /* NULL: always there */
+	fs_render_fn render; /* a generated file's text */
+	fs_write_fn write;   /* FS_ENTRY_WRITABLE generated files: what a write does */
+	fs_open_fn open;     /* a file with handles of its own instead of a text (dies/<n>/vram) */
+	uint64_t (*size)(const struct fs_node *n);  /* such a file's size */
+	bool (*offered)(const struct fs_node *dir); /* NULL: always there */
 };
 
 /* The rows of a directory of that kind (NULL-name terminated), or NULL: it has none. */
@@ -103,6 +124,7 @@ struct fs_node {
 	struct accel_span placement;         /* FS_PLACEMENT and below: the legal placement it names */
 	bool via_placement;                  /* reached through placements/<start>/ */
 	uint32_t die;                        /* FS_DIE and its files */
+	bool live;                           /* at or below a row flagged FS_ENTRY_LIVE */
 	const struct fs_mount *mount;        /* what it was resolved in (never NULL); listed children inherit it */
 };
 
@@ -131,7 +153,7 @@ bool fs_kind_takes_delegation(enum fs_kind kind);
 
 /* The node-level profile's numbers: devices offering it and the sum of their available. */
 size_t fs_node_profile_devices(const struct accel_snapshot *s, const char *profile, unsigned *available);
-/* Files a user may write (a job's containers and reclaim; dies/<n>/enabled and dies/<n>/vram). */
+/* Files a user may write: their rows say so (a job's containers and reclaim, dies/<n>/enabled, vram ...). */
 bool fs_node_is_writable(const struct fs_node *n);
 
 #endif

@@ -14,6 +14,7 @@
 #include "core/cdi.h"
 #include "core/family.h"
 #include "core/node.h"
+#include "fs/dies.h"
 #include "fs/jobctl.h"
 #include "fs/metrics_text.h"
 #include "fs/mig_map.h"
@@ -147,12 +148,7 @@ static void status_text(struct fs_text *t, struct accel_attach *reg, const struc
 	fs_put(t, "owner: %u:%u\n", (unsigned)j->uid, (unsigned)j->gid);
 	fs_put(t, "created: %s\n", when);
 	/* reclaim and the containers given it (fs/jobctl.c) */
-	char *more = fs_jobctl_status_lines(reg, j);
-	if (!more)
-		t->oom = true;
-	else
-		fs_put(t, "%s", more);
-	free(more);
+	fs_jobctl_status_lines(t, reg, j);
 }
 
 /* The node-level profile's numbers (fs/tree.h): here, as its files need them and tree.c calls here. */
@@ -177,34 +173,23 @@ size_t fs_node_profile_devices(const struct accel_snapshot *s, const char *profi
 
 static int metrics(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s, const struct fs_node *n)
 {
-	char *text = NULL;
-	size_t len = 0;
-	int ret = fs_metrics_render(s, n->mount->dies, &text, &len);
-
 	(void)node;
-	return ret ? ret : fs_text_adopt(t, text, len);
+	fs_metrics_text(t, s, n->mount->dies);
+	return 0;
 }
 
 static int node_json(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
                      const struct fs_node *n)
 {
-	char *text = NULL;
-	size_t len = 0;
-	int ret = fs_node_json_render(s, n->mount->dies, &text, &len);
-
 	(void)node;
-	return ret ? ret : fs_text_adopt(t, text, len);
+	return fs_node_json_text(t, s, n->mount->dies);
 }
 
 static int mig_map(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s, const struct fs_node *n)
 {
-	char *text = NULL;
-	size_t len = 0;
-	int ret = fs_mig_map_render(n->dev, &text, &len);
-
 	(void)node;
 	(void)s;
-	return ret ? ret : fs_text_adopt(t, text, len);
+	return fs_mig_map_text(t, n->dev);
 }
 
 static int device_info(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
@@ -381,12 +366,36 @@ static int placement_status(struct fs_text *t, struct accel_node *node, const st
 	return 0;
 }
 
+/* ---- when a row is there ------------------------------------------------- */
+
+/* dies/ exists where the mount has a slot (fs/dies.h). */
+static bool has_dies(const struct fs_node *dir)
+{
+	return dir->mount->dies != NULL;
+}
+
+/* A job seen from mig/<profile>/ or placements/<start>/ links to its device's directory. */
+static bool seen_from_a_view(const struct fs_node *dir)
+{
+	return dir->via_node || dir->via_placement;
+}
+
+/* cdi.json exists only while the specs carry the hooks that record its containers (core/cdi.h). */
+static bool cdi_hooked(const struct fs_node *dir)
+{
+	(void)dir;
+	return accel_cdi_hooked();
+}
+
 /* ---- the rows ----------------------------------------------------------- */
 
 /* Files at the top: views of the whole node, for programs and for monitoring. */
 static const struct fs_entry root_files[] = {
 	{ .name = "metrics", .kind = FS_FILE, .render = metrics },
 	{ .name = "node.json", .kind = FS_FILE, .render = node_json },
+	{ .name = "mig", .kind = FS_NODE_MIG },
+	/* the slot moves without a snapshot: so does everything below dies/ */
+	{ .name = "dies", .kind = FS_DIES, .flags = FS_ENTRY_LIVE, .offered = has_dies },
 	{ 0 },
 };
 
@@ -430,7 +439,6 @@ static const struct fs_entry node_profile_files[] = {
 	{ 0 },
 };
 
-/* A job's cdi.json exists only while the specs carry the hooks that record its containers (core/cdi.h). */
 static const struct fs_entry job_files[] = {
 	{ .name = "status", .kind = FS_FILE, .flags = FS_ENTRY_CACHED, .render = job_status },
 	{ .name = "devices", .kind = FS_FILE, .flags = FS_ENTRY_CACHED | FS_ENTRY_JOB_READY, .render = job_devices },
@@ -438,12 +446,65 @@ static const struct fs_entry job_files[] = {
 	  .kind = FS_FILE,
 	  .flags = FS_ENTRY_CACHED | FS_ENTRY_JOB_READY,
 	  .render = job_cdi,
-	  .offered = accel_cdi_hooked },
+	  .offered = cdi_hooked },
 	{ .name = "dev", .kind = FS_JOB_DEV },
 	/* holders, containers and reclaim are fs/jobctl.c's: the attach registry, not the snapshot */
-	{ .name = "holders", .kind = FS_JOB_HOLDERS },
-	{ .name = "containers", .kind = FS_JOB_CONTAINERS, .mode = 0644, .flags = FS_ENTRY_WRITABLE },
-	{ .name = "reclaim", .kind = FS_JOB_RECLAIM, .mode = 0644, .flags = FS_ENTRY_WRITABLE },
+	{ .name = "holders", .kind = FS_FILE, .render = fs_jobctl_holders_text },
+	{ .name = "containers",
+	  .kind = FS_FILE,
+	  .mode = 0644,
+	  .flags = FS_ENTRY_WRITABLE,
+	  .render = fs_jobctl_containers_text,
+	  .write = fs_jobctl_containers_write },
+	{ .name = "reclaim",
+	  .kind = FS_FILE,
+	  .mode = 0644,
+	  .flags = FS_ENTRY_WRITABLE,
+	  .render = fs_jobctl_reclaim_text,
+	  .write = fs_jobctl_reclaim_write },
+	{ .name = "device", .kind = FS_JOB_LINK, .offered = seen_from_a_view },
+	{ 0 },
+};
+
+/* dies/ (fs/dies_render.c says, fs/dies_attr.c writes), and one directory per die (fs/dies_tree.c). */
+static const struct fs_entry dies_files[] = {
+	{ .name = "slot", .kind = FS_FILE, .render = fs_dies_slot_text },
+	{ .name = "lease_ms",
+	  .kind = FS_FILE,
+	  .mode = 0644,
+	  .flags = FS_ENTRY_WRITABLE,
+	  .render = fs_dies_lease_text,
+	  .write = fs_dies_lease_write },
+	{ 0 },
+};
+
+static const struct fs_entry die_files[] = {
+	{ .name = "info", .kind = FS_FILE, .render = fs_die_info_text },
+	{ .name = "enabled",
+	  .kind = FS_FILE,
+	  .mode = 0644,
+	  .flags = FS_ENTRY_WRITABLE,
+	  .render = fs_die_enabled_text,
+	  .write = fs_die_enabled_write },
+	{ .name = "driver",
+	  .kind = FS_FILE,
+	  .mode = 0644,
+	  .flags = FS_ENTRY_WRITABLE,
+	  .render = fs_die_driver_text,
+	  .write = fs_die_driver_write },
+	{ .name = "policy",
+	  .kind = FS_FILE,
+	  .mode = 0644,
+	  .flags = FS_ENTRY_WRITABLE,
+	  .render = fs_die_policy_text,
+	  .write = fs_die_policy_write },
+	/* the die's memory through the slot: handles of its own (fs/dies.c), opening holds the slot */
+	{ .name = "vram",
+	  .kind = FS_FILE,
+	  .mode = 0600,
+	  .flags = FS_ENTRY_WRITABLE,
+	  .open = fs_die_vram_open,
+	  .size = fs_die_vram_bytes },
 	{ 0 },
 };
 
@@ -466,6 +527,10 @@ const struct fs_entry *fs_tree_files(enum fs_kind dir)
 	case FS_NODE_JOB:
 	case FS_PLACEMENT_JOB:
 		return job_files;
+	case FS_DIES:
+		return dies_files;
+	case FS_DIE:
+		return die_files;
 	default:
 		return NULL;
 	}

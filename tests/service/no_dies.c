@@ -36,14 +36,46 @@ int fs_dies_die_info(const struct fs_dies *d, uint32_t die, bs_die_info *out)
 	return -ENODEV;
 }
 
-int fs_dies_render(struct fs_dies *d, int kind, uint32_t die, char **out, size_t *len)
+/* The rows of dies/ (fs/tree_files.c): never reached, as there is no dies/ to resolve. */
+#define NO_TEXT(name)                                                                                                  \
+	int name(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s, const struct fs_node *n)  \
+	{                                                                                                              \
+		(void)t;                                                                                               \
+		(void)node;                                                                                            \
+		(void)s;                                                                                               \
+		(void)n;                                                                                               \
+		return -ENODEV;                                                                                        \
+	}
+#define NO_WRITE(name)                                                                                                 \
+	int name(struct fs_write *w, const struct fs_node *n)                                                          \
+	{                                                                                                              \
+		(void)w;                                                                                               \
+		(void)n;                                                                                               \
+		return -ENODEV;                                                                                        \
+	}
+NO_TEXT(fs_dies_slot_text)
+NO_TEXT(fs_dies_lease_text)
+NO_TEXT(fs_die_info_text)
+NO_TEXT(fs_die_enabled_text)
+NO_TEXT(fs_die_driver_text)
+NO_TEXT(fs_die_policy_text)
+NO_WRITE(fs_dies_lease_write)
+NO_WRITE(fs_die_enabled_write)
+NO_WRITE(fs_die_policy_write)
+NO_WRITE(fs_die_driver_write)
+
+void fs_die_vram_open(fuse_req_t req, fuse_ino_t ino, const struct fs_node *n, struct fuse_file_info *fi)
 {
-	(void)d;
-	(void)kind;
-	(void)die;
-	(void)out;
-	(void)len;
-	return -ENODEV;
+	(void)ino;
+	(void)n;
+	(void)fi;
+	fuse_reply_err(req, ENODEV);
+}
+
+uint64_t fs_die_vram_bytes(const struct fs_node *n)
+{
+	(void)n;
+	return 0;
 }
 
 bool fs_dies_has(const struct fs_dies *d, uint32_t die)

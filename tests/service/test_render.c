@@ -25,6 +25,7 @@
 #include "fs/metrics_text.h"
 #include "fs/mig_map.h"
 #include "fs/node_json.h"
+#include "fs/render.h"
 #include "fs/tree.h"
 #include "core/tree_names.h"
 
@@ -143,14 +144,31 @@ static struct accel_device gpu = {
 static struct accel_device *devices[] = { &ppu, &gpu };
 static struct accel_snapshot snap = { .refs = 1, .generation = 42, .devices = devices, .n_devices = 2 };
 
-static char *render(int (*fn)(const struct accel_snapshot *, const struct fs_dies *, char **, size_t *))
+/* The text of a renderer of the whole node, with no dies/ (NULL). */
+static char *finish(struct fs_text *t)
 {
 	char *text = NULL;
 	size_t len = 0;
 
-	assert_int_equal(fn(&snap, NULL, &text, &len), 0); /* no dies/ */
+	assert_int_equal(fs_text_finish(t, &text, &len), 0);
 	assert_int_equal(strlen(text), len);
 	return text;
+}
+
+static char *render_metrics(void)
+{
+	struct fs_text t = { 0 };
+
+	fs_metrics_text(&t, &snap, NULL);
+	return finish(&t);
+}
+
+static char *render_node_json(void)
+{
+	struct fs_text t = { 0 };
+
+	assert_int_equal(fs_node_json_text(&t, &snap, NULL), 0);
+	return finish(&t);
 }
 
 static void assert_line(const char *text, const char *line)
@@ -183,7 +201,7 @@ static void test_metrics_gauges(void **state)
 
 	(void)state;
 	accel_metrics_reset();
-	text = render(fs_metrics_render);
+	text = render_metrics();
 	assert_line(text, "accelfs_device_info{device=\"ppu3\",vendor=\"T-Head\",product=\"PPU \\\"ZW\\\\810\\\"\","
 	                  "uuid=\"GPU-3\",bus_id=\"0000:28:00.0\"} 1");
 	assert_line(text, "accelfs_device_refused{device=\"gpu0\"} 1");
@@ -220,7 +238,7 @@ static void test_metrics_counters(void **state)
 	accel_metrics_reclaim(-EIO, now);
 	accel_metrics_orphan(0);
 	accel_metrics_card_refused();
-	text = render(fs_metrics_render);
+	text = render_metrics();
 	assert_line(text, "accelfs_carves_total 2");
 	assert_line(text, "accelfs_carve_failures_total{reason=\"no_space\"} 1");
 	assert_line(text, "accelfs_reclaim_failures_total{reason=\"driver_error\"} 1");
@@ -254,8 +272,8 @@ static void test_metrics_stable(void **state)
 	char *a, *b;
 
 	(void)state;
-	a = render(fs_metrics_render);
-	b = render(fs_metrics_render);
+	a = render_metrics();
+	b = render_metrics();
 	assert_string_equal(a, b);
 	free(a);
 	free(b);
@@ -263,12 +281,10 @@ static void test_metrics_stable(void **state)
 
 static char *render_map(const struct accel_device *d)
 {
-	char *text = NULL;
-	size_t len = 0;
+	struct fs_text t = { 0 };
 
-	assert_int_equal(fs_mig_map_render(d, &text, &len), 0);
-	assert_int_equal(strlen(text), len);
-	return text;
+	assert_int_equal(fs_mig_map_text(&t, d), 0);
+	return finish(&t);
 }
 
 static void test_map(void **state)
@@ -324,7 +340,7 @@ static void test_node_json(void **state)
 	char *text;
 
 	(void)state;
-	text = render(fs_node_json_render);
+	text = render_node_json();
 	assert_int_equal(text[strlen(text) - 1], '\n');
 	root = json_loads(text, 0, &e);
 	if (!root)
@@ -397,6 +413,77 @@ static void test_catalog_refuses_mig_file_names(void **state)
 	assert_false(accel_catalog_name_reserved("4g.48gb"));
 }
 
+/* Every file's row says how it is read, written or opened: nothing else in fs/ asks its kind. */
+static void test_rows_are_whole(void **state)
+{
+	static const enum fs_kind dirs[] = { FS_ROOT,         FS_DEVICE, FS_MIG,  FS_PROFILE, FS_PLACEMENT,
+		                             FS_NODE_PROFILE, FS_JOB,    FS_DIES, FS_DIE };
+	size_t files = 0, writable = 0;
+
+	(void)state;
+	for (size_t d = 0; d < sizeof(dirs) / sizeof(dirs[0]); d++) {
+		const struct fs_entry *rows = fs_tree_files(dirs[d]);
+
+		assert_non_null(rows);
+		for (const struct fs_entry *r = rows; r->name; r++) {
+			bool w = r->flags & FS_ENTRY_WRITABLE;
+
+			if (r->kind != FS_FILE) {
+				assert_null(r->render);
+				assert_null(r->write);
+				assert_null(r->open);
+				assert_false(w);
+				continue;
+			}
+			files++;
+			writable += w;
+			assert_true(r->render || r->write || r->open);
+			/* Writable exactly when something takes the bytes: a write function, or handles of its own. */
+			assert_int_equal(w, r->write || r->open);
+			if (r->open) {
+				assert_non_null(r->size);
+				assert_null(r->render);
+			}
+			if (r->flags & (FS_ENTRY_CACHED | FS_ENTRY_JOB_READY))
+				assert_non_null(r->render);
+		}
+	}
+	/* dies/: slot and lease_ms; a die: info, enabled, driver, policy, vram; a job: containers, reclaim. */
+	assert_true(files >= 20);
+	assert_int_equal(writable, 7);
+}
+
+/* The job control files are rows like any other: resolved by name, rendered by their row. */
+static void test_job_control_rows_render(void **state)
+{
+	struct fs_mount m = { 0 }; /* no registry, no dies */
+	struct fs_node n;
+	char *text;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(fs_tree_resolve(&snap, &m, "ppu3/mig/4g.48gb/job1/reclaim", &n), 0);
+	assert_int_equal(n.kind, FS_FILE);
+	assert_true(fs_node_is_writable(&n));
+	assert_int_equal(fs_render(NULL, &snap, &n, &text, &len), 0);
+	assert_string_equal(text, "manual\n");
+	free(text);
+	assert_int_equal(fs_tree_resolve(&snap, &m, "ppu3/mig/4g.48gb/job1/containers", &n), 0);
+	assert_int_equal(fs_render(NULL, &snap, &n, &text, &len), 0);
+	assert_string_equal(text, ""); /* nothing attached, and an empty text is a string */
+	assert_int_equal(len, 0);
+	free(text);
+	assert_int_equal(fs_tree_resolve(&snap, &m, "ppu3/mig/4g.48gb/job1/status", &n), 0);
+	assert_false(fs_node_is_writable(&n));
+	/* device links a job seen from a view; the device's own directory has none, and no dies/ here. */
+	assert_int_equal(fs_tree_resolve(&snap, &m, "ppu3/mig/4g.48gb/job1/device", &n), -ENOENT);
+	assert_int_equal(fs_tree_resolve(&snap, &m, "mig/4g.48gb/job1/device", &n), 0);
+	assert_int_equal(n.kind, FS_JOB_LINK);
+	assert_int_equal(fs_tree_resolve(&snap, &m, "dies", &n), -ENOENT);
+	assert_int_equal(fs_tree_resolve(&snap, &m, "ppu3/mig/4g.48gb/job1", &n), 0);
+	assert_int_equal(fs_render(NULL, &snap, &n, &text, &len), -EISDIR);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -409,6 +496,8 @@ int main(void)
 		cmocka_unit_test(test_node_json),
 		cmocka_unit_test(test_reserved_names_are_the_tree_files),
 		cmocka_unit_test(test_catalog_refuses_mig_file_names),
+		cmocka_unit_test(test_rows_are_whole),
+		cmocka_unit_test(test_job_control_rows_render),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A growing text buffer: the one way the daemon builds the text of a file.
+ * Every renderer writes into one (fs_put); nothing here knows what the
+ * text says or which file it is.
+ */
+#ifndef ACCELFS_TEXT_H
+#define ACCELFS_TEXT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct fs_text {
+	char *buf;
+	size_t len, cap;
+	bool oom; /* a put failed: finishing answers -ENOMEM */
+};
+
+__attribute__((format(printf, 2, 3))) void fs_put(struct fs_text *t, const char *fmt, ...);
+/*
+ * Hand t's text over: 0 with *out (malloc'd, NUL-terminated, never NULL)
+ * and *len, or -ENOMEM when a put failed (t's buffer is freed either way).
+ */
+int fs_text_finish(struct fs_text *t, char **out, size_t *len);
+/* Drop t's text (a render that failed). */
+void fs_text_free(struct fs_text *t);
+
+#endif

@@ -185,7 +185,8 @@ class RestartWithACardAbsent(AbsentCase):
         self.assertIn("ppu5 is absent", n.log())
         self.card("add")
         wait_until(lambda: not os.path.exists(self.job("job1")), what="job1 to be reclaimed once ppu5 is back")
-        self.assertIn("job1: reclaimed (reclaim when-detached)", n.log())
+        # the job leaves the tree when the removal publishes; the reclaimer says so just after
+        wait_until(lambda: "job1: reclaimed (reclaim when-detached)" in n.log(), what="the reclaimer to say so")
         self.assertEqual(n.available("ppu5", "4g.48gb"), 2, "the instance was destroyed")
         gis = n.smi("ppu", "mig", "-i", 5, "-lgi", check=False).stdout
         self.assertNotIn("4g48gb", gis)

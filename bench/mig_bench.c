@@ -145,13 +145,13 @@ int main(int argc, char **argv)
 	printf("accelfs runs with --poll-interval=%s\n", poll_interval);
 
 	/* records, topologies, mounts */
-	snprintf(records_dir, sizeof(records_dir), "%s/records", base);
-	snprintf(record_path, sizeof(record_path), "%s/bench-job.json", records_dir);
-	if (mkdir(records_dir, 0755))
-		fail("mkdir %s: %s", records_dir, strerror(errno));
-	memset(record_made, 'm', sizeof(record_made));
-	memset(record_removing, 'r', sizeof(record_removing));
-	record_made[sizeof(record_made) - 1] = record_removing[sizeof(record_removing) - 1] = '\n';
+	snprintf(mb_records_dir, sizeof(mb_records_dir), "%s/records", base);
+	snprintf(mb_record_path, sizeof(mb_record_path), "%s/bench-job.json", mb_records_dir);
+	if (mkdir(mb_records_dir, 0755))
+		fail("mkdir %s: %s", mb_records_dir, strerror(errno));
+	memset(mb_record_made, 'm', sizeof(mb_record_made));
+	memset(mb_record_removing, 'r', sizeof(mb_record_removing));
+	mb_record_made[sizeof(mb_record_made) - 1] = mb_record_removing[sizeof(mb_record_removing) - 1] = '\n';
 
 	mount_accelfs(&node, "node", NULL);
 	first_profile(&node, "ppu1", reader_dir, sizeof(reader_dir));
@@ -163,8 +163,8 @@ int main(int argc, char **argv)
 	if (mkdir(status_path, 0755))
 		fail("mkdir %s: %s", status_path, strerror(errno));
 	snprintf(status_path, sizeof(status_path), "%s/reader/status", reader_dir);
-	status_bytes = op_read(status_path);
-	prof_entries = op_list(reader_dir) - 2;
+	status_bytes = mb_op_read(status_path);
+	prof_entries = mb_op_list(reader_dir) - 2;
 	if (bare_entries < 0)
 		bare_entries = prof_entries > 1 ? (int)prof_entries - 1 : 1; /* d: status + these */
 	mount_bare((unsigned)bare_entries, status_bytes);
@@ -191,8 +191,8 @@ int main(int argc, char **argv)
 		if (mkdir(status64, 0755))
 			fail("mkdir %s: %s", status64, strerror(errno));
 		snprintf(status64, sizeof(status64), "%s/reader/status", p);
-		op_read(status4);
-		op_read(status64);
+		mb_op_read(status4);
+		mb_op_read(status64);
 	}
 
 	sa = calloc(reads, sizeof(double));
@@ -205,36 +205,36 @@ int main(int argc, char **argv)
 
 	/* 1: driver calls */
 	printf("1: driver calls\n");
-	settle();
+	mb_settle();
 	{
 		unsigned k = cycles / 10 > 5 ? cycles / 10 : 5;
 		struct calls on_ppu[2], on_gpu[2], per_read[2], c4[2], c64[2], first_ppu[2], first_gpu[2];
 		struct row *r;
 
 		/* the first carve on a card since the daemon started may read the card's catalogue */
-		count_calls(&node, 2, op_cycle, ppu_prof, "bench-job", 1, first_ppu);
-		count_calls(&node, 2, op_cycle, gpu_prof, "bench-job", 1, first_gpu);
-		count_calls(&node, 2, op_cycle, ppu_prof, "bench-job", k, on_ppu);
-		count_calls(&node, 2, op_cycle, gpu_prof, "bench-job", k, on_gpu);
-		op_cycle(prof4, "bench-job");
-		op_cycle(prof64, "bench-job");
-		count_calls(&node, 2, read_as_call, status_path, NULL, k * 10, per_read);
-		count_calls(&node4, 1, op_cycle, prof4, "bench-job", k, c4);
-		count_calls(&node64, 1, op_cycle, prof64, "bench-job", k, c64);
-		calls_row("1", "driver calls per mkdir+rmdir, PPU (ppu3, idle)", &on_ppu[0], "<= 30", 30);
-		calls_row(" ", "  on other cards: the H200's family", &on_ppu[1], "0", 0);
-		calls_row(" ", "  the first mkdir+rmdir on ppu3 since start", &first_ppu[0], "-", -1);
-		calls_row("1", "driver calls per mkdir+rmdir, H200 (gpu0, idle)", &on_gpu[1], "<= 30", 30);
-		calls_row(" ", "  on other cards: the PPUs' family", &on_gpu[0], "0", 0);
-		calls_row(" ", "  the first mkdir+rmdir on gpu0 since start", &first_gpu[1], "-", -1);
-		r = add_row(" ", "  PPU cycle on a 64-card node vs a 4-card node");
+		mb_count_calls(&node, 2, mb_op_cycle, ppu_prof, "bench-job", 1, first_ppu);
+		mb_count_calls(&node, 2, mb_op_cycle, gpu_prof, "bench-job", 1, first_gpu);
+		mb_count_calls(&node, 2, mb_op_cycle, ppu_prof, "bench-job", k, on_ppu);
+		mb_count_calls(&node, 2, mb_op_cycle, gpu_prof, "bench-job", k, on_gpu);
+		mb_op_cycle(prof4, "bench-job");
+		mb_op_cycle(prof64, "bench-job");
+		mb_count_calls(&node, 2, mb_read_as_call, status_path, NULL, k * 10, per_read);
+		mb_count_calls(&node4, 1, mb_op_cycle, prof4, "bench-job", k, c4);
+		mb_count_calls(&node64, 1, mb_op_cycle, prof64, "bench-job", k, c64);
+		mb_calls_row("1", "driver calls per mkdir+rmdir, PPU (ppu3, idle)", &on_ppu[0], "<= 30", 30);
+		mb_calls_row(" ", "  on other cards: the H200's family", &on_ppu[1], "0", 0);
+		mb_calls_row(" ", "  the first mkdir+rmdir on ppu3 since start", &first_ppu[0], "-", -1);
+		mb_calls_row("1", "driver calls per mkdir+rmdir, H200 (gpu0, idle)", &on_gpu[1], "<= 30", 30);
+		mb_calls_row(" ", "  on other cards: the PPUs' family", &on_gpu[0], "0", 0);
+		mb_calls_row(" ", "  the first mkdir+rmdir on gpu0 since start", &first_gpu[1], "-", -1);
+		r = mb_add_row(" ", "  PPU cycle on a 64-card node vs a 4-card node");
 		if (c4[0].ok && c64[0].ok) {
-			snprintf(r->ours, sizeof(r->ours), "%.1f", calls_total(&c64[0]));
-			snprintf(r->base, sizeof(r->base), "%.1f", calls_total(&c4[0]));
-			snprintf(r->ratio, sizeof(r->ratio), "%.2fx", calls_total(&c64[0]) / calls_total(&c4[0]));
+			snprintf(r->ours, sizeof(r->ours), "%.1f", mb_calls_total(&c64[0]));
+			snprintf(r->base, sizeof(r->base), "%.1f", mb_calls_total(&c4[0]));
+			snprintf(r->ratio, sizeof(r->ratio), "%.2fx", mb_calls_total(&c64[0]) / mb_calls_total(&c4[0]));
 			snprintf(r->goal, sizeof(r->goal), "equal (none on others)");
 			snprintf(r->met, sizeof(r->met), "%s",
-			         calls_total(&c64[0]) <= calls_total(&c4[0]) + 1e-9 ? "yes" : "NO");
+			         mb_calls_total(&c64[0]) <= mb_calls_total(&c4[0]) + 1e-9 ? "yes" : "NO");
 		} else {
 			snprintf(r->ours, sizeof(r->ours), "n/a");
 		}
@@ -244,94 +244,96 @@ int main(int argc, char **argv)
 				memcpy(both.fn[both.n], per_read[1].fn[i], sizeof(both.fn[0]));
 				both.count[both.n] = per_read[1].count[i];
 			}
-			calls_row(" ", "  driver calls per status read (both families)", &both, "-", -1);
+			mb_calls_row(" ", "  driver calls per status read (both families)", &both, "-", -1);
 		}
-		note_breakdown("first PPU cycle, T-Head calls", &first_ppu[0]);
-		note_breakdown("first H200 cycle, NVIDIA calls", &first_gpu[1]);
-		note_breakdown("PPU cycle, T-Head calls", &on_ppu[0]);
-		note_breakdown("PPU cycle, NVIDIA calls", &on_ppu[1]);
-		note_breakdown("H200 cycle, NVIDIA calls", &on_gpu[1]);
-		note_breakdown("H200 cycle, T-Head calls", &on_gpu[0]);
-		note_breakdown("PPU cycle on the 64-card node", &c64[0]);
-		note_breakdown("PPU cycle on the 4-card node", &c4[0]);
+		mb_note_breakdown("first PPU cycle, T-Head calls", &first_ppu[0]);
+		mb_note_breakdown("first H200 cycle, NVIDIA calls", &first_gpu[1]);
+		mb_note_breakdown("PPU cycle, T-Head calls", &on_ppu[0]);
+		mb_note_breakdown("PPU cycle, NVIDIA calls", &on_ppu[1]);
+		mb_note_breakdown("H200 cycle, NVIDIA calls", &on_gpu[1]);
+		mb_note_breakdown("H200 cycle, T-Head calls", &on_gpu[0]);
+		mb_note_breakdown("PPU cycle on the 64-card node", &c64[0]);
+		mb_note_breakdown("PPU cycle on the 4-card node", &c4[0]);
 	}
 
 	/* 2: the carve cycle against bare FUSE + three durable record operations */
 	printf("2: carve cycle\n");
-	settle();
+	mb_settle();
 	{
-		struct op ours = { do_cycle, ppu_prof, "bench-job", NULL, NULL };
-		struct op base_op = { do_bare_cycle_records, bare_d, "bench-job", p1, p2 };
+		struct op ours = { mb_do_cycle, ppu_prof, "bench-job", NULL, NULL };
+		struct op base_op = { mb_do_bare_cycle_records, bare_d, "bench-job", p1, p2 };
 		struct stats a, b, s1, s2;
 
-		sample_pair(&ours, sa, &base_op, sb, cycles);
-		a = stats_of(sa, cycles);
-		b = stats_of(sb, cycles);
-		s1 = stats_of(p1, cycles);
-		s2 = stats_of(p2, cycles);
-		row_time("2", "mkdir+rmdir of a job (ppu3) vs bare FUSE + 3 records", a.mean, b.mean, 1.2);
-		row_time(" ", "  p50", a.p50, b.p50, 0);
+		mb_sample_pair(&ours, sa, &base_op, sb, cycles);
+		a = mb_stats_of(sa, cycles);
+		b = mb_stats_of(sb, cycles);
+		s1 = mb_stats_of(p1, cycles);
+		s2 = mb_stats_of(p2, cycles);
+		mb_row_time("2", "mkdir+rmdir of a job (ppu3) vs bare FUSE + 3 records", a.mean, b.mean, 1.2);
+		mb_row_time(" ", "  p50", a.p50, b.p50, 0);
 		{
-			struct row *r = add_row(" ", "  baseline part: bare FUSE mkdir+rmdir (mean)");
-			fmt_us(r->base, sizeof(r->base), s1.mean);
-			r = add_row(" ", "  baseline part: 3 durable record ops (mean)");
-			fmt_us(r->base, sizeof(r->base), s2.mean);
+			struct row *r = mb_add_row(" ", "  baseline part: bare FUSE mkdir+rmdir (mean)");
+			mb_fmt_us(r->base, sizeof(r->base), s1.mean);
+			r = mb_add_row(" ", "  baseline part: 3 durable record ops (mean)");
+			mb_fmt_us(r->base, sizeof(r->base), s2.mean);
 		}
 	}
 
 	/* 3: flat in cards */
 	printf("3: 64 cards vs 4\n");
-	settle();
+	mb_settle();
 	{
-		struct op c64 = { do_cycle, prof64, "bench-job", NULL, NULL },
-			  c4 = { do_cycle, prof4, "bench-job", NULL, NULL };
-		struct op r64 = { do_read, status64, NULL, NULL, NULL }, r4 = { do_read, status4, NULL, NULL, NULL };
+		struct op c64 = { mb_do_cycle, prof64, "bench-job", NULL, NULL },
+			  c4 = { mb_do_cycle, prof4, "bench-job", NULL, NULL };
+		struct op r64 = { mb_do_read, status64, NULL, NULL, NULL },
+			  r4 = { mb_do_read, status4, NULL, NULL, NULL };
 		struct stats a, b;
 
-		sample_pair(&c64, sa, &c4, sb, cycles);
-		a = stats_of(sa, cycles);
-		b = stats_of(sb, cycles);
-		row_time("3", "mkdir+rmdir, 64-card node vs 4-card node", a.mean, b.mean, 1.2);
-		sample_pair(&r64, sa, &r4, sb, reads);
-		a = stats_of(sa, reads);
-		b = stats_of(sb, reads);
-		row_time("3", "status read, 64-card node vs 4-card node", a.mean, b.mean, 1.2);
-		row_time(" ", "  p99", a.p99, b.p99, 0);
+		mb_sample_pair(&c64, sa, &c4, sb, cycles);
+		a = mb_stats_of(sa, cycles);
+		b = mb_stats_of(sb, cycles);
+		mb_row_time("3", "mkdir+rmdir, 64-card node vs 4-card node", a.mean, b.mean, 1.2);
+		mb_sample_pair(&r64, sa, &r4, sb, reads);
+		a = mb_stats_of(sa, reads);
+		b = mb_stats_of(sb, reads);
+		mb_row_time("3", "status read, 64-card node vs 4-card node", a.mean, b.mean, 1.2);
+		mb_row_time(" ", "  p99", a.p99, b.p99, 0);
 	}
 
 	/* 4: reads against the bare FUSE floor */
 	printf("4: reads\n");
-	settle();
+	mb_settle();
 	{
-		struct op ours = { do_read, status_path, NULL, NULL, NULL },
-			  flat = { do_read, bare_status, NULL, NULL, NULL };
-		struct op ls = { do_list, reader_dir, NULL, NULL, NULL }, bls = { do_list, bare_d, NULL, NULL, NULL };
+		struct op ours = { mb_do_read, status_path, NULL, NULL, NULL },
+			  flat = { mb_do_read, bare_status, NULL, NULL, NULL };
+		struct op ls = { mb_do_list, reader_dir, NULL, NULL, NULL },
+			  bls = { mb_do_list, bare_d, NULL, NULL, NULL };
 		struct stats a, b;
 		char what[64];
 
-		sample_pair(&ours, sa, &flat, sb, reads);
-		a = stats_of(sa, reads);
-		b = stats_of(sb, reads);
-		row_time("4", "open+read+close job status vs bare d/status", a.mean, b.mean, 1.2);
-		row_time(" ", "  p50", a.p50, b.p50, 0);
-		row_time(" ", "  p99", a.p99, b.p99, 0);
-		sample_pair(&ls, sa, &bls, sb, reads);
-		a = stats_of(sa, reads);
-		b = stats_of(sb, reads);
+		mb_sample_pair(&ours, sa, &flat, sb, reads);
+		a = mb_stats_of(sa, reads);
+		b = mb_stats_of(sb, reads);
+		mb_row_time("4", "open+read+close job status vs bare d/status", a.mean, b.mean, 1.2);
+		mb_row_time(" ", "  p50", a.p50, b.p50, 0);
+		mb_row_time(" ", "  p99", a.p99, b.p99, 0);
+		mb_sample_pair(&ls, sa, &bls, sb, reads);
+		a = mb_stats_of(sa, reads);
+		b = mb_stats_of(sb, reads);
 		snprintf(what, sizeof(what), "list a profile dir vs bare d (%u entries each)", prof_entries);
-		row_time("4", what, a.mean, b.mean, 2.0);
-		row_time(" ", "  p50", a.p50, b.p50, 0);
-		row_time(" ", "  p99", a.p99, b.p99, 0);
+		mb_row_time("4", what, a.mean, b.mean, 2.0);
+		mb_row_time(" ", "  p50", a.p50, b.p50, 0);
+		mb_row_time(" ", "  p99", a.p99, b.p99, 0);
 	}
 
 	{
-		struct row *r = add_row("5", "vram and slot swap: meson test --benchmark dies");
+		struct row *r = mb_add_row("5", "vram and slot swap: meson test --benchmark dies");
 		snprintf(r->goal, sizeof(r->goal), "see docs/dies.md");
 	}
 
 	/* 6: concurrency */
 	printf("6: concurrency\n");
-	settle();
+	mb_settle();
 	{
 		unsigned per = reads / ROUNDS ? reads / ROUNDS : 1, n_idle = 0, n_storm = 0, n_base = 0,
 			 storm_cycles = 0;
@@ -341,27 +343,27 @@ int main(int argc, char **argv)
 		struct row *r;
 		char v[24];
 
-		op_read(status_path);
+		mb_op_read(status_path);
 		for (unsigned round = 0; round < ROUNDS && n_storm + per <= reads; round++) {
 			double t0;
 			for (unsigned i = 0; i < per; i++) {
 				double s = now();
-				op_read(status_path);
+				mb_op_read(status_path);
 				sa[n_idle++] = (now() - s) * 1e6;
 			}
 			/* The same reads while the baseline's work runs in a loop: the machine's share of the wait. */
-			carver_start(&base_storm, bare_d, "storm", 0, true);
+			mb_carver_start(&base_storm, bare_d, "storm", 0, true);
 			while (!base_storm.done && !base_storm.err)
 				usleep(100);
 			for (unsigned i = 0; i < per; i++) {
 				double s = now();
-				op_read(status_path);
+				mb_op_read(status_path);
 				sc[n_base++] = (now() - s) * 1e6;
 			}
 			base_storm.stop = true;
-			carver_join(&base_storm);
+			mb_carver_join(&base_storm);
 			usleep(100 * 1000);
-			carver_start(&storm, storm_prof, "storm", 0, false);
+			mb_carver_start(&storm, storm_prof, "storm", 0, false);
 			while (!storm.done && !storm.err) /* the storm is on */
 				usleep(100);
 			t0 = now();
@@ -369,41 +371,41 @@ int main(int argc, char **argv)
 				unsigned before = storm.done;
 				for (unsigned i = 0; i < per; i++) {
 					double s = now();
-					op_read(status_path);
+					mb_op_read(status_path);
 					sb[n_storm++] = (now() - s) * 1e6;
 				}
 				storm_cycles += storm.done - before;
 			}
 			storm_time += now() - t0;
 			storm.stop = true;
-			carver_join(&storm);
+			mb_carver_join(&storm);
 			usleep(100 * 1000); /* the next idle batch is idle: the storm's last writes settle */
 		}
-		idle = stats_of(sa, n_idle);
-		busy = stats_of(sb, n_storm);
-		base_busy = stats_of(sc, n_base);
-		row_time("6", "status read p99 during a carve storm on ppu5 vs idle", busy.p99, idle.p99, 2.0);
-		row_time(" ", "  p50", busy.p50, idle.p50, 0);
-		row_time(" ", "  mean", busy.mean, idle.mean, 0);
-		row_time(" ", "  p99 during the baseline's storm vs idle", base_busy.p99, idle.p99, 0);
-		row_time(" ", "  p99, carve storm vs the baseline's storm", busy.p99, base_busy.p99, 0);
-		r = add_row(" ", "  storm: carve cycles per second while reading");
+		idle = mb_stats_of(sa, n_idle);
+		busy = mb_stats_of(sb, n_storm);
+		base_busy = mb_stats_of(sc, n_base);
+		mb_row_time("6", "status read p99 during a carve storm on ppu5 vs idle", busy.p99, idle.p99, 2.0);
+		mb_row_time(" ", "  p50", busy.p50, idle.p50, 0);
+		mb_row_time(" ", "  mean", busy.mean, idle.mean, 0);
+		mb_row_time(" ", "  p99 during the baseline's storm vs idle", base_busy.p99, idle.p99, 0);
+		mb_row_time(" ", "  p99, carve storm vs the baseline's storm", busy.p99, base_busy.p99, 0);
+		r = mb_add_row(" ", "  storm: carve cycles per second while reading");
 		snprintf(r->ours, sizeof(r->ours), "%.0f/s", storm_cycles / storm_time);
 
 		/* two carvers on two cards against one: the wall time of the same number of cycles each */
 		{
 			unsigned k = cycles / 2 ? cycles / 2 : 1;
 			t1 = now();
-			carver_start(&one, ppu_prof, "bench-one", k, false);
-			carver_join(&one);
+			mb_carver_start(&one, ppu_prof, "bench-one", k, false);
+			mb_carver_join(&one);
 			t1 = now() - t1;
 			t2 = now();
-			carver_start(&two[0], ppu_prof, "bench-two-a", k, false);
-			carver_start(&two[1], storm_prof, "bench-two-b", k, false);
-			carver_join(&two[0]);
-			carver_join(&two[1]);
+			mb_carver_start(&two[0], ppu_prof, "bench-two-a", k, false);
+			mb_carver_start(&two[1], storm_prof, "bench-two-b", k, false);
+			mb_carver_join(&two[0]);
+			mb_carver_join(&two[1]);
 			t2 = now() - t2;
-			r = add_row("6", "2 carvers on 2 cards vs 1: cycles per second");
+			r = mb_add_row("6", "2 carvers on 2 cards vs 1: cycles per second");
 			snprintf(r->ours, sizeof(r->ours), "%.0f/s", 2 * k / t2);
 			snprintf(r->base, sizeof(r->base), "%.0f/s", k / t1);
 			snprintf(r->ratio, sizeof(r->ratio), "%.2fx", (2 * k / t2) / (k / t1));
@@ -413,13 +415,13 @@ int main(int argc, char **argv)
 	}
 
 	/* 7: a full node */
-	settle();
+	mb_settle();
 	snprintf(topo, sizeof(topo), "%s/topology-64.json", base);
 	figure_full_node(topo, bare_status, sa, sb);
 
-	print_table();
-	if (breakdown[0])
-		printf("\ndriver calls per operation, by function:\n%s", breakdown);
+	mb_print_table();
+	if (mb_breakdown[0])
+		printf("\ndriver calls per operation, by function:\n%s", mb_breakdown);
 	printf("\nratios are accelfs / baseline, measured in this run; means unless the row says p50 or p99.\n"
 	       "No goal is asserted: the exit status says only that every operation worked.\n");
 	free(sa);

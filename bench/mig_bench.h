@@ -3,7 +3,8 @@
  * mig-bench's parts (bench/mig_bench.c says what it measures): the mounts
  * it runs against (mig_bench_mounts.c), the operations, statistics,
  * table, call counts and carver threads the figures are made of
- * (mig_bench_ops.c), and figure 7, a full node (mig_bench_full.c).
+ * (mig_bench_ops.c, whose names start with mb_), and figure 7, a full node
+ * (mig_bench_full.c).
  */
 #ifndef ACCEL_MIG_BENCH_H
 #define ACCEL_MIG_BENCH_H
@@ -94,43 +95,31 @@ void mount_accelfs(struct mnt *m, const char *name, const char *topology);
 void mount_bare(unsigned entries, size_t status_bytes);
 void write_topology(const char *path, unsigned cards);
 void first_profile(const struct mnt *m, const char *card, char *out, size_t len);
-extern char buf_sink[65536];
-size_t op_read(const char *path);
-unsigned op_list(const char *path);
-void op_cycle(const char *dir, const char *job);
-void fsync_dir(const char *dir);
-void durable_write(const char *dir, const char *path, const char *data, size_t len);
-extern char records_dir[PATH_MAX], record_path[PATH_MAX + 32];
-extern char record_made[RECORD_BYTES], record_removing[RECORD_BYTES];
-void op_records(void);
-void settle(void);
-int cmp_double(const void *a, const void *b);
-struct stats stats_of(const double *v, unsigned n);
-extern unsigned sample_index;
-void do_read(const struct op *o);
-void do_list(const struct op *o);
-void do_cycle(const struct op *o);
-void do_bare_cycle_records(const struct op *o);
-void sample_pair(const struct op *a, double *sa, const struct op *b, double *sb, unsigned n);
-extern struct row rows[64];
-extern unsigned n_rows;
-struct row *add_row(const char *fig, const char *what);
-void fmt_us(char *out, size_t len, double us);
-void row_time(const char *fig, const char *what, double ours, double base_us, double goal_max);
-void print_table(void);
-extern bool calls_absent_said;
-bool smi_calls(const struct mnt *m, const char *family, bool reset, struct calls *out);
-double calls_total(const struct calls *c);
-void calls_per(const struct calls *a, const struct calls *b, unsigned k, struct calls *out);
-extern const char *const families[2];
-void count_calls(const struct mnt *m, unsigned n_fam, void (*what)(const char *, const char *), const char *a1,
-                 const char *a2, unsigned k, struct calls per[2]);
-void read_as_call(const char *path, const char *unused);
-void calls_row(const char *fig, const char *what, const struct calls *c, const char *goal, double max);
-extern char breakdown[8192];
-void note_breakdown(const char *label, const struct calls *c);
-void *carver_main(void *arg);
-void carver_start(struct carver *c, const char *dir, const char *job, unsigned limit, bool baseline);
-void carver_join(struct carver *c);
+size_t mb_op_read(const char *path);
+unsigned mb_op_list(const char *path);
+void mb_op_cycle(const char *dir, const char *job);
+extern char mb_records_dir[PATH_MAX], mb_record_path[PATH_MAX + 32];
+extern char mb_record_made[RECORD_BYTES], mb_record_removing[RECORD_BYTES];
+void mb_settle(void);
+struct stats mb_stats_of(const double *v, unsigned n);
+void mb_do_read(const struct op *o);
+void mb_do_list(const struct op *o);
+void mb_do_cycle(const struct op *o);
+void mb_do_bare_cycle_records(const struct op *o);
+void mb_sample_pair(const struct op *a, double *sa, const struct op *b, double *sb, unsigned n);
+struct row *mb_add_row(const char *fig, const char *what);
+void mb_fmt_us(char *out, size_t len, double us);
+void mb_row_time(const char *fig, const char *what, double ours, double base_us, double goal_max);
+void mb_print_table(void);
+double mb_calls_total(const struct calls *c);
+extern const char *const mb_families[2];
+void mb_count_calls(const struct mnt *m, unsigned n_fam, void (*what)(const char *, const char *), const char *a1,
+                    const char *a2, unsigned k, struct calls per[2]);
+void mb_read_as_call(const char *path, const char *unused);
+void mb_calls_row(const char *fig, const char *what, const struct calls *c, const char *goal, double max);
+extern char mb_breakdown[8192];
+void mb_note_breakdown(const char *label, const struct calls *c);
+void mb_carver_start(struct carver *c, const char *dir, const char *job, unsigned limit, bool baseline);
+void mb_carver_join(struct carver *c);
 
 #endif

@@ -36,7 +36,7 @@ static void make_and_read(const struct mnt *m, unsigned card, const char *job, b
 	if (mkdir(path, 0755))
 		fail("mkdir %s: %s", path, strerror(errno));
 	snprintf(path, sizeof(path), "%s/mig/%s/%s/status", m->dir, name, job);
-	op_read(path);
+	mb_op_read(path);
 	/* device -> ../../../ppuN/mig/<profile>/<job>: the job's own directory */
 	snprintf(path, sizeof(path), "%s/mig/%s/%s/device", m->dir, name, job);
 	n = readlink(path, link, sizeof(link) - 1);
@@ -44,7 +44,7 @@ static void make_and_read(const struct mnt *m, unsigned card, const char *job, b
 		fail("readlink %s: %s", path, n < 0 ? strerror(errno) : "too short");
 	link[n] = '\0';
 	snprintf(path, sizeof(path), "%s/%s/status", m->dir, link + strlen("../../../"));
-	op_read(path);
+	mb_op_read(path);
 }
 
 /* Spec files in a CDI directory and their bytes. */
@@ -98,33 +98,33 @@ void figure_full_node(const char *topology, const char *bare_status, double *sa,
 	first_profile(&node64f, "ppu3", prof_f, sizeof(prof_f));
 	first_profile(&node64f, "ppu1", status, sizeof(status) - 16);
 	strcat(status, "/full1a/status");
-	op_read(status);
-	settle();
+	mb_op_read(status);
+	mb_settle();
 	{
-		struct op full = { do_cycle, prof_f, "bench-job", NULL, NULL },
-			  empty = { do_cycle, prof_e, "bench-job", NULL, NULL };
+		struct op full = { mb_do_cycle, prof_f, "bench-job", NULL, NULL },
+			  empty = { mb_do_cycle, prof_e, "bench-job", NULL, NULL };
 		char what[64];
 
 		cdi_weight("full", &files, &bytes);
-		sample_pair(&full, sa, &empty, sb, cycles);
-		a = stats_of(sa, cycles);
-		b = stats_of(sb, cycles);
+		mb_sample_pair(&full, sa, &empty, sb, cycles);
+		a = mb_stats_of(sa, cycles);
+		b = mb_stats_of(sb, cycles);
 		snprintf(what, sizeof(what), "mkdir+rmdir, 64 cards with %u jobs vs none", jobs);
-		row_time("7", what, a.mean, b.mean, 1.2);
-		row_time(" ", "  p50", a.p50, b.p50, 0);
-		row_time(" ", "  p99", a.p99, b.p99, 0);
+		mb_row_time("7", what, a.mean, b.mean, 1.2);
+		mb_row_time(" ", "  p50", a.p50, b.p50, 0);
+		mb_row_time(" ", "  p99", a.p99, b.p99, 0);
 	}
 	{
-		struct op ours = { do_read, status, NULL, NULL, NULL },
-			  flat = { do_read, bare_status, NULL, NULL, NULL };
+		struct op ours = { mb_do_read, status, NULL, NULL, NULL },
+			  flat = { mb_do_read, bare_status, NULL, NULL, NULL };
 
-		sample_pair(&ours, sa, &flat, sb, reads);
-		a = stats_of(sa, reads);
-		b = stats_of(sb, reads);
-		row_time("7", "status read on the full node vs bare d/status", a.mean, b.mean, 1.2);
-		row_time(" ", "  p99", a.p99, b.p99, 0);
+		mb_sample_pair(&ours, sa, &flat, sb, reads);
+		a = mb_stats_of(sa, reads);
+		b = mb_stats_of(sb, reads);
+		mb_row_time("7", "status read on the full node vs bare d/status", a.mean, b.mean, 1.2);
+		mb_row_time(" ", "  p99", a.p99, b.p99, 0);
 	}
-	r = add_row(" ", "  CDI spec files of the full node: files, bytes");
+	r = mb_add_row(" ", "  CDI spec files of the full node: files, bytes");
 	snprintf(r->ours, sizeof(r->ours), "%u", files);
 	snprintf(r->base, sizeof(r->base), "%lld B", bytes);
 	if (files)

@@ -4,9 +4,9 @@
 
 /* ---- operations (each fails the run when it fails functionally) ------- */
 
-char buf_sink[65536];
+static char buf_sink[65536];
 
-size_t op_read(const char *path)
+size_t mb_op_read(const char *path)
 {
 	ssize_t n;
 	size_t total = 0;
@@ -24,7 +24,7 @@ size_t op_read(const char *path)
 	return total;
 }
 
-unsigned op_list(const char *path)
+unsigned mb_op_list(const char *path)
 {
 	unsigned n = 0;
 	DIR *d = opendir(path);
@@ -40,7 +40,7 @@ unsigned op_list(const char *path)
 }
 
 /* mkdir + rmdir of DIR/JOB */
-void op_cycle(const char *dir, const char *job)
+void mb_op_cycle(const char *dir, const char *job)
 {
 	char path[PATH_MAX + 64];
 
@@ -51,7 +51,7 @@ void op_cycle(const char *dir, const char *job)
 		fail("rmdir %s: %s", path, strerror(errno));
 }
 
-void fsync_dir(const char *dir)
+static void fsync_dir(const char *dir)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
@@ -61,7 +61,7 @@ void fsync_dir(const char *dir)
 }
 
 /* What core/fileio.c's durable write does: tmp, write, fsync, rename, fsync of the directory. */
-void durable_write(const char *dir, const char *path, const char *data, size_t len)
+static void durable_write(const char *dir, const char *path, const char *data, size_t len)
 {
 	char tmp[PATH_MAX + 32];
 	int fd;
@@ -73,24 +73,24 @@ void durable_write(const char *dir, const char *path, const char *data, size_t l
 	fsync_dir(dir);
 }
 
-char records_dir[PATH_MAX], record_path[PATH_MAX + 32];
-char record_made[RECORD_BYTES], record_removing[RECORD_BYTES];
+char mb_records_dir[PATH_MAX], mb_record_path[PATH_MAX + 32];
+char mb_record_made[RECORD_BYTES], mb_record_removing[RECORD_BYTES];
 
 /* The three durable record operations of a carve and its reclaim: made, removing, gone. */
-void op_records(void)
+static void op_records(void)
 {
-	durable_write(records_dir, record_path, record_made, sizeof(record_made));
-	durable_write(records_dir, record_path, record_removing, sizeof(record_removing));
-	if (unlink(record_path))
-		fail("unlink %s: %s", record_path, strerror(errno));
-	fsync_dir(records_dir);
+	durable_write(mb_records_dir, mb_record_path, mb_record_made, sizeof(mb_record_made));
+	durable_write(mb_records_dir, mb_record_path, mb_record_removing, sizeof(mb_record_removing));
+	if (unlink(mb_record_path))
+		fail("unlink %s: %s", mb_record_path, strerror(errno));
+	fsync_dir(mb_records_dir);
 }
 
 /*
  * Between figures: what the last one left dirty (records, the simulators'
  * state files) is written out now, not during the next figure's samples.
  */
-void settle(void)
+void mb_settle(void)
 {
 	sync();
 	usleep(200 * 1000);
@@ -98,14 +98,14 @@ void settle(void)
 
 /* ---- statistics ------------------------------------------------------- */
 
-int cmp_double(const void *a, const void *b)
+static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return x < y ? -1 : x > y;
 }
 
-struct stats stats_of(const double *v, unsigned n)
+struct stats mb_stats_of(const double *v, unsigned n)
 {
 	struct stats s = { 0, 0, 0 };
 	double *c = malloc(n * sizeof(*c));
@@ -126,29 +126,29 @@ struct stats stats_of(const double *v, unsigned n)
 
 /* An operation to time: fn(a, b) once per sample. */
 
-unsigned sample_index;
+static unsigned sample_index;
 
-void do_read(const struct op *o)
+void mb_do_read(const struct op *o)
 {
-	op_read(o->a);
+	mb_op_read(o->a);
 }
 
-void do_list(const struct op *o)
+void mb_do_list(const struct op *o)
 {
-	op_list(o->a);
+	mb_op_list(o->a);
 }
 
-void do_cycle(const struct op *o)
+void mb_do_cycle(const struct op *o)
 {
-	op_cycle(o->a, o->b);
+	mb_op_cycle(o->a, o->b);
 }
 
 /* The carve baseline: bare FUSE mkdir + rmdir, then the three durable record operations. */
-void do_bare_cycle_records(const struct op *o)
+void mb_do_bare_cycle_records(const struct op *o)
 {
 	double t0 = now(), t1;
 
-	op_cycle(o->a, o->b);
+	mb_op_cycle(o->a, o->b);
 	t1 = now();
 	op_records();
 	o->part1[sample_index] = (t1 - t0) * 1e6;
@@ -156,7 +156,7 @@ void do_bare_cycle_records(const struct op *o)
 }
 
 /* n samples of each, interleaved in ROUNDS rounds, after a short warm-up. */
-void sample_pair(const struct op *a, double *sa, const struct op *b, double *sb, unsigned n)
+void mb_sample_pair(const struct op *a, double *sa, const struct op *b, double *sb, unsigned n)
 {
 	unsigned rounds = n >= ROUNDS ? ROUNDS : 1, done = 0;
 	double *scratch1 = NULL, *scratch2 = NULL;
@@ -196,10 +196,10 @@ void sample_pair(const struct op *a, double *sa, const struct op *b, double *sb,
 
 /* ---- the table -------------------------------------------------------- */
 
-struct row rows[64];
-unsigned n_rows;
+static struct row rows[64];
+static unsigned n_rows;
 
-struct row *add_row(const char *fig, const char *what)
+struct row *mb_add_row(const char *fig, const char *what)
 {
 	struct row *r;
 
@@ -217,7 +217,7 @@ struct row *add_row(const char *fig, const char *what)
 	return r;
 }
 
-void fmt_us(char *out, size_t len, double us)
+void mb_fmt_us(char *out, size_t len, double us)
 {
 	if (us >= 1000.0)
 		snprintf(out, len, "%.2f ms", us / 1000.0);
@@ -226,12 +226,12 @@ void fmt_us(char *out, size_t len, double us)
 }
 
 /* A time against its baseline; goal_max > 0: the ratio must stay at or under it. */
-void row_time(const char *fig, const char *what, double ours, double base_us, double goal_max)
+void mb_row_time(const char *fig, const char *what, double ours, double base_us, double goal_max)
 {
-	struct row *r = add_row(fig, what);
+	struct row *r = mb_add_row(fig, what);
 
-	fmt_us(r->ours, sizeof(r->ours), ours);
-	fmt_us(r->base, sizeof(r->base), base_us);
+	mb_fmt_us(r->ours, sizeof(r->ours), ours);
+	mb_fmt_us(r->base, sizeof(r->base), base_us);
 	snprintf(r->ratio, sizeof(r->ratio), "%.2fx", ours / base_us);
 	if (goal_max > 0) {
 		snprintf(r->goal, sizeof(r->goal), "<= %.1fx", goal_max);
@@ -239,7 +239,7 @@ void row_time(const char *fig, const char *what, double ours, double base_us, do
 	}
 }
 
-void print_table(void)
+void mb_print_table(void)
 {
 	printf("\n%-3s %-52s %12s %12s %9s %-17s %s\n", "fig", "what", "accelfs", "baseline", "ratio", "goal", "met");
 	for (int i = 0; i < 114; i++)
@@ -256,10 +256,10 @@ void print_table(void)
 
 /* ---- driver calls (accel-smi sim calls) -------------------------------- */
 
-bool calls_absent_said;
+static bool calls_absent_said;
 
 /* accel-smi --sim=STATE -f FAMILY sim calls [--reset]; false (and said once) when it cannot. */
-bool smi_calls(const struct mnt *m, const char *family, bool reset, struct calls *out)
+static bool smi_calls(const struct mnt *m, const char *family, bool reset, struct calls *out)
 {
 	char cmd[3 * PATH_MAX], line[256], msg[1024] = "";
 	FILE *p;
@@ -296,7 +296,7 @@ bool smi_calls(const struct mnt *m, const char *family, bool reset, struct calls
 	return true;
 }
 
-double calls_total(const struct calls *c)
+double mb_calls_total(const struct calls *c)
 {
 	double t = 0;
 
@@ -306,7 +306,7 @@ double calls_total(const struct calls *c)
 }
 
 /* out = (a - b) / k, function by function */
-void calls_per(const struct calls *a, const struct calls *b, unsigned k, struct calls *out)
+static void calls_per(const struct calls *a, const struct calls *b, unsigned k, struct calls *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->ok = a->ok && b->ok;
@@ -322,7 +322,7 @@ void calls_per(const struct calls *a, const struct calls *b, unsigned k, struct 
 	}
 }
 
-const char *const families[2] = { "ppu", "gpu" };
+const char *const mb_families[2] = { "ppu", "gpu" };
 
 /*
  * Driver calls per repetition of what(arg), for each family present: the
@@ -330,8 +330,8 @@ const char *const families[2] = { "ppu", "gpu" };
  * repetition (accel-smi's own Init_v2 and Shutdown, and anything else the
  * daemon does meanwhile).
  */
-void count_calls(const struct mnt *m, unsigned n_fam, void (*what)(const char *, const char *), const char *a1,
-                 const char *a2, unsigned k, struct calls per[2])
+void mb_count_calls(const struct mnt *m, unsigned n_fam, void (*what)(const char *, const char *), const char *a1,
+                    const char *a2, unsigned k, struct calls per[2])
 {
 	struct calls with[2], without[2];
 
@@ -342,66 +342,66 @@ void count_calls(const struct mnt *m, unsigned n_fam, void (*what)(const char *,
 		struct calls *c = pass ? with : without;
 		bool ok = true;
 		for (unsigned f = 0; f < n_fam; f++)
-			ok = smi_calls(m, families[f], true, NULL) && ok;
+			ok = smi_calls(m, mb_families[f], true, NULL) && ok;
 		for (unsigned i = 0; i < reps; i++)
 			what(a1, a2);
 		for (unsigned f = 0; f < n_fam; f++)
-			if (!ok || !smi_calls(m, families[f], false, &c[f]))
+			if (!ok || !smi_calls(m, mb_families[f], false, &c[f]))
 				c[f].ok = false;
 	}
 	for (unsigned f = 0; f < n_fam; f++)
 		calls_per(&with[f], &without[f], k, &per[f]);
 }
 
-void read_as_call(const char *path, const char *unused)
+void mb_read_as_call(const char *path, const char *unused)
 {
 	(void)unused;
-	op_read(path);
+	mb_op_read(path);
 }
 
-void calls_row(const char *fig, const char *what, const struct calls *c, const char *goal, double max)
+void mb_calls_row(const char *fig, const char *what, const struct calls *c, const char *goal, double max)
 {
-	struct row *r = add_row(fig, what);
+	struct row *r = mb_add_row(fig, what);
 
 	if (!c->ok) {
 		snprintf(r->ours, sizeof(r->ours), "n/a");
 		snprintf(r->goal, sizeof(r->goal), "%s", goal);
 		return;
 	}
-	snprintf(r->ours, sizeof(r->ours), "%.1f", calls_total(c));
+	snprintf(r->ours, sizeof(r->ours), "%.1f", mb_calls_total(c));
 	snprintf(r->goal, sizeof(r->goal), "%s", goal);
 	if (max >= 0)
-		snprintf(r->met, sizeof(r->met), "%s", calls_total(c) <= max + 1e-9 ? "yes" : "NO");
+		snprintf(r->met, sizeof(r->met), "%s", mb_calls_total(c) <= max + 1e-9 ? "yes" : "NO");
 }
 
-char breakdown[8192];
+char mb_breakdown[8192];
 
-void note_breakdown(const char *label, const struct calls *c)
+void mb_note_breakdown(const char *label, const struct calls *c)
 {
-	size_t len = strlen(breakdown);
+	size_t len = strlen(mb_breakdown);
 
 	if (!c->ok || !c->n)
 		return;
-	snprintf(breakdown + len, sizeof(breakdown) - len, "  %s (%.4g):", label, calls_total(c));
+	snprintf(mb_breakdown + len, sizeof(mb_breakdown) - len, "  %s (%.4g):", label, mb_calls_total(c));
 	for (unsigned i = 0, col = 1000; i < c->n; i++) {
 		char item[96];
 		int w = snprintf(item, sizeof(item), " %s %.4g", c->fn[i], c->count[i]);
 		if (col + (unsigned)w > 110) { /* wrap, indented */
-			len = strlen(breakdown);
-			snprintf(breakdown + len, sizeof(breakdown) - len, "\n     ");
+			len = strlen(mb_breakdown);
+			snprintf(mb_breakdown + len, sizeof(mb_breakdown) - len, "\n     ");
 			col = 5;
 		}
-		len = strlen(breakdown);
-		snprintf(breakdown + len, sizeof(breakdown) - len, "%s", item);
+		len = strlen(mb_breakdown);
+		snprintf(mb_breakdown + len, sizeof(mb_breakdown) - len, "%s", item);
 		col += (unsigned)w;
 	}
-	len = strlen(breakdown);
-	snprintf(breakdown + len, sizeof(breakdown) - len, "\n");
+	len = strlen(mb_breakdown);
+	snprintf(mb_breakdown + len, sizeof(mb_breakdown) - len, "\n");
 }
 
 /* ---- concurrency ------------------------------------------------------ */
 
-void *carver_main(void *arg)
+static void *carver_main(void *arg)
 {
 	struct carver *c = arg;
 	char path[PATH_MAX + 64];
@@ -420,7 +420,7 @@ void *carver_main(void *arg)
 	return NULL;
 }
 
-void carver_start(struct carver *c, const char *dir, const char *job, unsigned limit, bool baseline)
+void mb_carver_start(struct carver *c, const char *dir, const char *job, unsigned limit, bool baseline)
 {
 	memset(c, 0, sizeof(*c));
 	c->dir = dir;
@@ -431,7 +431,7 @@ void carver_start(struct carver *c, const char *dir, const char *job, unsigned l
 		fail("pthread_create");
 }
 
-void carver_join(struct carver *c)
+void mb_carver_join(struct carver *c)
 {
 	pthread_join(c->thread, NULL);
 	if (c->err)

@@ -19,6 +19,7 @@ static const char *const reason_names[ACCEL_REASON_COUNT] = {
 	[ACCEL_REASON_READ_ONLY] = "read_only",
 	[ACCEL_REASON_DRIVER_ERROR] = "driver_error",
 	[ACCEL_REASON_NO_MEMORY] = "no_memory",
+	[ACCEL_REASON_QUOTA] = "quota",
 	[ACCEL_REASON_OTHER] = "other",
 };
 
@@ -51,6 +52,8 @@ enum accel_metrics_reason accel_metrics_reason_of(int err)
 	switch (err < 0 ? -err : err) {
 	case ENOSPC:
 		return ACCEL_REASON_NO_SPACE;
+	case EDQUOT:
+		return ACCEL_REASON_QUOTA;
 	case EBUSY:
 	case EAGAIN:
 		return ACCEL_REASON_BUSY;

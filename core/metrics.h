@@ -25,6 +25,7 @@ enum accel_metrics_reason {
 	ACCEL_REASON_READ_ONLY,    /* EROFS: the daemon runs --read-only */
 	ACCEL_REASON_DRIVER_ERROR, /* EIO, ESTALE: the driver failed or answered something inconsistent */
 	ACCEL_REASON_NO_MEMORY,    /* ENOMEM */
+	ACCEL_REASON_QUOTA,        /* EDQUOT: the owner's quota would be passed (core/quota.h) */
 	ACCEL_REASON_OTHER,        /* anything else */
 	ACCEL_REASON_COUNT,
 };

@@ -180,6 +180,7 @@ struct accel_node *accel_node_start(const struct accel_node_options *opt, char *
 	pthread_mutex_init(&node->snap_lock, NULL);
 	pthread_mutex_init(&node->cdi_lock, NULL);
 	pthread_mutex_init(&node->names_lock, NULL);
+	pthread_cond_init(&node->quota_cond, NULL);
 	pthread_mutex_init(&node->err_lock, NULL);
 	pthread_mutex_init(&node->poll_lock, NULL);
 	pthread_rwlock_init(&node->topo, NULL);
@@ -190,6 +191,10 @@ struct accel_node *accel_node_start(const struct accel_node_options *opt, char *
 
 	if (accel_mkdirs(node->state_dir, 0755)) {
 		snprintf(err, errlen, "cannot create the state directory %s: %s", node->state_dir, strerror(errno));
+		accel_node_stop(node);
+		return NULL;
+	}
+	if (node_quota_load(node, err, errlen)) {
 		accel_node_stop(node);
 		return NULL;
 	}
@@ -243,6 +248,7 @@ void accel_node_stop(struct accel_node *node)
 	node_names_free(node);
 	accel_snapshot_unref(node->snap);
 	free(node->reserved);
+	node_quota_free(node);
 	free(node->errors);
 	node_cdi_forget(node);
 	pthread_mutex_destroy(&node->publish_lock);

@@ -114,6 +114,18 @@ static inline int accel_node_rmdir(struct accel_node *node, const char *device, 
 	return accel_node_rmdir_instance(node, device, profile, job, NULL, why, whylen);
 }
 
+/*
+ * Quotas (core/quota.h, core/quota_check.c).  Replace the whole table with
+ * the one text describes (validated whole first: -EINVAL, why naming the
+ * line; written to <state-dir>/quota durably before it answers; -EROFS on
+ * a read-only node).  Lowering a limit below what is used takes nothing
+ * away: the next carves are refused until use falls under it.  A copy of
+ * the table, to render or to export.
+ */
+struct accel_quota_table;
+int accel_node_set_quota(struct accel_node *node, const char *text, char *why, size_t whylen);
+int accel_node_quota_table(struct accel_node *node, struct accel_quota_table *out);
+
 /* last_error of a profile directory ("ppu3/4g.48gb", "mig/4g.48gb"). */
 void accel_node_last_error(struct accel_node *node, const char *key, char *buf, size_t len);
 void accel_node_set_last_error(struct accel_node *node, const char *key, const char *text);

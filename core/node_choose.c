@@ -106,8 +106,22 @@ bool node_refuse(struct node_refused *r, const char *device, const char *why)
 	return true;
 }
 
-int node_choose(const struct accel_snapshot *s, const char *profile, const struct node_refused *refused, char *device,
-                size_t len, long *start)
+/* Would a job of p on this device keep its owner within the quota? */
+static bool quota_fits(struct node_quota_ask *q, const struct accel_profile *p)
+{
+	struct accel_quota_charge add;
+
+	if (!q || !q->table || !q->table->n)
+		return true;
+	add = (struct accel_quota_charge){ q->job, q->uid, q->gid, p->name, p->span };
+	if (!accel_quota_check(q->table, q->charges, q->n, &add, q->why, sizeof(q->why)))
+		return true;
+	q->over = true;
+	return false;
+}
+
+int node_choose(const struct accel_snapshot *s, const char *profile, const struct node_refused *refused,
+                struct node_quota_ask *quota, char *device, size_t len, long *start)
 {
 	unsigned long best_loss = 0;
 	bool found = false;
@@ -119,7 +133,7 @@ int node_choose(const struct accel_snapshot *s, const char *profile, const struc
 		long at;
 		int ret;
 
-		if (!p || d->refused || !p->available || was_refused(refused, d->name))
+		if (!p || d->refused || !p->available || was_refused(refused, d->name) || !quota_fits(quota, p))
 			continue;
 		ret = best_on_device(d, p, &loss, &at);
 		if (ret == -ENOMEM)
@@ -131,5 +145,7 @@ int node_choose(const struct accel_snapshot *s, const char *profile, const struc
 			*start = at;
 		}
 	}
+	if (!found && quota && quota->over)
+		return -EDQUOT; /* a device had room, but not within the quota */
 	return found ? 0 : -ENOSPC;
 }

@@ -12,6 +12,7 @@
  *   node_names.c    the job names the views show, by name; the rule a new
  *                   job's name keeps
  *   node_place.c    a carve at the caller's placement: which one, or why not
+ *   quota_check.c   quotas at carve time: holds on what carves in progress cost
  *   node_publish.c  ordered snapshots, the lock-order checker, last_error;
  *                   node_cdi.c: the CDI spec files that follow the snapshots
  * Nothing outside core/node*.c includes this.
@@ -21,7 +22,7 @@
  *
  *   1. topo          the card lists (read: every operation; write: rescan)
  *   2. card->lock    one driver conversation per card (carve, reclaim, refresh)
- *   3. names_lock    job names being carved
+ *   3. names_lock    job names being carved, and the quotas with their holds
  *   4. publish_lock  one publisher at a time: snapshots are installed in the
  *                    order their views were collected, so none goes back in time
  *   5. view_lock     the cards' view pointers
@@ -46,11 +47,13 @@
 #include "core/cdi_dir.h"
 #include "core/inventory.h"
 #include "core/node.h"
+#include "core/quota.h"
 #include "core/reconcile.h"
 #include "core/record.h"
 
 struct node_family;
 struct node_name;
+struct node_quota_hold;
 
 #define NODE_NAME_BUCKETS 1024
 
@@ -161,6 +164,11 @@ struct accel_node {
 	pthread_mutex_t names_lock; /* job names being carved, so two mkdirs cannot take one name */
 	char (*reserved)[ACCEL_JOB_NAME_MAX + 1];
 	size_t n_reserved;
+	/* Guarded by names_lock too (core/quota_check.c): the limits, and what carves in progress cost. */
+	struct accel_quota_table quota;
+	struct node_quota_hold *quota_holds;
+	size_t n_quota_holds;
+	pthread_cond_t quota_cond; /* a hold let go, or the limits changed */
 
 	pthread_mutex_t err_lock;
 	struct error_entry *errors;
@@ -242,8 +250,24 @@ struct node_refused {
 	size_t n;
 	char why[ACCEL_TEXT_MAX]; /* the last refusal, in the driver's words */
 };
-int node_choose(const struct accel_snapshot *s, const char *profile, const struct node_refused *refused, char *device,
-                size_t len, long *start);
+/*
+ * A node-level mkdir's quota, for the choice: the table and the jobs of the
+ * snapshot chosen from; a device whose profile would pass a limit (its
+ * slices differ between families) is not chosen, and over says why when
+ * that left none.  NULL table: nothing is limited.
+ */
+struct node_quota_ask {
+	const struct accel_quota_table *table;
+	const struct accel_quota_charge *charges;
+	size_t n;
+	const char *job;
+	uid_t uid;
+	gid_t gid;
+	bool over; /* a device had room but the quota did not */
+	char why[ACCEL_TEXT_MAX];
+};
+int node_choose(const struct accel_snapshot *s, const char *profile, const struct node_refused *refused,
+                struct node_quota_ask *quota, char *device, size_t len, long *start);
 /* Leave device out of the next choices; false when no more can be (then answer its refusal). */
 bool node_refuse(struct node_refused *r, const char *device, const char *why);
 int node_placement_for(const struct node_card *nc, const struct accel_profile *p, long want_start,
@@ -272,6 +296,19 @@ int node_check_job_name(const char *job, char *why, size_t whylen);
  */
 int node_place_exact(const struct node_card *nc, const struct accel_profile *p, long start,
                      const struct accel_span *used, size_t n_used, char *why, size_t whylen);
+/*
+ * Quotas (quota_check.c).  Read <state-dir>/quota at start (0, or -errno
+ * with err saying what to do); free.  Hold what a carve of job will cost
+ * (the card's lock held: the profile and its slices are known), waiting
+ * while only carves in progress stand in the way: 0, -EDQUOT (why names
+ * the principal, the limit and the use), -ENOMEM.  Let the hold go once
+ * the card's view shows the job, or the carve failed.
+ */
+int node_quota_load(struct accel_node *node, char *err, size_t errlen);
+void node_quota_free(struct accel_node *node);
+int node_quota_hold(struct accel_node *node, const char *job, uid_t uid, gid_t gid, const char *profile,
+                    unsigned slices, char *why, size_t whylen);
+void node_quota_release(struct accel_node *node, const char *job);
 size_t node_find_record(const struct node_card *nc, const char *job);
 int node_drop_record(struct accel_node *node, struct node_card *nc, size_t i, char *why, size_t whylen);
 /* An absent card's view, from its records: its jobs lost (or removing), nothing to carve. */

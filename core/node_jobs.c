@@ -208,8 +208,13 @@ static int carve_once(struct accel_node *node, struct node_card *nc, const char 
 		snprintf(why, whylen, "%s is refused: %s", nc->card.name, nc->view->refusal);
 		return -EBUSY;
 	}
+	/* What the job costs its owner, held until the view shows it (core/quota_check.c). */
+	ret = node_quota_hold(node, job, uid, gid, p->name, p->span, why, whylen);
+	if (ret)
+		return ret;
 	used = calloc(nc->inv.n_gis + 1, sizeof(*used));
 	if (!used) {
+		node_quota_release(node, job);
 		snprintf(why, whylen, "out of memory");
 		return -ENOMEM;
 	}
@@ -218,12 +223,14 @@ static int carve_once(struct accel_node *node, struct node_card *nc, const char 
 		want = node_place_exact(nc, p, want_start, used, n_used, why, whylen);
 		if (want < 0) {
 			free(used);
+			node_quota_release(node, job);
 			return want; /* the caller's choice: not legal, or taken (who holds it is in why) */
 		}
 	} else if (want_start >= 0) {
 		want = node_placement_for(nc, p, want_start, used, n_used);
 		if (want < 0) {
 			free(used);
+			node_quota_release(node, job);
 			snprintf(why, whylen, "%s has no free placement of %s any more", nc->card.name, profile);
 			return -EAGAIN; /* another carve got there first: a race lost, not a full node */
 		}
@@ -231,8 +238,10 @@ static int carve_once(struct accel_node *node, struct node_card *nc, const char 
 	struct commit_ctx ctx = { node, nc, p, job, uid, gid };
 	ret = accel_carve(&nc->card, p, want, used, n_used, commit_record, &ctx, &res, why, whylen);
 	free(used);
-	if (ret)
+	if (ret) {
+		node_quota_release(node, job);
 		return ret;
+	}
 	/* The carve read the new job's nodes: the rebuild below takes them instead of reading them again. */
 	node_card_forget_carved(nc);
 	nc->carved_gi = res.gi;
@@ -245,6 +254,7 @@ static int carve_once(struct accel_node *node, struct node_card *nc, const char 
 		node_card_refresh(node, nc, false); /* out of memory: learn it from the driver instead */
 	else
 		node_card_rebuild(node, nc);
+	node_quota_release(node, job); /* the view shows the job now: it counts there */
 	describe_job(nc, profile, job, made);
 	return 0;
 }
@@ -280,7 +290,7 @@ static int carve_on(struct accel_node *node, struct node_card *nc, const char *p
 	if (!nc->view || nc->view->refused || !nc->catalog_valid)
 		node_card_refresh(node, nc, false);
 	ret = carve_once(node, nc, profile, job, uid, gid, want_start, exact, made, why, whylen);
-	if (ret && ret != -ENOMEM && ret != -EAGAIN) {
+	if (ret && ret != -ENOMEM && ret != -EAGAIN && ret != -EDQUOT) {
 		struct accel_inventory before = { 0 };
 		bool mode = nc->mode;
 
@@ -407,15 +417,32 @@ int accel_node_mkdir_any(struct accel_node *node, const char *profile, const cha
 	 * other carve's success: the bound only keeps a node that never stops
 	 * changing from holding this mkdir forever.
 	 */
+	struct accel_quota_table table = { 0 };
+	if (accel_node_quota_table(node, &table)) {
+		ret = -ENOMEM;
+		snprintf(why, whylen, "out of memory");
+		goto end;
+	}
 	for (unsigned attempt = 0;; attempt++) {
 		struct accel_snapshot *s = attempt ? node_publish(node) : accel_node_snapshot(node);
+		struct node_quota_ask quota = { .table = &table, .job = job, .uid = uid, .gid = gid };
+		struct accel_quota_charge *charges = NULL;
 		struct node_card *nc;
 		long start = -1;
 
-		ret = s ? node_choose(s, profile, &refused, device, len, &start) : -ENOMEM;
+		/* Only devices where the job keeps its owner within the quota (their profile's slices). */
+		ret = s && table.n ? accel_quota_charges(s, &charges, &quota.n) : 0;
+		quota.charges = charges;
+		if (!ret)
+			ret = s ? node_choose(s, profile, &refused, &quota, device, len, &start) : -ENOMEM;
 		accel_snapshot_unref(s);
+		free(charges);
 		if (ret == -ENOMEM) {
 			snprintf(why, whylen, "out of memory");
+			break;
+		}
+		if (ret == -EDQUOT) {
+			snprintf(why, whylen, "%s", quota.why);
 			break;
 		}
 		if (ret == -ENOSPC && refused.n) {
@@ -448,6 +475,8 @@ int accel_node_mkdir_any(struct accel_node *node, const char *profile, const cha
 			break;
 		log_info("mig/%s: job %s: %s refused: %s; choosing another device", profile, job, device, why);
 	}
+end:
+	accel_quota_table_free(&table);
 	end_mkdir(node, job);
 out:
 	finish_op(node, key, "mkdir", job, ret, why);

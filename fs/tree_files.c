@@ -19,6 +19,7 @@
 #include "fs/metrics_text.h"
 #include "fs/mig_map.h"
 #include "fs/node_json.h"
+#include "fs/quota_file.h"
 #include "fs/render.h"
 #include "fs/tree.h"
 
@@ -396,6 +397,13 @@ static const struct fs_entry root_files[] = {
 	{ .name = "mig", .kind = FS_NODE_MIG },
 	/* the slot moves without a snapshot: so does everything below dies/ */
 	{ .name = "dies", .kind = FS_DIES, .flags = FS_ENTRY_LIVE, .offered = has_dies },
+	/* limits change with no new snapshot; root writes the table (fs/quota_file.c) */
+	{ .name = "quota",
+	  .kind = FS_FILE,
+	  .mode = 0644,
+	  .flags = FS_ENTRY_WRITABLE,
+	  .render = fs_quota_render,
+	  .write = fs_quota_write },
 	{ 0 },
 };
 

@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What each principal uses, from the jobs the node keeps records of, and
+ * whether one more job fits.  Pure functions: use is never counted up and
+ * down, it is recomputed from the jobs each time, so it cannot drift from
+ * the records (a restart, a crash, a job removed by the reclaimer).
+ */
+#include "core/quota.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool accel_quota_governs(const struct accel_quota_entry *e, uid_t uid, gid_t gid)
+{
+	switch (e->kind) {
+	case ACCEL_QUOTA_USER:
+		return e->id == (unsigned)uid;
+	case ACCEL_QUOTA_GROUP:
+		return e->id == (unsigned)gid;
+	default:
+		return true;
+	}
+}
+
+void accel_quota_use_of(const struct accel_quota_entry *e, uid_t uid, const struct accel_quota_charge *c, size_t n,
+                        struct accel_quota_use *use)
+{
+	memset(use, 0, sizeof(*use));
+	for (size_t i = 0; i < n; i++) {
+		if (e->kind == ACCEL_QUOTA_DEFAULT ? c[i].uid != uid : !accel_quota_governs(e, c[i].uid, c[i].gid))
+			continue;
+		use->slices += c[i].slices;
+		use->jobs++;
+		for (size_t k = 0; k < e->n_profiles; k++)
+			if (!strcmp(e->profiles[k].profile, c[i].profile))
+				use->profiles[k]++;
+	}
+}
+
+void accel_quota_governing(const struct accel_quota_table *t, uid_t uid, gid_t gid,
+                           const struct accel_quota_entry **user, const struct accel_quota_entry **group)
+{
+	const struct accel_quota_entry *dflt = NULL;
+
+	*user = *group = NULL;
+	for (size_t i = 0; i < t->n; i++) {
+		const struct accel_quota_entry *e = &t->entries[i];
+		if (e->kind == ACCEL_QUOTA_DEFAULT)
+			dflt = e;
+		else if (e->kind == ACCEL_QUOTA_USER && e->id == (unsigned)uid)
+			*user = e;
+		else if (e->kind == ACCEL_QUOTA_GROUP && e->id == (unsigned)gid)
+			*group = e;
+	}
+	if (!*user)
+		*user = dflt;
+}
+
+/* One entry against one more job: 0, or -EDQUOT naming the first limit it would pass. */
+static int check_entry(const struct accel_quota_entry *e, const struct accel_quota_charge *c, size_t n,
+                       const struct accel_quota_charge *add, char *why, size_t whylen)
+{
+	struct accel_quota_use use;
+	char who[96], p[80];
+	const char *what = NULL;
+	unsigned long used = 0, lim = 0, need = 0;
+
+	accel_quota_use_of(e, add->uid, c, n, &use);
+	if (e->has_slices && use.slices + add->slices > e->slices) {
+		what = "slices", used = use.slices, lim = e->slices, need = add->slices;
+	} else if (e->has_jobs && use.jobs + 1 > e->jobs) {
+		what = "jobs", used = use.jobs, lim = e->jobs, need = 1;
+	} else {
+		for (size_t k = 0; k < e->n_profiles && !what; k++)
+			if (!strcmp(e->profiles[k].profile, add->profile) && use.profiles[k] + 1 > e->profiles[k].n)
+				what = e->profiles[k].profile, used = use.profiles[k], lim = e->profiles[k].n, need = 1;
+	}
+	if (!what)
+		return 0;
+	if (e->kind == ACCEL_QUOTA_DEFAULT)
+		snprintf(who, sizeof(who), "user %u (under the default quota)", (unsigned)add->uid);
+	else {
+		accel_quota_principal(e, p, sizeof(p));
+		snprintf(who, sizeof(who), "%s", p);
+	}
+	snprintf(
+		why, whylen,
+		"quota exceeded: %s uses %s=%lu of %lu and %s (%s) needs %lu more: rmdir one of its jobs, or have root "
+		"raise the limit in the quota file",
+		who, what, used, lim, add->job, add->profile, need);
+	return -EDQUOT;
+}
+
+int accel_quota_check(const struct accel_quota_table *t, const struct accel_quota_charge *c, size_t n,
+                      const struct accel_quota_charge *add, char *why, size_t whylen)
+{
+	const struct accel_quota_entry *user, *group;
+	int ret = 0;
+
+	accel_quota_governing(t, add->uid, add->gid, &user, &group);
+	if (user)
+		ret = check_entry(user, c, n, add, why, whylen);
+	if (!ret && group)
+		ret = check_entry(group, c, n, add, why, whylen);
+	return ret;
+}
+
+int accel_quota_charges(const struct accel_snapshot *s, struct accel_quota_charge **out, size_t *n)
+{
+	size_t total = 0, k = 0;
+
+	for (size_t i = 0; i < s->n_devices; i++)
+		total += s->devices[i]->n_jobs;
+	*n = 0;
+	*out = calloc(total + 1, sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->n_devices; i++)
+		for (size_t j = 0; j < s->devices[i]->n_jobs; j++) {
+			const struct accel_job *job = &s->devices[i]->jobs[j];
+			(*out)[k++] = (struct accel_quota_charge){ job->name, job->uid, job->gid, job->profile,
+				                                   job->placement.size };
+		}
+	*n = k;
+	return 0;
+}
+
+/* ---- the file's text ---------------------------------------------------- */
+
+struct text {
+	char *buf;
+	size_t len, cap;
+	bool oom;
+};
+
+static void put(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+	int l;
+
+	if (t->oom)
+		return;
+	for (;;) {
+		va_start(ap, fmt);
+		l = vsnprintf(t->buf ? t->buf + t->len : NULL, t->buf ? t->cap - t->len : 0, fmt, ap);
+		va_end(ap);
+		if (l < 0) {
+			t->oom = true;
+			return;
+		}
+		if (t->buf && t->len + (size_t)l < t->cap) {
+			t->len += (size_t)l;
+			return;
+		}
+		size_t cap = t->cap ? t->cap * 2 : 1024;
+		while (cap < t->len + (size_t)l + 1)
+			cap *= 2;
+		char *grown = realloc(t->buf, cap);
+		if (!grown) {
+			t->oom = true;
+			return;
+		}
+		t->buf = grown;
+		t->cap = cap;
+	}
+}
+
+static void entry_line(struct text *t, const struct accel_quota_entry *e, const char *principal, uid_t uid,
+                       const struct accel_quota_charge *c, size_t n, bool with_use)
+{
+	struct accel_quota_use use;
+
+	accel_quota_use_of(e, uid, c, n, &use);
+	put(t, "%s", principal);
+	if (e->has_slices)
+		with_use ? put(t, " slices=%lu/%lu", use.slices, e->slices) : put(t, " slices=%lu", e->slices);
+	for (size_t k = 0; k < e->n_profiles; k++)
+		with_use ? put(t, " %s=%lu/%lu", e->profiles[k].profile, use.profiles[k], e->profiles[k].n)
+			 : put(t, " %s=%lu", e->profiles[k].profile, e->profiles[k].n);
+	if (e->has_jobs)
+		with_use ? put(t, " jobs=%lu/%lu", use.jobs, e->jobs) : put(t, " jobs=%lu", e->jobs);
+}
+
+char *accel_quota_render(const struct accel_quota_table *t, const struct accel_quota_charge *c, size_t n)
+{
+	struct text out = { 0 };
+	const struct accel_quota_entry *dflt = NULL;
+
+	put(&out, "%s", "");
+	for (size_t i = 0; i < t->n; i++) {
+		const struct accel_quota_entry *e = &t->entries[i];
+		char p[80];
+
+		if (e->kind == ACCEL_QUOTA_DEFAULT) {
+			dflt = e;
+			continue;
+		}
+		accel_quota_principal(e, p, sizeof(p));
+		entry_line(&out, e, p, (uid_t)e->id, c, n, true);
+		put(&out, "\n");
+	}
+	if (dflt) {
+		entry_line(&out, dflt, "default", 0, c, n, false);
+		put(&out, "\n");
+		/* Each user the default governs that has a job, once, in the order of their first job. */
+		for (size_t i = 0; i < n; i++) {
+			const struct accel_quota_entry *user, *group;
+			bool seen = false;
+			char p[32];
+
+			accel_quota_governing(t, c[i].uid, c[i].gid, &user, &group);
+			for (size_t j = 0; j < i && !seen; j++)
+				seen = c[j].uid == c[i].uid;
+			if (user != dflt || seen)
+				continue;
+			snprintf(p, sizeof(p), "user:%u", (unsigned)c[i].uid);
+			entry_line(&out, dflt, p, c[i].uid, c, n, true);
+			put(&out, " (default)\n");
+		}
+	}
+	if (out.oom) {
+		free(out.buf);
+		return NULL;
+	}
+	return out.buf;
+}

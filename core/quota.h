@@ -2,7 +2,7 @@
 /*
  * Quotas: how much of the node each user and group may carve
  * (/accel/quota, docs/tree.md).  A principal is a user (by uid), a group
- * (by gid) or the default (every user without a line of its own); its
+ * (by gid) or the default (every user but root without a line of its own); its
  * limits are memory slices (a 4g.48gb costs 4), instances of one profile,
  * and jobs.  A job is charged to its owner: the user of its record's uid
  * and the group of its record's gid (the owner's effective group at mkdir,

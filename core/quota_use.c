@@ -55,7 +55,8 @@ void accel_quota_governing(const struct accel_quota_table *t, uid_t uid, gid_t g
 		else if (e->kind == ACCEL_QUOTA_GROUP && e->id == (unsigned)gid)
 			*group = e;
 	}
-	if (!*user)
+	/* Root is under the default only by a line of its own: it sets the quotas, and carves for others. */
+	if (!*user && uid != 0)
 		*user = dflt;
 }
 

@@ -1,0 +1,178 @@
+"""/accel/quota against the mounted daemon: root writes the whole table, nobody else does (delegated
+or not), every bad text is refused with its reason and changes nothing, mkdir answers EDQUOT naming
+the principal, the limit and the use, poll() wakes on use, and use after kill -9 in the middle of a
+race is what the records say."""
+import errno
+import os
+import re
+import threading
+import unittest
+
+from harness import Node, NodeTestCase, wait_until
+from test_containers import as_user
+
+USER, OTHER, GROUP = 4321, 4322, 4300
+
+
+def write(path, text):
+    fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
+
+
+def charged(n, uid):
+    """Slices and jobs of uid, from every job's status (what the records say)."""
+    slices = jobs = 0
+    for prof in os.listdir(n.path("mig")):
+        for job in os.listdir(n.path("mig", prof)):
+            if job in ("info", "available", "last_error"):
+                continue
+            st = n.keyvals("mig", prof, job, "status")
+            if st["owner"].split(":")[0] == str(uid):
+                slices += int(st["placement"].split(":")[1])
+                jobs += 1
+    return slices, jobs
+
+
+class Quota(NodeTestCase):
+    def quota(self):
+        return self.node.read("quota")
+
+    def test_root_sets_limits_and_mkdir_is_refused_over_them(self):
+        n = self.node
+        self.assertEqual(self.quota(), "")
+        self.assertEqual(os.stat(n.path("quota")).st_mode & 0o7777, 0o644)
+        write(n.path("quota"), f"user:{USER} slices=8 8g.96gb=0 jobs=3\ngroup:{GROUP} jobs=10\n")
+        self.assertEqual(self.quota(), f"user:{USER} slices=0/8 8g.96gb=0/0 jobs=0/3\ngroup:{GROUP} jobs=0/10\n")
+        os.chown(n.path(), USER, GROUP)  # the whole node delegated to USER
+        os.chmod(n.path(), 0o775)
+        for path in (n.path("ppu3", "mig", "4g.48gb", "u1"), n.path("mig", "4g.48gb", "u2")):
+            res = as_user(USER, [GROUP], "mkdir", path)
+            self.assertEqual(res.returncode, 0, res.stderr)
+        self.assertEqual(self.quota(), f"user:{USER} slices=8/8 8g.96gb=0/0 jobs=2/3\ngroup:{GROUP} jobs=2/10\n")
+        # Over the slices: device-level and node-level alike, EDQUOT with the principal, the limit, the use.
+        for prof_dir, key in ((n.path("ppu4", "mig", "4g.48gb"), "ppu4/4g.48gb"), (n.path("mig", "4g.48gb"), "mig")):
+            res = as_user(USER, [GROUP], "python3", "-c",
+                          f"import os,sys\ntry: os.mkdir({os.path.join(prof_dir, 'u3')!r})\n"
+                          "except OSError as e: sys.exit(e.errno)")
+            self.assertEqual(res.returncode, errno.EDQUOT, key)
+            last = open(os.path.join(prof_dir, "last_error")).read()
+            self.assertIn(f"user:{USER} uses slices=8 of 8 and u3 (4g.48gb) needs 4 more", last)
+        # A profile limit of 0 forbids it; root is not under anyone's line.
+        res = as_user(USER, [GROUP], "mkdir", n.path("ppu5", "mig", "8g.96gb", "u4"))
+        self.assertNotEqual(res.returncode, 0)
+        os.mkdir(n.path("ppu5", "mig", "8g.96gb", "r1"))
+        self.assertIn("quota exceeded", n.log())
+        # Lowering below use takes nothing away; rmdir makes room under the old limit again.
+        write(n.path("quota"), f"user:{USER} slices=4\n")
+        self.assertEqual(self.quota(), f"user:{USER} slices=8/4\n")
+        self.assertTrue(os.path.isdir(n.path("ppu3", "mig", "4g.48gb", "u1")))
+        os.rmdir(n.path("ppu3", "mig", "4g.48gb", "u1"))
+        os.rmdir(n.path("mig", "4g.48gb", "u2"))
+        res = as_user(USER, [GROUP], "mkdir", n.path("ppu3", "mig", "4g.48gb", "u5"))
+        self.assertEqual(res.returncode, 0, res.stderr)
+        self.assertEqual(self.quota(), f"user:{USER} slices=4/4\n")
+
+    def test_only_root_writes_it(self):
+        n = self.node
+        write(n.path("quota"), f"user:{USER} jobs=1\n")
+        os.chown(n.path(), USER, GROUP)  # delegated: USER owns the whole node, GROUP may carve
+        os.chmod(n.path(), 0o775)
+        for uid in (USER, OTHER):
+            res = as_user(uid, [GROUP], "sh", "-c", f"echo 'user:{uid} jobs=99' > {n.path('quota')}")
+            self.assertNotEqual(res.returncode, 0)
+            self.assertIn("Permission denied", res.stderr)
+        self.assertEqual(self.quota(), f"user:{USER} jobs=0/1\n")
+
+    def test_every_bad_text_is_refused_with_its_reason(self):
+        n = self.node
+        write(n.path("quota"), "default jobs=2\n")
+        cases = [
+            ("bob slices=1\n", "'bob' is not a principal"),
+            ("user:1000\n", "no limit after the principal"),
+            ("user:1000 slices=x\n", "a limit is a number from 0 to 1000000"),
+            ("user:1000 slices=1 slices=2\n", "slices is given twice"),
+            ("default jobs=1\nuser:1000 what=1 x\n", "quota line 2: 'x' is not a limit"),
+            ("user:no-such-user-anywhere jobs=1\n", "no user 'no-such-user-anywhere'"),
+            ("group:7 jobs=1\ngroup:7 jobs=2\n", "group:7 has a line already"),
+        ]
+        for text, reason in cases:
+            with self.subTest(text=text):
+                with self.assertRaises(OSError) as cm:
+                    write(n.path("quota"), text)
+                self.assertEqual(cm.exception.errno, errno.EINVAL)
+                self.assertEqual(self.quota().splitlines()[0], "default jobs=2")  # nothing changed
+                self.assertIn(f"# last write refused: {reason}" if reason.startswith("quota") else reason,
+                              self.quota().splitlines()[-1])
+                self.assertIn(reason, n.log())
+        write(n.path("quota"), "default jobs=3\n")
+        self.assertEqual(self.quota(), "default jobs=3\n")  # a write taken clears the refusal
+
+    def test_poll_wakes_when_use_changes(self):
+        n = self.node
+        write(n.path("quota"), "user:0 slices=16\n")
+        w = self.waiter(n.path("quota"))
+        os.mkdir(n.path("ppu3", "mig", "4g.48gb", "p1"))
+        rc, out, _ = w.result()
+        self.assertEqual(rc, 0)
+        self.assertEqual(out, "user:0 slices=4/16\n")
+
+    def test_limits_survive_a_restart(self):
+        n = self.node
+        write(n.path("quota"), "user:root slices=8 jobs=5\ndefault 4g.48gb=1\n")
+        os.mkdir(n.path("ppu3", "mig", "4g.48gb", "r1"))
+        n.restart()
+        self.assertEqual(self.quota(), "user:root slices=4/8 jobs=1/5\ndefault 4g.48gb=1\n")
+
+
+class QuotaRaceKill(unittest.TestCase):
+    """kill -9 while 64 mkdirs race for root's slices=8: after the restart, use is what the records say,
+    within the limit, and carving fills it exactly."""
+
+    def test_kill9_in_a_race_never_drifts(self):
+        n = Node(poll=0.2, grace=1.0).start()
+        try:
+            write(n.path("quota"), "user:0 slices=8\n")
+            results = []
+
+            def carve(i):
+                path = (n.path(f"ppu{i % 16}", "mig", "4g.48gb", f"k{i}") if i % 2
+                        else n.path("mig", "4g.48gb", f"k{i}"))
+                try:
+                    os.mkdir(path)
+                    results.append(0)
+                except OSError as e:
+                    results.append(e.errno)
+
+            threads = [threading.Thread(target=carve, args=(i,)) for i in range(64)]
+            for t in threads:
+                t.start()
+            wait_until(lambda: len(results) >= 1, what="a first mkdir to answer")
+            n.kill9()
+            for t in threads:
+                t.join()
+            n.start()
+            slices, jobs = charged(n, 0)
+            self.assertLessEqual(slices, 8)
+            self.assertEqual(n.read("quota"), f"user:0 slices={slices}/8\n")
+            # Fill the rest: exactly what the limit leaves.
+            made = 0
+            for i in range(8):
+                try:
+                    os.mkdir(n.path("mig", "4g.48gb", f"after{i}"))
+                    made += 1
+                except OSError as e:
+                    self.assertEqual(e.errno, errno.EDQUOT)
+            self.assertEqual(slices + 4 * made, 8)
+            self.assertEqual(n.read("quota"), "user:0 slices=8/8\n")
+        finally:
+            n.stop()
+            reports = n.sanitizer_reports()
+            n.cleanup()
+        self.assertEqual(reports, "")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -106,6 +106,20 @@ int accel_quota_check(const struct accel_quota_table *t, const struct accel_quot
  */
 int accel_quota_charges(const struct accel_snapshot *s, struct accel_quota_charge **out, size_t *n);
 /*
+ * One line of what the node shows (the file, metrics, node.json): each
+ * principal with a line of its own, then each user the default governs
+ * that has a job (by_default), with what it uses now.  The default itself
+ * is not a row.  *out malloc'd (free it); -ENOMEM.
+ */
+struct accel_quota_row {
+	char principal[80]; /* "user:alice", "group:ml", "user:1001" */
+	const struct accel_quota_entry *entry;
+	bool by_default;
+	struct accel_quota_use use;
+};
+int accel_quota_rows(const struct accel_quota_table *t, const struct accel_quota_charge *c, size_t n,
+                     struct accel_quota_row **out, size_t *n_out);
+/*
  * The file's text: each principal's limits with their use
  * (`user:alice slices=3/8 4g.48gb=0/1 jobs=2/4`), the default's limits,
  * then each user the default governs that uses something, marked

@@ -170,59 +170,89 @@ static void put(struct text *t, const char *fmt, ...)
 	}
 }
 
-static void entry_line(struct text *t, const struct accel_quota_entry *e, const char *principal, uid_t uid,
-                       const struct accel_quota_charge *c, size_t n, bool with_use)
+int accel_quota_rows(const struct accel_quota_table *t, const struct accel_quota_charge *c, size_t n,
+                     struct accel_quota_row **out, size_t *n_out)
 {
-	struct accel_quota_use use;
-
-	accel_quota_use_of(e, uid, c, n, &use);
-	put(t, "%s", principal);
-	if (e->has_slices)
-		with_use ? put(t, " slices=%lu/%lu", use.slices, e->slices) : put(t, " slices=%lu", e->slices);
-	for (size_t k = 0; k < e->n_profiles; k++)
-		with_use ? put(t, " %s=%lu/%lu", e->profiles[k].profile, use.profiles[k], e->profiles[k].n)
-			 : put(t, " %s=%lu", e->profiles[k].profile, e->profiles[k].n);
-	if (e->has_jobs)
-		with_use ? put(t, " jobs=%lu/%lu", use.jobs, e->jobs) : put(t, " jobs=%lu", e->jobs);
-}
-
-char *accel_quota_render(const struct accel_quota_table *t, const struct accel_quota_charge *c, size_t n)
-{
-	struct text out = { 0 };
 	const struct accel_quota_entry *dflt = NULL;
+	size_t k = 0;
 
-	put(&out, "%s", "");
+	*n_out = 0;
+	*out = calloc(t->n + n + 1, sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
 	for (size_t i = 0; i < t->n; i++) {
 		const struct accel_quota_entry *e = &t->entries[i];
-		char p[80];
+		struct accel_quota_row *r = &(*out)[k];
 
 		if (e->kind == ACCEL_QUOTA_DEFAULT) {
 			dflt = e;
 			continue;
 		}
-		accel_quota_principal(e, p, sizeof(p));
-		entry_line(&out, e, p, (uid_t)e->id, c, n, true);
-		put(&out, "\n");
+		accel_quota_principal(e, r->principal, sizeof(r->principal));
+		r->entry = e;
+		accel_quota_use_of(e, (uid_t)e->id, c, n, &r->use);
+		k++;
 	}
-	if (dflt) {
-		entry_line(&out, dflt, "default", 0, c, n, false);
-		put(&out, "\n");
-		/* Each user the default governs that has a job, once, in the order of their first job. */
-		for (size_t i = 0; i < n; i++) {
-			const struct accel_quota_entry *user, *group;
-			bool seen = false;
-			char p[32];
+	/* Each user the default governs that has a job, once, in the order of their first job. */
+	for (size_t i = 0; dflt && i < n; i++) {
+		const struct accel_quota_entry *user, *group;
+		bool seen = false;
+		struct accel_quota_row *r = &(*out)[k];
 
-			accel_quota_governing(t, c[i].uid, c[i].gid, &user, &group);
-			for (size_t j = 0; j < i && !seen; j++)
-				seen = c[j].uid == c[i].uid;
-			if (user != dflt || seen)
-				continue;
-			snprintf(p, sizeof(p), "user:%u", (unsigned)c[i].uid);
-			entry_line(&out, dflt, p, c[i].uid, c, n, true);
-			put(&out, " (default)\n");
-		}
+		accel_quota_governing(t, c[i].uid, c[i].gid, &user, &group);
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = c[j].uid == c[i].uid;
+		if (user != dflt || seen)
+			continue;
+		snprintf(r->principal, sizeof(r->principal), "user:%u", (unsigned)c[i].uid);
+		r->entry = dflt;
+		r->by_default = true;
+		accel_quota_use_of(dflt, c[i].uid, c, n, &r->use);
+		k++;
 	}
+	*n_out = k;
+	return 0;
+}
+
+static void entry_line(struct text *t, const struct accel_quota_entry *e, const char *principal,
+                       const struct accel_quota_use *use)
+{
+	put(t, "%s", principal);
+	if (e->has_slices)
+		use ? put(t, " slices=%lu/%lu", use->slices, e->slices) : put(t, " slices=%lu", e->slices);
+	for (size_t k = 0; k < e->n_profiles; k++)
+		use ? put(t, " %s=%lu/%lu", e->profiles[k].profile, use->profiles[k], e->profiles[k].n)
+		    : put(t, " %s=%lu", e->profiles[k].profile, e->profiles[k].n);
+	if (e->has_jobs)
+		use ? put(t, " jobs=%lu/%lu", use->jobs, e->jobs) : put(t, " jobs=%lu", e->jobs);
+}
+
+char *accel_quota_render(const struct accel_quota_table *t, const struct accel_quota_charge *c, size_t n)
+{
+	struct text out = { 0 };
+	struct accel_quota_row *rows;
+	size_t n_rows;
+	bool dflt_said = false;
+
+	if (accel_quota_rows(t, c, n, &rows, &n_rows))
+		return NULL;
+	put(&out, "%s", "");
+	for (size_t i = 0; i <= n_rows; i++) {
+		/* The default's limits, before the users it governs (or last, when it governs none yet). */
+		if (!dflt_said && (i == n_rows || rows[i].by_default)) {
+			for (size_t k = 0; k < t->n; k++)
+				if (t->entries[k].kind == ACCEL_QUOTA_DEFAULT) {
+					entry_line(&out, &t->entries[k], "default", NULL);
+					put(&out, "\n");
+				}
+			dflt_said = true;
+		}
+		if (i == n_rows)
+			break;
+		entry_line(&out, rows[i].entry, rows[i].principal, &rows[i].use);
+		put(&out, rows[i].by_default ? " (default)\n" : "\n");
+	}
+	free(rows);
 	if (out.oom) {
 		free(out.buf);
 		return NULL;

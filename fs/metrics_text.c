@@ -9,6 +9,7 @@
 
 #include "core/family.h"
 #include "core/metrics.h"
+#include "core/quota.h"
 #include "fs/dies.h"
 
 #ifndef ACCELFS_VERSION
@@ -216,7 +217,50 @@ static void dies_metrics(struct fs_text *t, const struct fs_dies *dies, const st
 	free(st);
 }
 
-void fs_metrics_text(struct fs_text *t, const struct accel_snapshot *s, const struct fs_dies *dies)
+/* Each principal's limits and use (core/quota.h's rows): one series per limit it has. */
+static void quota_limit(struct fs_text *t, const char *metric, const char *principal, const char *limit,
+                        unsigned long v)
+{
+	fs_put(t, "%s{", metric);
+	label(t, "principal", principal, true);
+	label(t, "limit", limit, false);
+	fs_put(t, "} %lu\n", v);
+}
+
+static void quota_gauges(struct fs_text *t, const struct accel_snapshot *s, const struct accel_quota_table *q)
+{
+	struct accel_quota_charge *c = NULL;
+	struct accel_quota_row *rows = NULL;
+	size_t n = 0, n_rows = 0;
+
+	if (q && (accel_quota_charges(s, &c, &n) || accel_quota_rows(q, c, n, &rows, &n_rows))) {
+		free(c);
+		t->oom = true; /* finishing the text answers -ENOMEM */
+		return;
+	}
+	for (int used = 0; used < 2; used++) {
+		const char *metric = used ? "accelfs_quota_used" : "accelfs_quota_limit";
+		family(t, metric, "gauge",
+		       used ? "What the principal's jobs use of each limited resource (slices, jobs, a profile)."
+		            : "The principal's limit (the quota file; a user under the default has the default's).");
+		for (size_t i = 0; i < n_rows; i++) {
+			const struct accel_quota_entry *e = rows[i].entry;
+			const struct accel_quota_use *u = &rows[i].use;
+			if (e->has_slices)
+				quota_limit(t, metric, rows[i].principal, "slices", used ? u->slices : e->slices);
+			for (size_t k = 0; k < e->n_profiles; k++)
+				quota_limit(t, metric, rows[i].principal, e->profiles[k].profile,
+				            used ? u->profiles[k] : e->profiles[k].n);
+			if (e->has_jobs)
+				quota_limit(t, metric, rows[i].principal, "jobs", used ? u->jobs : e->jobs);
+		}
+	}
+	free(rows);
+	free(c);
+}
+
+void fs_metrics_text(struct fs_text *t, const struct accel_snapshot *s, const struct fs_dies *dies,
+                     const struct accel_quota_table *quota)
 {
 	struct accel_metrics_values v;
 
@@ -230,6 +274,7 @@ void fs_metrics_text(struct fs_text *t, const struct accel_snapshot *s, const st
 	              "Instances of the profile that could be carved now (available).", 1);
 	profile_gauge(t, s, "accelfs_profile_jobs", "Jobs of the profile on the device, in any state.", 2);
 	job_gauges(t, s);
+	quota_gauges(t, s, quota);
 	operation_counters(t, &v);
 	dies_metrics(t, dies, &v);
 }

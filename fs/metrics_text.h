@@ -22,6 +22,9 @@ struct fs_dies;
 #define FS_METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
 /* Write s and dies (fs/dies.h; NULL: no dies/) into t (fs/text.h: out of memory is t's to say). */
-void fs_metrics_text(struct fs_text *t, const struct accel_snapshot *s, const struct fs_dies *dies);
+struct accel_quota_table;
+/* quota: the node's limits (accel_node_quota_table), NULL for none. */
+void fs_metrics_text(struct fs_text *t, const struct accel_snapshot *s, const struct fs_dies *dies,
+                     const struct accel_quota_table *quota);
 
 #endif

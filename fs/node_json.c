@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "core/family.h"
+#include "core/quota.h"
 #include "fs/dies.h"
 
 #ifndef ACCELFS_VERSION
@@ -229,6 +230,53 @@ static json_t *dies_json(const struct fs_dies *dies)
 	return json_pack("{s:o,s:o}", "slot", slot, "dies", list);
 }
 
+/* An entry's limits, {"slices": {"limit": 8, "used": 3}, ...}; without use (the default's), {"slices": 8}. */
+static json_t *quota_limits(const struct accel_quota_entry *e, const struct accel_quota_use *u)
+{
+	json_t *o = json_object();
+
+#define LIMIT(name, lim, used)                                                                                         \
+	json_object_set_new(o, name,                                                                                   \
+	                    u ? json_pack("{s:I,s:I}", "limit", (json_int_t)(lim), "used", (json_int_t)(used))         \
+	                      : json_integer((json_int_t)(lim)))
+	if (o && e->has_slices)
+		LIMIT("slices", e->slices, u ? u->slices : 0);
+	for (size_t k = 0; o && k < e->n_profiles; k++)
+		LIMIT(e->profiles[k].profile, e->profiles[k].n, u ? u->profiles[k] : 0);
+	if (o && e->has_jobs)
+		LIMIT("jobs", e->jobs, u ? u->jobs : 0);
+#undef LIMIT
+	return o;
+}
+
+/* The quota file as data: the default's limits (null: none) and every principal's limits and use. */
+static json_t *quota_json(const struct accel_snapshot *s, const struct accel_quota_table *q)
+{
+	struct accel_quota_charge *c = NULL;
+	struct accel_quota_row *rows = NULL;
+	size_t n = 0, n_rows = 0;
+	json_t *dflt = json_null(), *list = json_array();
+
+	if (q && (accel_quota_charges(s, &c, &n) || accel_quota_rows(q, c, n, &rows, &n_rows))) {
+		free(c);
+		json_decref(list);
+		return NULL;
+	}
+	for (size_t i = 0; q && i < q->n; i++)
+		if (q->entries[i].kind == ACCEL_QUOTA_DEFAULT)
+			dflt = quota_limits(&q->entries[i], NULL);
+	for (size_t i = 0; list && i < n_rows; i++)
+		if (json_array_append_new(list, json_pack("{s:s,s:b,s:o}", "principal", rows[i].principal, "default",
+		                                          rows[i].by_default, "limits",
+		                                          quota_limits(rows[i].entry, &rows[i].use)))) {
+			json_decref(list);
+			list = NULL;
+		}
+	free(rows);
+	free(c);
+	return json_pack("{s:o,s:o}", "default", dflt, "principals", list);
+}
+
 /* json_dump_callback's writer: the document goes straight into the file's text. */
 static int put_json(const char *buf, size_t size, void *t)
 {
@@ -236,7 +284,8 @@ static int put_json(const char *buf, size_t size, void *t)
 	return 0;
 }
 
-int fs_node_json_text(struct fs_text *t, const struct accel_snapshot *s, const struct fs_dies *dies)
+int fs_node_json_text(struct fs_text *t, const struct accel_snapshot *s, const struct fs_dies *dies,
+                      const struct accel_quota_table *quota)
 {
 	json_t *devs = json_array(), *root;
 	int ret;
@@ -246,9 +295,9 @@ int fs_node_json_text(struct fs_text *t, const struct accel_snapshot *s, const s
 			json_decref(devs);
 			devs = NULL;
 		}
-	root = json_pack("{s:i,s:s,s:I,s:o,s:{s:o},s:o}", "format", FS_NODE_JSON_FORMAT, "version", ACCELFS_VERSION,
+	root = json_pack("{s:i,s:s,s:I,s:o,s:{s:o},s:o,s:o}", "format", FS_NODE_JSON_FORMAT, "version", ACCELFS_VERSION,
 	                 "generation", (json_int_t)s->generation, "devices", devs, "mig", "profiles", node_profiles(s),
-	                 "dies", dies_json(dies));
+	                 "dies", dies_json(dies), "quota", quota_json(s, quota));
 	if (!root)
 		return -ENOMEM;
 	ret = json_dump_callback(root, put_json, t, JSON_INDENT(2) | JSON_PRESERVE_ORDER) ? -ENOMEM : 0;

@@ -25,6 +25,9 @@ struct fs_dies;
  * Write s and dies (fs/dies.h; NULL: no dies/) into t
  * (JSON, indented, ending in a newline): 0, or -ENOMEM.
  */
-int fs_node_json_text(struct fs_text *t, const struct accel_snapshot *s, const struct fs_dies *dies);
+struct accel_quota_table;
+/* quota: the node's limits (accel_node_quota_table), NULL for none. */
+int fs_node_json_text(struct fs_text *t, const struct accel_snapshot *s, const struct fs_dies *dies,
+                      const struct accel_quota_table *quota);
 
 #endif

@@ -13,6 +13,7 @@
 
 #include "core/fileio.h"
 #include "core/log.h"
+#include "core/quota.h"
 #include "fs/metrics_text.h"
 
 /*
@@ -37,12 +38,14 @@ static int write_if_changed(char *err, size_t errlen)
 	struct fs_text t = { 0 };
 	char *text = NULL;
 	size_t len = 0;
-	int ret = -ENOENT;
+	struct accel_quota_table quota = { 0 };
+	int ret = !s ? -ENOENT : accel_node_quota_table(src_node, &quota);
 
-	if (s) {
-		fs_metrics_text(&t, s, src_dies);
+	if (!ret) {
+		fs_metrics_text(&t, s, src_dies, &quota);
 		ret = fs_text_finish(&t, &text, &len);
 	}
+	accel_quota_table_free(&quota);
 	accel_snapshot_unref(s);
 	if (ret) {
 		snprintf(err, errlen, "cannot render the metrics: %s", strerror(-ret));

@@ -14,6 +14,7 @@
 #include "core/cdi.h"
 #include "core/family.h"
 #include "core/node.h"
+#include "core/quota.h"
 #include "fs/dies.h"
 #include "fs/jobctl.h"
 #include "fs/metrics_text.h"
@@ -174,16 +175,27 @@ size_t fs_node_profile_devices(const struct accel_snapshot *s, const char *profi
 
 static int metrics(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s, const struct fs_node *n)
 {
-	(void)node;
-	fs_metrics_text(t, s, n->mount->dies);
+	struct accel_quota_table quota;
+	int ret = accel_node_quota_table(node, &quota);
+
+	if (ret)
+		return ret;
+	fs_metrics_text(t, s, n->mount->dies, &quota);
+	accel_quota_table_free(&quota);
 	return 0;
 }
 
 static int node_json(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
                      const struct fs_node *n)
 {
-	(void)node;
-	return fs_node_json_text(t, s, n->mount->dies);
+	struct accel_quota_table quota;
+	int ret = accel_node_quota_table(node, &quota);
+
+	if (ret)
+		return ret;
+	ret = fs_node_json_text(t, s, n->mount->dies, &quota);
+	accel_quota_table_free(&quota);
+	return ret;
 }
 
 static int mig_map(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s, const struct fs_node *n)

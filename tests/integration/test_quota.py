@@ -3,6 +3,7 @@ or not), every bad text is refused with its reason and changes nothing, mkdir an
 the principal, the limit and the use, poll() wakes on use, and use after kill -9 in the middle of a
 race is what the records say."""
 import errno
+import json
 import os
 import re
 import threading
@@ -60,6 +61,17 @@ class Quota(NodeTestCase):
             self.assertEqual(res.returncode, errno.EDQUOT, key)
             last = open(os.path.join(prof_dir, "last_error")).read()
             self.assertIn(f"user:{USER} uses slices=8 of 8 and u3 (4g.48gb) needs 4 more", last)
+        # metrics and node.json say the same, per principal.
+        metrics = n.read("metrics")
+        self.assertIn(f'accelfs_quota_limit{{principal="user:{USER}",limit="slices"}} 8\n', metrics)
+        self.assertIn(f'accelfs_quota_used{{principal="user:{USER}",limit="slices"}} 8\n', metrics)
+        self.assertIn(f'accelfs_quota_used{{principal="user:{USER}",limit="jobs"}} 2\n', metrics)
+        self.assertIn(f'accelfs_quota_used{{principal="group:{GROUP}",limit="jobs"}} 2\n', metrics)
+        self.assertIn('accelfs_carve_failures_total{reason="quota"} 2\n', metrics)
+        quota = json.loads(n.read("node.json"))["quota"]
+        self.assertIsNone(quota["default"])
+        self.assertEqual(quota["principals"][0], {"principal": f"user:{USER}", "default": False, "limits": {
+            "slices": {"limit": 8, "used": 8}, "8g.96gb": {"limit": 0, "used": 0}, "jobs": {"limit": 3, "used": 2}}})
         # A profile limit of 0 forbids it; root is not under anyone's line.
         res = as_user(USER, [GROUP], "mkdir", n.path("ppu5", "mig", "8g.96gb", "u4"))
         self.assertNotEqual(res.returncode, 0)
@@ -109,6 +121,13 @@ class Quota(NodeTestCase):
                 self.assertIn(reason, n.log())
         write(n.path("quota"), "default jobs=3\n")
         self.assertEqual(self.quota(), "default jobs=3\n")  # a write taken clears the refusal
+        os.chown(n.path(), USER, GROUP)
+        os.chmod(n.path(), 0o775)
+        res = as_user(USER, [GROUP], "mkdir", n.path("ppu3", "mig", "4g.48gb", "d1"))
+        self.assertEqual(res.returncode, 0, res.stderr)
+        self.assertEqual(self.quota(), f"default jobs=3\nuser:{USER} jobs=1/3 (default)\n")
+        self.assertEqual(json.loads(n.read("node.json"))["quota"], {"default": {"jobs": 3}, "principals": [
+            {"principal": f"user:{USER}", "default": True, "limits": {"jobs": {"limit": 3, "used": 1}}}]})
 
     def test_poll_wakes_when_use_changes(self):
         n = self.node

@@ -47,7 +47,7 @@ static void test_reasons(void **state)
 		{ EEXIST, "exists" },    { EINVAL, "invalid_name" }, { ENAMETOOLONG, "invalid_name" },
 		{ ENOENT, "not_found" }, { ENODEV, "not_found" },    { EROFS, "read_only" },
 		{ EIO, "driver_error" }, { ESTALE, "driver_error" }, { ENOMEM, "no_memory" },
-		{ EPIPE, "other" },
+		{ EDQUOT, "quota" },     { EPIPE, "other" },
 	};
 
 	(void)state;

@@ -144,7 +144,7 @@ static struct accel_device gpu = {
 static struct accel_device *devices[] = { &ppu, &gpu };
 static struct accel_snapshot snap = { .refs = 1, .generation = 42, .devices = devices, .n_devices = 2 };
 
-/* The text of a renderer of the whole node, with no dies/ (NULL). */
+/* The text of a renderer of the whole node, with no dies/ and no quotas (NULL). */
 static char *finish(struct fs_text *t)
 {
 	char *text = NULL;
@@ -159,7 +159,7 @@ static char *render_metrics(void)
 {
 	struct fs_text t = { 0 };
 
-	fs_metrics_text(&t, &snap, NULL);
+	fs_metrics_text(&t, &snap, NULL, NULL);
 	return finish(&t);
 }
 
@@ -167,7 +167,7 @@ static char *render_node_json(void)
 {
 	struct fs_text t = { 0 };
 
-	assert_int_equal(fs_node_json_text(&t, &snap, NULL), 0);
+	assert_int_equal(fs_node_json_text(&t, &snap, NULL, NULL), 0);
 	return finish(&t);
 }
 

@@ -9,7 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
+#include <sys/fsuid.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -302,7 +305,42 @@ int am_reclaim_job(const char *mount, uint32_t jobid, int tries, char *err, size
 	}
 }
 
-int am_carve(const char *mount, uint32_t jobid, const struct am_request *req, char *err, size_t len)
+/*
+ * mkdir as the job's user in the filesystem's eyes, so that accelfs records
+ * the user as the partition's owner and charges it to the user's quota
+ * (docs/tree.md, Quotas), while keeping root's right to carve in any
+ * directory: the thread's filesystem uid and gid become the user's, which
+ * drops the capabilities that override file permissions from the effective
+ * set, and CAP_DAC_OVERRIDE is raised again from the permitted set (the
+ * kernel checks the directory's mode before accelfs is asked).  Both are
+ * the calling thread's alone, and are given back before it returns.
+ */
+static int mkdir_as(const char *path, uid_t uid, gid_t gid)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct caps[_LINUX_CAPABILITY_U32S_3];
+	int ret, e;
+
+	if (uid == 0 || geteuid() != 0)
+		return mkdir(path, 0755);
+	setfsgid(gid);
+	setfsuid(uid);
+	if (syscall(SYS_capget, &hdr, caps) == 0) {
+		caps[CAP_DAC_OVERRIDE / 32].effective |= 1u << (CAP_DAC_OVERRIDE % 32);
+		caps[CAP_DAC_READ_SEARCH / 32].effective |= 1u << (CAP_DAC_READ_SEARCH % 32);
+		if (syscall(SYS_capset, &hdr, caps) != 0)
+			caps[0].effective = 0; /* mkdir answers what the user alone may do */
+	}
+	ret = mkdir(path, 0755);
+	e = errno;
+	setfsuid(0); /* back to 0: the kernel gives the effective capabilities back from the permitted set */
+	setfsgid(0);
+	errno = e;
+	return ret;
+}
+
+int am_carve(const char *mount, uint32_t jobid, uid_t uid, gid_t gid, const struct am_request *req, char *err,
+             size_t len)
 {
 	unsigned index = 0;
 	for (unsigned s = 0; s < req->nspecs; s++) {
@@ -315,7 +353,7 @@ int am_carve(const char *mount, uint32_t jobid, const struct am_request *req, ch
 		for (unsigned c = 0; c < spec->count; c++, index++) {
 			char path[4200];
 			snprintf(path, sizeof(path), "%s/slurm-%u-%u", dir, jobid, index);
-			if (mkdir(path, 0755) == 0 || errno == EEXIST)
+			if (mkdir_as(path, uid, gid) == 0 || errno == EEXIST)
 				continue;
 			int e = errno;
 			char why[1024], left[512];

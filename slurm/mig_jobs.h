@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define AM_NAME_MAX 64 /* accelfs job names are at most 63 bytes */
 #define AM_MAX_SPECS 8
@@ -63,11 +64,15 @@ int am_list(const char *mount, uint32_t jobid, int with_status, struct am_part *
 
 /*
  * Carve the job's request: slurm-<jobid>-0, -1, ... in the order of the
- * specs.  One already there is kept (a prolog run again for the same job).
- * On any failure everything this job has is given back first, and the
- * errno of the failed mkdir is returned with accelfs's last_error in err.
+ * specs, each mkdir made as uid:gid (the job's user: accelfs records it as
+ * the owner and charges its quota; 0 carves as root).  One already there
+ * is kept (a prolog run again for the same job).  On any failure
+ * everything this job has is given back first, and the errno of the
+ * failed mkdir is returned with accelfs's last_error in err (EDQUOT: the
+ * user's quota, naming the limit and the use).
  */
-int am_carve(const char *mount, uint32_t jobid, const struct am_request *req, char *err, size_t len);
+int am_carve(const char *mount, uint32_t jobid, uid_t uid, gid_t gid, const struct am_request *req, char *err,
+             size_t len);
 
 /*
  * Give back every partition of the job; a busy one is tried `tries` times,

@@ -19,7 +19,9 @@
 #include "mig_jobs.h"
 
 #include <errno.h>
+#include <pwd.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,6 +113,32 @@ static uint32_t job_id(spank_t sp)
 		return id;
 	const char *env = getenv("SLURM_JOB_ID");
 	return env ? (uint32_t)strtoul(env, NULL, 10) : 0;
+}
+
+/*
+ * The job's user and primary group, who pays for its partitions: from
+ * Slurm (S_JOB_UID, S_JOB_GID), else the prolog's environment, else the
+ * user's passwd entry for the group.  0:0 (root carves, and pays) when
+ * Slurm says nothing.
+ */
+static void job_user(spank_t sp, uid_t *uid, gid_t *gid)
+{
+	const char *env;
+	struct passwd *pw;
+	bool have_gid = false;
+
+	*uid = 0;
+	*gid = 0;
+	if (spank_get_item(sp, S_JOB_UID, uid) != ESPANK_SUCCESS && (env = getenv("SLURM_JOB_UID")))
+		*uid = (uid_t)strtoul(env, NULL, 10);
+	if (spank_get_item(sp, S_JOB_GID, gid) == ESPANK_SUCCESS)
+		have_gid = true;
+	else if ((env = getenv("SLURM_JOB_GID"))) {
+		*gid = (gid_t)strtoul(env, NULL, 10);
+		have_gid = true;
+	}
+	if (!have_gid && *uid && (pw = getpwuid(*uid)))
+		*gid = pw->pw_gid;
 }
 
 /* Whether slurmctld still shows the job RUNNING (1), not (0), or cannot say (-1). */
@@ -209,7 +237,10 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 		give_up(jobid, err);
 		return 0;
 	}
-	int e = am_carve(mount_path, jobid, &req, err, sizeof(err));
+	uid_t uid;
+	gid_t gid;
+	job_user(sp, &uid, &gid);
+	int e = am_carve(mount_path, jobid, uid, gid, &req, err, sizeof(err));
 	if (e) {
 		give_up(jobid, err);
 		return 0;

@@ -7,6 +7,7 @@ equal to accelfs's `available`, and no drained node.
 """
 import errno
 import os
+import pwd
 import signal
 import time
 import unittest
@@ -72,15 +73,21 @@ class SlurmTest(unittest.TestCase):
             pass
 
     # -- helpers --------------------------------------------------------------------------------
-    def submit(self, accel, extra_script="", args=()):
-        """sbatch a job that records its environment, then holds until released (or JOB_TIMEOUT)."""
+    def submit(self, accel, extra_script="", args=(), as_user=None):
+        """sbatch a job that records its environment, then holds until released (or JOB_TIMEOUT);
+        as_user (a passwd entry): submitted by that user."""
         rel = self.c.path("out", f"release-{len(self.releases)}-{time.monotonic_ns()}")
         self.releases.append(rel)
-        script = (f"env > {self.c.path('out')}/env-$SLURM_JOB_ID; {extra_script}\n"
+        # The environment is written whole before its name appears: wait_running waits for the name.
+        script = (f"env > {self.c.path('out')}/env-$SLURM_JOB_ID.part && "
+                  f"mv {self.c.path('out')}/env-$SLURM_JOB_ID.part {self.c.path('out')}/env-$SLURM_JOB_ID; "
+                  f"{extra_script}\n"
                   f"for i in $(seq {JOB_TIMEOUT * 10}); do [ -e {rel} ] && exit 0; sleep 0.1; done")
         opt = [f"--accel-mig={accel}"] if accel else []
-        res = self.c.run(["sbatch", "--parsable", *opt, *args, "-o", self.c.path("out", "%j.out"),
-                          "--wrap", script])
+        pre = [] if not as_user else ["setpriv", f"--reuid={as_user.pw_uid}", f"--regid={as_user.pw_gid}",
+                                      "--clear-groups"]
+        res = self.c.run([*pre, "sbatch", "--parsable", *opt, *args, "-o", self.c.path("out", "%j.out"),
+                          "--chdir=/tmp", "--wrap", script])
         return int(res.stdout.strip().split(";")[0]), rel
 
     def release(self, rel):
@@ -354,6 +361,40 @@ class SlurmTest(unittest.TestCase):
         self.assertEqual(len(self.partitions_of(job)), 1)
         self.release(rel)
         self.wait_state(job, "COMPLETED")
+
+    def test_quota_charges_the_jobs_user_and_refuses_over_it(self):
+        # The partitions of a job are its user's (owner: in status) and count against the user's
+        # quota; one over it is refused (EDQUOT) and the job requeued, the node not drained.
+        user = pwd.getpwnam("daemon")
+        quota = self.node.path("quota")
+        os.chmod(self.c.path("out"), 0o1777)  # the user's job writes its environment there
+        with open(quota, "w") as f:
+            f.write(f"user:{user.pw_uid} slices=4 jobs=1\n")
+        try:
+            first, rel = self.submit("4g.48gb", as_user=user)
+            self.wait_running(first)
+            st = self.node.keyvals("mig", "4g.48gb", f"slurm-{first}-0", "status")
+            self.assertEqual(st["owner"], f"{user.pw_uid}:{user.pw_gid}")
+            self.assertEqual(self.node.read("quota"), f"user:{user.pw_uid} slices=4/4 jobs=1/1\n")
+            self.env.stop_sync()  # Slurm is told there is room: only the quota says no
+            second, rel2 = self.submit("4g.48gb", as_user=user)
+            wait_until(lambda: (self.c.job_field(second, "Restarts") or "0") != "0", WAIT,
+                       f"the job over the quota to be requeued (state {self.state(second)}, reason "
+                       f"{self.c.job_field(second, 'Reason')}){self.env.logs()}")
+            self.assertIn(f"quota exceeded: user:{user.pw_uid} uses slices=4 of 4",
+                          self.c.job_field(second, "AdminComment") or "")
+            self.assertEqual(self.partitions_of(second), {})
+            self.assertEqual(self.node.read("quota"), f"user:{user.pw_uid} slices=4/4 jobs=1/1\n")
+            self.assert_no_drain()
+            self.c.run(["scancel", str(second)])
+            self.release(rel)
+            self.wait_state(first, "COMPLETED")
+            wait_until(lambda: self.node.read("quota") == f"user:{user.pw_uid} slices=0/4 jobs=0/1\n", WAIT,
+                       "the user's use to fall back to 0")
+        finally:
+            self.env.start_sync()
+            with open(quota, "w") as f:
+                f.write("")
 
     def test_bad_option_is_refused_where_it_is_typed(self):
         res = self.c.run(["sbatch", "--accel-mig=4g.48gb:zero", "--wrap", "true"], check=False)

@@ -108,7 +108,7 @@ int node_quota_hold(struct accel_node *node, const char *job, uid_t uid, gid_t g
                     unsigned slices, char *why, size_t whylen)
 {
 	struct accel_quota_charge add = { job, uid, gid, profile, slices };
-	int ret;
+	int ret = 0;
 
 	node_lock(&node->names_lock, NODE_LOCK_NAMES);
 	for (;;) {

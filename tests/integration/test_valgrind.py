@@ -48,6 +48,29 @@ class Valgrind(unittest.TestCase):
             os.rmdir(os.path.join(mnt, "mig", "1g.18gb", "b"))
             time.sleep(1)  # a few poller passes
 
+    def test_quotas_are_clean_under_valgrind(self):
+        """The quota file written (and refused), a carve over it, a node-level choice among devices,
+        and the texts that show it (fs/quota_file.c, core/quota_*.c)."""
+        with daemon_under_valgrind(self, "ppu3", extra=["--poll-interval=0.3"]) as mnt:
+            quota = os.path.join(mnt, "quota")
+            with open(quota, "w") as f:
+                f.write("user:0 slices=5 4g.48gb=1\ngroup:0 jobs=9\ndefault jobs=1\n")
+            with self.assertRaises(OSError) as bad:
+                with open(quota, "w") as f:
+                    f.write("user:0 slices=x\n")
+            self.assertEqual(bad.exception.errno, errno.EINVAL)
+            os.mkdir(os.path.join(mnt, "ppu3", "mig", "4g.48gb", "a"))
+            os.mkdir(os.path.join(mnt, "mig", "1g.18gb", "b"))
+            for path in (os.path.join(mnt, "ppu4", "mig", "4g.48gb", "c"), os.path.join(mnt, "mig", "1g.18gb", "d")):
+                with self.assertRaises(OSError) as over:
+                    os.mkdir(path)
+                self.assertEqual(over.exception.errno, errno.EDQUOT, path)
+            for name in ("quota", "metrics", "node.json"):
+                with open(os.path.join(mnt, name)) as f:
+                    self.assertIn("slices", f.read(), name)
+            os.rmdir(os.path.join(mnt, "ppu3", "mig", "4g.48gb", "a"))
+            os.rmdir(os.path.join(mnt, "mig", "1g.18gb", "b"))
+
     def test_attachments_are_clean_under_valgrind(self):
         """A job's containers, reclaim and holders files, rmdir refused, a stale attachment cleared and the
         job reclaimed by the daemon's own thread (fs/jobctl.c, fs/reclaimer.c, core/attach.c)."""

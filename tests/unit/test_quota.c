@@ -53,6 +53,7 @@ static void good_text_parses_and_round_trips(void **state)
 	assert_int_equal(accel_quota_parse(stored, true, &back, why, sizeof(why)), 0);
 	assert_int_equal(back.n, t.n);
 	assert_memory_equal(back.entries, t.entries, t.n * sizeof(*t.entries));
+	accel_quota_table_free(&back);
 	/* The stored form is no user's syntax: a name after '=' is not looked up there. */
 	assert_int_equal(accel_quota_parse("user:alice=x jobs=1", true, &back, why, sizeof(why)), -EINVAL);
 	free(stored);

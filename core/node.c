@@ -181,6 +181,7 @@ struct accel_node *accel_node_start(const struct accel_node_options *opt, char *
 	pthread_mutex_init(&node->cdi_lock, NULL);
 	pthread_mutex_init(&node->names_lock, NULL);
 	pthread_cond_init(&node->quota_cond, NULL);
+	pthread_mutex_init(&node->quota_lock, NULL);
 	pthread_mutex_init(&node->err_lock, NULL);
 	pthread_mutex_init(&node->poll_lock, NULL);
 	pthread_rwlock_init(&node->topo, NULL);

@@ -29,7 +29,7 @@
  *   6. snap_lock     the current snapshot pointer (readers take only this one,
  *                    for the time of a pointer copy)
  *
- * cdi_lock, err_lock and poll_lock are leaves: nothing is taken while one
+ * cdi_lock, err_lock, poll_lock and quota_lock are leaves: nothing is taken while one
  * is held.  Slow I/O (the CDI spec files) happens under cdi_lock alone,
  * after the snapshot is installed, so no reader and no publisher waits for
  * it.  Debug builds check the order (node_lock_* below).
@@ -54,6 +54,7 @@
 struct node_family;
 struct node_name;
 struct node_quota_hold;
+struct node_quota;
 
 #define NODE_NAME_BUCKETS 1024
 
@@ -164,8 +165,15 @@ struct accel_node {
 	pthread_mutex_t names_lock; /* job names being carved, so two mkdirs cannot take one name */
 	char (*reserved)[ACCEL_JOB_NAME_MAX + 1];
 	size_t n_reserved;
-	/* Guarded by names_lock too (core/quota_check.c): the limits, and what carves in progress cost. */
-	struct accel_quota_table quota;
+	/*
+	 * The limits (core/quota_check.c): immutable once made, reference
+	 * counted; replaced under names_lock and quota_lock (a leaf), so a carve
+	 * reads it under names_lock and a reader takes a reference under
+	 * quota_lock alone, for a pointer copy.  NULL: nothing is limited.
+	 */
+	struct node_quota *quota;
+	pthread_mutex_t quota_lock;
+	/* Guarded by names_lock: what carves in progress cost. */
 	struct node_quota_hold *quota_holds;
 	size_t n_quota_holds;
 	pthread_cond_t quota_cond; /* a hold let go, or the limits changed */

@@ -18,6 +18,7 @@
 #include "core/node_internal.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,44 @@ struct node_quota_hold {
 	unsigned slices;
 };
 
+struct node_quota {
+	atomic_int refs;
+	struct accel_quota_table t;
+};
+
+static void quota_unref(struct node_quota *q)
+{
+	if (q && atomic_fetch_sub(&q->refs, 1) == 1) {
+		accel_quota_table_free(&q->t);
+		free(q);
+	}
+}
+
+/* Make q the node's table (names_lock held, or nothing else runs yet): readers see it from their next reference. */
+static void quota_install(struct accel_node *node, struct node_quota *q)
+{
+	struct node_quota *old;
+
+	node_lock(&node->quota_lock, NODE_LOCK_LEAF);
+	old = node->quota;
+	node->quota = q;
+	node_unlock(&node->quota_lock, NODE_LOCK_LEAF);
+	quota_unref(old);
+}
+
+static struct node_quota *quota_new(struct accel_quota_table *t)
+{
+	struct node_quota *q = calloc(1, sizeof(*q));
+
+	if (!q)
+		return NULL;
+	atomic_init(&q->refs, 1);
+	q->t = *t;
+	t->entries = NULL;
+	t->n = 0;
+	return q;
+}
+
 static void quota_path(const struct accel_node *node, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s/quota", node->state_dir);
@@ -41,9 +80,12 @@ static void quota_path(const struct accel_node *node, char *buf, size_t len)
 int node_quota_load(struct accel_node *node, char *err, size_t errlen)
 {
 	char path[PATH_MAX + 8], why[ACCEL_TEXT_MAX];
+	struct accel_quota_table t;
+	struct node_quota *q;
 	FILE *f;
 	char *text;
 	long len;
+	size_t n;
 	int ret;
 
 	quota_path(node, path, sizeof(path));
@@ -57,22 +99,31 @@ int node_quota_load(struct accel_node *node, char *err, size_t errlen)
 		return -EIO;
 	}
 	fclose(f);
-	ret = accel_quota_parse(text, true, &node->quota, why, sizeof(why));
+	ret = accel_quota_parse(text, true, &t, why, sizeof(why));
 	free(text);
 	if (ret) {
 		snprintf(err, errlen, "the quotas in %s do not parse (%s): fix or remove the file", path, why);
 		return ret;
 	}
-	if (node->quota.n)
-		log_info("quotas: %zu principal(s) from %s", node->quota.n, path);
+	n = t.n;
+	if (!(q = quota_new(&t))) {
+		accel_quota_table_free(&t);
+		snprintf(err, errlen, "out of memory reading %s", path);
+		return -ENOMEM;
+	}
+	quota_install(node, q); /* nothing else runs yet */
+	if (n)
+		log_info("quotas: %zu principal(s) from %s", n, path);
 	return 0;
 }
 
 void node_quota_free(struct accel_node *node)
 {
-	accel_quota_table_free(&node->quota);
+	quota_unref(node->quota);
+	node->quota = NULL;
 	free(node->quota_holds);
 	pthread_cond_destroy(&node->quota_cond);
+	pthread_mutex_destroy(&node->quota_lock);
 }
 
 /* Every job the views show, and the holds whose job they do not show yet (view_lock held). */
@@ -116,19 +167,19 @@ int node_quota_hold(struct accel_node *node, const char *job, uid_t uid, gid_t g
 		size_t n = 0;
 		bool wait = false;
 
-		if (!node->quota.n)
+		if (!node->quota || !node->quota->t.n)
 			break; /* nothing is limited: no hold either */
 		node_lock(&node->view_lock, NODE_LOCK_VIEW);
 		ret = gather(node, true, &c, &n);
 		if (!ret)
-			ret = accel_quota_check(&node->quota, c, n, &add, why, whylen);
+			ret = accel_quota_check(&node->quota->t, c, n, &add, why, whylen);
 		if (ret == -EDQUOT) {
 			char ignored[8];
 			free(c);
 			c = NULL;
 			/* Over only with the carves in progress: wait for them, they may fail. */
 			wait = !gather(node, false, &c, &n) &&
-			       !accel_quota_check(&node->quota, c, n, &add, ignored, sizeof(ignored));
+			       !accel_quota_check(&node->quota->t, c, n, &add, ignored, sizeof(ignored));
 		}
 		node_unlock(&node->view_lock, NODE_LOCK_VIEW);
 		free(c);
@@ -138,7 +189,7 @@ int node_quota_hold(struct accel_node *node, const char *job, uid_t uid, gid_t g
 			break;
 		pthread_cond_wait(&node->quota_cond, &node->names_lock);
 	}
-	if (!node->quota.n) {
+	if (!node->quota || !node->quota->t.n) {
 		ret = 0;
 	} else if (!ret) {
 		struct node_quota_hold *grown = realloc(node->quota_holds, (node->n_quota_holds + 1) * sizeof(*grown));
@@ -176,17 +227,29 @@ void node_quota_release(struct accel_node *node, const char *job)
 
 int accel_node_quota_table(struct accel_node *node, struct accel_quota_table *out)
 {
+	struct node_quota *q;
 	int ret;
 
-	node_lock(&node->names_lock, NODE_LOCK_NAMES);
-	ret = accel_quota_table_copy(out, &node->quota);
-	node_unlock(&node->names_lock, NODE_LOCK_NAMES);
+	/* A reference for the time of a pointer copy; the copy is made outside any lock. */
+	node_lock(&node->quota_lock, NODE_LOCK_LEAF);
+	q = node->quota;
+	if (q)
+		atomic_fetch_add(&q->refs, 1);
+	node_unlock(&node->quota_lock, NODE_LOCK_LEAF);
+	if (!q) {
+		out->entries = NULL;
+		out->n = 0;
+		return 0;
+	}
+	ret = accel_quota_table_copy(out, &q->t);
+	quota_unref(q);
 	return ret;
 }
 
 int accel_node_set_quota(struct accel_node *node, const char *text, char *why, size_t whylen)
 {
-	struct accel_quota_table t, old;
+	struct accel_quota_table t;
+	struct node_quota *q;
 	char path[PATH_MAX + 8];
 	char *stored;
 	int ret;
@@ -202,7 +265,9 @@ int accel_node_set_quota(struct accel_node *node, const char *text, char *why, s
 		return ret;
 	}
 	stored = accel_quota_format(&t);
-	if (!stored) {
+	q = stored ? quota_new(&t) : NULL;
+	if (!q) {
+		free(stored);
 		accel_quota_table_free(&t);
 		snprintf(why, whylen, "out of memory");
 		return -ENOMEM;
@@ -212,14 +277,13 @@ int accel_node_set_quota(struct accel_node *node, const char *text, char *why, s
 	node_lock(&node->names_lock, NODE_LOCK_NAMES);
 	ret = accel_durable_write(path, stored, strlen(stored), 0644);
 	if (!ret) {
-		old = node->quota;
-		node->quota = t;
-		t = old;
+		quota_install(node, q);
+		q = NULL;
 		pthread_cond_broadcast(&node->quota_cond);
 	}
 	node_unlock(&node->names_lock, NODE_LOCK_NAMES);
 	free(stored);
-	accel_quota_table_free(&t);
+	quota_unref(q);
 	if (ret) {
 		snprintf(why, whylen, "cannot write %s: %s; the quotas are unchanged", path, strerror(-ret));
 		log_error("quota: %s", why);

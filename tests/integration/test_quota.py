@@ -5,7 +5,7 @@ race is what the records say."""
 import errno
 import json
 import os
-import re
+import subprocess
 import threading
 import unittest
 
@@ -144,6 +144,74 @@ class Quota(NodeTestCase):
         os.mkdir(n.path("ppu3", "mig", "4g.48gb", "r1"))
         n.restart()
         self.assertEqual(self.quota(), "user:root slices=4/8 jobs=1/5\ndefault 4g.48gb=1\n")
+
+
+# 100 mkdirs at once, a quarter each: 4g.48gb on a PPU, 4g.48gb anywhere, 1g.18gb on gpu0, 1g.18gb
+# anywhere; prints one "<slices> <errno>" line per request.
+RACE = """
+import os, sys, threading
+mnt, tag = sys.argv[1], sys.argv[2]
+out = []
+def carve(i):
+    prof, size = ("4g.48gb", 4) if i % 4 < 2 else ("1g.18gb", 1)
+    where = [os.path.join(mnt, f"ppu{i % 16}", "mig"), os.path.join(mnt, "mig"),
+             os.path.join(mnt, "gpu0", "mig"), os.path.join(mnt, "mig")][i % 4]
+    try:
+        os.mkdir(os.path.join(where, prof, f"{tag}{i}"))
+        out.append((size, 0))
+    except OSError as e:
+        out.append((size, e.errno))
+threads = [threading.Thread(target=carve, args=(i,)) for i in range(100)]
+for t in threads: t.start()
+for t in threads: t.join()
+print("\\n".join(f"{a} {b}" for a, b in out))
+"""
+
+
+class QuotaRace(NodeTestCase):
+    """200 mkdirs through the tree at once, on devices and at the node level together, across the 16
+    PPUs and the GPU: exactly what fits, never one more."""
+
+    def race(self, users):
+        n = self.node
+        os.chown(n.path(), USER, GROUP)
+        os.chmod(n.path(), 0o775)
+        procs = [subprocess.Popen(["setpriv", f"--reuid={uid}", f"--regid={GROUP}", f"--groups={GROUP}",
+                                   "python3", "-c", RACE, n.path(), f"u{k}-"],
+                                  stdout=subprocess.PIPE, text=True) for k, uid in enumerate(users)]
+        results = []
+        for p in procs:
+            out, _ = p.communicate(timeout=300)
+            self.assertEqual(p.returncode, 0)
+            results += [tuple(int(x) for x in line.split()) for line in out.splitlines()]
+        self.assertEqual(len(results), 200)
+        return results
+
+    def check(self, results, used, limit):
+        self.assertEqual(used, limit)  # 1-slice requests were refused only once nothing was left
+        for size, err in results:
+            self.assertIn(err, (0, errno.EDQUOT, errno.ENOSPC))
+            if err == errno.ENOSPC:
+                self.assertEqual(size, 1)  # gpu0 has 7 places for a 1g.18gb: full, not over the quota
+        self.assertEqual(sum(size for size, err in results if err == 0), used)
+
+    def test_one_user_200_mkdirs(self):
+        write(self.node.path("quota"), f"user:{USER} slices=8\n")
+        results = self.race([USER, USER])
+        slices, jobs = charged(self.node, USER)
+        self.check(results, slices, 8)
+        self.assertEqual(self.quota_line(0), f"user:{USER} slices=8/8")
+
+    def test_two_users_of_a_group_200_mkdirs(self):
+        write(self.node.path("quota"), f"group:{GROUP} slices=8\n")
+        results = self.race([USER, OTHER])
+        a, _ = charged(self.node, USER)
+        b, _ = charged(self.node, OTHER)
+        self.check(results, a + b, 8)
+        self.assertEqual(self.quota_line(0), f"group:{GROUP} slices=8/8")
+
+    def quota_line(self, i):
+        return self.node.read("quota").splitlines()[i]
 
 
 class QuotaRaceKill(unittest.TestCase):

@@ -144,6 +144,18 @@ class Quota(NodeTestCase):
         os.mkdir(n.path("ppu3", "mig", "4g.48gb", "r1"))
         n.restart()
         self.assertEqual(self.quota(), "user:root slices=4/8 jobs=1/5\ndefault 4g.48gb=1\n")
+        # A table that does not parse stops the start, naming the file: no daemon runs without its limits.
+        n.stop()
+        stored = open(os.path.join(n.state, "quota")).read()
+        with open(os.path.join(n.state, "quota"), "w") as f:
+            f.write("user:0 slices=\n")
+        with self.assertRaises(AssertionError) as cm:
+            n.start()
+        self.assertIn(f"the quotas in {n.state}/quota do not parse (quota line 1:", str(cm.exception))
+        with open(os.path.join(n.state, "quota"), "w") as f:
+            f.write(stored)
+        n.start()
+        self.assertEqual(self.quota(), "user:root slices=4/8 jobs=1/5\ndefault 4g.48gb=1\n")
 
 
 # 100 mkdirs at once, a quarter each: 4g.48gb on a PPU, 4g.48gb anywhere, 1g.18gb on gpu0, 1g.18gb

@@ -255,7 +255,7 @@ class ReadOnly(unittest.TestCase):
                      "open dies/3/enabled O_WRONLY", "open dies/lease_ms O_WRONLY", "open dies/3/policy O_WRONLY",
                      "open dies/3/driver O_WRONLY", "open dies/3/vram O_RDONLY", "rmdir ppu3/mig/4g.48gb/job1",
                      "mkdir ppu3/mig/4g.48gb/rotest1", "mkdir mig/1g.18gb/rotest1", "chmod ppu3", "chgrp ppu3",
-                     "chown .", "truncate ppu3/info"):
+                     "chown .", "truncate ppu3/info", "open quota O_WRONLY"):
             self.assertIn(must, names)
 
 

@@ -161,6 +161,34 @@ def check_dies(node, doc, problems):
              int(info["bar_phys"], 16) if "bar_phys" in info else None)
 
 
+def quota_of(node):
+    """The quota file as {principal: (by_default, {limit: (used, limit)})} and the default's {limit: n}."""
+    rows, default = {}, None
+    for line in node.read("quota").splitlines():
+        if line.startswith("#"):
+            continue
+        words = line.split()
+        if words[0] == "default":
+            default = {k: int(v) for k, v in (w.split("=") for w in words[1:])}
+            continue
+        by_default = words[-1] == "(default)"
+        limits = {}
+        for w in words[1:len(words) - by_default]:
+            k, v = w.split("=")
+            used, lim = v.split("/")
+            limits[k] = (int(used), int(lim))
+        rows[words[0]] = (by_default, limits)
+    return rows, default
+
+
+def check_quota(node, doc, problems):
+    rows, default = quota_of(node)
+    same(problems, "quota default", doc["quota"]["default"], default)
+    got = {p["principal"]: (p["default"], {k: (v["used"], v["limit"]) for k, v in p["limits"].items()})
+           for p in doc["quota"]["principals"]}
+    same(problems, "quota principals", got, rows)
+
+
 def check_node_json(node, attempts=5):
     """Every field of node.json against its file; [] when they agree.  Read again when node.json's
     generation moved while the files were read (they were not of the same moment)."""
@@ -175,6 +203,7 @@ def check_node_json(node, attempts=5):
             check_device(node, d, problems)
         check_node_level(node, doc, problems)
         check_dies(node, doc, problems)
+        check_quota(node, doc, problems)
         if json.loads(node.read("node.json"))["generation"] == doc["generation"]:
             return problems
     return [f"the node changed during each of {attempts} comparisons"]

@@ -19,7 +19,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 from harness import ACCELFS, ACCEL_SMI, Node, NodeTestCase, daemon_under_valgrind, wait_until  # noqa: E402
-from service_checks import check_map, check_node_json, metrics_of, promtool_check  # noqa: E402
+from service_checks import check_map, check_node_json, metrics_of, promtool_check, quota_of  # noqa: E402
 
 DEVICE_RE = re.compile(r"^(ppu|gpu)\d+$")
 
@@ -38,6 +38,8 @@ class Populated(NodeTestCase):
     def setUp(self):
         super().setUp()
         n = self.node
+        with open(n.path("quota"), "w") as f:  # root's jobs, under limits of its own and of its group
+            f.write("user:0 slices=64 4g.48gb=8 jobs=40\ngroup:0 jobs=50\ndefault jobs=1\n")
         n.mkdir("ppu3", "mig", "4g.48gb", "job1")
         n.mkdir("gpu0", "mig", "3g.71gb", "jobg")
         n.mkdir("mig", "1g.18gb", "job2")
@@ -126,6 +128,14 @@ class Metrics(Populated):
         self.assertEqual(m[("accelfs_dies_slot_waiters", ())], int(slot["waiters"]))
         self.assertEqual(m[("accelfs_die_enabled", (("die", "3"),))], int(n.read("dies", "3", "enabled")))
         self.assertEqual(m[("accelfs_devices_refused", ())], 0)
+        rows, _ = quota_of(n)
+        self.assertEqual(set(rows), {"user:0", "group:0"})
+        for principal, (_, limits) in rows.items():
+            for limit, (used, lim) in limits.items():
+                key = (("limit", limit), ("principal", principal))
+                self.assertEqual(m[("accelfs_quota_used", key)], used)
+                self.assertEqual(m[("accelfs_quota_limit", key)], lim)
+        self.assertEqual(rows["user:0"][1]["jobs"][0], 4)  # the four jobs of setUp, all root's
 
     def test_slot_waits_are_timed(self):
         n = self.node

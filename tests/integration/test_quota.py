@@ -9,7 +9,7 @@ import subprocess
 import threading
 import unittest
 
-from harness import Node, NodeTestCase, wait_until
+from harness import Node, NodeTestCase, topology_path, wait_until
 from test_containers import as_user
 
 USER, OTHER, GROUP = 4321, 4322, 4300
@@ -137,6 +137,10 @@ class Quota(NodeTestCase):
         rc, out, _ = w.result()
         self.assertEqual(rc, 0)
         self.assertEqual(out, "user:0 slices=4/16\n")
+        w = self.waiter(n.path("quota"))  # and at once when root changes a limit
+        write(n.path("quota"), "user:0 slices=6\n")
+        rc, out, _ = w.result()
+        self.assertEqual((rc, out), (0, "user:0 slices=4/6\n"))
 
     def test_limits_survive_a_restart(self):
         n = self.node
@@ -178,6 +182,39 @@ for t in threads: t.start()
 for t in threads: t.join()
 print("\\n".join(f"{a} {b}" for a, b in out))
 """
+
+
+class QuotaSpans(NodeTestCase):
+    """A node-level mkdir chooses only devices where the job fits the quota: the profile's slices
+    differ between devices (4 on the PPU, 8 on the GPU for the same 4g.48gb)."""
+
+    topology = topology_path("quota-spans.json")
+
+    def test_node_level_choice_counts_each_devices_slices(self):
+        n = self.node
+        self.assertEqual(n.keyvals("ppu0", "mig", "4g.48gb", "info")["memory_slices"], "4")
+        self.assertEqual(n.keyvals("gpu0", "mig", "4g.48gb", "info")["memory_slices"], "8")
+        # Unlimited, the GPU would be chosen (it loses 8 slices of room, the empty PPU 12); within 4
+        # slices only the PPU fits.
+        write(n.path("quota"), "user:0 slices=4\n")
+        os.mkdir(n.path("mig", "4g.48gb", "a"))
+        self.assertEqual(n.keyvals("mig", "4g.48gb", "a", "status")["device"], "ppu0")
+        self.assertErrno(errno.EDQUOT, os.mkdir, n.path("mig", "4g.48gb", "b"))
+        self.assertIn("quota exceeded: user:0 uses slices=4 of 4", n.read("mig", "4g.48gb", "last_error"))
+        write(n.path("quota"), "user:0 slices=12\n")
+        os.mkdir(n.path("mig", "4g.48gb", "b"))  # the PPU again (it loses 4, the GPU 8): now full
+        self.assertEqual(n.keyvals("mig", "4g.48gb", "b", "status")["device"], "ppu0")
+        # Only the GPU has room, and there the job costs 8 of the 4 left: EDQUOT, not ENOSPC.
+        self.assertErrno(errno.EDQUOT, os.mkdir, n.path("mig", "4g.48gb", "c"))
+        self.assertIn("user:0 uses slices=8 of 12 and c (4g.48gb) needs 8 more",
+                      n.read("mig", "4g.48gb", "last_error"))
+        self.assertEqual(n.read("gpu0", "mig", "instances"), "")
+        write(n.path("quota"), "user:0 slices=16\n")
+        os.mkdir(n.path("mig", "4g.48gb", "c"))
+        self.assertEqual(n.keyvals("mig", "4g.48gb", "c", "status")["device"], "gpu0")
+        # Full everywhere: ENOSPC, whatever the quota says.
+        write(n.path("quota"), "user:0 slices=100\n")
+        self.assertErrno(errno.ENOSPC, os.mkdir, n.path("mig", "4g.48gb", "d"))
 
 
 class QuotaRace(NodeTestCase):

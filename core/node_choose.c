@@ -106,15 +106,16 @@ bool node_refuse(struct node_refused *r, const char *device, const char *why)
 	return true;
 }
 
-/* Would a job of p on this device keep its owner within the quota? */
-static bool quota_fits(struct node_quota_ask *q, const struct accel_profile *p)
+/* Would a job of p on this device keep its owner within the quota, against the jobs c[0..n)? */
+static bool quota_fits(struct node_quota_ask *q, const struct accel_quota_charge *c, size_t n,
+                       const struct accel_profile *p)
 {
 	struct accel_quota_charge add;
 
 	if (!q || !q->table || !q->table->n)
 		return true;
 	add = (struct accel_quota_charge){ q->job, q->uid, q->gid, p->name, p->span };
-	if (!accel_quota_check(q->table, q->charges, q->n, &add, q->why, sizeof(q->why)))
+	if (!accel_quota_check(q->table, c, n, &add, q->why, sizeof(q->why)))
 		return true;
 	q->over = true;
 	return false;
@@ -123,9 +124,13 @@ static bool quota_fits(struct node_quota_ask *q, const struct accel_profile *p)
 int node_choose(const struct accel_snapshot *s, const char *profile, const struct node_refused *refused,
                 struct node_quota_ask *quota, char *device, size_t len, long *start)
 {
+	struct accel_quota_charge *charges = NULL;
 	unsigned long best_loss = 0;
 	bool found = false;
+	size_t n_charges = 0;
 
+	if (quota && quota->table && quota->table->n && accel_quota_charges(s, &charges, &n_charges))
+		return -ENOMEM;
 	for (size_t i = 0; i < s->n_devices; i++) {
 		const struct accel_device *d = s->devices[i];
 		const struct accel_profile *p = accel_device_profile(d, profile);
@@ -133,11 +138,14 @@ int node_choose(const struct accel_snapshot *s, const char *profile, const struc
 		long at;
 		int ret;
 
-		if (!p || d->refused || !p->available || was_refused(refused, d->name) || !quota_fits(quota, p))
+		if (!p || d->refused || !p->available || was_refused(refused, d->name) ||
+		    !quota_fits(quota, charges, n_charges, p))
 			continue;
 		ret = best_on_device(d, p, &loss, &at);
-		if (ret == -ENOMEM)
+		if (ret == -ENOMEM) {
+			free(charges);
 			return ret;
+		}
 		if (!ret && (!found || loss < best_loss)) {
 			found = true;
 			best_loss = loss;
@@ -145,6 +153,7 @@ int node_choose(const struct accel_snapshot *s, const char *profile, const struc
 			*start = at;
 		}
 	}
+	free(charges);
 	if (!found && quota && quota->over)
 		return -EDQUOT; /* a device had room, but not within the quota */
 	return found ? 0 : -ENOSPC;

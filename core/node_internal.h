@@ -259,15 +259,13 @@ struct node_refused {
 	char why[ACCEL_TEXT_MAX]; /* the last refusal, in the driver's words */
 };
 /*
- * A node-level mkdir's quota, for the choice: the table and the jobs of the
- * snapshot chosen from; a device whose profile would pass a limit (its
- * slices differ between families) is not chosen, and over says why when
- * that left none.  NULL table: nothing is limited.
+ * A node-level mkdir's quota, for the choice: the table, checked against
+ * the jobs of the snapshot chosen from; a device whose profile would pass a
+ * limit (its slices differ between families) is not chosen, and over and
+ * why say so when that left none (-EDQUOT).  NULL table: nothing is limited.
  */
 struct node_quota_ask {
 	const struct accel_quota_table *table;
-	const struct accel_quota_charge *charges;
-	size_t n;
 	const char *job;
 	uid_t uid;
 	gid_t gid;

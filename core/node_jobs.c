@@ -425,18 +425,13 @@ int accel_node_mkdir_any(struct accel_node *node, const char *profile, const cha
 	}
 	for (unsigned attempt = 0;; attempt++) {
 		struct accel_snapshot *s = attempt ? node_publish(node) : accel_node_snapshot(node);
+		/* Only devices where the job keeps its owner within the quota (their profile's slices). */
 		struct node_quota_ask quota = { .table = &table, .job = job, .uid = uid, .gid = gid };
-		struct accel_quota_charge *charges = NULL;
 		struct node_card *nc;
 		long start = -1;
 
-		/* Only devices where the job keeps its owner within the quota (their profile's slices). */
-		ret = s && table.n ? accel_quota_charges(s, &charges, &quota.n) : 0;
-		quota.charges = charges;
-		if (!ret)
-			ret = s ? node_choose(s, profile, &refused, &quota, device, len, &start) : -ENOMEM;
+		ret = s ? node_choose(s, profile, &refused, &quota, device, len, &start) : -ENOMEM;
 		accel_snapshot_unref(s);
-		free(charges);
 		if (ret == -ENOMEM) {
 			snprintf(why, whylen, "out of memory");
 			break;

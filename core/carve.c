@@ -120,6 +120,8 @@ int accel_carve(const struct accel_card *card, const struct accel_profile *p, in
 	placement.start = p->placements[pick].start;
 	placement.size = p->placements[pick].size;
 	out->placement = p->placements[pick];
+	log_debug("%s/%s: creating a GPU instance of profile %u at placement %u:%u (%zu instance(s) on the card)",
+	          card->name, p->name, p->id, placement.start, placement.size, n_used);
 
 	r = card->lib->DeviceCreateGpuInstanceWithPlacement(card->handle, p->id, &placement, &gi);
 	if (r != MIG_SUCCESS) {
@@ -147,6 +149,8 @@ int accel_carve(const struct accel_card *card, const struct accel_profile *p, in
 	ret = whole_gi_ci_profile(card, gi, p->id, p->slice_count, &out->ci_profile_id, why, whylen);
 	if (ret)
 		goto undo;
+	log_debug("%s/%s: GPU instance %u made; creating its compute instance of profile %u", card->name, p->name,
+	          out->gi, out->ci_profile_id);
 	r = card->lib->GpuInstanceCreateComputeInstance(gi, out->ci_profile_id, &ci);
 	if (r != MIG_SUCCESS) {
 		ret = driver_fail(card, "creating the compute instance", r, why, whylen);
@@ -168,6 +172,8 @@ int accel_carve(const struct accel_card *card, const struct accel_profile *p, in
 	ret = accel_job_nodes(card, out->gi, out->ci, &out->nodes, &out->n_nodes, why, whylen);
 	if (ret)
 		goto undo;
+	log_debug("%s/%s: compute instance %u made (%s, %zu device node(s)); recording the job", card->name, p->name,
+	          out->ci, out->uuid, out->n_nodes);
 	if (commit) {
 		ret = commit(ctx, out, why, whylen);
 		if (ret)

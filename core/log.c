@@ -29,7 +29,7 @@ static char log_path[PATH_MAX];
 static atomic_int reopen_wanted;
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 
-static const char *const level_names[] = { "error", "warning", "info", "debug" };
+static const char *const level_names[] = { "error", "warning", "notice", "info", "debug" };
 
 /*
  * JOURNAL_STREAM is "<device>:<inode>" of the stream systemd connected to
@@ -47,16 +47,30 @@ static bool stderr_is_journal(void)
 	return (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
 }
 
-static void read_env_level(void)
+int accel_log_level_from_env(enum accel_log_level *level)
 {
 	const char *s = getenv("ACCELFS_LOG");
 
-	to_journal = stderr_is_journal();
-	if (!s)
-		return;
+	if (!s || !*s) {
+		*level = ACCEL_LOG_INFO;
+		return 0;
+	}
 	for (unsigned i = 0; i < sizeof(level_names) / sizeof(level_names[0]); i++)
-		if (!strcasecmp(s, level_names[i]))
-			max_level = (enum accel_log_level)i;
+		if (!strcasecmp(s, level_names[i])) {
+			*level = (enum accel_log_level)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+static void read_env_level(void)
+{
+	to_journal = stderr_is_journal();
+	if (accel_log_level_from_env(&max_level))
+		fprintf(stderr,
+		        "accelfs: warning: ACCELFS_LOG=%s is not a level (error, warning, notice, info or debug); "
+		        "logging at info\n",
+		        getenv("ACCELFS_LOG"));
 }
 
 void accel_log_set_level(enum accel_log_level level)
@@ -148,7 +162,7 @@ static void reopen_if_asked(void)
 
 void accel_log(enum accel_log_level level, const char *fmt, ...)
 {
-	static const int syslog_prio[] = { LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG };
+	static const int syslog_prio[] = { LOG_ERR, LOG_WARNING, LOG_NOTICE, LOG_INFO, LOG_DEBUG };
 	char msg[1024];
 	va_list ap;
 

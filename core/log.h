@@ -15,11 +15,21 @@
 enum accel_log_level {
 	ACCEL_LOG_ERROR = 0,
 	ACCEL_LOG_WARN = 1,
-	ACCEL_LOG_INFO = 2,
-	ACCEL_LOG_DEBUG = 3,
+	/* What a user's own command met (no room, a name taken, a job in use): normal, but worth a line. */
+	ACCEL_LOG_NOTICE = 2,
+	ACCEL_LOG_INFO = 3,
+	ACCEL_LOG_DEBUG = 4,
 };
 
-/* Messages above this level are dropped (default INFO; ACCELFS_LOG=debug raises it). */
+/*
+ * The level ACCELFS_LOG names (error, warning, notice, info, debug; any
+ * case): 0, or -EINVAL when it names none (*level is left alone).  Unset or
+ * empty: 0 and INFO.  A bad value is said once on stderr by the first
+ * message and otherwise ignored; the daemon refuses it (fs/options.c).
+ */
+int accel_log_level_from_env(enum accel_log_level *level);
+
+/* Messages above this level are dropped (default INFO; ACCELFS_LOG names another). */
 void accel_log_set_level(enum accel_log_level level);
 enum accel_log_level accel_log_get_level(void);
 /* Messages above this level are kept off stderr (a daemon about to detach shows only problems). */
@@ -39,6 +49,7 @@ void accel_log(enum accel_log_level level, const char *fmt, ...) __attribute__((
 
 #define log_error(...) accel_log(ACCEL_LOG_ERROR, __VA_ARGS__)
 #define log_warn(...) accel_log(ACCEL_LOG_WARN, __VA_ARGS__)
+#define log_notice(...) accel_log(ACCEL_LOG_NOTICE, __VA_ARGS__)
 #define log_info(...) accel_log(ACCEL_LOG_INFO, __VA_ARGS__)
 #define log_debug(...) accel_log(ACCEL_LOG_DEBUG, __VA_ARGS__)
 

@@ -105,14 +105,21 @@ int mig_lib_open(struct mig_lib *lib, const char *prefix, const char *const *can
 
 	memset(lib, 0, sizeof(*lib));
 	snprintf(lib->prefix, sizeof(lib->prefix), "%s", prefix);
-	snprintf(err, errlen, "no %s library found", prefix);
+	/* Where it looked, in order, so that "not found" says where to put the library or what to set. */
+	int n = snprintf(err, errlen, "no %s library found (looked for", prefix);
 	for (size_t i = 0; i < n_candidates && !lib->handle; i++) {
 		lib->handle = dlopen(candidates[i], RTLD_NOW | RTLD_LOCAL);
 		if (lib->handle)
 			snprintf(lib->path, sizeof(lib->path), "%s", candidates[i]);
+		else if (n >= 0 && (size_t)n < errlen)
+			n += snprintf(err + n, errlen - (size_t)n, "%s %s%s", i ? "," : "", candidates[i],
+			              strchr(candidates[i], '/') ? "" : " on the loader's path");
 	}
-	if (!lib->handle)
+	if (!lib->handle) {
+		if (n >= 0 && (size_t)n < errlen)
+			snprintf(err + n, errlen - (size_t)n, ")");
 		return -ENOENT;
+	}
 
 	ret = resolve(lib, err, errlen);
 	if (ret)

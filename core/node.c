@@ -215,6 +215,19 @@ struct accel_node *accel_node_start(const struct accel_node_options *opt, char *
 			return NULL;
 		}
 	}
+	{
+		size_t loaded = 0, tried = 0;
+
+		for (size_t f = 0; f < node->n_fams; f++) {
+			tried += !opt->families[f].disabled;
+			loaded += node->fams[f].loaded;
+		}
+		/* Each family said where it looked (info); an empty tree is worth one line above info. */
+		if (tried && !loaded)
+			log_warn("no driver library was found for any family: the tree shows no device until one is "
+			         "installed and accelfs restarted (PPU_HOME names the T-Head SDK; --sim serves a "
+			         "simulated node)");
+	}
 	node->udev = accel_udev_start(on_udev_event, node);
 	accel_node_refresh_all(node);
 	if (pthread_create(&node->poller, NULL, poll_main, node)) {

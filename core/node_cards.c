@@ -456,8 +456,8 @@ int node_family_open(struct accel_node *node, struct node_family *fam)
 
 	ret = accel_family_open_lib(fam->family, fam->library[0] ? fam->library : NULL, &fam->lib, err, sizeof(err));
 	if (ret == -ENOENT)
-		log_info("%s: no %s driver library found; the family is not shown (but for cards with records)",
-		         fam->family->tree_prefix, fam->family->vendor);
+		log_info("%s: %s: no %s driver, the family is not shown (but for cards with records)",
+		         fam->family->tree_prefix, err, fam->family->vendor);
 	else if (ret)
 		log_warn("%s: %s driver unusable: %s; the family is not shown (but for cards with records)",
 		         fam->family->tree_prefix, fam->family->vendor, err);

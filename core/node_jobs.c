@@ -248,8 +248,9 @@ static int carve_once(struct accel_node *node, struct node_card *nc, const char 
 	nc->carved_ci = res.ci;
 	nc->carved_nodes = res.nodes;
 	nc->n_carved_nodes = res.n_nodes;
-	log_info("%s/%s: carved job %s: GPU instance %u, compute instance %u, placement %u:%u, %s", nc->card.name,
-	         profile, job, res.gi, res.ci, res.placement.start, res.placement.size, res.uuid);
+	log_info("%s/%s: carved job %s for uid %u gid %u: GPU instance %u, compute instance %u, placement %u:%u, %s",
+	         nc->card.name, profile, job, (unsigned)uid, (unsigned)gid, res.gi, res.ci, res.placement.start,
+	         res.placement.size, res.uuid);
 	if (remember_carved(nc, p, &res))
 		node_card_refresh(node, nc, false); /* out of memory: learn it from the driver instead */
 	else
@@ -309,11 +310,40 @@ static int carve_on(struct accel_node *node, struct node_card *nc, const char *p
 	return ret;
 }
 
+/*
+ * How loud a refusal is.  What a user's own command met (no room, a name
+ * taken or not legal, a job gone or in use, a read-only mount) is normal
+ * operation: notice, so that `journalctl -p warning` keeps only what needs
+ * an administrator.  A driver that could not finish (busy after the
+ * retries, a race lost) is a warning; the rest (I/O, the records) errors.
+ */
+static enum accel_log_level refusal_level(int ret)
+{
+	switch (-ret) {
+	case ENOSPC:
+	case EEXIST:
+	case EINVAL:
+	case ENAMETOOLONG:
+	case ENOENT:
+	case ENODEV:
+	case ESTALE:
+	case EROFS:
+	case EPERM:
+	case EACCES:
+		return ACCEL_LOG_NOTICE;
+	case EBUSY:
+	case EAGAIN:
+		return ACCEL_LOG_WARN;
+	default:
+		return ACCEL_LOG_ERROR;
+	}
+}
+
 static void finish_op(struct accel_node *node, const char *key, const char *what, const char *job, int ret,
                       const char *why)
 {
 	if (ret) {
-		log_error("%s: %s %.64s: %s", key, what, job, why);
+		accel_log(refusal_level(ret), "%s: %s %.64s: %s", key, what, job, why);
 		accel_node_set_last_error(node, key, why);
 	} else {
 		accel_node_set_last_error(node, key, "");

@@ -8,6 +8,7 @@
 #include <fuse_lowlevel.h>
 
 #include "core/log.h"
+#include "core/metrics.h"
 #include "core/node.h"
 #include "fs/accelfs.h"
 #include "fs/notify.h"
@@ -50,7 +51,9 @@ int fs_attached_rmdir(struct accelfs *fs, const char *device, const char *profil
 		ret = accel_attach_rmdir_begin(reg, job, uuid, why, whylen);
 		if (ret) {
 			fs_attached_report(fs, device, profile, false, why);
-			log_info("rmdir %s refused: %s", job, why);
+			/* The user's own command met a job in use: a notice, and a reclaim that failed as busy. */
+			log_notice("%s/%s: rmdir %s refused: %s", device, profile, job, why);
+			accel_metrics_reclaim(ret, 0);
 			return ret;
 		}
 	}

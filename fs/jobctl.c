@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/log.h"
+#include "core/metrics.h"
 #include "core/node.h"
 #include "fs/accelfs.h"
 #include "fs/attached.h"
@@ -27,6 +28,9 @@ int fs_jobctl_check_name(struct accelfs *fs, const char *device, const char *pro
 	else
 		snprintf(why, sizeof(why), "job name '%s' is not valid: a job name is " ACCEL_JOB_NAME_RULE, job);
 	fs_attached_report(fs, device, profile, false, why);
+	/* Refused before core is asked, but a refused carve all the same: counted and logged as core's. */
+	accel_metrics_carve(ret, 0);
+	log_notice("%s/%s: mkdir %.64s: %s", device[0] ? device : "mig", profile, job, why);
 	return ret;
 }
 

@@ -272,17 +272,18 @@ int main(int argc, char *argv[])
 	ret = 1;
 	/* The CDI specs name the hook that records containers (fs/hook_setup.c). */
 	bool no_hook = false;
-	if (fs_hook_setup(o.hook, mp.path, err, sizeof(err))) {
+	char hook_err[1024];
+	if (fs_hook_setup(o.hook, mp.path, hook_err, sizeof(hook_err))) {
 		if (o.hook) {
-			fprintf(stderr, "accelfs: %s\n", err); /* asked for by name: a usage error to fix now */
+			fprintf(stderr, "accelfs: %s\n", hook_err); /* asked for by name: a usage error to fix now */
 			goto out;
 		}
 		/*
 		 * Not installed: serve everything else (the dies need no hook), but
 		 * write no node-level CDI spec, since a container given a job by it
-		 * could not be recorded.  Said on stderr and in the log.
+		 * could not be recorded.  Said on stderr and in the log file, once
+		 * it is open (below).
 		 */
-		fprintf(stderr, "accelfs: warning: %s; no CDI spec is written until it is\n", err);
 		no_hook = true;
 	}
 	if (accel_mkdirs(want_state_dir, 0755) || !realpath(want_state_dir, state_dir)) {
@@ -295,6 +296,8 @@ int main(int argc, char *argv[])
 		goto out;
 	if (*taken_over)
 		log_warn("%s", taken_over);
+	if (no_hook)
+		log_warn("%s; no CDI spec is written until it is", hook_err);
 	if (startup_detach_stale(&mp))
 		goto out;
 

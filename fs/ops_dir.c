@@ -13,6 +13,7 @@
 
 #include "core/delegation.h"
 #include "core/log.h"
+#include "core/metrics.h"
 #include "fs/accelfs.h"
 #include "fs/cache.h"
 #include "fs/attached.h"
@@ -157,8 +158,9 @@ static int mkdir_in_placements(struct accelfs *fs, const struct fs_node *n, cons
 			return -EEXIST;
 	}
 	accel_placement_not_legal(n->dev->name, n->profile, name, why, sizeof(why));
-	log_error("%s/%s: mkdir placements/%.32s: %s", n->dev->name, n->profile->name, name, why);
+	log_notice("%s/%s: mkdir placements/%.32s: %s", n->dev->name, n->profile->name, name, why);
 	fs_attached_report(fs, n->dev->name, n->profile->name, false, why);
+	accel_metrics_carve(-EINVAL, 0);
 	return -EINVAL;
 }
 
@@ -251,6 +253,7 @@ void fs_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mod
 void fs_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct accelfs *fs = fs_of(req);
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 	char path[PATH_BUF], why[ACCEL_TEXT_MAX], device[32], profile[ACCEL_NAME_MAX], key[160], uuid[ACCEL_UUID_MAX];
 	struct accel_snapshot *snap;
 	struct fs_node n;
@@ -308,6 +311,9 @@ void fs_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 		if (fs_inodes_find(fs->inodes, other, &parent_ino))
 			fuse_lowlevel_notify_inval_entry(fs->se, parent_ino, name, strlen(name));
 	}
+	if (!ret) /* core said what was removed; who asked is the request's to say */
+		log_info("%s/%s: job %s removed by uid %u (pid %d)", device, profile, name, (unsigned)ctx->uid,
+		         (int)ctx->pid);
 	fs_notify_check(fs); /* last_error moved, with the snapshot or without it (mkdir's, above) */
 	fuse_reply_err(req, -ret);
 }

@@ -4,12 +4,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/log.h"
 #include "fs/service.h"
 #include "sim/locate.h"
 
@@ -60,7 +62,8 @@ void fs_options_usage(FILE *f, const char *prog)
 	        "  --state-dir=DIR         ownership records and simulated hardware (default /var/lib/accelfs);\n"
 	        "                          one accelfs per state directory (DIR/accelfs.lock names the one\n"
 	        "                          that serves it, DIR/accelfs.pid too)\n"
-	        "  --cdi-dir=DIR           where the node-level CDI spec is kept (default /var/run/cdi)\n"
+	        "  --cdi-dir=DIR           where the node-level CDI spec is kept (default /var/run/cdi;\n"
+	        "                          with --sim, STATE_DIR/cdi)\n"
 	        "  --hook=PATH             the OCI hook the CDI specs run to record which containers hold a\n"
 	        "                          job (default: accelfs-hook beside accelfs)\n"
 	        "  --log=FILE              also append the log to FILE (default when in the background:\n"
@@ -81,12 +84,16 @@ void fs_options_usage(FILE *f, const char *prog)
 	        "  -V, --version           the version of accelfs and libfuse\n"
 	        "\n"
 	        "Environment:\n"
-	        "  ACCELFS_LOG=LEVEL       error, warning, info (default) or debug: what is logged\n"
+	        "  ACCELFS_LOG=LEVEL       error, warning, notice, info (default) or debug: what is logged\n"
+	        "                          (any other value is a usage error)\n"
 	        "  JOURNAL_STREAM          set by systemd: when stderr is the journal, log lines carry\n"
 	        "                          their priority (<3> error ... <7> debug) and no timestamp\n"
 	        "  NOTIFY_SOCKET           set by systemd (Type=notify): READY=1 is sent once the mount\n"
 	        "                          serves the first complete snapshot, STOPPING=1 on the way out\n"
 	        "  PPU_HOME                where libhgml.so is looked for (default /usr/local/PPU_SDK)\n"
+	        "\n"
+	        "Every option that takes a value takes it as --opt=VALUE or as --opt VALUE, but --sim,\n"
+	        "whose topology is optional: --sim=TOPOLOGY.\n"
 	        "\n"
 	        "Exit status: 0 mounted (or help; in the foreground: unmounted, or stopped by SIGTERM\n"
 	        "or SIGINT), 1 refused or failed (the message says why), 2 usage error (nothing was\n"
@@ -252,10 +259,78 @@ static int resolve_topology(struct fs_options *o)
 	return 0;
 }
 
+/* The options whose value may also come as the next argument ("--state-dir /x"), as getopt_long takes them. */
+static const char *const valued[] = { "--state-dir",     "--cdi-dir",      "--hook",         "--log",
+	                              "--poll-interval", "--orphan-grace", "--busy-retries", "--metrics-textfile" };
+
+/*
+ * fuse_opt knows "--opt=VALUE" only: "--opt VALUE" is joined into that
+ * spelling first, in a copy of the arguments (up to a "--", after which
+ * everything is an operand).  An option with no value after it is a usage
+ * error here, not an unknown option later.
+ */
+static int join_separate_values(struct fuse_args *args)
+{
+	struct fuse_args joined = FUSE_ARGS_INIT(0, NULL);
+	bool operands = false;
+	int ret = 0;
+
+	for (int i = 0; i < args->argc && !ret; i++) {
+		const char *a = args->argv[i];
+		const char *name = NULL;
+
+		for (size_t k = 0; i > 0 && !operands && k < sizeof(valued) / sizeof(valued[0]); k++)
+			if (!strcmp(a, valued[k]))
+				name = valued[k];
+		operands = operands || (i > 0 && !strcmp(a, "--"));
+		if (!name) {
+			ret = fuse_opt_add_arg(&joined, a);
+			continue;
+		}
+		if (i + 1 >= args->argc) {
+			fprintf(stderr, "accelfs: %s needs a value (%s=VALUE or %s VALUE)\n", name, name, name);
+			ret = 1;
+			break;
+		}
+		char *both = malloc(strlen(name) + strlen(args->argv[i + 1]) + 2);
+		if (!both) {
+			ret = -1;
+			break;
+		}
+		sprintf(both, "%s=%s", name, args->argv[++i]);
+		ret = fuse_opt_add_arg(&joined, both);
+		free(both);
+	}
+	if (ret) {
+		if (ret < 0)
+			fprintf(stderr, "accelfs: out of memory\n");
+		fuse_opt_free_args(&joined);
+		return -1;
+	}
+	fuse_opt_free_args(args);
+	*args = joined;
+	return 0;
+}
+
+/* ACCELFS_LOG names a level or nothing: a typo would otherwise log at info and say nothing. */
+static int check_log_env(void)
+{
+	enum accel_log_level level;
+
+	if (!accel_log_level_from_env(&level))
+		return 0;
+	fprintf(stderr, "accelfs: ACCELFS_LOG=%s is not a level: give error, warning, notice, info or debug\n",
+	        getenv("ACCELFS_LOG"));
+	return -1;
+}
+
 int fs_options_parse(struct fuse_args *args, struct fs_options *o)
 {
 	const char *prog = args->argc > 0 ? args->argv[0] : "accelfs";
 
+	/* prog stays the caller's argv[0]: fuse_opt_parse frees the copies it is given. */
+	if (join_separate_values(args))
+		return fs_options_usage_error(prog);
 	if (fuse_opt_parse(args, o, option_spec, take_mountpoint) == -1)
 		return fs_options_usage_error(prog);
 	if (o->show_help) {
@@ -266,7 +341,7 @@ int fs_options_parse(struct fuse_args *args, struct fs_options *o)
 		printf("accelfs %s (libfuse %s)\n", ACCELFS_VERSION, fuse_pkgversion());
 		return 0;
 	}
-	if (reject_leftovers(args))
+	if (reject_leftovers(args) || check_log_env())
 		return fs_options_usage_error(prog);
 	if (!o->mountpoint) {
 		fprintf(stderr, "accelfs: no mountpoint given\n");

@@ -34,9 +34,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "core/container_id.h"
+
+/* statfs(2)'s f_type of a FUSE mount (linux/magic.h has no name for it). */
+#define FUSE_SUPER_MAGIC 0x65735546
 
 static int usage(void)
 {
@@ -44,6 +48,38 @@ static int usage(void)
 	                "an OCI hook for the CDI specs of accelfs: it records in JOBDIR/containers which containers "
 	                "hold the job\n");
 	return 2;
+}
+
+/*
+ * Why JOBDIR/containers cannot be opened, in words: the job gone from a
+ * served tree is one thing; a tree that nobody serves (the daemon stopped:
+ * the mountpoint is a plain directory, or a dead mount) is another, and the
+ * job may well exist and come back with the daemon.  The profile directory
+ * above JOBDIR tells them apart: on a FUSE mount the daemon answers for it.
+ */
+static const char *why_not_opened(const char *jobdir, int err)
+{
+	char parent[PATH_MAX];
+	struct statfs sf;
+	char *slash;
+
+	if (err == ENOTCONN)
+		return " (the accelfs daemon that served it is gone: start it again; the job is kept and comes back "
+		       "with it)";
+	if (err != ENOENT)
+		return "";
+	snprintf(parent, sizeof(parent), "%s", jobdir);
+	while ((slash = strrchr(parent, '/')) && slash[1] == '\0' && slash != parent)
+		*slash = '\0'; /* JOBDIR/ as JOBDIR */
+	slash = strrchr(parent, '/');
+	if (slash)
+		*(slash == parent ? slash + 1 : slash) = '\0';
+	else
+		snprintf(parent, sizeof(parent), ".");
+	if (!statfs(parent, &sf) && sf.f_type == FUSE_SUPER_MAGIC)
+		return " (the job was removed: a container cannot be given it)";
+	return " (no accelfs serves that directory: is the daemon running? A job outlives the daemon and is "
+	       "served again when it starts)";
 }
 
 /* The last failure the daemon recorded for the job's profile directory: why it said no. */
@@ -182,9 +218,9 @@ int main(int argc, char **argv)
 	if (fd < 0 && errno == ENOENT && !attach)
 		goto out; /* the job is gone: nothing holds it any more */
 	if (fd < 0) {
+		int err = errno;
 		fprintf(stderr, "accelfs-hook: cannot %s container %.12s %s %s: %s%s\n", argv[1], cid,
-		        attach ? "to" : "from", argv[2], strerror(errno),
-		        errno == ENOENT ? " (the job was removed: a container cannot be given it)" : "");
+		        attach ? "to" : "from", argv[2], strerror(err), why_not_opened(argv[2], err));
 		ret = 1;
 		goto out;
 	}

@@ -478,6 +478,10 @@ class NoHook(unittest.TestCase):
             self.assertEqual(res.returncode, 0, res.stderr)
             self.assertIn("warning: the OCI hook program accelfs-hook is neither at", res.stderr)
             self.assertIn("no CDI spec is written until it is", res.stderr)
+            with open(os.path.join(state, "accelfs.log")) as f:
+                log = f.read()  # the file docs/operations.md names for a daemon in the background
+            self.assertRegex(log, r"(?m) warning: the OCI hook program accelfs-hook is neither at .*"
+                             r"no CDI spec is written until it is$")
             os.mkdir(os.path.join(mnt, *PROF, "job1"))
             self.assertNotIn("cdi.json", os.listdir(os.path.join(mnt, *PROF, "job1")))
             self.assertFalse(os.path.exists(os.path.join(mnt, *PROF, "job1", "cdi.json")))

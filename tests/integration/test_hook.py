@@ -97,5 +97,31 @@ class HostileInput(JobTestCase):
                 self.assertRefused(res, "is not a MIG UUID", repr(uuid))
 
 
+class WhyTheJobCannotBeGiven(JobTestCase):
+    """The runtime shows the hook's message: a job removed and a daemon stopped are different advice."""
+
+    def attach_hook(self, job, uuid):
+        state = json.dumps({"id": CID, "pid": os.getpid()})
+        return subprocess.run([HOOK, "attach", job, uuid], input=state, capture_output=True, text=True, timeout=30)
+
+    def test_a_removed_job_and_a_stopped_daemon_are_told_apart(self):
+        os.mkdir(self.job())
+        uuid = self.node.keyvals(*PROF, "job1", "status")["uuid"]
+        os.rmdir(self.job())
+        res = self.attach_hook(self.job(), uuid)
+        self.assertEqual(res.returncode, 1, res.stderr)
+        self.assertIn("(the job was removed: a container cannot be given it)", res.stderr)
+        os.mkdir(self.job())
+        uuid = self.node.keyvals(*PROF, "job1", "status")["uuid"]
+        self.node.stop()
+        for job in (self.job(), self.job() + "/"):
+            res = self.attach_hook(job, uuid)
+            self.assertEqual(res.returncode, 1, res.stderr)
+            self.assertNotIn("was removed", res.stderr, "the job exists: only its daemon is stopped")
+            self.assertIn("no accelfs serves that directory: is the daemon running?", res.stderr)
+        self.node.start()
+        self.assertEqual(self.node.keyvals(*PROF, "job1", "status")["uuid"], uuid, "the job outlived its daemon")
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

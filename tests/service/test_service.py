@@ -273,8 +273,13 @@ class Journal(unittest.TestCase):
                 proc = foreground(state, mnt, {"JOURNAL_STREAM": stream}, stderr=err, args=["-f"])
                 wait_until(lambda: os.path.isdir(os.path.join(mnt, "ppu3", "mig")), timeout=120, what="the mount")
                 os.mkdir(os.path.join(mnt, "ppu3", "mig", "8g.96gb", "big"))
+                # What a user's command meets is logged at notice, not as an error the administrator must read.
                 with self.assertRaises(OSError):
-                    os.mkdir(os.path.join(mnt, "ppu3", "mig", "8g.96gb", "nospace"))  # an error is logged
+                    os.mkdir(os.path.join(mnt, "ppu3", "mig", "8g.96gb", "nospace"))  # no free placement
+                with self.assertRaises(OSError):
+                    os.mkdir(os.path.join(mnt, "ppu4", "mig", "8g.96gb", "big"))  # the name is taken
+                with self.assertRaises(OSError):
+                    os.mkdir(os.path.join(mnt, "ppu4", "mig", "8g.96gb", "bad-"))  # not a legal name
                 subprocess.run(["fusermount3", "-u", mnt], check=True)
                 self.assertEqual(proc.wait(timeout=60), 0)
             self.assertEqual(sanitizer_reports(state), "")
@@ -291,7 +296,12 @@ class Journal(unittest.TestCase):
         bad = [line for line in lines if not re.match(r"^<[0-7]>\S", line)]
         self.assertEqual(bad, [], "every line on the journal starts with its priority")
         self.assertTrue(any(re.match(r"^<6>serving /", line) for line in lines), lines)
-        self.assertTrue(any(line.startswith("<3>") and "mkdir nospace" in line for line in lines), lines)
+        for job in ("nospace", "big", "bad-"):
+            self.assertTrue(any(line.startswith("<5>") and f"mkdir {job}:" in line for line in lines), (job, lines))
+        self.assertEqual([line for line in lines if line[:3] in ("<3>", "<4>")], [],
+                         "journalctl -p warning shows nothing for a node that only refused users' commands")
+        self.assertTrue(any(re.match(r"^<6>ppu3/8g\.96gb: carved job big for uid 0 gid 0:", line) for line in lines),
+                        "which uid carved a job")
         self.assertFalse(any(re.search(r"\d{4}-\d\d-\d\dT", line[:30]) for line in lines), "the journal dates lines")
 
     def test_a_stream_that_is_not_stderr_is_not_the_journal(self):

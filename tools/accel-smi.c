@@ -35,6 +35,11 @@ static void usage(FILE *f)
 	      "  -V, --version              the version of accel-smi\n"
 	      "\n"
 	      "commands (as ppu-smi / nvidia-smi):\n"
+	      "  (none)                     a status table: every card (-i N: one) and its MIG devices\n"
+	      "  --json [-i N]              the cards as JSON, as node.json's devices[] (the keys the\n"
+	      "                             driver knows: name, vendor, product, uuid, minor, bus_id,\n"
+	      "                             memory_mib, mig_mode, mig_pending, driver_library, ordinal\n"
+	      "                             or index, instances[])\n"
 	      "  -L                         list the cards and their MIG devices\n"
 	      "  -q [-i N]                  details, MIG Mode Current/Pending included\n"
 	      "  -i N -mig 0|1              disable or enable MIG mode on one card\n"
@@ -57,6 +62,8 @@ static void usage(FILE *f)
 	      "  sim remove -i N | sim add -i N    the card falls off / comes back on the bus\n"
 	      "  sim kmsg                   the simulated kernel log\n"
 	      "  sim paths                  where the simulated node keeps its files\n"
+	      "  sim calls [--reset]        each driver function called, with its count\n"
+	      "  sim help                   every sim command, in full\n"
 	      "\n"
 	      "Exit status: 0 done, 1 the driver refused or failed, 2 usage error, 6 no such device.\n",
 	      f);
@@ -68,7 +75,7 @@ struct cli {
 	bool sim_create; /* --sim-create: a missing STATE_DIR is made, not refused */
 	const char *state_dir;
 	const char *topology;
-	enum { CMD_NONE, CMD_LIST, CMD_QUERY, CMD_SET_MIG, CMD_MIG, CMD_SIM } cmd;
+	enum { CMD_NONE, CMD_LIST, CMD_QUERY, CMD_SET_MIG, CMD_MIG, CMD_SIM, CMD_JSON } cmd;
 	int mig_mode;
 	int rest_argc;
 	char **rest_argv;
@@ -113,6 +120,9 @@ static int parse(int argc, char **argv, struct cli *c, struct smi *s)
 			exit(SMI_OK);
 		} else if (!strcmp(a, "-L") || !strcmp(a, "--list-gpus")) {
 			if (set_cmd(c, CMD_LIST))
+				return -1;
+		} else if (!strcmp(a, "--json")) {
+			if (set_cmd(c, CMD_JSON))
 				return -1;
 		} else if (!strcmp(a, "-q") || !strcmp(a, "--query")) {
 			if (set_cmd(c, CMD_QUERY))
@@ -214,10 +224,6 @@ static int smi_main(int argc, char **argv)
 	}
 	s.thead = !strcmp(s.family->tree_prefix, "ppu");
 	s.word = s.thead ? "PPU" : "GPU";
-	if (c.cmd == CMD_NONE) {
-		usage(stderr);
-		return SMI_USAGE;
-	}
 	if (c.cmd == CMD_SET_MIG && s.device == SMI_ALL) {
 		fprintf(stderr, "accel-smi: -mig changes one card: give it with -i\n");
 		return SMI_USAGE;
@@ -241,7 +247,11 @@ static int smi_main(int argc, char **argv)
 	case CMD_SIM:
 		rc = smi_cmd_sim(&s, c.rest_argc, c.rest_argv);
 		break;
+	case CMD_JSON:
+		rc = smi_cmd_json(&s);
+		break;
 	case CMD_NONE:
+		rc = smi_cmd_status(&s); /* as nvidia-smi with no arguments */
 		break;
 	}
 	mig_lib_close(&s.lib);

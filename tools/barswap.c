@@ -29,6 +29,7 @@
 #include "barswap/bs_slot.h"
 #include "sim/barswap/bs_sim.h"
 #include "tools/barswap_cli.h"
+#include "tools/barswap_show.h"
 
 static int parse_die(const char *s, int *die)
 {
@@ -79,21 +80,12 @@ static int cmd_query(bs_context *ctx)
 
 static int cmd_info(bs_context *ctx, int die)
 {
-	bs_die_info d;
+	struct bs_die_view v;
+	int ret = bs_die_view_get(ctx, die, &v);
 
-	if (bs_die_info_get(ctx, die, &d))
-		return fail("die info");
-	printf("die: %" PRIu32 "\n", d.die);
-	printf("bus_id: %s\n", d.bus_id);
-	printf("vram_bytes: %" PRIu64 "\n", d.vram_size);
-	printf("enabled: %d\n", !!(d.flags & BS_DIE_ENABLED));
-	printf("present: %d\n", !!(d.flags & BS_DIE_PRESENT));
-	printf("active: %d\n", !!(d.flags & BS_DIE_ACTIVE));
-	printf("acquires: %" PRIu64 "\n", d.acquires);
-	printf("simulated: %d\n", !!(d.flags & BS_DIE_SIM));
-	if (!(d.flags & BS_DIE_SIM))
-		printf("pci_id: %04x:%04x\nbar_phys: 0x%" PRIx64 "\n", d.vendor, d.device, d.bar_phys);
-	print_die_lend(ctx, die);
+	if (ret)
+		return ret;
+	bs_die_view_print(&v);
 	return 0;
 }
 
@@ -219,25 +211,41 @@ static int usage_hint(void)
 	return 2;
 }
 
-static bool known_command(const char *cmd)
-{
-	static const char *const known[] = { "query",  "info", "acquire", "hold",   "read",  "write", "disable",
-		                             "enable", "lend", "return",  "policy", "lease", "use" };
+/* Each command's words after its name: at least, at most, and whether the first is a die. */
+static const struct command {
+	const char *name;
+	int min, max;
+	bool die;
+} commands[] = {
+	{ "query", 0, 0, false }, { "info", 1, 1, true },   { "acquire", 1, 2, true }, { "hold", 1, 2, true },
+	{ "read", 3, 3, true },   { "write", 2, 2, true },  { "disable", 1, 1, true }, { "enable", 1, 1, true },
+	{ "lend", 2, 3, true },   { "return", 1, 1, true }, { "policy", 1, 2, true },  { "lease", 0, 1, false },
+	{ "use", 1, 2, true },
+};
 
-	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
-		if (!strcmp(cmd, known[i]))
-			return true;
-	return false;
+static const struct command *find_command(const char *name)
+{
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(name, commands[i].name))
+			return &commands[i];
+	return NULL;
 }
 
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "sim", required_argument, NULL, 's' },     { "sim-create", no_argument, NULL, 'c' },
-		{ "device", required_argument, NULL, 'd' },  { "nonblock", no_argument, NULL, 'n' },
-		{ "timeout", required_argument, NULL, 't' }, { "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },       { NULL, 0, NULL, 0 },
+		{ "sim", required_argument, NULL, 's' },
+		{ "sim-create", no_argument, NULL, 'c' },
+		{ "device", required_argument, NULL, 'd' },
+		{ "nonblock", no_argument, NULL, 'n' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
 	};
+	const struct command *command;
+	bool json = false;
 	const char *sim = NULL, *device = NULL, *cmd;
 	unsigned flags = 0;
 	uint32_t timeout_ms = 0;
@@ -246,7 +254,9 @@ int main(int argc, char **argv)
 	bs_context *ctx;
 	int c, die = 0, ret;
 
-	while ((c = getopt_long(argc, argv, "+hV", opts, NULL)) != -1) {
+	/* Options go anywhere, before the command or after its words ("acquire 2 1 --nonblock"), as GNU tools take
+	 * them; "--" ends them. */
+	while ((c = getopt_long(argc, argv, "hV", opts, NULL)) != -1) {
 		uint64_t v;
 		switch (c) {
 		case 's':
@@ -260,6 +270,9 @@ int main(int argc, char **argv)
 			break;
 		case 'n':
 			flags |= BS_NONBLOCK;
+			break;
+		case 'j':
+			json = true;
 			break;
 		case 't':
 			if (parse_u64(optarg, &v) || v > UINT32_MAX) {
@@ -286,15 +299,29 @@ int main(int argc, char **argv)
 	}
 	cmd = argv[optind++];
 	/* Before the slot is opened: a typo is a usage error (2) whether or not the module is loaded. */
-	if (!known_command(cmd)) {
+	command = find_command(cmd);
+	if (!command) {
 		fprintf(stderr, "barswap: unknown command %s\n", cmd);
 		usage(stderr);
 		return 2;
 	}
-	if (strcmp(cmd, "query") && strcmp(cmd, "lease") && (optind >= argc || parse_die(argv[optind++], &die))) {
-		usage(stderr);
-		return 2;
+	if (argc - optind < command->min) {
+		fprintf(stderr, "barswap: %s needs %s%d argument%s (barswap --help says which)\n", cmd,
+		        command->min == command->max ? "" : "at least ", command->min, command->min == 1 ? "" : "s");
+		return usage_hint();
 	}
+	if (argc - optind > command->max) {
+		fprintf(stderr, "barswap: %s takes %s%d argument%s: '%s' and what follows would not be read\n", cmd,
+		        command->min == command->max ? "" : "at most ", command->max, command->max == 1 ? "" : "s",
+		        argv[optind + command->max]);
+		return usage_hint();
+	}
+	if (json && strcmp(cmd, "query") && strcmp(cmd, "info")) {
+		fprintf(stderr, "barswap: --json goes with query and info\n");
+		return usage_hint();
+	}
+	if (command->die && parse_die(argv[optind++], &die))
+		return usage_hint();
 
 	if (sim_create && !sim) {
 		fprintf(stderr, "barswap: --sim-create only goes with --sim=STATE_DIR\n");
@@ -323,10 +350,13 @@ int main(int argc, char **argv)
 	if (!ctx)
 		return fail(sim ? "the simulated slot" : device ? device : BS_DEVICE);
 
-	if (!strcmp(cmd, "query")) {
-		ret = cmd_query(ctx);
+	ret = command->die ? bs_check_die(ctx, die) : 0;
+	if (ret) {
+		; /* no such die: said, with the dies there are */
+	} else if (!strcmp(cmd, "query")) {
+		ret = json ? bs_json_query(ctx) : cmd_query(ctx);
 	} else if (!strcmp(cmd, "info")) {
-		ret = cmd_info(ctx, die);
+		ret = json ? bs_json_info(ctx, die) : cmd_info(ctx, die);
 	} else if (!strcmp(cmd, "acquire") || !strcmp(cmd, "hold")) {
 		ret = cmd_acquire(ctx, die, optind < argc ? argv[optind] : NULL, flags, timeout_ms);
 	} else if (!strcmp(cmd, "read") || !strcmp(cmd, "write")) {

@@ -19,7 +19,9 @@ void usage(FILE *f)
 	fprintf(f, "usage: barswap [--sim=STATE_DIR [--sim-create] | --device=PATH] COMMAND ...\n"
 	           "\n"
 	           "  query                       the slot and every die\n"
-	           "  info DIE                    one die\n"
+	           "      --json                  as node.json's dies: {slot, dies[]}\n"
+	           "  info DIE                    one die, with the keys of the tree's dies/DIE/info\n"
+	           "      --json                  as node.json's dies[] entry\n"
 	           "  acquire DIE [SECONDS]       acquire DIE (waiting its turn in FIFO order) and hold it for\n"
 	           "                              SECONDS, or until SIGINT/SIGTERM, or (SECONDS '-') until stdin\n"
 	           "                              closes; then release it.  Prints 'acquired DIE' once it holds it\n"
@@ -45,6 +47,7 @@ void usage(FILE *f)
 	           "  --device=PATH     another node of the module (default " BS_DEVICE ")\n"
 	           "  -h, --help        this text\n"
 	           "  -V, --version     the version of barswap\n"
+	           "Options go before the command or after its arguments; extra arguments are refused.\n"
 	           "Offsets and lengths take K, M, G suffixes (powers of 1024).\n"
 	           "Exit status: 0 done, 1 the slot or a die refused (errno in the message), 2 usage error.\n");
 }

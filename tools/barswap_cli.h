@@ -25,7 +25,6 @@ void hold_on(const char *hold, uint64_t seconds);
 
 /* tools/barswap_lend.c */
 void print_lease(bs_context *ctx);
-void print_die_lend(bs_context *ctx, int die);
 int cmd_lend(bs_context *ctx, int die, const char *driver, const char *hold, unsigned flags, uint32_t timeout_ms);
 int cmd_return(bs_context *ctx, int die, unsigned flags, uint32_t timeout_ms);
 int cmd_policy(bs_context *ctx, int die, const char *policy);

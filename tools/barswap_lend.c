@@ -52,19 +52,6 @@ void print_lease(bs_context *ctx)
 		       q[i].waited_ns / 1000000);
 }
 
-void print_die_lend(bs_context *ctx, int die)
-{
-	bs_die_lend l;
-
-	if (bs_die_lend_get(ctx, die, &l))
-		return;
-	printf("driver: %s\n", l.driver);
-	printf("policy: %s\n", l.policy == BS_POLICY_RESIDENT ? "resident" : "pinned");
-	printf("lend_state: %s\n", state_name(l.state));
-	if (l.state != BS_LEND_NONE)
-		printf("lender_pid: %" PRId32 "\n", l.lender_pid);
-}
-
 /* Take the held die back, saying why it cannot be done at once. */
 static int take_back(bs_context *ctx, bs_gpu *g, const char *driver)
 {

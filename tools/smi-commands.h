@@ -19,5 +19,7 @@ int smi_cmd_query(struct smi *s);             /* -q */
 int smi_cmd_set_mig(struct smi *s, int mode); /* -mig 0|1 */
 int smi_cmd_mig(struct smi *s, int argc, char **argv);
 int smi_cmd_sim(struct smi *s, int argc, char **argv);
+int smi_cmd_status(struct smi *s); /* no command: every card and its MIG devices */
+int smi_cmd_json(struct smi *s);   /* --json: the cards as node.json's devices[] */
 
 #endif

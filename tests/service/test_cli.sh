@@ -50,7 +50,9 @@ usage_error "Is a directory" "$ACCELFS" --log="$tmp" --state-dir="$tmp/s1" "$tmp
 [ ! -e "$tmp/s1" ] || fail "a refused accelfs created its state directory"
 
 usage_error "unknown option" "$ACCEL_SMI" --bogus
-usage_error "usage" "$ACCEL_SMI"
+# No command: nvidia-smi's status table, not a usage error.
+out=$("$ACCEL_SMI" --sim="$tmp/node") || fail "accel-smi with no command exited $?"
+printf '%s\n' "$out" | grep -q '^PPU  TREE ' || fail "accel-smi with no command printed no status table: $out"
 usage_error "-f takes ppu or gpu" "$ACCEL_SMI" -f tpu -L
 usage_error "Invalid mig option" "$ACCEL_SMI" --sim="$tmp/node" mig -bogus
 usage_error "fault" "$ACCEL_SMI" --sim="$tmp/node" sim fault
@@ -60,7 +62,11 @@ usage_error "does not exist" "$ACCEL_SMI" --sim="$tmp/nonode" -L
 usage_error "unrecognized option" "$BARSWAP" --bogus query
 usage_error "usage" "$BARSWAP"
 usage_error "unknown command frobnicate" "$BARSWAP" frobnicate 1
-usage_error "usage" "$BARSWAP" info
+usage_error "info needs 1 argument" "$BARSWAP" info
+usage_error "info takes 1 argument: '2' and what follows would not be read" "$BARSWAP" info 1 2
+usage_error "acquire takes at most 2 arguments: 'x'" "$BARSWAP" acquire 1 2 x
+usage_error "query takes 0 arguments" "$BARSWAP" query 1
+usage_error "--json goes with query and info" "$BARSWAP" --json acquire 1
 usage_error "milliseconds expected" "$BARSWAP" --timeout=soon query
 usage_error "does not exist" "$BARSWAP" --sim="$tmp/nonode" query
 

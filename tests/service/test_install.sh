@@ -25,9 +25,20 @@ root="$dest$PREFIX"
 
 for f in sbin/accelfs bin/accel-smi bin/barswap bin/accel-wait lib/systemd/system/accelfs.service \
 	share/man/man8/accelfs.8 share/man/man5/accelfs.5 share/man/man1/accel-smi.1 share/man/man1/barswap.1 \
+	share/man/man1/accel-wait.1 share/man/man8/accelfs-hook.8 etc/default/accelfs \
 	share/accelfs/topologies/small.json include/barswap.h; do
 	[ -e "$root/$f" ] || fail "$PREFIX/$f was not installed"
 done
+# The settings file is where the unit reads it (EnvironmentFile=-PATH), with nothing set.
+envfile=$(sed -n 's/^EnvironmentFile=-//p' "$root/lib/systemd/system/accelfs.service")
+[ -f "$dest$envfile" ] || fail "the unit reads $envfile, which was not installed"
+! grep -q '^[^#]' "$dest$envfile" || fail "$envfile sets something: $(grep '^[^#]' "$dest$envfile")"
+# The Slurm plugstack snippet goes where Slurm's own plugstack.conf includes it (-Dslurm_confdir).
+if [ -n "${ACCELFS_SLURM_SYNC:-}" ]; then
+	[ -f "$dest${SLURM_CONFDIR:-/etc/slurm}/plugstack.conf.d/accelfs.conf" ] ||
+		fail "the plugstack snippet is not in ${SLURM_CONFDIR:-/etc/slurm}/plugstack.conf.d/"
+	[ -f "$dest$PREFIX/share/man/man8/accelfs-slurm-sync.8" ] || fail "accelfs-slurm-sync(8) was not installed"
+fi
 pc=$(find "$root" -name barswap.pc | head -n 1)
 [ -n "$pc" ] || fail "barswap.pc was not installed"
 lib=$(find "$root" -name 'libbarswap.so.*.*.*' | head -n 1)

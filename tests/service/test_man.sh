@@ -6,8 +6,11 @@
 set -eu
 fail() { echo "test_man: $*" >&2; exit 1; }
 
-for page in accelfs.8 accelfs.5 accel-smi.1 barswap.1; do
-	f="$MAN_DIR/$page"
+pages="accelfs.8 accelfs.5 accel-smi.1 barswap.1 accel-wait.1 accelfs-hook.8"
+[ -z "${ACCELFS_SLURM_SYNC:-}" ] || pages="$pages accelfs-slurm-sync.8"
+# The built pages, and the checked-in ones as `man -l man/*` in a checkout shows them.
+for f in $(for page in $pages; do echo "$MAN_DIR/$page" "$MAN_SRC/$page"; done); do
+	page=$f
 	[ -f "$f" ] || fail "$f was not built"
 	# --warnings: groff's warnings (undefined macros, bad escapes, lines too long for
 	# the width) reach stderr; -E UTF-8 and a fixed width make the run the same everywhere.
@@ -40,6 +43,14 @@ check_options() {
 check_options accelfs.8 "$ACCELFS"
 check_options accel-smi.1 "$ACCEL_SMI"
 check_options barswap.1 "$BARSWAP"
+check_options accel-wait.1 "$ACCEL_WAIT"
+check_options accelfs-hook.8 "$ACCELFS_HOOK"
+[ -z "${ACCELFS_SLURM_SYNC:-}" ] || check_options accelfs-slurm-sync.8 "$ACCELFS_SLURM_SYNC"
+# The version the build rewrites into each page is the project's, and no other string is left unset.
+for page in $pages; do
+	version=$("$ACCELFS" --version | sed 's/^accelfs \([^ ]*\).*/\1/')
+	grep -q "^\.ds Vn $version\$" "$MAN_DIR/$page" || fail "$page does not carry the version of accelfs --version"
+done
 
 text=$(page_text accelfs.8)
 for var in $("$ACCELFS" --help | sed -n '/^Environment:/,/^$/p' | grep -oE '^  [A-Z_]+' ); do
@@ -57,4 +68,4 @@ done
 for errno in EPERM EACCES ENOSPC EEXIST EINVAL ENAMETOOLONG ENOENT EBUSY EIO EROFS ENODEV EAGAIN EINTR; do
 	printf '%s\n' "$text" | grep -qw "$errno" || fail "accelfs.5 does not say when $errno is answered"
 done
-echo "test_man: 4 pages render without warnings and document every option"
+echo "test_man: $(echo $pages | wc -w) pages render without warnings, built and checked in, and document every option"

@@ -68,9 +68,9 @@ static void read_env_level(void)
 	to_journal = stderr_is_journal();
 	if (accel_log_level_from_env(&max_level))
 		fprintf(stderr,
-		        "accelfs: warning: ACCELFS_LOG=%s is not a level (error, warning, notice, info or debug); "
+		        "%s: warning: ACCELFS_LOG=%s is not a level (error, warning, notice, info or debug); "
 		        "logging at info\n",
-		        getenv("ACCELFS_LOG"));
+		        program_invocation_short_name, getenv("ACCELFS_LOG"));
 }
 
 void accel_log_set_level(enum accel_log_level level)

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/log.h"
 #include "tools/smi-commands.h"
 #include "sim/locate.h"
 
@@ -261,7 +262,11 @@ static int smi_main(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	int rc = smi_main(argc, argv);
+	int rc;
+
+	/* A typo in ACCELFS_LOG is said at once (core/log.c), not at the first message, which may never come. */
+	accel_log_get_level();
+	rc = smi_main(argc, argv);
 
 	/* Every usage error ends with the usage line on stderr, whichever command found it. */
 	if (rc == SMI_USAGE && !usage_shown)

@@ -57,6 +57,13 @@ usage_error "-f takes ppu or gpu" "$ACCEL_SMI" -f tpu -L
 usage_error "Invalid mig option" "$ACCEL_SMI" --sim="$tmp/node" mig -bogus
 usage_error "fault" "$ACCEL_SMI" --sim="$tmp/node" sim fault
 usage_error "does not exist" "$ACCEL_SMI" --sim="$tmp/nonode" -L
+# --help names every sim command that `sim help` describes in full.
+for sub in $("$ACCEL_SMI" --sim="$tmp/node" sim help | sed -n 's/^  \([a-z][a-z-]*\).*/\1/p'); do
+	"$ACCEL_SMI" --help | grep -q "^  sim \(.* \)\?$sub\b\|| sim $sub\b" || fail "accel-smi --help does not list sim $sub"
+done
+# The tools take a bad ACCELFS_LOG with a warning (the daemon refuses it: test_operator.py).
+ACCELFS_LOG=bogus "$ACCEL_SMI" --sim="$tmp/node" -L >/dev/null 2>"$tmp/err" || fail "accel-smi -L failed under ACCELFS_LOG=bogus"
+grep -q "^accel-smi: warning: ACCELFS_LOG=bogus is not a level" "$tmp/err" || fail "no warning for ACCELFS_LOG=bogus: $(cat "$tmp/err")"
 [ ! -e "$tmp/nonode" ] || fail "accel-smi created a state directory it refused"
 
 usage_error "unrecognized option" "$BARSWAP" --bogus query

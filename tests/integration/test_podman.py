@@ -293,6 +293,19 @@ class ManyFiles(PodmanTestCase):
 
 
 class Refused(PodmanTestCase):
+    def test_a_daemon_that_is_down_is_not_a_removed_job(self):
+        # Killed, its spec files left behind: podman resolves the job and runs the hook, which finds no tree.
+        n = self.node
+        os.mkdir(self.job("job1"))
+        n.kill9()
+        res = podman("run", "--rm", *RUN, "--device", "accelfs.io/mig=job1", IMAGE, "true", check=False)
+        self.assertNotEqual(res.returncode, 0)
+        self.assertNotIn("was removed", res.stderr, "job1 exists: only its daemon is down")
+        self.assertIn("no accelfs serves that directory: is the daemon running?", res.stderr)
+        n.start()
+        self.assertEqual(self.node.keyvals(*PROF, "job1", "status")["state"], "ready")
+        podman("run", "--rm", *RUN, "--device", "accelfs.io/mig=job1", IMAGE, "true")
+
     def test_a_reclaimed_or_lost_job_is_refused_by_the_runtime(self):
         n = self.node
         os.mkdir(self.job("gone"))

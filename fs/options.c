@@ -259,9 +259,22 @@ static int resolve_topology(struct fs_options *o)
 	return 0;
 }
 
-/* The options whose value may also come as the next argument ("--state-dir /x"), as getopt_long takes them. */
-static const char *const valued[] = { "--state-dir",     "--cdi-dir",      "--hook",         "--log",
-	                              "--poll-interval", "--orphan-grace", "--busy-retries", "--metrics-textfile" };
+/*
+ * An option whose value may also come as the next argument ("--state-dir
+ * /x"), as getopt_long takes it: every "--name=%s" of option_spec but
+ * --sim's, whose value is optional.  Its length, 0 if a is none.
+ */
+static size_t valued_option(const char *a)
+{
+	for (const struct fuse_opt *spec = option_spec; spec->templ; spec++) {
+		size_t n = strlen(spec->templ);
+
+		if (n > 5 && !strncmp(spec->templ, "--", 2) && !strcmp(spec->templ + n - 3, "=%s") &&
+		    strcmp(spec->templ, "--sim=%s") && strlen(a) == n - 3 && !strncmp(a, spec->templ, n - 3))
+			return n - 3;
+	}
+	return 0;
+}
 
 /*
  * fuse_opt knows "--opt=VALUE" only: "--opt VALUE" is joined into that
@@ -277,11 +290,8 @@ static int join_separate_values(struct fuse_args *args)
 
 	for (int i = 0; i < args->argc && !ret; i++) {
 		const char *a = args->argv[i];
-		const char *name = NULL;
+		const char *name = i > 0 && !operands && valued_option(a) ? a : NULL;
 
-		for (size_t k = 0; i > 0 && !operands && k < sizeof(valued) / sizeof(valued[0]); k++)
-			if (!strcmp(a, valued[k]))
-				name = valued[k];
 		operands = operands || (i > 0 && !strcmp(a, "--"));
 		if (!name) {
 			ret = fuse_opt_add_arg(&joined, a);

@@ -290,6 +290,14 @@ void node_install_view(struct accel_node *node, struct node_card *nc, struct acc
  */
 void node_names_swap(struct accel_node *node, const struct accel_device *old, const struct accel_device *cur);
 bool node_names_taken(struct accel_node *node, const char *job);
+/*
+ * Job names are unique on the node (the node-level mig/ lists every card's
+ * jobs together): a mkdir reserves its name before it carves (-EEXIST:
+ * taken by a job or by another mkdir in progress) and releases it once its
+ * job is in a view or it failed.  Takes names_lock, then view_lock.
+ */
+int node_reserve_name(struct accel_node *node, const char *job);
+void node_release_name(struct accel_node *node, const char *job);
 void node_names_free(struct accel_node *node);
 /* A new job's name against the rule and the tree's own names (why set): 0, -EINVAL, -ENAMETOOLONG, -EEXIST. */
 int node_check_job_name(const char *job, char *why, size_t whylen);

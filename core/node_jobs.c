@@ -21,53 +21,6 @@
 /* Choices a node-level mkdir makes before it gives up on a node that never stops changing (EAGAIN). */
 #define NODE_CHOICES_MAX 1000
 
-/* ---- job-name reservations --------------------------------------------- */
-
-/* Reserved by a mkdir in progress, or a job of some card's view (node_names.c): view_lock held. */
-static bool job_name_taken(struct accel_node *node, const char *job)
-{
-	for (size_t i = 0; i < node->n_reserved; i++)
-		if (!strcmp(node->reserved[i], job))
-			return true;
-	return node_names_taken(node, job);
-}
-
-/* Job names are unique on the node: the node-level mig/ view lists every device's jobs together. */
-static int node_reserve_name(struct accel_node *node, const char *job)
-{
-	int ret = 0;
-
-	node_lock(&node->names_lock, NODE_LOCK_NAMES);
-	node_lock(&node->view_lock, NODE_LOCK_VIEW);
-	if (job_name_taken(node, job)) {
-		ret = -EEXIST;
-	} else {
-		char(*grown)[ACCEL_JOB_NAME_MAX + 1] = realloc(node->reserved, (node->n_reserved + 1) * sizeof(*grown));
-		if (!grown) {
-			ret = -ENOMEM;
-		} else {
-			node->reserved = grown;
-			snprintf(grown[node->n_reserved++], sizeof(*grown), "%s", job);
-		}
-	}
-	node_unlock(&node->view_lock, NODE_LOCK_VIEW);
-	node_unlock(&node->names_lock, NODE_LOCK_NAMES);
-	return ret;
-}
-
-static void node_release_name(struct accel_node *node, const char *job)
-{
-	node_lock(&node->names_lock, NODE_LOCK_NAMES);
-	for (size_t i = 0; i < node->n_reserved; i++) {
-		if (strcmp(node->reserved[i], job))
-			continue;
-		memmove(node->reserved[i], node->reserved[i + 1], (node->n_reserved - i - 1) * sizeof(*node->reserved));
-		node->n_reserved--;
-		break;
-	}
-	node_unlock(&node->names_lock, NODE_LOCK_NAMES);
-}
-
 /* ---- mkdir / rmdir ------------------------------------------------------ */
 
 struct commit_ctx {
@@ -330,6 +283,7 @@ static enum accel_log_level refusal_level(int ret)
 	case EROFS:
 	case EPERM:
 	case EACCES:
+	case EDQUOT:
 		return ACCEL_LOG_NOTICE;
 	case EBUSY:
 	case EAGAIN:

@@ -7,7 +7,8 @@
  * A name whose entry could not be allocated makes the table incomplete, and
  * then the check looks at every view instead (node_names_taken).  And the
  * rule a new job's name keeps, with the names the tree keeps for its own
- * files (node_check_job_name).
+ * files (node_check_job_name), and the names mkdirs in progress have
+ * reserved (node_reserve_name).
  */
 #include "core/node_internal.h"
 
@@ -134,4 +135,51 @@ int node_check_job_name(const char *job, char *why, size_t whylen)
 		return -EEXIST;
 	}
 	return 0;
+}
+
+/* ---- reservations of a mkdir in progress ------------------------------- */
+
+/* Reserved by a mkdir in progress, or a job of some card's view: view_lock held. */
+static bool job_name_taken(struct accel_node *node, const char *job)
+{
+	for (size_t i = 0; i < node->n_reserved; i++)
+		if (!strcmp(node->reserved[i], job))
+			return true;
+	return node_names_taken(node, job);
+}
+
+/* Job names are unique on the node: the node-level mig/ view lists every device's jobs together. */
+int node_reserve_name(struct accel_node *node, const char *job)
+{
+	int ret = 0;
+
+	node_lock(&node->names_lock, NODE_LOCK_NAMES);
+	node_lock(&node->view_lock, NODE_LOCK_VIEW);
+	if (job_name_taken(node, job)) {
+		ret = -EEXIST;
+	} else {
+		char(*grown)[ACCEL_JOB_NAME_MAX + 1] = realloc(node->reserved, (node->n_reserved + 1) * sizeof(*grown));
+		if (!grown) {
+			ret = -ENOMEM;
+		} else {
+			node->reserved = grown;
+			snprintf(grown[node->n_reserved++], sizeof(*grown), "%s", job);
+		}
+	}
+	node_unlock(&node->view_lock, NODE_LOCK_VIEW);
+	node_unlock(&node->names_lock, NODE_LOCK_NAMES);
+	return ret;
+}
+
+void node_release_name(struct accel_node *node, const char *job)
+{
+	node_lock(&node->names_lock, NODE_LOCK_NAMES);
+	for (size_t i = 0; i < node->n_reserved; i++) {
+		if (strcmp(node->reserved[i], job))
+			continue;
+		memmove(node->reserved[i], node->reserved[i + 1], (node->n_reserved - i - 1) * sizeof(*node->reserved));
+		node->n_reserved--;
+		break;
+	}
+	node_unlock(&node->names_lock, NODE_LOCK_NAMES);
 }

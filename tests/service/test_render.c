@@ -448,9 +448,9 @@ static void test_rows_are_whole(void **state)
 				assert_non_null(r->render);
 		}
 	}
-	/* dies/: slot and lease_ms; a die: info, enabled, driver, policy, vram; a job: containers, reclaim. */
+	/* quota; dies/: slot and lease_ms; a die: enabled, driver, policy, vram; a job: containers, reclaim. */
 	assert_true(files >= 20);
-	assert_int_equal(writable, 7);
+	assert_int_equal(writable, 8);
 }
 
 /* The job control files are rows like any other: resolved by name, rendered by their row. */

@@ -126,9 +126,24 @@ struct accel_quota_table;
 int accel_node_set_quota(struct accel_node *node, const char *text, char *why, size_t whylen);
 int accel_node_quota_table(struct accel_node *node, struct accel_quota_table *out);
 
-/* last_error of a profile directory ("ppu3/4g.48gb", "mig/4g.48gb"). */
+/*
+ * last_error of a profile directory, by its key (core/last_error.c):
+ * accel_last_error_key spells it, the one place that does ("ppu3/4g.48gb"
+ * for a device's profile, "mig/4g.48gb" for device "" or NULL: the
+ * node-level one).
+ */
+#define ACCEL_LAST_ERROR_KEY_MAX 160
+void accel_last_error_key(char *buf, size_t len, const char *device, const char *profile);
 void accel_node_last_error(struct accel_node *node, const char *key, char *buf, size_t len);
 void accel_node_set_last_error(struct accel_node *node, const char *key, const char *text);
+/*
+ * A failure of a job's file, mkdir or rmdir, said where mkdir's and rmdir's
+ * are: last_error of the profile directory (device "" for the node-level
+ * mig/<profile>; via_node: a device's job reached through mig/<profile>,
+ * both).
+ */
+void accel_node_report(struct accel_node *node, const char *device, const char *profile, bool via_node,
+                       const char *why);
 
 /* Processes holding a device's nodes. */
 int accel_node_holders(struct accel_node *node, const char *device, struct accel_holder **out, size_t *n);

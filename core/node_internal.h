@@ -13,9 +13,11 @@
  *                   job's name keeps
  *   node_place.c    a carve at the caller's placement: which one, or why not
  *   quota_check.c   quotas at carve time: holds on what carves in progress cost
- *   node_publish.c  ordered snapshots, the lock-order checker, last_error;
- *                   node_cdi.c: the CDI spec files that follow the snapshots
- * Nothing outside core/node*.c includes this.
+ *   node_publish.c  ordered snapshots; node_cdi.c: the CDI spec files that
+ *                   follow them
+ *   lock_order.c    taking the locks below, the order checked in debug builds
+ *   last_error.c    the profile directories' last_error and its key
+ * Nothing outside these files includes this.
  *
  * Lock order.  A thread takes these only in this order, never the other
  * way round, and holds at most one card lock:

@@ -341,13 +341,13 @@ static void end_mkdir(struct accel_node *node, const char *job)
 static int mkdir_on(struct accel_node *node, const char *device, const char *profile, const char *job, long want_start,
                     uid_t uid, gid_t gid, struct accel_job *made, char *why, size_t whylen)
 {
-	char key[160];
+	char key[ACCEL_LAST_ERROR_KEY_MAX];
 	struct node_card *nc;
 	int ret;
 	uint64_t t0 = accel_metrics_now();
 
 	why[0] = '\0';
-	snprintf(key, sizeof(key), "%s/%s", device, profile);
+	accel_last_error_key(key, sizeof(key), device, profile);
 	ret = begin_mkdir(node, job, why, whylen);
 	if (!ret) {
 		nc = node_find_card(node, device);
@@ -381,13 +381,13 @@ int accel_node_mkdir_any(struct accel_node *node, const char *profile, const cha
                          char *device, size_t len, struct accel_job *made, char *why, size_t whylen)
 {
 	struct node_refused refused = { .n = 0 };
-	char key[160];
+	char key[ACCEL_LAST_ERROR_KEY_MAX];
 	int ret;
 	uint64_t t0 = accel_metrics_now();
 
 	why[0] = '\0';
 	device[0] = '\0';
-	snprintf(key, sizeof(key), "mig/%s", profile);
+	accel_last_error_key(key, sizeof(key), NULL, profile);
 	ret = begin_mkdir(node, job, why, whylen);
 	if (ret)
 		goto out;
@@ -484,7 +484,7 @@ static int set_phase(struct accel_node *node, struct accel_record *r, enum accel
 int accel_node_rmdir_instance(struct accel_node *node, const char *device, const char *profile, const char *job,
                               const char *uuid, char *why, size_t whylen)
 {
-	char key[160], vendor[ACCEL_NAME_MAX];
+	char key[ACCEL_LAST_ERROR_KEY_MAX], vendor[ACCEL_NAME_MAX];
 	struct node_card *nc;
 	bool resume, progressed = false;
 	size_t i;
@@ -492,7 +492,7 @@ int accel_node_rmdir_instance(struct accel_node *node, const char *device, const
 	uint64_t t0 = accel_metrics_now();
 
 	why[0] = '\0';
-	snprintf(key, sizeof(key), "%s/%s", device, profile);
+	accel_last_error_key(key, sizeof(key), device, profile);
 	if (node->opt.read_only) {
 		snprintf(why, whylen, "accelfs runs --read-only: nothing is destroyed");
 		return -EROFS;

@@ -119,7 +119,9 @@ int node_check_job_name(const char *job, char *why, size_t whylen)
 
 	if (ret) {
 		if (ret == -ENAMETOOLONG)
-			snprintf(why, whylen, "job name '%.64s...' is longer than %d bytes", job, ACCEL_JOB_NAME_MAX);
+			snprintf(why, whylen,
+			         "job name '%.64s...' is longer than %d bytes: a job name is " ACCEL_JOB_NAME_RULE, job,
+			         ACCEL_JOB_NAME_MAX);
 		else
 			snprintf(why, whylen, "job name '%s' is not valid: a job name is " ACCEL_JOB_NAME_RULE, job);
 		return ret;

@@ -6,15 +6,54 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "core/attach_internal.h"
+#include "core/log.h"
 
-/* Every operation ends here: a watch whose attachment went is closed with it. */
+/*
+ * After a change that stands whether or not the file follows (a process
+ * found gone, a removal finished): the file is written, and if it cannot be
+ * (attach_store_write said why in the log), the next change writes it again.
+ */
+static void save_what_happened(struct accel_attach *a)
+{
+	int ret = attach_store_save(a, false);
+
+	if (ret == -ENOMEM)
+		log_warn("cannot write %s: out of memory (the next change writes it again)", a->path);
+	a->unsaved = ret && ret != -EROFS; /* read-only: in memory alone, by design */
+}
+
+/* Tell whoever sweeps (accel_attach_wake_fd).  A full counter (EAGAIN) is a wake-up pending already. */
+static void wake_sweeper(struct accel_attach *a)
+{
+	uint64_t one = 1;
+
+	if (a->wake >= 0 && write(a->wake, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_warn("the registry cannot wake the reclaimer: %s", strerror(errno));
+}
+
+/*
+ * Every change ends here: the file catches up, readers see it, a watch
+ * whose attachment went is closed, and the sweeper hears of what is its.
+ */
 static void done(struct accel_attach *a)
 {
+	if (a->unsaved)
+		save_what_happened(a);
+	attach_view_publish(a);
 	attach_watch_sync(a);
+	if (a->news)
+		wake_sweeper(a);
+	a->news = false;
 	pthread_mutex_unlock(&a->lock);
+}
+
+int accel_attach_wake_fd(const struct accel_attach *a)
+{
+	return a->wake;
 }
 
 /* ---- the entries ---------------------------------------------------------- */
@@ -112,11 +151,25 @@ struct accel_attach *accel_attach_open(const char *state_dir, const char *proc_r
 		return NULL;
 	}
 	pthread_mutex_init(&a->lock, NULL);
+	pthread_mutex_init(&a->view_lock, NULL);
+	pthread_mutex_init(&a->store_lock, NULL);
+	a->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (a->wake < 0) {
+		snprintf(err, errlen, "cannot make the registry's eventfd: %s", strerror(errno));
+		accel_attach_close(a);
+		return NULL;
+	}
 	snprintf(a->path, sizeof(a->path), "%s/attachments.json", state_dir);
 	snprintf(a->proc_root, sizeof(a->proc_root), "%s", proc_root);
 	/* A pidfd is of a real process: a faked /proc's pids are not (a test turns them on for real ones). */
 	a->pidfds = !strcmp(proc_root, "/proc");
 	if (attach_store_load(a, err, errlen)) {
+		accel_attach_close(a);
+		return NULL;
+	}
+	attach_view_publish(a);
+	if (!a->view) {
+		snprintf(err, errlen, "out of memory");
 		accel_attach_close(a);
 		return NULL;
 	}
@@ -131,6 +184,12 @@ void accel_attach_close(struct accel_attach *a)
 		free(a->e[i].c);
 	free(a->e);
 	attach_watch_close_all(a);
+	attach_view_unpublish(a);
+	if (a->wake >= 0)
+		close(a->wake);
+	free(a->saved_text);
+	pthread_mutex_destroy(&a->store_lock);
+	pthread_mutex_destroy(&a->view_lock);
 	pthread_mutex_destroy(&a->lock);
 	free(a);
 }
@@ -213,9 +272,12 @@ int accel_attach_add(struct accel_attach *a, const char *job, const char *uuid, 
 		remove_at(e, i);
 		e->armed = was_armed;
 		snprintf(why, whylen, "cannot record the attachment in %s: %s", a->path, strerror(-ret));
-	} else if (fd >= 0) {
-		attach_watch_adopt(a, job, &c, fd);
-		fd = -1;
+	} else {
+		a->news = true; /* a process to watch */
+		if (fd >= 0) {
+			attach_watch_adopt(a, job, &c, fd);
+			fd = -1;
+		}
 	}
 out:
 	if (fd >= 0)
@@ -238,7 +300,9 @@ int accel_attach_remove(struct accel_attach *a, const char *job, const char *uui
 				remove_at(e, i);
 				prune(a, e, NULL, 0);
 				*now_due = due(e);
+				a->news = *now_due;
 				ret = attach_store_save(a, false);
+				a->unsaved = ret && ret != -EROFS; /* gone all the same: the next change writes it */
 				break;
 			}
 	}
@@ -246,52 +310,14 @@ int accel_attach_remove(struct accel_attach *a, const char *job, const char *uui
 	return ret;
 }
 
-int accel_attach_list(struct accel_attach *a, const char *job, const char *uuid, struct accel_attachment **out,
-                      size_t *n)
-{
-	struct attach_entry *e;
-	int ret = 0;
-
-	*out = NULL;
-	*n = 0;
-	pthread_mutex_lock(&a->lock);
-	e = find(a, job);
-	if (e && same_instance(e, uuid)) {
-		/* A reader is told the truth now, not at the next sweep. */
-		if (prune(a, e, NULL, 0))
-			attach_store_save(a, false);
-		if (e->n) {
-			*out = malloc(e->n * sizeof(**out));
-			if (*out) {
-				memcpy(*out, e->c, e->n * sizeof(**out));
-				*n = e->n;
-			} else {
-				ret = -ENOMEM;
-			}
-		}
-	}
-	done(a);
-	return ret;
-}
-
-enum accel_reclaim accel_attach_reclaim(struct accel_attach *a, const char *job, const char *uuid)
-{
-	enum accel_reclaim r = ACCEL_RECLAIM_MANUAL;
-	struct attach_entry *e;
-
-	pthread_mutex_lock(&a->lock);
-	e = find(a, job);
-	if (e && same_instance(e, uuid))
-		r = e->reclaim;
-	pthread_mutex_unlock(&a->lock);
-	return r;
-}
-
 int accel_attach_set_reclaim(struct accel_attach *a, const char *job, const char *uuid, enum accel_reclaim r,
                              bool *now_due)
 {
 	enum accel_reclaim old;
 	struct attach_entry *e;
+	uint64_t seq;
+	char *text;
+	bool was_due;
 	int ret;
 
 	*now_due = false;
@@ -304,16 +330,34 @@ int accel_attach_set_reclaim(struct accel_attach *a, const char *job, const char
 	old = e->reclaim;
 	e->reclaim = r;
 	prune(a, e, NULL, 0);
-	/* A policy is configuration: it must survive a host crash, unlike the attachments. */
-	ret = attach_store_save(a, true);
+	ret = attach_store_text(a, &text, &seq);
 	if (ret)
 		e->reclaim = old;
-	else
-		*now_due = due(e);
+	was_due = due(e);
 	if (attach_entry_idle(e))
 		drop(a, e);
 	done(a);
-	return ret;
+	if (ret)
+		return ret;
+	/* A policy is configuration: it must survive a host crash, unlike the attachments; fsync'd unlocked. */
+	ret = attach_store_write(a, text, seq, true);
+	if (ret) {
+		/* Not recorded: the policy before stands, unless another change set one meanwhile. */
+		pthread_mutex_lock(&a->lock);
+		e = find(a, job);
+		if (e && same_instance(e, uuid) && e->reclaim == r) {
+			e->reclaim = old;
+			if (attach_entry_idle(e))
+				drop(a, e);
+			save_what_happened(a);
+		}
+		done(a);
+		return ret;
+	}
+	*now_due = was_due;
+	if (was_due)
+		wake_sweeper(a);
+	return 0;
 }
 
 int accel_attach_rmdir_begin(struct accel_attach *a, const char *job, const char *uuid, char *why, size_t whylen)
@@ -337,7 +381,7 @@ int accel_attach_rmdir_begin(struct accel_attach *a, const char *job, const char
 		return -ENOMEM;
 	}
 	if (prune(a, e, NULL, 0))
-		attach_store_save(a, false);
+		save_what_happened(a);
 	if (!e->n) {
 		e->removing = true;
 		done(a);
@@ -368,7 +412,7 @@ void accel_attach_rmdir_end(struct accel_attach *a, const char *job, const char 
 			bool said_something = !attach_entry_idle(e);
 			drop(a, e);
 			if (said_something)
-				attach_store_save(a, false);
+				save_what_happened(a);
 		}
 	}
 	done(a);
@@ -423,7 +467,7 @@ int accel_attach_sweep(struct accel_attach *a, bool (*exists)(void *ctx, const c
 		i++;
 	}
 	if (changed)
-		attach_store_save(a, false);
+		save_what_happened(a);
 	done(a);
 	*events = ev;
 	*n_events = n;

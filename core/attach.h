@@ -33,8 +33,9 @@
  * what was recorded for the old one does not carry over.  Whatever acts on
  * a job passes the instance it means (its MIG UUID), never a name alone.
  *
- * Thread-safe; no call blocks on anything but the registry's own lock and
- * the file it writes.
+ * Thread-safe.  A change blocks on nothing but the registry's own lock and
+ * the file it writes (a reclaim policy's fsync is waited for outside the
+ * lock); a reader (accel_attach_view) on nothing but a pointer copy.
  */
 #ifndef ACCEL_ATTACH_H
 #define ACCEL_ATTACH_H
@@ -100,6 +101,14 @@ void accel_attach_set_pidfds(struct accel_attach *a, bool on);
 int accel_attach_pidfds(struct accel_attach *a, int **fds, size_t *n);
 
 /*
+ * An eventfd that turns readable (POLLIN) when a change gives whoever
+ * sweeps (the daemon's reclaimer) something to do: a process to watch (an
+ * attach) or a job due (a detach, a reclaim policy).  Read 8 bytes from it
+ * to clear it.  The registry's own: never closed by the caller.
+ */
+int accel_attach_wake_fd(const struct accel_attach *a);
+
+/*
  * Record that container id, whose first process is pid, was given job
  * (MIG UUID uuid).  Attaching an id that is already attached updates its
  * pid (a restarted container).  -EINVAL for a bad id, and for pid 1 (init
@@ -120,13 +129,37 @@ int accel_attach_add(struct accel_attach *a, const char *job, const char *uuid, 
 int accel_attach_remove(struct accel_attach *a, const char *job, const char *uuid, const char *id, bool *due);
 
 /*
- * The live attachments of job instance uuid, stale ones (the process is
- * gone) dropped first.  Malloc'd array (free()), possibly NULL with *n 0.
+ * What the registry says, for readers: an immutable copy published at the
+ * end of every change.  Taking one copies a pointer under a leaf lock:
+ * nothing else, never /proc, never the file.  So a container whose process
+ * died is still listed until the reclaimer's sweep clears it (a pidfd wakes
+ * it when the process exits; without pidfds, its next pass).
+ */
+struct accel_attach_job {
+	char job[ACCEL_JOB_NAME_MAX + 1];
+	char uuid[ACCEL_UUID_MAX]; /* "" when the entry never knew it */
+	enum accel_reclaim reclaim;
+	size_t n;
+	const struct accel_attachment *c;
+};
+struct accel_attach_view {
+	uint64_t generation; /* grows with every change published */
+	size_t n;
+	struct accel_attach_job *jobs;
+};
+/* The registry's view now (NULL for a NULL registry); accel_attach_view_unref it. */
+struct accel_attach_view *accel_attach_view(struct accel_attach *a);
+void accel_attach_view_unref(struct accel_attach_view *v);
+/* What v says of job instance uuid (NULL: whatever instance), or NULL: nothing. */
+const struct accel_attach_job *accel_attach_view_job(const struct accel_attach_view *v, const char *job,
+                                                     const char *uuid);
+
+/*
+ * The attachments of job instance uuid, as the view says (malloc'd array,
+ * free(), possibly NULL with *n 0), and its reclaim policy (manual unless set).
  */
 int accel_attach_list(struct accel_attach *a, const char *job, const char *uuid, struct accel_attachment **out,
                       size_t *n);
-
-/* The reclaim policy of job instance uuid (manual unless set). */
 enum accel_reclaim accel_attach_reclaim(struct accel_attach *a, const char *job, const char *uuid);
 /*
  * Set it, durably.  *due is set when the job already had a container and

@@ -36,6 +36,11 @@ struct attach_watch {
 	int fd;
 };
 
+/*
+ * Locks, in order: lock (everything below but what says otherwise), then
+ * store_lock (the file's writes, in the order they were serialized), and
+ * view_lock apart, a leaf held only to copy or swap the view pointer.
+ */
 struct accel_attach {
 	pthread_mutex_t lock;
 	char path[PATH_MAX]; /* <state-dir>/attachments.json */
@@ -46,7 +51,17 @@ struct accel_attach {
 	bool pidfd_warned; /* a pidfd could not be opened, and the log said so */
 	struct attach_watch *w;
 	size_t n_w;
-	bool read_only; /* the file is never written (accel_attach_set_read_only) */
+	bool read_only;      /* the file is never written (accel_attach_set_read_only) */
+	uint64_t generation; /* of the last view published */
+	bool unsaved;        /* the file says less than memory (a write failed): the next change writes it */
+	bool news;           /* this change gives the sweeper something to do: wake is written */
+	int wake;            /* an eventfd (accel_attach_wake_fd) */
+	uint64_t saves;      /* serializations of the file so far */
+	pthread_mutex_t view_lock;
+	struct accel_attach_view *view; /* under view_lock: what readers see */
+	pthread_mutex_t store_lock;
+	uint64_t saved;   /* under store_lock: the last serialization written */
+	char *saved_text; /* under store_lock: its text */
 };
 
 /* An entry that says nothing: no container, manual, never attached, not being removed. */
@@ -79,9 +94,24 @@ void attach_watch_close_all(struct accel_attach *a);
  */
 int attach_store_load(struct accel_attach *a, char *err, size_t errlen);
 /*
- * Replace a->path with what a says, atomically; durable also fsyncs
- * (configuration, not state).  -EROFS, writing nothing, when read-only.
+ * Replace a->path with what a says, atomically, under a->lock; durable also
+ * fsyncs (configuration, not state).  -EROFS, writing nothing, when
+ * read-only.  A failure is logged: memory and file disagree until the next
+ * save succeeds.
  */
-int attach_store_save(const struct accel_attach *a, bool durable);
+int attach_store_save(struct accel_attach *a, bool durable);
+/*
+ * The same in two steps, so that an fsync is not waited for under a->lock:
+ * attach_store_text serializes a (under a->lock) into *text, the *seq'th
+ * save; attach_store_write (without a->lock) writes it, taking it, unless
+ * a later save was written meanwhile, which then says more and is what is
+ * made durable.  0 or -errno.
+ */
+int attach_store_text(struct accel_attach *a, char **text, uint64_t *seq);
+int attach_store_write(struct accel_attach *a, char *text, uint64_t seq, bool durable);
+
+/* Publish what a says now as the readers' view (under a->lock, at the end of every change). */
+void attach_view_publish(struct accel_attach *a);
+void attach_view_unpublish(struct accel_attach *a);
 
 #endif

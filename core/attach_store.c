@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "core/fileio.h"
+#include "core/log.h"
 
 const char *accel_reclaim_str(enum accel_reclaim r)
 {
@@ -66,23 +67,56 @@ void accel_attach_set_read_only(struct accel_attach *a)
 	pthread_mutex_unlock(&a->lock);
 }
 
-int attach_store_save(const struct accel_attach *a, bool durable)
+int attach_store_text(struct accel_attach *a, char **text, uint64_t *seq)
 {
 	json_t *root;
-	char *text;
-	int ret;
 
+	*text = NULL;
 	if (a->read_only)
 		return -EROFS;
 	root = to_json(a);
-	text = root ? json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
+	*text = root ? json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
 	json_decref(root);
-	if (!text)
+	if (!*text)
 		return -ENOMEM;
-	ret = durable ? accel_durable_write(a->path, text, strlen(text), 0644)
-	              : accel_atomic_write(a->path, text, strlen(text), 0644);
-	free(text);
+	*seq = ++a->saves;
+	return 0;
+}
+
+int attach_store_write(struct accel_attach *a, char *text, uint64_t seq, bool durable)
+{
+	int ret;
+
+	pthread_mutex_lock(&a->store_lock);
+	if (seq < a->saved) {
+		/* A later save is in the file, and says what this one did and more: it is what must last. */
+		free(text);
+		ret = durable ? accel_durable_write(a->path, a->saved_text, strlen(a->saved_text), 0644) : 0;
+	} else {
+		ret = durable ? accel_durable_write(a->path, text, strlen(text), 0644)
+		              : accel_atomic_write(a->path, text, strlen(text), 0644);
+		if (!ret) {
+			free(a->saved_text);
+			a->saved_text = text;
+			a->saved = seq;
+		} else {
+			free(text);
+		}
+	}
+	pthread_mutex_unlock(&a->store_lock);
+	if (ret)
+		log_warn("cannot write %s: %s (what containers hold is in memory; the next change writes it again)",
+		         a->path, strerror(-ret));
 	return ret;
+}
+
+int attach_store_save(struct accel_attach *a, bool durable)
+{
+	uint64_t seq;
+	char *text;
+	int ret = attach_store_text(a, &text, &seq);
+
+	return ret ? ret : attach_store_write(a, text, seq, durable);
 }
 
 static const char *load_entry(struct accel_attach *a, const char *job, json_t *o)

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+#include "core/rmdir_guard.h"
+
+#include "core/log.h"
+
+int accel_job_rmdir(struct accel_node *node, struct accel_attach *reg, const char *device, const char *profile,
+                    const char *job, const char *uuid, char *why, size_t whylen)
+{
+	int ret;
+
+	if (reg) {
+		ret = accel_attach_rmdir_begin(reg, job, uuid, why, whylen);
+		if (ret) {
+			accel_node_report(node, device, profile, false, why);
+			log_info("rmdir %s refused: %s", job, why);
+			return ret;
+		}
+	}
+	ret = accel_node_rmdir_instance(node, device, profile, job, uuid, why, whylen);
+	if (reg)
+		accel_attach_rmdir_end(reg, job, uuid, ret == 0);
+	return ret;
+}

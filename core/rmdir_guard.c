@@ -2,6 +2,7 @@
 #include "core/rmdir_guard.h"
 
 #include "core/log.h"
+#include "core/metrics.h"
 
 int accel_job_rmdir(struct accel_node *node, struct accel_attach *reg, const char *device, const char *profile,
                     const char *job, const char *uuid, char *why, size_t whylen)
@@ -12,7 +13,9 @@ int accel_job_rmdir(struct accel_node *node, struct accel_attach *reg, const cha
 		ret = accel_attach_rmdir_begin(reg, job, uuid, why, whylen);
 		if (ret) {
 			accel_node_report(node, device, profile, false, why);
-			log_info("rmdir %s refused: %s", job, why);
+			/* The user's own command met a job in use: a notice, and a reclaim that failed as busy. */
+			log_notice("%s/%s: rmdir %s refused: %s", device, profile, job, why);
+			accel_metrics_reclaim(ret, 0);
 			return ret;
 		}
 	}

@@ -14,6 +14,7 @@
 #include "fs/tree.h"
 
 struct fs_notifier;
+struct fs_reclaimer;
 struct accel_delegation;
 struct open_file;
 
@@ -23,8 +24,9 @@ struct accelfs {
 	struct fs_inodes *inodes;
 	struct fuse_session *se;
 	struct fs_notifier *notifier;
-	struct fs_pollers *pollers; /* readers waiting in poll() (fs/waiters.c) */
-	struct fs_mount mount;      /* dies/ and the attachment registry (fs/tree.h) */
+	struct fs_reclaimer *reclaimer; /* NULL on a read-only mount (fs/reclaimer.h) */
+	struct fs_pollers *pollers;     /* readers waiting in poll() (fs/waiters.c) */
+	struct fs_mount mount;          /* dies/ and the attachment registry (fs/tree.h) */
 	/*
 	 * Every open generated file (fs/ops_file.c).  The kernel sends RELEASE
 	 * after close(2) returns, and not at all for a close that races an

@@ -385,9 +385,13 @@ int main(int argc, char *argv[])
 	if (!fs.notifier)
 		goto out_unmount;
 	/* It clears attachments and reclaims jobs: both writes, neither done on a read-only mount. */
-	if (!o.read_only && fs_reclaimer_start(&fs, nopt.poll_ms)) {
-		log_error("cannot start the thread that clears stale attachments");
-		goto out_unmount;
+	if (!o.read_only) {
+		int why;
+		fs.reclaimer = fs_reclaimer_start(&fs, nopt.poll_ms, &why);
+		if (!fs.reclaimer) {
+			log_error("cannot start the thread that clears stale attachments: %s", strerror(-why));
+			goto out_unmount;
+		}
 	}
 	if (o.metrics_textfile) {
 		if (fs_textfile_start(fs.node, fs.mount.dies, o.metrics_textfile, err, sizeof(err))) {
@@ -423,7 +427,8 @@ int main(int argc, char *argv[])
 	remove_pid_file(state_dir);
 
 out_unmount:
-	fs_reclaimer_stop(); /* it rmdirs and invalidates: before the node and the session go */
+	fs_reclaimer_stop(fs.reclaimer); /* it rmdirs and invalidates: before the node and the session go */
+	fs.reclaimer = NULL;
 	fs_notifier_stop(fs.notifier);
 	fs.notifier = NULL;
 	fuse_session_unmount(fs.se);

@@ -31,6 +31,7 @@
 
 #include "core/log.h"
 #include "fs/accelfs.h"
+#include "fs/attach_stale.h"
 #include "fs/cache.h"
 #include "fs/waiters.h"
 #include "fs/render.h"
@@ -55,8 +56,9 @@ struct fs_notifier {
 	struct gone *gone;
 	size_t n_gone;
 
-	pthread_mutex_t flush_lock;  /* one flush at a time */
-	struct accel_snapshot *base; /* guarded by flush_lock */
+	pthread_mutex_t flush_lock;         /* one flush at a time */
+	struct accel_snapshot *base;        /* guarded by flush_lock */
+	struct accel_attach_view *attached; /* guarded by flush_lock: the registry's view base was checked with */
 };
 
 /* ---- what changed ------------------------------------------------------ */
@@ -288,26 +290,41 @@ static const struct accel_device *device_named(const struct accel_snapshot *s, s
 	return NULL;
 }
 
+static void stale_status(void *ctx, uint64_t ino)
+{
+	push_inval(ctx, ino);
+}
+
 void fs_notify_flush(struct accelfs *fs)
 {
 	struct fs_notifier *n = fs->notifier;
 	struct accel_snapshot *cur;
+	struct accel_attach_view *attached;
 	struct profiles_done done = { .n = 0 };
 	struct compare c;
+	bool moved;
 
 	if (!n || !fs->se)
 		return;
 	pthread_mutex_lock(&n->flush_lock);
 	cur = accel_node_snapshot(fs->node);
-	if (!cur || cur == n->base) {
+	attached = accel_attach_view(fs->mount.attach);
+	/* The registry's containers and policies show in status with no new snapshot: its generation says. */
+	moved = attached && (!n->attached || attached->generation != n->attached->generation);
+	if (!cur || (cur == n->base && !moved)) {
 		pthread_mutex_unlock(&n->flush_lock);
 		accel_snapshot_unref(cur);
+		accel_attach_view_unref(attached);
 		return;
 	}
 	memset(&c, 0, sizeof(c));
 	c.fs = fs;
 	c.base = n->base;
 	c.cur = cur;
+	if (moved)
+		fs_attach_stale(fs->inodes, cur, n->attached, attached, stale_status, &c);
+	accel_attach_view_unref(n->attached);
+	n->attached = attached;
 	/*
 	 * A device whose view object is the same shows the same: only changed
 	 * ones are looked at, with what they change under the node-level mig/.
@@ -451,8 +468,10 @@ struct fs_notifier *fs_notifier_start(struct accelfs *fs)
 	pthread_condattr_destroy(&ca);
 	/* Nothing is cached before the mount: the first flush compares against what is published now. */
 	n->base = accel_node_snapshot(fs->node);
+	n->attached = accel_attach_view(fs->mount.attach);
 	if (pthread_create(&n->thread, NULL, notifier_main, n)) {
 		accel_snapshot_unref(n->base);
+		accel_attach_view_unref(n->attached);
 		free(n);
 		return NULL;
 	}
@@ -469,6 +488,7 @@ void fs_notifier_stop(struct fs_notifier *n)
 	pthread_mutex_unlock(&n->lock);
 	pthread_join(n->thread, NULL);
 	accel_snapshot_unref(n->base);
+	accel_attach_view_unref(n->attached);
 	free(n->gone);
 	pthread_mutex_destroy(&n->lock);
 	pthread_mutex_destroy(&n->flush_lock);
@@ -506,9 +526,9 @@ void fs_notify_check(struct accelfs *fs)
 {
 	struct accel_snapshot *flushed;
 
+	fs_notify_flush(fs); /* a job's containers or reclaim policy may be in a page-cached status */
 	if (!fs->pollers)
 		return;
-	fs_notify_flush(fs);
 	flushed = fs_notify_flushed(fs);
 	fs_poll_check(fs, flushed);
 	accel_snapshot_unref(flushed);

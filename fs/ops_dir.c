@@ -14,11 +14,10 @@
 #include "core/delegation.h"
 #include "core/log.h"
 #include "core/metrics.h"
+#include "core/rmdir_guard.h"
 #include "fs/accelfs.h"
 #include "fs/cache.h"
-#include "fs/attached.h"
 #include "fs/dies.h"
-#include "fs/jobctl.h"
 #include "fs/notify.h"
 #include "fs/openfile.h"
 #include "fs/ops_internal.h"
@@ -159,7 +158,7 @@ static int mkdir_in_placements(struct accelfs *fs, const struct fs_node *n, cons
 	}
 	accel_placement_not_legal(n->dev->name, n->profile, name, why, sizeof(why));
 	log_notice("%s/%s: mkdir placements/%.32s: %s", n->dev->name, n->profile->name, name, why);
-	fs_attached_report(fs, n->dev->name, n->profile->name, false, why);
+	accel_node_report(fs->node, n->dev->name, n->profile->name, false, why);
 	accel_metrics_carve(-EINVAL, 0);
 	return -EINVAL;
 }
@@ -200,17 +199,6 @@ void fs_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mod
 	snprintf(device, sizeof(device), "%s", node_level ? "" : n.dev->name);
 	snprintf(profile, sizeof(profile), "%s", node_level ? n.node_profile : n.profile->name);
 	accel_snapshot_unref(snap);
-	/*
-	 * One name rule for the tree and CDI; last_error states it (fs/jobctl.c).
-	 * Read-only: core refuses any name first (EROFS, and last_error says so).
-	 */
-	ret = fs->read_only ? 0 : fs_jobctl_check_name(fs, device, profile, name);
-	if (ret) {
-		fs_notify_check(fs); /* last_error changed: its waiters are woken now, not at a recheck */
-		fuse_reply_err(req, -ret);
-		return;
-	}
-
 	struct accel_job made;
 
 	memset(&made, 0, sizeof(made));
@@ -254,7 +242,8 @@ void fs_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct accelfs *fs = fs_of(req);
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
-	char path[PATH_BUF], why[ACCEL_TEXT_MAX], device[32], profile[ACCEL_NAME_MAX], key[160], uuid[ACCEL_UUID_MAX];
+	char path[PATH_BUF], why[ACCEL_TEXT_MAX], device[32], profile[ACCEL_NAME_MAX], key[ACCEL_LAST_ERROR_KEY_MAX],
+		uuid[ACCEL_UUID_MAX];
 	struct accel_snapshot *snap;
 	struct fs_node n;
 	int ret = fs_resolve_ino(fs, parent, &snap, &n, path, sizeof(path));
@@ -282,15 +271,15 @@ void fs_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	if (fs->read_only) {
 		/* Core refuses (EROFS) before the attachments are even looked at: nothing is touched. */
 		ret = accel_node_rmdir(fs->node, device, profile, name, why, sizeof(why));
-		fs_attached_report(fs, device, profile, false, why);
+		accel_node_report(fs->node, device, profile, false, why);
 	} else {
-		ret = fs_attached_rmdir(fs, device, profile, name, uuid, why,
-		                        sizeof(why)); /* EBUSY while containers hold it */
+		/* EBUSY while containers hold it */
+		ret = accel_job_rmdir(fs->node, fs->mount.attach, device, profile, name, uuid, why, sizeof(why));
 	}
 	fs_notify_flush(fs); /* capacity back before rmdir returns: `available` says so at once */
 	if (n.via_node) {
 		/* The failure belongs to the directory the user worked in too. */
-		snprintf(key, sizeof(key), "mig/%s", profile);
+		accel_last_error_key(key, sizeof(key), NULL, profile);
 		accel_node_set_last_error(fs->node, key, ret ? why : "");
 	}
 	if (!ret && (n.via_node || n.via_placement)) {

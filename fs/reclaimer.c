@@ -16,7 +16,8 @@
 #include "core/log.h"
 #include "core/node.h"
 #include "fs/accelfs.h"
-#include "fs/attached.h"
+#include "core/rmdir_guard.h"
+#include "fs/notify.h"
 
 #define DEFAULT_POLL_MS 2000
 
@@ -27,44 +28,44 @@ struct failure {
 	char why[ACCEL_TEXT_MAX];
 };
 
-static struct {
+struct fs_reclaimer {
 	pthread_mutex_t lock;
 	pthread_t thread;
-	bool running, stopping;
-	int wake; /* an eventfd: a kick, or stop */
+	bool stopping;
+	int wake; /* an eventfd: stop */
 	struct accelfs *fs;
 	unsigned poll_ms;
 	struct failure *failed; /* touched by the thread alone */
 	size_t n_failed;
-} r = { .lock = PTHREAD_MUTEX_INITIALIZER, .wake = -1 };
+};
 
-static struct failure *failure_of(const char *job, const char *uuid, bool create)
+static struct failure *failure_of(struct fs_reclaimer *r, const char *job, const char *uuid, bool create)
 {
 	struct failure *grown;
 
-	for (size_t i = 0; i < r.n_failed; i++)
-		if (!strcmp(r.failed[i].job, job) && !strcmp(r.failed[i].uuid, uuid))
-			return &r.failed[i];
+	for (size_t i = 0; i < r->n_failed; i++)
+		if (!strcmp(r->failed[i].job, job) && !strcmp(r->failed[i].uuid, uuid))
+			return &r->failed[i];
 	if (!create)
 		return NULL;
-	grown = realloc(r.failed, (r.n_failed + 1) * sizeof(*grown));
+	grown = realloc(r->failed, (r->n_failed + 1) * sizeof(*grown));
 	if (!grown)
 		return NULL;
-	r.failed = grown;
-	memset(&r.failed[r.n_failed], 0, sizeof(r.failed[0]));
-	snprintf(r.failed[r.n_failed].job, sizeof(r.failed[0].job), "%s", job);
-	snprintf(r.failed[r.n_failed].uuid, sizeof(r.failed[0].uuid), "%s", uuid);
-	return &r.failed[r.n_failed++];
+	r->failed = grown;
+	memset(&r->failed[r->n_failed], 0, sizeof(r->failed[0]));
+	snprintf(r->failed[r->n_failed].job, sizeof(r->failed[0].job), "%s", job);
+	snprintf(r->failed[r->n_failed].uuid, sizeof(r->failed[0].uuid), "%s", uuid);
+	return &r->failed[r->n_failed++];
 }
 
-static void forget_failure(const char *job, const char *uuid)
+static void forget_failure(struct fs_reclaimer *r, const char *job, const char *uuid)
 {
-	struct failure *f = failure_of(job, uuid, false);
+	struct failure *f = failure_of(r, job, uuid, false);
 
 	if (f) {
-		size_t i = (size_t)(f - r.failed);
-		memmove(&r.failed[i], &r.failed[i + 1], (r.n_failed - i - 1) * sizeof(*f));
-		r.n_failed--;
+		size_t i = (size_t)(f - r->failed);
+		memmove(&r->failed[i], &r->failed[i + 1], (r->n_failed - i - 1) * sizeof(*f));
+		r->n_failed--;
 	}
 }
 
@@ -90,10 +91,10 @@ static bool exists(void *ctx, const char *job, const char *uuid)
  * snapshot says where it is; core checks the UUID again under the card's
  * lock (-ESTALE).
  */
-static void reclaim(const char *job, const char *uuid)
+static void reclaim(struct fs_reclaimer *r, const char *job, const char *uuid)
 {
 	char device[32], profile[ACCEL_NAME_MAX], now[ACCEL_UUID_MAX], why[ACCEL_TEXT_MAX] = "";
-	struct accel_snapshot *s = accel_node_snapshot(r.fs->node);
+	struct accel_snapshot *s = accel_node_snapshot(r->fs->node);
 	const struct accel_device *d;
 	const struct accel_job *j = accel_snapshot_job(s, job, &d);
 	struct failure *f;
@@ -114,7 +115,7 @@ static void reclaim(const char *job, const char *uuid)
 			         job, now, uuid);
 		else
 			log_info("%s: not reclaimed (reclaim when-detached): it was removed already", job);
-		forget_failure(job, uuid);
+		forget_failure(r, job, uuid);
 		return;
 	}
 	if (absent) {
@@ -122,48 +123,53 @@ static void reclaim(const char *job, const char *uuid)
 		snprintf(why, sizeof(why), "%s is absent; it is reclaimed once the card is back", device);
 		ret = -ENODEV;
 	} else {
-		ret = fs_attached_rmdir(r.fs, device, profile, job, uuid[0] ? uuid : NULL, why, sizeof(why));
+		ret = accel_job_rmdir(r->fs->node, r->fs->mount.attach, device, profile, job, uuid[0] ? uuid : NULL,
+		                      why, sizeof(why));
 	}
 	if (!ret) {
 		log_info("%s: reclaimed (reclaim when-detached): its last container is gone", job);
-		forget_failure(job, uuid);
+		forget_failure(r, job, uuid);
 		return;
 	}
 	if (ret == -ESTALE) {
 		log_info("%s: not reclaimed (reclaim when-detached): %s", job, why);
-		forget_failure(job, uuid);
+		forget_failure(r, job, uuid);
 		return;
 	}
-	f = failure_of(job, uuid, true);
+	f = failure_of(r, job, uuid, true);
 	if (!f || strcmp(f->why, why)) {
 		log_warn("%s: its last container is gone but it cannot be reclaimed yet (%s); trying again every %u ms",
-		         job, why, r.poll_ms);
+		         job, why, r->poll_ms);
 		if (f)
 			snprintf(f->why, sizeof(f->why), "%s", why);
 	}
 }
 
-static void pass(void)
+static void pass(struct fs_reclaimer *r)
 {
-	struct accel_attach *reg = r.fs->mount.attach;
+	struct accel_attach *reg = r->fs->mount.attach;
 	struct accel_sweep_event *ev;
+	bool cleared = false;
 	size_t n;
 
 	if (!reg)
 		return;
-	if (accel_attach_sweep(reg, exists, r.fs->node, &ev, &n))
+	if (accel_attach_sweep(reg, exists, r->fs->node, &ev, &n))
 		log_warn("the sweep of stale attachments ran out of memory; trying again next pass");
 	for (size_t i = 0; i < n; i++) {
 		if (ev[i].gone.id[0]) {
 			/* Its poststop hook may still come, or never (conmon killed, a crash): the process decides. */
 			log_info("%s: container %.12s has exited (pid %d is gone): attachment cleared", ev[i].job,
 			         ev[i].gone.id, (int)ev[i].gone.pid);
-			fs_attached_changed(r.fs, ev[i].job);
+			cleared = true;
 		}
 		if (ev[i].due)
-			reclaim(ev[i].job, ev[i].uuid);
+			reclaim(r, ev[i].job, ev[i].uuid);
 	}
 	free(ev);
+	/* The status of those jobs said those containers: the notifier compares the registry's views. */
+	if (cleared)
+		fs_notify_check(r->fs);
 }
 
 /*
@@ -171,9 +177,9 @@ static void pass(void)
  * attached container's process (its pidfd turns readable), whichever
  * comes first.
  */
-static void wait_for_news(void)
+static void wait_for_news(struct fs_reclaimer *r)
 {
-	struct accel_attach *reg = r.fs->mount.attach;
+	struct accel_attach *reg = r->fs->mount.attach;
 	struct pollfd *p;
 	int *fds = NULL;
 	size_t n = 0;
@@ -181,103 +187,100 @@ static void wait_for_news(void)
 
 	if (reg && accel_attach_pidfds(reg, &fds, &n))
 		n = 0; /* out of descriptors or memory: the poll interval still comes */
-	p = calloc(n + 1, sizeof(*p));
+	p = calloc(n + 2, sizeof(*p));
 	if (p) {
-		p[0].fd = r.wake;
+		p[0].fd = r->wake;
 		p[0].events = POLLIN;
+		/* The registry's news: a process to watch (an attach), a job due (a detach, a policy). */
+		p[1].fd = reg ? accel_attach_wake_fd(reg) : -1;
+		p[1].events = POLLIN;
 		for (size_t i = 0; i < n; i++) {
-			p[i + 1].fd = fds[i];
-			p[i + 1].events = POLLIN;
+			p[i + 2].fd = fds[i];
+			p[i + 2].events = POLLIN;
 		}
-		if (poll(p, n + 1, (int)r.poll_ms) < 0 && errno != EINTR)
-			log_warn("the reclaimer cannot wait (%s); passing every %u ms", strerror(errno), r.poll_ms);
+		if (poll(p, n + 2, (int)r->poll_ms) < 0 && errno != EINTR)
+			log_warn("the reclaimer cannot wait (%s); passing every %u ms", strerror(errno), r->poll_ms);
 		free(p);
 	} else {
-		struct pollfd one = { .fd = r.wake, .events = POLLIN };
-		poll(&one, 1, (int)r.poll_ms);
+		struct pollfd one = { .fd = r->wake, .events = POLLIN };
+		poll(&one, 1, (int)r->poll_ms);
 	}
 	for (size_t i = 0; i < n; i++)
 		close(fds[i]);
 	free(fds);
-	if (read(r.wake, &count, sizeof(count)) < 0 && errno != EAGAIN)
+	if (read(r->wake, &count, sizeof(count)) < 0 && errno != EAGAIN)
 		log_warn("the reclaimer's wake-up cannot be read: %s", strerror(errno));
+	if (reg && read(accel_attach_wake_fd(reg), &count, sizeof(count)) < 0 && errno != EAGAIN)
+		log_warn("the registry's wake-up cannot be read: %s", strerror(errno));
 }
 
-static bool stopping(void)
+static bool stopping(struct fs_reclaimer *r)
 {
 	bool yes;
 
-	pthread_mutex_lock(&r.lock);
-	yes = r.stopping;
-	pthread_mutex_unlock(&r.lock);
+	pthread_mutex_lock(&r->lock);
+	yes = r->stopping;
+	pthread_mutex_unlock(&r->lock);
 	return yes;
 }
 
 static void *run(void *arg)
 {
-	(void)arg;
-	while (!stopping()) {
-		pass();
-		if (!stopping())
-			wait_for_news();
+	struct fs_reclaimer *r = arg;
+
+	while (!stopping(r)) {
+		pass(r);
+		if (!stopping(r))
+			wait_for_news(r);
 	}
 	return NULL;
 }
 
-int fs_reclaimer_start(struct accelfs *fs, unsigned poll_ms)
+struct fs_reclaimer *fs_reclaimer_start(struct accelfs *fs, unsigned poll_ms, int *err)
 {
-	int ret;
+	struct fs_reclaimer *r = calloc(1, sizeof(*r));
 
-	r.fs = fs;
-	r.poll_ms = poll_ms ? poll_ms : DEFAULT_POLL_MS;
-	r.stopping = false;
-	r.wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (r.wake < 0)
-		return -errno;
-	ret = pthread_create(&r.thread, NULL, run, NULL);
-	if (ret) {
-		close(r.wake);
-		r.wake = -1;
-		return -ret;
+	*err = 0;
+	if (!r) {
+		*err = -ENOMEM;
+		return NULL;
 	}
-	pthread_mutex_lock(&r.lock);
-	r.running = true;
-	pthread_mutex_unlock(&r.lock);
-	return 0;
+	pthread_mutex_init(&r->lock, NULL);
+	r->fs = fs;
+	r->poll_ms = poll_ms ? poll_ms : DEFAULT_POLL_MS;
+	r->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (r->wake < 0)
+		*err = -errno;
+	else if ((*err = -pthread_create(&r->thread, NULL, run, r)))
+		close(r->wake);
+	if (*err) {
+		pthread_mutex_destroy(&r->lock);
+		free(r);
+		return NULL;
+	}
+	return r;
 }
 
-static void wake(void)
+static void wake(struct fs_reclaimer *r)
 {
 	uint64_t one = 1;
 
 	/* A full counter (EAGAIN) is a wake-up already pending: nothing is lost. */
-	if (r.wake >= 0 && write(r.wake, &one, sizeof(one)) < 0 && errno != EAGAIN)
+	if (write(r->wake, &one, sizeof(one)) < 0 && errno != EAGAIN)
 		log_warn("the reclaimer cannot be woken: %s", strerror(errno));
 }
 
-void fs_reclaimer_kick(void)
+void fs_reclaimer_stop(struct fs_reclaimer *r)
 {
-	pthread_mutex_lock(&r.lock);
-	if (r.running)
-		wake();
-	pthread_mutex_unlock(&r.lock);
-}
-
-void fs_reclaimer_stop(void)
-{
-	if (!r.running)
+	if (!r)
 		return;
-	pthread_mutex_lock(&r.lock);
-	r.stopping = true;
-	wake();
-	pthread_mutex_unlock(&r.lock);
-	pthread_join(r.thread, NULL);
-	pthread_mutex_lock(&r.lock);
-	r.running = false;
-	close(r.wake);
-	r.wake = -1;
-	pthread_mutex_unlock(&r.lock);
-	free(r.failed);
-	r.failed = NULL;
-	r.n_failed = 0;
+	pthread_mutex_lock(&r->lock);
+	r->stopping = true;
+	wake(r);
+	pthread_mutex_unlock(&r->lock);
+	pthread_join(r->thread, NULL);
+	close(r->wake);
+	pthread_mutex_destroy(&r->lock);
+	free(r->failed);
+	free(r);
 }

@@ -15,12 +15,15 @@
 #define ACCELFS_RECLAIMER_H
 
 struct accelfs;
+struct fs_reclaimer;
 
-/* Start it once the mount serves (it invalidates the kernel's caches). 0 or -errno. */
-int fs_reclaimer_start(struct accelfs *fs, unsigned poll_ms);
-/* Run a pass now (a container detached, or attached: its pidfd joins the poll). */
-void fs_reclaimer_kick(void);
-/* Stop and join; idempotent, and harmless when never started. */
-void fs_reclaimer_stop(void);
+/*
+ * Start it once the mount serves (it invalidates the kernel's caches):
+ * NULL with *err = -errno on failure.  It hears of attaches, detaches and
+ * policies through the registry (accel_attach_wake_fd): nothing kicks it.
+ */
+struct fs_reclaimer *fs_reclaimer_start(struct accelfs *fs, unsigned poll_ms, int *err);
+/* Stop, join and free it; NULL: never started. */
+void fs_reclaimer_stop(struct fs_reclaimer *r);
 
 #endif

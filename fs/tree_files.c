@@ -16,7 +16,8 @@
 #include "core/node.h"
 #include "core/quota.h"
 #include "fs/dies.h"
-#include "fs/jobctl.h"
+#include "fs/containers_text.h"
+#include "fs/containers_write.h"
 #include "fs/metrics_text.h"
 #include "fs/mig_map.h"
 #include "fs/node_json.h"
@@ -149,8 +150,8 @@ static void status_text(struct fs_text *t, struct accel_attach *reg, const struc
 	fs_put(t, "uuid: %s\n", j->uuid);
 	fs_put(t, "owner: %u:%u\n", (unsigned)j->uid, (unsigned)j->gid);
 	fs_put(t, "created: %s\n", when);
-	/* reclaim and the containers given it (fs/jobctl.c) */
-	fs_jobctl_status_lines(t, reg, j);
+	/* reclaim and the containers given it (fs/containers_text.c) */
+	fs_attach_status_lines(t, reg, j);
 }
 
 /* The node-level profile's numbers (fs/tree.h): here, as its files need them and tree.c calls here. */
@@ -270,10 +271,10 @@ static void last_error_text(struct fs_text *t, struct accel_node *node, const ch
 static int profile_last_error(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
                               const struct fs_node *n)
 {
-	char key[160];
+	char key[ACCEL_LAST_ERROR_KEY_MAX];
 
 	(void)s;
-	snprintf(key, sizeof(key), "%s/%s", n->dev->name, n->profile->name);
+	accel_last_error_key(key, sizeof(key), n->dev->name, n->profile->name);
 	last_error_text(t, node, key);
 	return 0;
 }
@@ -306,10 +307,10 @@ static int node_profile_available(struct fs_text *t, struct accel_node *node, co
 static int node_profile_last_error(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
                                    const struct fs_node *n)
 {
-	char key[160];
+	char key[ACCEL_LAST_ERROR_KEY_MAX];
 
 	(void)s;
-	snprintf(key, sizeof(key), "mig/%s", n->node_profile);
+	accel_last_error_key(key, sizeof(key), NULL, n->node_profile);
 	last_error_text(t, node, key);
 	return 0;
 }
@@ -468,20 +469,20 @@ static const struct fs_entry job_files[] = {
 	  .render = job_cdi,
 	  .offered = cdi_hooked },
 	{ .name = "dev", .kind = FS_JOB_DEV },
-	/* holders, containers and reclaim are fs/jobctl.c's: the attach registry, not the snapshot */
-	{ .name = "holders", .kind = FS_FILE, .render = fs_jobctl_holders_text },
+	/* holders, containers and reclaim: the attach registry, not the snapshot (fs/containers_*.c) */
+	{ .name = "holders", .kind = FS_FILE, .render = fs_holders_text },
 	{ .name = "containers",
 	  .kind = FS_FILE,
 	  .mode = 0644,
 	  .flags = FS_ENTRY_WRITABLE,
-	  .render = fs_jobctl_containers_text,
-	  .write = fs_jobctl_containers_write },
+	  .render = fs_containers_text,
+	  .write = fs_containers_write },
 	{ .name = "reclaim",
 	  .kind = FS_FILE,
 	  .mode = 0644,
 	  .flags = FS_ENTRY_WRITABLE,
-	  .render = fs_jobctl_reclaim_text,
-	  .write = fs_jobctl_reclaim_write },
+	  .render = fs_reclaim_text,
+	  .write = fs_reclaim_write },
 	{ .name = "device", .kind = FS_JOB_LINK, .offered = seen_from_a_view },
 	{ 0 },
 };

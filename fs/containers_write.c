@@ -1,40 +1,23 @@
 /* SPDX-License-Identifier: MIT */
-#include "fs/jobctl.h"
+/*
+ * The writes to a job's containers and reclaim files (their rows in
+ * fs/tree_files.c).  What a write changes is the attachment registry's
+ * (core/attach.h): its readers see it in the next view, the notifier
+ * invalidates the status it shows in (fs/notify.c, after every write), and
+ * the reclaimer hears of a process to watch or a job due through the
+ * registry (accel_attach_wake_fd).  Nothing here calls back into the tree.
+ */
+#include "fs/containers_write.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/attach.h"
 #include "core/log.h"
-#include "core/metrics.h"
 #include "core/node.h"
 #include "fs/accelfs.h"
-#include "fs/attached.h"
-#include "fs/reclaimer.h"
-#include "fs/text.h"
-
-int fs_jobctl_check_name(struct accelfs *fs, const char *device, const char *profile, const char *job)
-{
-	char why[ACCEL_TEXT_MAX];
-	int ret = accel_job_name_check(job);
-
-	if (!ret)
-		return 0;
-	if (ret == -ENAMETOOLONG)
-		snprintf(why, sizeof(why),
-		         "job name '%.64s...' is longer than %d bytes: a job name is " ACCEL_JOB_NAME_RULE, job,
-		         ACCEL_JOB_NAME_MAX);
-	else
-		snprintf(why, sizeof(why), "job name '%s' is not valid: a job name is " ACCEL_JOB_NAME_RULE, job);
-	fs_attached_report(fs, device, profile, false, why);
-	/* Refused before core is asked, but a refused carve all the same: counted and logged as core's. */
-	accel_metrics_carve(ret, 0);
-	log_notice("%s/%s: mkdir %.64s: %s", device[0] ? device : "mig", profile, job, why);
-	return ret;
-}
-
-/* ---- writes --------------------------------------------------------------- */
 
 #define CONTAINERS_SYNTAX                                                                                              \
 	"containers: write 'attach ID PID [MIG-UUID]' or 'detach ID [MIG-UUID]', one command per write"
@@ -135,7 +118,6 @@ static int attach(struct accelfs *fs, const struct accel_job *j, char **arg, int
 		return -ENOENT;
 	}
 	log_info("%s: given to container %.12s (pid %ld)", j->name, arg[1], pid);
-	fs_reclaimer_kick(); /* its process's pidfd joins what the reclaimer waits on */
 	return 0;
 }
 
@@ -161,8 +143,6 @@ static int detach(struct accelfs *fs, const struct accel_job *j, char **arg, int
 		return ret;
 	}
 	log_info("%s: container %.12s is gone", j->name, arg[1]);
-	if (due)
-		fs_reclaimer_kick();
 	return 0;
 }
 
@@ -219,8 +199,6 @@ static int reclaim(struct accelfs *fs, const struct accel_job *j, char *text, ch
 		return ret;
 	}
 	log_info("%s: reclaim %s", j->name, accel_reclaim_str(r));
-	if (due)
-		fs_reclaimer_kick();
 	return 0;
 }
 
@@ -259,115 +237,20 @@ static int write_command(struct fs_write *w, const struct fs_node *n, const char
 			text[size - 1] = '\0';
 		ret = line(fs, n->job, text, why, sizeof(why));
 	}
-	if (fs->mount.attach)
-		fs_attached_changed(fs, n->job->name);
 	if (ret) {
-		fs_attached_report(fs, n->dev->name, n->profile->name, n->via_node, why);
+		accel_node_report(fs->node, n->dev->name, n->profile->name, n->via_node, why);
 		log_warn("%s", why);
 		return ret;
 	}
 	return (int)size;
 }
 
-int fs_jobctl_containers_write(struct fs_write *w, const struct fs_node *n)
+int fs_containers_write(struct fs_write *w, const struct fs_node *n)
 {
 	return write_command(w, n, "containers", containers_line);
 }
 
-int fs_jobctl_reclaim_write(struct fs_write *w, const struct fs_node *n)
+int fs_reclaim_write(struct fs_write *w, const struct fs_node *n)
 {
 	return write_command(w, n, "reclaim", reclaim);
-}
-
-/* ---- text ------------------------------------------------------------------- */
-
-static void when(int64_t t, char *buf, size_t len)
-{
-	time_t tt = (time_t)t;
-	struct tm tm;
-
-	buf[0] = '\0';
-	if (gmtime_r(&tt, &tm))
-		strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
-/* One line per container attached (reg: the registry, NULL: none): lead, the id, its pid and since when. */
-static void put_containers(struct fs_text *t, struct accel_attach *reg, const struct accel_job *j, const char *lead)
-{
-	struct accel_attachment *c;
-	size_t n;
-	char since[32];
-
-	if (!reg || accel_attach_list(reg, j->name, j->uuid, &c, &n))
-		return;
-	for (size_t i = 0; i < n; i++) {
-		when(c[i].since, since, sizeof(since));
-		fs_put(t, "%s%s pid=%d since=%s\n", lead, c[i].id, (int)c[i].pid, since);
-	}
-	free(c);
-}
-
-/* The job's own nodes: its capability nodes; the card and control nodes are shared with other jobs. */
-static void put_processes(struct fs_text *t, const struct accel_device *d, const struct accel_job *j)
-{
-	struct accel_devnode *own = calloc(j->n_nodes ? j->n_nodes : 1, sizeof(*own));
-	struct accel_holder *h = NULL;
-	size_t n_own = 0, n = 0;
-
-	if (!own) {
-		t->oom = true;
-		return;
-	}
-	for (size_t i = 0; i < j->n_nodes; i++) {
-		bool shared = false;
-		for (size_t k = 0; k < d->n_card_nodes && !shared; k++)
-			shared = !strcmp(d->card_nodes[k].path, j->nodes[i].path);
-		if (!shared)
-			own[n_own++] = j->nodes[i];
-	}
-	if (!accel_device_nodes_holders(own, n_own, &h, &n))
-		for (size_t i = 0; i < n; i++)
-			fs_put(t, "pid=%d command=%s fds=%u cmdline=%s\n", (int)h[i].pid, h[i].comm, h[i].nfds,
-			       h[i].cmdline);
-	free(h);
-	free(own);
-}
-
-int fs_jobctl_holders_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                           const struct fs_node *n)
-{
-	(void)node;
-	(void)s;
-	put_processes(t, n->dev, n->job);
-	put_containers(t, n->mount->attach, n->job, "container=");
-	return 0;
-}
-
-int fs_jobctl_containers_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                              const struct fs_node *n)
-{
-	(void)node;
-	(void)s;
-	put_containers(t, n->mount->attach, n->job, "id=");
-	return 0;
-}
-
-int fs_jobctl_reclaim_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                           const struct fs_node *n)
-{
-	struct accel_attach *reg = n->mount->attach;
-
-	(void)node;
-	(void)s;
-	fs_put(t, "%s\n",
-	       accel_reclaim_str(reg ? accel_attach_reclaim(reg, n->job->name, n->job->uuid) : ACCEL_RECLAIM_MANUAL));
-	return 0;
-}
-
-void fs_jobctl_status_lines(struct fs_text *t, struct accel_attach *reg, const struct accel_job *j)
-{
-	if (!reg)
-		return;
-	fs_put(t, "reclaim: %s\n", accel_reclaim_str(accel_attach_reclaim(reg, j->name, j->uuid)));
-	put_containers(t, reg, j, "container: ");
 }

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What a job's holders, containers and reclaim files say, and the lines
+ * its status adds (their rows in fs/tree_files.c): from the attachment
+ * registry's view (core/attach.h), a pointer copy, so that a read never
+ * waits for the registry, reads /proc for it or writes its file.  A
+ * container whose process died shows until the reclaimer's sweep clears it.
+ */
+#include "fs/containers_text.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/attach.h"
+#include "core/holders.h"
+
+static void when(int64_t t, char *buf, size_t len)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	buf[0] = '\0';
+	if (gmtime_r(&tt, &tm))
+		strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/*
+ * One line per container the registry's view gives job j (reg NULL: none):
+ * lead, the id, its pid and since when.  A pointer copy and no more: a
+ * read never waits for the registry, reads /proc or writes its file.
+ */
+static void put_containers(struct fs_text *t, const struct accel_attach_job *e, const char *lead)
+{
+	char since[32];
+
+	for (size_t i = 0; e && i < e->n; i++) {
+		when(e->c[i].since, since, sizeof(since));
+		fs_put(t, "%s%s pid=%d since=%s\n", lead, e->c[i].id, (int)e->c[i].pid, since);
+	}
+}
+
+/* The job's own nodes: its capability nodes; the card and control nodes are shared with other jobs. */
+static void put_processes(struct fs_text *t, const struct accel_device *d, const struct accel_job *j)
+{
+	struct accel_devnode *own = calloc(j->n_nodes ? j->n_nodes : 1, sizeof(*own));
+	struct accel_holder *h = NULL;
+	size_t n_own = 0, n = 0;
+
+	if (!own) {
+		t->oom = true;
+		return;
+	}
+	for (size_t i = 0; i < j->n_nodes; i++) {
+		bool shared = false;
+		for (size_t k = 0; k < d->n_card_nodes && !shared; k++)
+			shared = !strcmp(d->card_nodes[k].path, j->nodes[i].path);
+		if (!shared)
+			own[n_own++] = j->nodes[i];
+	}
+	if (!accel_device_nodes_holders(own, n_own, &h, &n))
+		for (size_t i = 0; i < n; i++)
+			fs_put(t, "pid=%d command=%s fds=%u cmdline=%s\n", (int)h[i].pid, h[i].comm, h[i].nfds,
+			       h[i].cmdline);
+	free(h);
+	free(own);
+}
+
+int fs_holders_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s, const struct fs_node *n)
+{
+	struct accel_attach_view *v = accel_attach_view(n->mount->attach);
+
+	(void)node;
+	(void)s;
+	put_processes(t, n->dev, n->job);
+	put_containers(t, accel_attach_view_job(v, n->job->name, n->job->uuid), "container=");
+	accel_attach_view_unref(v);
+	return 0;
+}
+
+int fs_containers_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                       const struct fs_node *n)
+{
+	struct accel_attach_view *v = accel_attach_view(n->mount->attach);
+
+	(void)node;
+	(void)s;
+	put_containers(t, accel_attach_view_job(v, n->job->name, n->job->uuid), "id=");
+	accel_attach_view_unref(v);
+	return 0;
+}
+
+int fs_reclaim_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s, const struct fs_node *n)
+{
+	struct accel_attach_view *v = accel_attach_view(n->mount->attach);
+	const struct accel_attach_job *e = accel_attach_view_job(v, n->job->name, n->job->uuid);
+
+	(void)node;
+	(void)s;
+	fs_put(t, "%s\n", accel_reclaim_str(e ? e->reclaim : ACCEL_RECLAIM_MANUAL));
+	accel_attach_view_unref(v);
+	return 0;
+}
+
+void fs_attach_status_lines(struct fs_text *t, struct accel_attach *reg, const struct accel_job *j)
+{
+	struct accel_attach_view *v = accel_attach_view(reg);
+	const struct accel_attach_job *e = accel_attach_view_job(v, j->name, j->uuid);
+
+	if (v) {
+		/* Both from one view: the policy and the containers at one instant. */
+		fs_put(t, "reclaim: %s\n", accel_reclaim_str(e ? e->reclaim : ACCEL_RECLAIM_MANUAL));
+		put_containers(t, e, "container: ");
+	}
+	accel_attach_view_unref(v);
+}

@@ -16,6 +16,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/timed_wait.h"
+
 /*
  * The signal that takes the thread out of a blocking acquire at shutdown.
  * Its handler does nothing; installed without SA_RESTART, so the wait ends
@@ -138,13 +140,7 @@ static void wait_for_work(struct bs_arbiter *a)
 		pthread_cond_wait(&a->kick, &a->lock);
 		return;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
+	ts = accel_deadline_in_ms(ms);
 	pthread_cond_timedwait(&a->kick, &a->lock, &ts);
 }
 
@@ -220,7 +216,6 @@ static void *acquirer(void *arg)
 struct bs_arbiter *bs_arb_new(struct bs_slot *slot, bs_arb_done_fn done, bs_arb_note_fn note, void *ctx, int *err)
 {
 	struct bs_arbiter *a = calloc(1, sizeof(*a));
-	pthread_condattr_t ca;
 	struct sigaction sa;
 	bs_lease_info li;
 
@@ -242,10 +237,7 @@ struct bs_arbiter *bs_arb_new(struct bs_slot *slot, bs_arb_done_fn done, bs_arb_
 	a->lease_ms = bs_slot_lease(slot, &li) ? 0 : li.lease_ms;
 	pthread_mutex_init(&a->lock, NULL);
 	pthread_rwlock_init(&a->io, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&a->kick, &ca);
-	pthread_condattr_destroy(&ca);
+	accel_cond_init_monotonic(&a->kick);
 	a->running = true;
 	*err = -pthread_create(&a->thread, NULL, acquirer, a);
 	if (*err) {

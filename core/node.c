@@ -13,6 +13,7 @@
 #include "core/cdi.h"
 #include "core/devnodes.h"
 #include "core/log.h"
+#include "core/timed_wait.h"
 #include "core/udev_watch.h"
 
 /* ---- cards ------------------------------------------------------------- */
@@ -60,10 +61,10 @@ void accel_node_refresh_all(struct accel_node *node)
 {
 	bool want_rescan;
 
-	pthread_mutex_lock(&node->poll_lock);
+	node_lock(&node->poll_lock, NODE_LOCK_LEAF);
 	want_rescan = node->rescan;
 	node->rescan = false;
-	pthread_mutex_unlock(&node->poll_lock);
+	node_unlock(&node->poll_lock, NODE_LOCK_LEAF);
 	/* A udev event says the devices may have changed; the driver's own answers say so every pass. */
 	if (!want_rescan) {
 		node_topo_rdlock(node);
@@ -108,48 +109,41 @@ static void on_udev_event(void *ctx, const char *action, const char *syspath)
 	struct accel_node *node = ctx;
 
 	(void)syspath;
-	pthread_mutex_lock(&node->poll_lock);
+	node_lock(&node->poll_lock, NODE_LOCK_LEAF);
 	if (!strcmp(action, "add") || !strcmp(action, "remove") || !strcmp(action, "bind") || !strcmp(action, "unbind"))
 		node->rescan = true;
 	node->kicked = true;
 	pthread_cond_signal(&node->poll_cond);
-	pthread_mutex_unlock(&node->poll_lock);
+	node_unlock(&node->poll_lock, NODE_LOCK_LEAF);
 }
 
 void accel_node_kick(struct accel_node *node)
 {
-	pthread_mutex_lock(&node->poll_lock);
+	node_lock(&node->poll_lock, NODE_LOCK_LEAF);
 	node->kicked = true;
 	pthread_cond_signal(&node->poll_cond);
-	pthread_mutex_unlock(&node->poll_lock);
+	node_unlock(&node->poll_lock, NODE_LOCK_LEAF);
 }
 
 static void *poll_main(void *arg)
 {
 	struct accel_node *node = arg;
 
-	pthread_mutex_lock(&node->poll_lock);
+	node_lock(&node->poll_lock, NODE_LOCK_LEAF);
 	while (!node->stopping) {
-		struct timespec deadline;
+		struct timespec deadline = accel_deadline_in_ms(node->opt.poll_ms);
 
-		clock_gettime(CLOCK_MONOTONIC, &deadline);
-		deadline.tv_sec += node->opt.poll_ms / 1000;
-		deadline.tv_nsec += (long)(node->opt.poll_ms % 1000) * 1000000L;
-		if (deadline.tv_nsec >= 1000000000L) {
-			deadline.tv_sec++;
-			deadline.tv_nsec -= 1000000000L;
-		}
 		while (!node->stopping && !node->kicked &&
 		       pthread_cond_timedwait(&node->poll_cond, &node->poll_lock, &deadline) != ETIMEDOUT)
 			;
 		if (node->stopping)
 			break;
 		node->kicked = false;
-		pthread_mutex_unlock(&node->poll_lock);
+		node_unlock(&node->poll_lock, NODE_LOCK_LEAF);
 		accel_node_refresh_all(node);
-		pthread_mutex_lock(&node->poll_lock);
+		node_lock(&node->poll_lock, NODE_LOCK_LEAF);
 	}
-	pthread_mutex_unlock(&node->poll_lock);
+	node_unlock(&node->poll_lock, NODE_LOCK_LEAF);
 	return NULL;
 }
 
@@ -158,7 +152,6 @@ static void *poll_main(void *arg)
 struct accel_node *accel_node_start(const struct accel_node_options *opt, char *err, size_t errlen)
 {
 	struct accel_node *node = calloc(1, sizeof(*node));
-	pthread_condattr_t ca;
 
 	if (!node) {
 		snprintf(err, errlen, "out of memory");
@@ -185,10 +178,7 @@ struct accel_node *accel_node_start(const struct accel_node_options *opt, char *
 	pthread_mutex_init(&node->err_lock, NULL);
 	pthread_mutex_init(&node->poll_lock, NULL);
 	pthread_rwlock_init(&node->topo, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&node->poll_cond, &ca);
-	pthread_condattr_destroy(&ca);
+	accel_cond_init_monotonic(&node->poll_cond);
 
 	if (accel_mkdirs(node->state_dir, 0755)) {
 		snprintf(err, errlen, "cannot create the state directory %s: %s", node->state_dir, strerror(errno));
@@ -244,10 +234,10 @@ void accel_node_stop(struct accel_node *node)
 	if (!node)
 		return;
 	if (node->poller_started) {
-		pthread_mutex_lock(&node->poll_lock);
+		node_lock(&node->poll_lock, NODE_LOCK_LEAF);
 		node->stopping = true;
 		pthread_cond_signal(&node->poll_cond);
-		pthread_mutex_unlock(&node->poll_lock);
+		node_unlock(&node->poll_lock, NODE_LOCK_LEAF);
 		pthread_join(node->poller, NULL);
 	}
 	accel_udev_stop(node->udev);

@@ -30,6 +30,7 @@
 #include <time.h>
 
 #include "core/log.h"
+#include "core/timed_wait.h"
 #include "fs/accelfs.h"
 #include "fs/attach_stale.h"
 #include "fs/cache.h"
@@ -406,11 +407,7 @@ static void *notifier_main(void *arg)
 				continue;
 			}
 			/* Someone waits in poll() on a file that may change with no snapshot: look again soon. */
-			struct timespec at;
-			clock_gettime(CLOCK_MONOTONIC, &at);
-			at.tv_nsec += FS_POLL_TICK_MS * 1000000L;
-			at.tv_sec += at.tv_nsec / 1000000000L;
-			at.tv_nsec %= 1000000000L;
+			struct timespec at = accel_deadline_in_ms(FS_POLL_TICK_MS);
 			if (pthread_cond_timedwait(&n->cond, &n->lock, &at) == ETIMEDOUT)
 				break;
 		}
@@ -458,14 +455,9 @@ struct fs_notifier *fs_notifier_start(struct accelfs *fs)
 	if (!n)
 		return NULL;
 	n->fs = fs;
-	pthread_condattr_t ca;
-
 	pthread_mutex_init(&n->lock, NULL);
 	pthread_mutex_init(&n->flush_lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&n->cond, &ca);
-	pthread_condattr_destroy(&ca);
+	accel_cond_init_monotonic(&n->cond);
 	/* Nothing is cached before the mount: the first flush compares against what is published now. */
 	n->base = accel_node_snapshot(fs->node);
 	n->attached = accel_attach_view(fs->mount.attach);

@@ -15,6 +15,7 @@
 
 struct fs_notifier;
 struct fs_reclaimer;
+struct fs_textfile;
 struct accel_delegation;
 struct open_file;
 
@@ -25,6 +26,7 @@ struct accelfs {
 	struct fuse_session *se;
 	struct fs_notifier *notifier;
 	struct fs_reclaimer *reclaimer; /* NULL on a read-only mount (fs/reclaimer.h) */
+	struct fs_textfile *textfile;   /* --metrics-textfile's writer, or NULL (fs/textfile.h) */
 	struct fs_pollers *pollers;     /* readers waiting in poll() (fs/waiters.c) */
 	struct fs_mount mount;          /* dies/ and the attachment registry (fs/tree.h) */
 	/*

@@ -214,18 +214,23 @@ static void reset_stop_signals(void)
 	sigprocmask(SIG_UNBLOCK, &set, NULL);
 }
 
+/* The metrics textfile writer, if any: set once it runs, read by the threads that kick it. */
+static struct fs_textfile *textfile_of(struct accelfs *fs)
+{
+	return __atomic_load_n(&fs->textfile, __ATOMIC_ACQUIRE);
+}
+
 /* A new snapshot: the kernel's caches and the metrics textfile follow (both only queue work here). */
 static void on_node_change(void *ctx, struct accel_snapshot *old_snap, struct accel_snapshot *new_snap)
 {
 	fs_notify_changed(ctx, old_snap, new_snap);
-	fs_textfile_kick();
+	fs_textfile_kick(textfile_of(ctx));
 }
 
 /* A counter moved (a carve failed, an orphan was reclaimed): the textfile follows. */
 static void on_metrics_change(void *ctx)
 {
-	(void)ctx;
-	fs_textfile_kick();
+	fs_textfile_kick(textfile_of(ctx));
 }
 
 int main(int argc, char *argv[])
@@ -394,11 +399,14 @@ int main(int argc, char *argv[])
 		}
 	}
 	if (o.metrics_textfile) {
-		if (fs_textfile_start(fs.node, fs.mount.dies, o.metrics_textfile, err, sizeof(err))) {
+		struct fs_textfile *tf =
+			fs_textfile_start(fs.node, fs.mount.dies, o.metrics_textfile, err, sizeof(err));
+		if (!tf) {
 			log_error("%s", err);
 			goto out_unmount;
 		}
-		accel_metrics_set_listener(on_metrics_change, NULL);
+		__atomic_store_n(&fs.textfile, tf, __ATOMIC_RELEASE);
+		accel_metrics_set_listener(on_metrics_change, &fs);
 	}
 	log_info("serving %s%s (state in %s)", mp.path, o.sim ? " as a simulated node" : "", state_dir);
 	if (o.read_only)
@@ -438,16 +446,18 @@ out:
 	report_ready(1);
 	fs_attached_close(&fs);
 	/*
-	 * The textfile writer renders the dies: it goes first, taking its file
-	 * with it (a publish or a counter moving from now on kicks nobody).
+	 * The textfile writer renders the dies: it stops first, taking its file
+	 * with it (a publish or a counter moving from now on kicks it in vain);
+	 * it is freed once the node, which kicks it, has stopped.
 	 */
 	accel_metrics_set_listener(NULL, NULL);
-	fs_textfile_stop();
+	fs_textfile_stop(fs.textfile);
 	fs_dies_free(fs.mount.dies); /* before the session: parked opens are answered */
 	if (fs.se)
 		fuse_session_destroy(fs.se);
 	fs_open_files_free(&fs);
 	accel_node_stop(fs.node);
+	fs_textfile_free(fs.textfile);
 	accel_cdi_claim_release(cdi_fd); /* the node wrote its last spec file */
 	startup_lock_release(lock_fd);   /* last: until here this process still acted on the state directory */
 	accel_delegation_free(fs.deleg);

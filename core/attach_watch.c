@@ -21,27 +21,17 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "core/proc_files.h"
 
 bool accel_pid_alive(const char *proc_root, pid_t pid, unsigned long long want, unsigned long long *start)
 {
-	char path[PATH_MAX], buf[1024], *p, state;
+	char dir[PATH_MAX], state = 0;
 	unsigned long long st = 0;
-	FILE *f;
-	size_t len;
 
 	if (pid <= 0)
 		return false;
-	snprintf(path, sizeof(path), "%s/%d/stat", proc_root, (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	len = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[len] = '\0';
-	/* The command may hold spaces and parentheses: the fields start after the last ')'. */
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu",
-	                 &state, &st) != 2)
+	snprintf(dir, sizeof(dir), "%s/%d", proc_root, (int)pid);
+	if (accel_proc_stat(dir, &state, &st) || !st)
 		return false;
 	/* A zombie has exited: nothing of the container runs any more. */
 	if (state == 'Z' || state == 'X')

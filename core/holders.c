@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/model.h"
+#include "core/proc_files.h"
 
 struct node_id {
 	dev_t rdev;
@@ -50,50 +51,17 @@ static void read_small(const char *path, char *buf, size_t len, bool nul_to_spac
 				buf[i] = ' ';
 }
 
-/*
- * What a descriptor of /proc/<pid>/fd is open on: the magic link is followed
- * to the open file itself.  AT_STATX_DONT_SYNC: the attributes the kernel
- * has, never a request to the file's filesystem.  A descriptor open on this
- * daemon's own mount would otherwise send it a GETATTR from inside one of
- * its own request threads: a few holders readers at once, each waiting for
- * a thread the others hold, and the whole mount waits for good.
- */
-static int stat_open_file(int dir, const char *name, struct stat *st)
+struct wanted {
+	const struct node_id *nodes;
+	size_t n;
+	bool same_file_only;
+};
+
+static bool wanted(void *ctx, const struct stat *st)
 {
-	struct statx sx;
+	const struct wanted *w = ctx;
 
-	if (statx(dir, name, AT_STATX_DONT_SYNC, STATX_TYPE | STATX_INO, &sx))
-		return -1;
-	memset(st, 0, sizeof(*st));
-	st->st_mode = sx.stx_mode;
-	st->st_ino = sx.stx_ino;
-	st->st_dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
-	st->st_rdev = makedev(sx.stx_rdev_major, sx.stx_rdev_minor);
-	return 0;
-}
-
-/* Count this process's descriptors on the nodes; -1 if it vanished. */
-static int count_fds(const char *proc_root, const char *pid, const struct node_id *nodes, size_t n, bool same_file_only)
-{
-	char path[512];
-	struct dirent *de;
-	DIR *d;
-	int count = 0;
-
-	snprintf(path, sizeof(path), "%s/%s/fd", proc_root, pid);
-	d = opendir(path);
-	if (!d)
-		return -1;
-	while ((de = readdir(d))) {
-		struct stat st;
-
-		if (de->d_name[0] == '.')
-			continue;
-		if (!stat_open_file(dirfd(d), de->d_name, &st) && matches(&st, nodes, n, same_file_only))
-			count++;
-	}
-	closedir(d);
-	return count;
+	return matches(st, w->nodes, w->n, w->same_file_only);
 }
 
 int accel_holders_scan(const char *proc_root, const char *const *node_paths, size_t n_paths, bool same_file_only,
@@ -133,7 +101,8 @@ int accel_holders_scan(const char *proc_root, const char *const *node_paths, siz
 
 		if (de->d_name[0] < '1' || de->d_name[0] > '9' || !strcmp(de->d_name, self))
 			continue;
-		nfds = count_fds(proc_root, de->d_name, nodes, n_nodes, same_file_only);
+		nfds = accel_proc_count_files(proc_root, de->d_name, wanted,
+		                              &(struct wanted){ nodes, n_nodes, same_file_only }, false);
 		if (nfds <= 0)
 			continue;
 		if (n_list == cap) {

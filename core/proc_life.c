@@ -9,22 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/proc_files.h"
+
 /* The state letter of /proc/.../stat (R, S, D, Z, X, ...); 0 when it cannot be read. */
 static char stat_state(const char *dir)
 {
-	char path[PATH_MAX], buf[512], *p;
-	size_t n;
-	FILE *f;
+	char state = 0;
 
-	snprintf(path, sizeof(path), "%s/stat", dir);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	p = strrchr(buf, ')'); /* the command may hold spaces and parentheses */
-	return p && p[1] == ' ' ? p[2] : 0;
+	return accel_proc_stat(dir, &state, NULL) ? 0 : state;
 }
 
 /* A mask line of /proc/.../status ("SigPnd:\t0000000000000100"), or a flag ("CoreDumping:\t1"). */

@@ -37,8 +37,8 @@
 #include <string.h>
 
 #include "barswap/bs_guard.h"
-#include "barswap/fd_probe.h"
 #include "core/log.h"
+#include "core/proc_files.h"
 #include "core/metrics.h"
 #include "fs/accelfs.h"
 

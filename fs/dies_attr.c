@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "barswap/fd_probe.h"
 #include "core/log.h"
+#include "core/proc_files.h"
 #include "fs/dies_internal.h"
 #include "fs/tree.h"
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* barswap/fd_probe.c: does a process still have a file open; are two thread ids one process. */
+/* core/proc_files.c: does a process still have a file open; are two thread ids one process. */
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "barswap/fd_probe.h"
+#include "core/proc_files.h"
 
 static void sees_its_own_descriptors_come_and_go(void **state)
 {

@@ -27,18 +27,13 @@ bool fs_kind_takes_delegation(enum fs_kind kind)
 	return fs_kind_is_delegatable(kind) || kind == FS_PLACEMENTS || kind == FS_PLACEMENT;
 }
 
-/* The job of that name and profile on any device, for the node-level view. */
+/* The job of that name (names are the node's: one at most), if it is of that profile, for the node-level view. */
 static const struct accel_job *node_job(const struct accel_snapshot *s, const char *profile, const char *name,
                                         const struct accel_device **dev)
 {
-	for (size_t i = 0; i < s->n_devices; i++) {
-		const struct accel_job *j = accel_device_job(s->devices[i], name);
-		if (j && !strcmp(j->profile, profile) && accel_device_profile(s->devices[i], profile)) {
-			*dev = s->devices[i];
-			return j;
-		}
-	}
-	return NULL;
+	const struct accel_job *j = accel_snapshot_job(s, name, dev);
+
+	return j && !strcmp(j->profile, profile) && accel_device_profile(*dev, profile) ? j : NULL;
 }
 
 bool fs_node_is_writable(const struct fs_node *n)

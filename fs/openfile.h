@@ -57,11 +57,12 @@ struct open_file {
 	 */
 	char *buf;
 	size_t len;
-	int err;      /* 0: buf holds the text; else the -errno its last rendering failed with */
-	uint64_t gen; /* the generation of the snapshot it was rendered in: poll() compares in no older one */
-	bool served;  /* a read has been answered from buf: the next read at offset 0 generates again */
-	bool cached;  /* served from the page cache (keep_cache): a read at offset 0 always generates */
-	bool polled;  /* registered with fs/waiters.c */
+	int err;       /* 0: buf holds the text; else the -errno its last rendering failed with */
+	uint64_t gen;  /* the generation of the snapshot it was rendered in: poll() compares in no older one */
+	bool served;   /* a read has been answered from buf: the next read at offset 0 generates again */
+	bool cached;   /* served from the page cache (keep_cache): a read at offset 0 always generates */
+	bool polled;   /* registered with fs/waiters.c */
+	unsigned pins; /* under the pollers' lock: checks rendering it now (fs/waiters.c) */
 	struct open_file *next, *prev; /* struct accelfs's list, under its files_lock */
 };
 

@@ -12,8 +12,15 @@ struct waiter {
 	struct fuse_pollhandle *ph;
 };
 
+/*
+ * The waiters.  A check renders their files without holding lock: it pins
+ * each file it looks at (open_file.pins, under lock), and a RELEASE of a
+ * pinned file waits (unpinned) for the check to let go before the file is
+ * freed.
+ */
 struct fs_pollers {
 	pthread_mutex_t lock; /* taken before an open_file's lock, never inside one */
+	pthread_cond_t unpinned;
 	struct waiter *w;
 	size_t n;
 };
@@ -22,8 +29,10 @@ struct fs_pollers *fs_pollers_new(void)
 {
 	struct fs_pollers *p = calloc(1, sizeof(*p));
 
-	if (p)
+	if (p) {
 		pthread_mutex_init(&p->lock, NULL);
+		pthread_cond_init(&p->unpinned, NULL);
+	}
 	return p;
 }
 
@@ -34,6 +43,7 @@ void fs_pollers_free(struct fs_pollers *p)
 	for (size_t i = 0; i < p->n; i++)
 		fuse_pollhandle_destroy(p->w[i].ph);
 	free(p->w);
+	pthread_cond_destroy(&p->unpinned);
 	pthread_mutex_destroy(&p->lock);
 	free(p);
 }
@@ -119,6 +129,8 @@ void fs_poll_forget(struct accelfs *fs, struct open_file *of)
 		return;
 	/* Not under of->lock: the checker takes p->lock, then each file's lock. */
 	pthread_mutex_lock(&p->lock);
+	while (of->pins) /* a check is rendering it: of is freed only once it has let go */
+		pthread_cond_wait(&p->unpinned, &p->lock);
 	for (size_t i = 0; of->polled && i < p->n; i++)
 		if (p->w[i].of == of) {
 			fuse_pollhandle_destroy(p->w[i].ph);
@@ -132,29 +144,50 @@ void fs_poll_forget(struct accelfs *fs, struct open_file *of)
 size_t fs_poll_check(struct accelfs *fs, const struct accel_snapshot *flushed)
 {
 	struct fs_pollers *p = fs->pollers;
-	size_t left;
+	struct open_file **check;
+	bool *moved;
+	size_t n, left;
 
 	if (!p)
 		return 0;
-	/* Under p->lock throughout: a RELEASE of a waiting file waits here before the file is freed. */
+	/* The files to check, pinned: a RELEASE of one waits until it is unpinned below. */
 	pthread_mutex_lock(&p->lock);
-	for (size_t i = 0; i < p->n;) {
-		struct open_file *of = p->w[i].of;
-		bool moved;
-
-		pthread_mutex_lock(&of->lock);
-		moved = changed(fs, of, flushed);
-		pthread_mutex_unlock(&of->lock);
-		if (!moved) {
-			i++;
-			continue;
-		}
-		fuse_lowlevel_notify_poll(p->w[i].ph);
-		fuse_pollhandle_destroy(p->w[i].ph);
-		of->polled = false;
-		p->w[i] = p->w[--p->n];
+	n = p->n;
+	check = n ? calloc(n, sizeof(*check)) : NULL;
+	moved = n ? calloc(n, sizeof(*moved)) : NULL;
+	if (n && (!check || !moved)) {
+		pthread_mutex_unlock(&p->lock);
+		free(check);
+		free(moved);
+		return n; /* out of memory: the next check tries again */
+	}
+	for (size_t i = 0; i < n; i++) {
+		check[i] = p->w[i].of;
+		check[i]->pins++;
+	}
+	pthread_mutex_unlock(&p->lock);
+	/* Rendered without p->lock: a new poll(), a RELEASE of another file, do not wait for them. */
+	for (size_t i = 0; i < n; i++) {
+		pthread_mutex_lock(&check[i]->lock);
+		moved[i] = changed(fs, check[i], flushed);
+		pthread_mutex_unlock(&check[i]->lock);
+	}
+	pthread_mutex_lock(&p->lock);
+	for (size_t i = 0; i < n; i++) {
+		check[i]->pins--;
+		for (size_t k = 0; moved[i] && k < p->n; k++)
+			if (p->w[k].of == check[i]) {
+				fuse_lowlevel_notify_poll(p->w[k].ph);
+				fuse_pollhandle_destroy(p->w[k].ph);
+				check[i]->polled = false;
+				p->w[k] = p->w[--p->n];
+				break;
+			}
 	}
 	left = p->n;
+	pthread_cond_broadcast(&p->unpinned);
 	pthread_mutex_unlock(&p->lock);
+	free(check);
+	free(moved);
 	return left;
 }

@@ -69,13 +69,16 @@ class Wait(NodeTestCase):
         """last_error changes with no new snapshot: the notifier's tick finds it."""
         n = self.node
         fd = os.open(n.path("ppu10", "mig", "4g.48gb", "last_error"), os.O_RDONLY)
+        bad = threading.Timer(0.2, lambda: n.errno_of(os.mkdir, n.path("ppu10", "mig", "4g.48gb", "bad name")))
         try:
             self.assertEqual(os.pread(fd, 4096, 0), b"")
-            threading.Timer(0.2, lambda: n.errno_of(os.mkdir, n.path("ppu10", "mig", "4g.48gb", "bad name"))).start()
+            bad.start()
             self.assertTrue(poll_pri(fd, 10000) & select.POLLPRI)
             self.assertIn(b"job name", os.pread(fd, 4096, 0))
         finally:
             os.close(fd)
+            # last_error is set before mkdir answers: its thread may still be in the mount
+            bad.join()
 
     def test_accel_wait_until_a_value(self):
         n = self.node

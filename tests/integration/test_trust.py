@@ -172,6 +172,17 @@ class HoldersReaders(TrustCase):
         self.assertEqual(errors, [])
 
 
+def connection_without_mount(conn):
+    """A FUSE connection that no mount of this machine stands on: a leaked one.
+    Connection numbers are the device numbers of FUSE superblocks, and the
+    kernel gives a freed number to the next FUSE mount: another test's mount
+    on that number is not the dead daemon's connection."""
+    if not os.path.exists(f"/sys/fs/fuse/connections/{conn}"):
+        return False
+    with open("/proc/self/mountinfo") as f:
+        return not any(line.split()[2] == f"0:{conn}" for line in f)
+
+
 class CrashStorm(TrustCase):
     """Threads carving, reclaiming, listing, reading, polling and attaching on several cards; the
     daemon killed at a random moment (kill -9, a SIGSEGV, a SIGABRT: a crash with its core dump path);
@@ -256,7 +267,7 @@ class CrashStorm(TrustCase):
             stuck = d_state_threads("self")
             if stuck:
                 problems.append(f"threads of the test still blocked in the kernel: {stuck}")
-            if kill["conn"] != n.conn and os.path.exists(f"/sys/fs/fuse/connections/{kill['conn']}"):
+            if kill["conn"] != n.conn and connection_without_mount(kill["conn"]):
                 problems.append(f"the dead daemon's FUSE connection {kill['conn']} is still there without its mount")
             if not os.path.isdir(n.path("mig")):
                 self.fail(f"round {rnd}: after the restart the mount shows no tree: {os.listdir(n.mnt)}")

@@ -168,6 +168,102 @@ typedef struct {
 } mig_compute_instance_info_t;
 
 /*
+ * Health: the driver's event sets, its ECC counters and its field values.
+ * An event arrives on the parent card's handle; gpuInstanceId and
+ * computeInstanceId name the MIG instance it is attributable to, or are
+ * MIG_EVENT_NO_INSTANCE when it concerns the card as a whole.
+ */
+typedef struct mig_event_set_st *mig_event_set_t;
+
+typedef struct {
+	mig_device_t device;
+	unsigned long long eventType; /* one MIG_EVENT_TYPE_* bit */
+	unsigned long long eventData; /* the Xid, for MIG_EVENT_TYPE_XID_CRITICAL_ERROR */
+	unsigned int gpuInstanceId;
+	unsigned int computeInstanceId;
+} mig_event_data_t;
+
+#define MIG_EVENT_NO_INSTANCE 0xFFFFFFFFU
+
+/* Event type bits (nvmlEventType*); all 14 make 0xff9f, what a real H200 reports as supported. */
+#define MIG_EVENT_TYPE_SINGLE_BIT_ECC_ERROR 0x0000000000000001ULL
+#define MIG_EVENT_TYPE_DOUBLE_BIT_ECC_ERROR 0x0000000000000002ULL
+#define MIG_EVENT_TYPE_PSTATE 0x0000000000000004ULL
+#define MIG_EVENT_TYPE_XID_CRITICAL_ERROR 0x0000000000000008ULL
+#define MIG_EVENT_TYPE_CLOCK 0x0000000000000010ULL
+#define MIG_EVENT_TYPE_POWER_SOURCE_CHANGE 0x0000000000000080ULL
+#define MIG_EVENT_TYPE_MIG_CONFIG_CHANGE 0x0000000000000100ULL
+#define MIG_EVENT_TYPE_SINGLE_BIT_ECC_STORM 0x0000000000000200ULL
+#define MIG_EVENT_TYPE_DRAM_RETIREMENT_EVENT 0x0000000000000400ULL
+#define MIG_EVENT_TYPE_DRAM_RETIREMENT_FAILURE 0x0000000000000800ULL
+#define MIG_EVENT_TYPE_NON_FATAL_POISON_ERROR 0x0000000000001000ULL
+#define MIG_EVENT_TYPE_FATAL_POISON_ERROR 0x0000000000002000ULL
+#define MIG_EVENT_TYPE_GPU_UNAVAILABLE_ERROR 0x0000000000004000ULL
+#define MIG_EVENT_TYPE_GPU_RECOVERY_ACTION 0x0000000000008000ULL
+#define MIG_EVENT_TYPE_ALL 0x000000000000ff9fULL
+
+/* nvmlMemoryErrorType_t, nvmlEccCounterType_t, nvmlMemoryLocation_t. */
+#define MIG_MEMORY_ERROR_CORRECTED 0U
+#define MIG_MEMORY_ERROR_UNCORRECTED 1U
+#define MIG_ECC_COUNTER_VOLATILE 0U
+#define MIG_ECC_COUNTER_AGGREGATE 1U
+#define MIG_MEMORY_LOCATION_L1_CACHE 0U
+#define MIG_MEMORY_LOCATION_L2_CACHE 1U
+#define MIG_MEMORY_LOCATION_DRAM 2U
+#define MIG_MEMORY_LOCATION_REGISTER_FILE 3U
+#define MIG_MEMORY_LOCATION_TEXTURE_MEMORY 4U
+#define MIG_MEMORY_LOCATION_TEXTURE_SHM 5U
+#define MIG_MEMORY_LOCATION_CBU 6U
+#define MIG_MEMORY_LOCATION_SRAM 7U
+#define MIG_MEMORY_LOCATION_COUNT 8U
+
+/* nvmlEnableState_t (ECC mode). */
+#define MIG_FEATURE_DISABLED 0U
+#define MIG_FEATURE_ENABLED 1U
+
+/* nvmlValueType_t, the union nvmlValue_t, nvmlFieldValue_t (40 bytes on LP64). */
+#define MIG_VALUE_TYPE_DOUBLE 0U
+#define MIG_VALUE_TYPE_UNSIGNED_INT 1U
+#define MIG_VALUE_TYPE_UNSIGNED_LONG 2U
+#define MIG_VALUE_TYPE_UNSIGNED_LONG_LONG 3U
+#define MIG_VALUE_TYPE_SIGNED_LONG_LONG 4U
+#define MIG_VALUE_TYPE_SIGNED_INT 5U
+
+typedef union {
+	double dVal;
+	int siVal;
+	unsigned int uiVal;
+	unsigned long ulVal;
+	unsigned long long ullVal;
+	signed long long sllVal;
+	unsigned short usVal;
+} mig_value_t;
+
+typedef struct {
+	unsigned int fieldId;
+	unsigned int scopeId;
+	long long timestamp;
+	long long latencyUsec;
+	unsigned int valueType;
+	mig_return_t nvmlReturn; /* this field's own result */
+	mig_value_t value;
+} mig_field_value_t;
+
+_Static_assert(sizeof(mig_event_data_t) == 32, "nvmlEventData_t is 32 bytes on LP64");
+_Static_assert(sizeof(mig_field_value_t) == 40, "nvmlFieldValue_t is 40 bytes on LP64");
+
+/*
+ * NVML_FI_DEV_GET_GPU_RECOVERY_ACTION: what the driver asks an operator to
+ * do about the card now (nvmlDeviceGpuRecoveryAction_t, an unsigned int).
+ */
+#define MIG_FI_DEV_GET_GPU_RECOVERY_ACTION 230U
+#define MIG_GPU_RECOVERY_ACTION_NONE 0U
+#define MIG_GPU_RECOVERY_ACTION_GPU_RESET 1U
+#define MIG_GPU_RECOVERY_ACTION_NODE_REBOOT 2U
+#define MIG_GPU_RECOVERY_ACTION_DRAIN_P2P 3U
+#define MIG_GPU_RECOVERY_ACTION_DRAIN_AND_RESET 4U
+
+/*
  * The functions accelfs calls, as an X-macro:
  *   X(suffix, (parameter list), (argument names))
  * The exported symbol is <prefix><suffix>, e.g. nvmlDeviceGetMigMode or
@@ -229,7 +325,8 @@ typedef struct {
  * Optional functions: looked up when present, never required.  Mode changes
  * are not part of what the daemon does (the administrator owns the mode);
  * the control tool uses SetMigMode when it finds it.  PCI and memory
- * information only feed `info`; remaining capacity is a cross-check.
+ * information only feed `info`; remaining capacity is a cross-check; the
+ * health functions feed `health` (below).
  */
 #define MIG_ABI_OPTIONAL_FUNCTIONS(X)                                                                                  \
 	X(DeviceSetMigMode, (mig_device_t device, unsigned int mode, mig_return_t *activationStatus),                  \
@@ -237,7 +334,32 @@ typedef struct {
 	X(DeviceGetPciInfo_v3, (mig_device_t device, mig_pci_info_t * pci), (device, pci))                             \
 	X(DeviceGetMemoryInfo, (mig_device_t device, mig_memory_t * memory), (device, memory))                         \
 	X(DeviceGetGpuInstanceRemainingCapacity, (mig_device_t device, unsigned int profileId, unsigned int *count),   \
-	  (device, profileId, count))
+	  (device, profileId, count))                                                                                  \
+	MIG_ABI_HEALTH_FUNCTIONS(X)
+
+/*
+ * The health seam (core/health_*.c), optional too: a library without it
+ * still serves the tree, and health then says `unknown:` and why.
+ */
+#define MIG_ABI_HEALTH_FUNCTIONS(X)                                                                                    \
+	X(EventSetCreate, (mig_event_set_t * set), (set))                                                              \
+	X(DeviceGetSupportedEventTypes, (mig_device_t device, unsigned long long *eventTypes), (device, eventTypes))   \
+	X(DeviceRegisterEvents, (mig_device_t device, unsigned long long eventTypes, mig_event_set_t set),             \
+	  (device, eventTypes, set))                                                                                   \
+	X(EventSetWait_v2, (mig_event_set_t set, mig_event_data_t * data, unsigned int timeoutms),                     \
+	  (set, data, timeoutms))                                                                                      \
+	X(EventSetFree, (mig_event_set_t set), (set))                                                                  \
+	X(DeviceGetEccMode, (mig_device_t device, unsigned int *current, unsigned int *pending),                       \
+	  (device, current, pending))                                                                                  \
+	X(DeviceGetTotalEccErrors,                                                                                     \
+	  (mig_device_t device, unsigned int errorType, unsigned int counterType, unsigned long long *eccCounts),      \
+	  (device, errorType, counterType, eccCounts))                                                                 \
+	X(DeviceGetMemoryErrorCounter,                                                                                 \
+	  (mig_device_t device, unsigned int errorType, unsigned int counterType, unsigned int locationType,           \
+	   unsigned long long *count),                                                                                 \
+	  (device, errorType, counterType, locationType, count))                                                       \
+	X(DeviceGetFieldValues, (mig_device_t device, int valuesCount, mig_field_value_t *values),                     \
+	  (device, valuesCount, values))
 
 /* Function pointer types: mig_fn_<suffix>_t. */
 #define MIG_ABI_DECLARE_TYPE(suffix, params, args) typedef mig_return_t(*mig_fn_##suffix##_t) params;

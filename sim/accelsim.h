@@ -75,6 +75,21 @@ enum accelsim_path {
  *                  fault failed too; ErrorString and these control functions
  *                  are not driver calls and never count.
  * SimResetCalls    zero every count.
+ * SimRaiseEvent    card `index` raises an event (a MIG_EVENT_TYPE_* bit,
+ *                  its data: the Xid for an Xid error), attributed to GPU
+ *                  instance gpuInstanceId and compute instance
+ *                  computeInstanceId (MIG_EVENT_NO_INSTANCE: the card).
+ *                  The ids are not checked: a driver may name an instance
+ *                  nobody knows.  Every event set registered for that type
+ *                  on that card receives it (sim_api_events.c).
+ * SimAddEccErrors  count `count` more ECC errors of errorType
+ *                  (MIG_MEMORY_ERROR_*) at a memory location, volatile and
+ *                  aggregate, and raise the single- or double-bit ECC event.
+ * SimSetRecoveryAction  the recovery action the driver asks for now
+ *                  (MIG_GPU_RECOVERY_ACTION_*); a change raises Xid 154 and,
+ *                  where the vendor has it, the recovery-action event.  NONE
+ *                  stands for the reset having been done: the volatile ECC
+ *                  counts start again from zero, as after a real reset.
  */
 #define ACCELSIM_FUNCTIONS(X)                                                                                          \
 	X(SimSetBusy,                                                                                                  \
@@ -90,7 +105,15 @@ enum accelsim_path {
 	X(SimSetDevicePresent, (unsigned int index, unsigned int present), (index, present))                           \
 	X(SimGetPath, (unsigned int which, char *path, unsigned int length), (which, path, length))                    \
 	X(SimGetCalls, (accelsim_call_count_t * calls, unsigned int *count), (calls, count))                           \
-	X(SimResetCalls, (void), ())
+	X(SimResetCalls, (void), ())                                                                                   \
+	X(SimRaiseEvent,                                                                                               \
+	  (unsigned int index, unsigned long long eventType, unsigned long long eventData, unsigned int gpuInstanceId, \
+	   unsigned int computeInstanceId),                                                                            \
+	  (index, eventType, eventData, gpuInstanceId, computeInstanceId))                                             \
+	X(SimAddEccErrors,                                                                                             \
+	  (unsigned int index, unsigned int errorType, unsigned int location, unsigned long long count),               \
+	  (index, errorType, location, count))                                                                         \
+	X(SimSetRecoveryAction, (unsigned int index, unsigned int action), (index, action))
 
 /* Function pointer types: accelsim_fn_<suffix>_t, for dlsym() users. */
 #define ACCELSIM_DECLARE_TYPE(suffix, params, args) typedef mig_return_t(*accelsim_fn_##suffix##_t) params;

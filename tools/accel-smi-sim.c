@@ -15,6 +15,7 @@
 
 #include "sim/accelsim.h"
 #include "tools/smi-commands.h"
+#include "tools/smi-sim-health.h"
 
 /* The control function <prefix><suffix> of the loaded library, or NULL. */
 static void *control(struct smi *s, const char *suffix)
@@ -370,11 +371,12 @@ static void sim_usage(FILE *f)
 	      "  calls [--reset]                 \"FUNCTION COUNT\" for each driver function called (every\n"
 	      "                                  process; this command's own Init_v2 too) / zero the counts\n"
 	      "  hold -i N [--control]           hold the card's node (and the control nodes) until killed\n"
-	      "  remove -i N | add -i N          the card falls off / comes back on the bus\n"
+	      "  remove -i N | add -i N          the card falls off (raising Xid 79) / comes back on the bus\n"
 	      "  kmsg                            the simulated kernel log\n"
 	      "  paths                           where the simulated node keeps its files\n"
 	      "  help                            this text\n",
 	      f);
+	smi_sim_health_usage(f);
 }
 
 int smi_cmd_sim(struct smi *s, int argc, char **argv)
@@ -398,10 +400,10 @@ int smi_cmd_sim(struct smi *s, int argc, char **argv)
 		return SMI_FAILED;
 	/* -i/-gi/-ci/--control anywhere; the rest stays in order for the command. */
 	for (int i = 1; i < argc; i++) {
-		int *target = !strcmp(argv[i], "-i")    ? &s->device
-		              : !strcmp(argv[i], "-gi") ? &s->gi
-		              : !strcmp(argv[i], "-ci") ? &s->ci
-		                                        : NULL;
+		int *target = !strcmp(argv[i], "-i")                                ? &s->device
+		              : !strcmp(argv[i], "-gi") || !strcmp(argv[i], "--gi") ? &s->gi
+		              : !strcmp(argv[i], "-ci") || !strcmp(argv[i], "--ci") ? &s->ci
+		                                                                    : NULL;
 		unsigned v;
 
 		if (target) {
@@ -441,7 +443,10 @@ int smi_cmd_sim(struct smi *s, int argc, char **argv)
 		rc = cmd_paths(s);
 	else if (!strcmp(cmd, "calls"))
 		rc = cmd_calls(s, nrest, rest);
+	else if ((rc = smi_sim_health(s, cmd, nrest, rest)) >= 0)
+		;
 	else {
+		rc = SMI_USAGE;
 		fprintf(stderr, "Unknown sim command or arguments: \"%s\"\n", cmd);
 		sim_usage(stderr);
 	}

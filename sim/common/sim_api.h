@@ -62,6 +62,24 @@ mig_return_t sim_DeviceGetMemoryInfo(struct sim_ctx *ctx, mig_device_t device, m
 mig_return_t sim_DeviceGetGpuInstanceRemainingCapacity(struct sim_ctx *ctx, mig_device_t device, unsigned int profileId,
                                                        unsigned int *count);
 
+/* The health seam (MIG_ABI_HEALTH_FUNCTIONS, sim_api_events.c). */
+mig_return_t sim_EventSetCreate(struct sim_ctx *ctx, mig_event_set_t *set);
+mig_return_t sim_DeviceGetSupportedEventTypes(struct sim_ctx *ctx, mig_device_t device, unsigned long long *eventTypes);
+mig_return_t sim_DeviceRegisterEvents(struct sim_ctx *ctx, mig_device_t device, unsigned long long eventTypes,
+                                      mig_event_set_t set);
+mig_return_t sim_EventSetWait_v2(struct sim_ctx *ctx, mig_event_set_t set, mig_event_data_t *data,
+                                 unsigned int timeoutms);
+mig_return_t sim_EventSetFree(struct sim_ctx *ctx, mig_event_set_t set);
+mig_return_t sim_DeviceGetEccMode(struct sim_ctx *ctx, mig_device_t device, unsigned int *current,
+                                  unsigned int *pending);
+mig_return_t sim_DeviceGetTotalEccErrors(struct sim_ctx *ctx, mig_device_t device, unsigned int errorType,
+                                         unsigned int counterType, unsigned long long *eccCounts);
+mig_return_t sim_DeviceGetMemoryErrorCounter(struct sim_ctx *ctx, mig_device_t device, unsigned int errorType,
+                                             unsigned int counterType, unsigned int locationType,
+                                             unsigned long long *count);
+mig_return_t sim_DeviceGetFieldValues(struct sim_ctx *ctx, mig_device_t device, int valuesCount,
+                                      mig_field_value_t *values);
+
 /* <prefix>ErrorString. */
 const char *sim_ErrorString(struct sim_ctx *ctx, mig_return_t result);
 
@@ -78,5 +96,11 @@ mig_return_t sim_SimSetDevicePresent(struct sim_ctx *ctx, unsigned int index, un
 mig_return_t sim_SimGetPath(struct sim_ctx *ctx, unsigned int which, char *path, unsigned int length);
 mig_return_t sim_SimGetCalls(struct sim_ctx *ctx, accelsim_call_count_t *calls, unsigned int *count);
 mig_return_t sim_SimResetCalls(struct sim_ctx *ctx);
+mig_return_t sim_SimRaiseEvent(struct sim_ctx *ctx, unsigned int index, unsigned long long eventType,
+                               unsigned long long eventData, unsigned int gpuInstanceId,
+                               unsigned int computeInstanceId);
+mig_return_t sim_SimAddEccErrors(struct sim_ctx *ctx, unsigned int index, unsigned int errorType, unsigned int location,
+                                 unsigned long long count);
+mig_return_t sim_SimSetRecoveryAction(struct sim_ctx *ctx, unsigned int index, unsigned int action);
 
 #endif

@@ -10,6 +10,7 @@
 #include "sim/common/sim_api.h"
 #include "sim/common/sim_faults.h"
 #include "sim/common/sim_handles.h"
+#include "sim/common/sim_health.h"
 
 static mig_return_t find_ci(struct sim_call *call, mig_device_t device, unsigned gi_id, unsigned ci_id,
                             struct sim_ci **ci)
@@ -134,7 +135,15 @@ mig_return_t sim_SimSetDevicePresent(struct sim_ctx *ctx, unsigned int index, un
 	if (r)
 		return sim_leave(&call, r);
 	d->present = present != 0;
-	return sim_leave(&call, sim_commit(&call));
+	r = sim_commit(&call);
+	if (r == MIG_SUCCESS && index < SIM_HEALTH_CARDS) {
+		bool was = !__atomic_exchange_n(&ctx->health->cards[index].absent, !d->present, __ATOMIC_ACQ_REL);
+		/* Xid 79, "GPU has fallen off the bus", is what the driver says as it loses a card. */
+		if (was && !d->present)
+			sim_health_raise(ctx->health, index, MIG_EVENT_TYPE_XID_CRITICAL_ERROR, 79,
+			                 MIG_EVENT_NO_INSTANCE, MIG_EVENT_NO_INSTANCE);
+	}
+	return sim_leave(&call, r);
 }
 
 mig_return_t sim_SimGetPath(struct sim_ctx *ctx, unsigned int which, char *path, unsigned int length)

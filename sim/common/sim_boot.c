@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sim/common/sim_health.h"
 #include "sim/common/sim_nodes.h"
 #include "sim/common/sim_state_json.h"
 #include "sim/common/sim_store.h"
@@ -106,6 +107,11 @@ static mig_return_t boot_locked(struct sim_ctx *ctx)
 		return MIG_ERROR_DRIVER_NOT_LOADED;
 	}
 	sim_counters_hit(&ctx->counters, SIM_FN_Init_v2);
+	ctx->health = sim_health_open(ctx->paths.health, err, sizeof(err));
+	if (!ctx->health) {
+		sim_complain(ctx, err);
+		return MIG_ERROR_DRIVER_NOT_LOADED;
+	}
 	ret = find_node(ctx, err, sizeof(err));
 	if (ret) {
 		sim_complain(ctx, err);
@@ -122,6 +128,9 @@ static mig_return_t boot_locked(struct sim_ctx *ctx)
 		sim_complain(ctx, err);
 		return MIG_ERROR_DRIVER_NOT_LOADED;
 	}
+	/* Whether a card is on the bus lives in its file; event waiters read it from the health page. */
+	for (unsigned i = 0; i < ctx->n_devices && i < SIM_HEALTH_CARDS; i++)
+		__atomic_store_n(&ctx->health->cards[i].absent, !ctx->cards[i].dev.present, __ATOMIC_RELEASE);
 	devs = calloc(ctx->n_devices + 1, sizeof(*devs));
 	if (!devs)
 		return MIG_ERROR_MEMORY;

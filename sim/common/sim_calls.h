@@ -39,8 +39,9 @@ const char *sim_fn_name(enum sim_fn fn);
 enum sim_fn sim_fn_by_name(const char *suffix);
 
 /*
- * Is fn one of the calls a "*" fault hits?  Every ABI call except Init_v2
- * and Shutdown: a test arming "the k-th call from now fails" means the
+ * Is fn one of the calls a "*" fault hits?  Every ABI call except Init_v2,
+ * Shutdown and EventSetWait_v2 (a thread's wait, whose timing no test
+ * should depend on): a test arming "the k-th call from now fails" means the
  * calls that use the hardware, and a library that could not be opened or
  * closed would stop the very process meant to observe the failure (arm
  * Init_v2 or Shutdown by name for that).

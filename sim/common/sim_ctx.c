@@ -9,6 +9,7 @@
 
 #include "sim/common/sim_faults.h"
 #include "sim/common/sim_handles.h"
+#include "sim/common/sim_health.h"
 #include "sim/common/sim_store.h"
 
 void sim_complain(const struct sim_ctx *ctx, const char *msg)
@@ -209,6 +210,8 @@ void sim_release(struct sim_ctx *ctx)
 	ctx->lock_fd = -1;
 	ctx->lock_pid = 0;
 	sim_counters_close(&ctx->counters);
+	sim_health_close(ctx->health);
+	ctx->health = NULL;
 	sim_handles_free(ctx);
 }
 

@@ -41,6 +41,7 @@
 #include "sim/common/sim_vendor.h"
 
 struct sim_handle;
+struct sim_health_file;
 
 /* One card as this process last read it. */
 struct sim_card {
@@ -76,7 +77,8 @@ struct sim_ctx {
 	pthread_rwlock_t lifetime;
 	unsigned refcount; /* Init_v2 minus Shutdown */
 	struct sim_paths paths;
-	struct sim_counters counters; /* mapped from first Init to last Shutdown */
+	struct sim_counters counters;   /* mapped from first Init to last Shutdown */
+	struct sim_health_file *health; /* likewise (sim_health.h) */
 
 	pthread_mutex_t lock_fd_mutex; /* only to open lock_fd afresh after a fork */
 	int lock_fd;                   /* <root>/locks, for open-file-description byte locks */

@@ -35,6 +35,17 @@ struct sim_vendor {
 	/* NVIDIA names CI profiles ("MIG 1c.3g.71gb"); T-Head leaves them empty. */
 	bool names_ci_profiles;
 
+	/*
+	 * Health (sim_api_events.c): the event types a card supports
+	 * (DeviceGetSupportedEventTypes; registering others answers
+	 * NOT_SUPPORTED), the memory locations whose ECC counters it keeps (a
+	 * bit per MIG_MEMORY_LOCATION_*), and whether it answers the
+	 * recovery-action field (MIG_FI_DEV_GET_GPU_RECOVERY_ACTION).
+	 */
+	unsigned long long event_types;
+	unsigned ecc_locations;
+	bool recovery_action_field;
+
 	/* nvmlErrorString / hgmlErrorString; NULL entries fall back to "Unknown Error". */
 	const char *const *error_strings;
 	size_t n_error_strings;

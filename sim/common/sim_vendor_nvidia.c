@@ -241,6 +241,14 @@ const struct sim_vendor sim_vendor_nvidia = {
 	/* A real H200 answers the profile queries with the mode off. */
 	.profiles_need_mig_mode = false,
 	.names_ci_profiles = true,
+	/*
+	 * What a real H200 answers: every event type NVML defines (0xff9f),
+	 * memory error counters for DRAM and SRAM only (the other locations
+	 * answer NOT_SUPPORTED), and the recovery-action field.
+	 */
+	.event_types = MIG_EVENT_TYPE_ALL,
+	.ecc_locations = 1U << MIG_MEMORY_LOCATION_DRAM | 1U << MIG_MEMORY_LOCATION_SRAM,
+	.recovery_action_field = true,
 	.error_strings = nvidia_errors,
 	.n_error_strings = sizeof(nvidia_errors) / sizeof(nvidia_errors[0]),
 	.control_nodes = nvidia_control_nodes,

@@ -167,6 +167,16 @@ const struct sim_vendor sim_vendor_thead = {
 	.ci_profile_count = 27,
 	.profiles_need_mig_mode = true,
 	.names_ci_profiles = false,
+	/*
+	 * HGML's public header mirrors NVML's event and ECC calls; which event
+	 * types a PPU raises is not published.  We take the classic set (ECC,
+	 * P-state, Xid, clocks) without the recovery-action event or field, so
+	 * that core is shown coping with a driver that never says what to do.
+	 */
+	.event_types = MIG_EVENT_TYPE_SINGLE_BIT_ECC_ERROR | MIG_EVENT_TYPE_DOUBLE_BIT_ECC_ERROR |
+	               MIG_EVENT_TYPE_PSTATE | MIG_EVENT_TYPE_XID_CRITICAL_ERROR | MIG_EVENT_TYPE_CLOCK,
+	.ecc_locations = 1U << MIG_MEMORY_LOCATION_DRAM,
+	.recovery_action_field = false,
 	.error_strings = thead_errors,
 	.n_error_strings = sizeof(thead_errors) / sizeof(thead_errors[0]),
 	.control_nodes = thead_control_nodes,

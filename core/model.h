@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "core/health.h"
 #include "core/ledger.h"
 #include "core/names.h"
 
@@ -68,6 +69,7 @@ struct accel_job {
 	int64_t created; /* unix seconds */
 	struct accel_devnode *nodes;
 	size_t n_nodes;
+	struct accel_health health; /* what the driver's events said about it (core/health.h) */
 };
 
 /* A GPU instance as the driver reports it, whoever made it. */
@@ -118,6 +120,7 @@ struct accel_device {
 	/* Device nodes of the card itself, for holders and CDI. */
 	struct accel_devnode *card_nodes;
 	size_t n_card_nodes;
+	struct accel_health health; /* the card's own: card-level faults, unattributed events, ECC */
 
 	/*
 	 * A published view is shared, immutable, by every snapshot that shows

@@ -71,8 +71,10 @@ void accel_node_refresh_all(struct accel_node *node)
 		want_rescan = node_cards_changed(node);
 		node_topo_unlock(node);
 	}
-	if (want_rescan)
+	if (want_rescan) {
 		node_cards_rescan(node);
+		node_health_kick(node);
+	}
 
 	node_topo_rdlock(node);
 	for (size_t f = 0; f < node->n_fams; f++)
@@ -220,6 +222,7 @@ struct accel_node *accel_node_start(const struct accel_node_options *opt, char *
 	}
 	node->udev = accel_udev_start(on_udev_event, node);
 	accel_node_refresh_all(node);
+	node_health_start(node);
 	if (pthread_create(&node->poller, NULL, poll_main, node)) {
 		snprintf(err, errlen, "cannot start the poller thread");
 		accel_node_stop(node);
@@ -241,6 +244,7 @@ void accel_node_stop(struct accel_node *node)
 		pthread_join(node->poller, NULL);
 	}
 	accel_udev_stop(node->udev);
+	node_health_stop(node);
 	/* No publication comes after the poller: the spec files go with the daemon (node_cdi.c). */
 	if (node->opt.cdi_dir && !node->opt.read_only) {
 		node_lock(&node->cdi_lock, NODE_LOCK_LEAF);

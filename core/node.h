@@ -52,6 +52,7 @@ struct accel_node_options {
 	unsigned orphan_grace_ms; /* 0: 10000 */
 	unsigned busy_retries;    /* 0: 4 */
 	unsigned busy_delay_ms;   /* 0: 100 */
+	unsigned health_wait_ms;  /* the event thread's longest wait in the driver; 0: 60000 */
 	/* Observe only: never create, destroy or reclaim anything (mkdir/rmdir: EROFS). */
 	bool read_only;
 	accel_change_fn on_change;

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/health_store.h"
 #include "core/log.h"
 
 void node_card_free(struct node_card *nc)
@@ -37,6 +38,7 @@ void node_card_free(struct node_card *nc)
 	free(nc->bad);
 	free(nc->seen);
 	accel_inventory_clear(&nc->inv);
+	accel_health_book_clear(&nc->health);
 	node_card_forget_carved(nc);
 	pthread_mutex_destroy(&nc->lock);
 	free(nc);
@@ -112,6 +114,15 @@ static void load_records(struct accel_node *node, struct node_card *nc, const ch
 		          label, nc->bad[i].path, nc->bad[i].why);
 }
 
+/* What the card's health book said when the daemon last stored it (core/health_store.h). */
+static void load_health(struct accel_node *node, struct node_card *nc)
+{
+	char why[ACCEL_TEXT_MAX];
+
+	if (accel_health_store_load(node->state_dir, nc->ident.uuid, &nc->health, why, sizeof(why)))
+		log_error("%s: %s", nc->card.name, why);
+}
+
 /* Open device index of fam, with its records; NULL with err (no card name in it) when it cannot be. */
 static struct node_card *card_open(struct accel_node *node, struct node_family *fam, unsigned index, char *err,
                                    size_t errlen)
@@ -139,6 +150,7 @@ static struct node_card *card_open(struct accel_node *node, struct node_family *
 		return NULL;
 	}
 	load_records(node, nc, nc->card.name);
+	load_health(node, nc);
 	return nc;
 }
 
@@ -491,6 +503,7 @@ void node_cards_rescan(struct accel_node *node)
 			log_error("%s: out of memory looking for its devices; trying again at the next event",
 			          fam->family->tree_prefix);
 	}
+	node->topo_generation++;
 	node_topo_unlock(node);
 }
 

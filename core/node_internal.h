@@ -17,6 +17,8 @@
  *                   follow them
  *   lock_order.c    taking the locks below, the order checked in debug builds
  *   last_error.c    the profile directories' last_error and its key
+ *   node_health.c   the event thread: the driver's events into each card's
+ *                   health book (core/health_book.h)
  * Nothing outside these files includes this.
  *
  * Lock order.  A thread takes these only in this order, never the other
@@ -47,6 +49,7 @@
 #include "core/card.h"
 #include "core/catalog.h"
 #include "core/cdi_dir.h"
+#include "core/health_book.h"
 #include "core/inventory.h"
 #include "core/node.h"
 #include "core/quota.h"
@@ -54,6 +57,7 @@
 #include "core/record.h"
 
 struct node_family;
+struct node_health;
 struct node_name;
 struct node_quota_hold;
 struct node_quota;
@@ -85,6 +89,8 @@ struct node_card {
 	struct accel_orphan_seen *seen;
 	size_t n_seen;
 	struct accel_inventory inv; /* the live instances: last read, then kept by what carves answer */
+	/* What the driver's events said (core/health_book.h): laid over every view this card installs. */
+	struct accel_health_book health;
 	/*
 	 * Device nodes.  A reading of the card (node_card_refresh) proves every
 	 * ready job's nodes again from the capability files; a rebuild after the
@@ -131,6 +137,7 @@ struct node_family {
 	unsigned n_indices;               /* the device count at the last enumeration */
 	struct node_open_failure *failed; /* indices below it that did not open */
 	size_t n_failed;
+	struct node_health *health; /* its event thread (node_health.c); NULL: none */
 };
 
 struct error_entry {
@@ -144,6 +151,7 @@ struct accel_node {
 	struct node_family fams[ACCEL_MAX_FAMILIES];
 	size_t n_fams;
 	pthread_rwlock_t topo;
+	uint64_t topo_generation; /* bumped by every rescan (topo write-held): the event thread watches again */
 	struct accel_udev *udev;
 	bool rescan; /* a udev event: look for added or removed devices */
 
@@ -227,6 +235,16 @@ void node_cdi_follow(struct accel_node *node, struct accel_snapshot *s);
 /* At a clean stop: remove this daemon's spec files (cdi_lock held), then forget. */
 void node_cdi_withdraw(struct accel_node *node);
 void node_cdi_forget(struct accel_node *node);
+/*
+ * node_health.c: start the event threads of the families loaded (after
+ * the first refresh), stop them (before the families close), and wake
+ * them to watch again after a rescan (starting those of families loaded
+ * since).
+ */
+void node_health_start(struct accel_node *node);
+void node_health_stop(struct accel_node *node);
+void node_health_kick(struct accel_node *node);
+
 /* The card named "ppu3", with the topology read-held by the caller; NULL if none. */
 struct node_card *node_find_card(struct accel_node *node, const char *device);
 

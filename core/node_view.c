@@ -17,6 +17,7 @@ void node_install_view(struct accel_node *node, struct node_card *nc, struct acc
 {
 	struct accel_device *shared, *old;
 
+	accel_health_book_apply(&nc->health, v);
 	if (nc->view && accel_device_equal(nc->view, v)) {
 		accel_device_clear(v);
 		return;

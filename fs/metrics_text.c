@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/family.h"
+#include "core/health.h"
 #include "core/metrics.h"
 #include "core/quota.h"
 #include "fs/dies.h"
@@ -129,6 +130,59 @@ static void job_gauges(struct fs_text *t, const struct accel_snapshot *s)
 			fs_put(t, "} %zu\n", foreign ? n - ours : ours);
 		}
 	}
+}
+
+/*
+ * Health, from the snapshot alone, so never stale: a job's gauge follows
+ * its health file, back to ok once the driver reports the recovery.  The
+ * events counted on the card itself have job="".
+ */
+static void health_events(struct fs_text *t, const char *device, const char *job, const struct accel_health *h)
+{
+	for (size_t i = 0; i < ACCEL_HEALTH_XIDS && h->counts[i].events; i++) {
+		char xid[16];
+
+		snprintf(xid, sizeof(xid), "%u", h->counts[i].xid);
+		fs_put(t, "accelfs_health_events_total{");
+		label(t, "device", device, true);
+		label(t, "job", job, false);
+		label(t, "xid", xid, false);
+		fs_put(t, "} %llu\n", h->counts[i].events);
+	}
+}
+
+static void health_states(struct fs_text *t, const char *name, const char *device, const char *job,
+                          const struct accel_health *h)
+{
+	for (int st = ACCEL_HEALTH_OK; st <= ACCEL_HEALTH_FAILED; st++) {
+		fs_put(t, "%s{", name);
+		label(t, "device", device, true);
+		if (job)
+			label(t, "job", job, false);
+		label(t, "state", accel_health_state_str((enum accel_health_state)st), false);
+		fs_put(t, "} %d\n", h->state == (enum accel_health_state)st);
+	}
+}
+
+static void health_metrics(struct fs_text *t, const struct accel_snapshot *s)
+{
+	family(t, "accelfs_health_events_total", "counter",
+	       "Driver events (Xid) by device, job touched (\"\" for the card itself) and Xid.");
+	for (size_t i = 0; i < s->n_devices; i++) {
+		const struct accel_device *d = s->devices[i];
+
+		health_events(t, d->name, "", &d->health);
+		for (size_t k = 0; k < d->n_jobs; k++)
+			health_events(t, d->name, d->jobs[k].name, &d->jobs[k].health);
+	}
+	family(t, "accelfs_device_health", "gauge", "1 for the device's health state now (its health file).");
+	for (size_t i = 0; i < s->n_devices; i++)
+		health_states(t, "accelfs_device_health", s->devices[i]->name, NULL, &s->devices[i]->health);
+	family(t, "accelfs_job_health", "gauge", "1 for the job's health state now (its health file).");
+	for (size_t i = 0; i < s->n_devices; i++)
+		for (size_t k = 0; k < s->devices[i]->n_jobs; k++)
+			health_states(t, "accelfs_job_health", s->devices[i]->name, s->devices[i]->jobs[k].name,
+			              &s->devices[i]->jobs[k].health);
 }
 
 /* ---- from core/metrics.c -------------------------------------------------------- */
@@ -274,6 +328,7 @@ void fs_metrics_text(struct fs_text *t, const struct accel_snapshot *s, const st
 	              "Instances of the profile that could be carved now (available).", 1);
 	profile_gauge(t, s, "accelfs_profile_jobs", "Jobs of the profile on the device, in any state.", 2);
 	job_gauges(t, s);
+	health_metrics(t, s);
 	quota_gauges(t, s, quota);
 	operation_counters(t, &v);
 	dies_metrics(t, dies, &v);

@@ -10,6 +10,8 @@
 #include <jansson.h>
 
 #include "core/family.h"
+#include "core/health.h"
+#include "core/mig_abi.h"
 #include "core/quota.h"
 #include "fs/dies.h"
 
@@ -68,6 +70,36 @@ static json_t *profile(const void *elem, const void *ctx)
 	                 (json_int_t)accel_ledger_capacity(p->n_placements), "available", (json_int_t)p->available);
 }
 
+/* A job's or a device's health, as its health file says it. */
+static json_t *health(const struct accel_health *h)
+{
+	bool fault = h->state == ACCEL_HEALTH_DEGRADED || h->state == ACCEL_HEALTH_FAILED;
+	json_t *events = json_object(), *o;
+	char when[32] = "", xid[16];
+	time_t t = (time_t)h->since;
+	struct tm tm;
+
+	for (size_t i = 0; events && i < ACCEL_HEALTH_XIDS && h->counts[i].events; i++) {
+		snprintf(xid, sizeof(xid), "%u", h->counts[i].xid);
+		json_object_set_new(events, xid, json_integer((json_int_t)h->counts[i].events));
+	}
+	if (fault && h->since > 0 && gmtime_r(&t, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	o = json_pack("{s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "state", accel_health_state_str(h->state), "why",
+	              h->state == ACCEL_HEALTH_OK ? json_null() : json_string(h->why), "xid",
+	              fault && h->xid ? json_integer(h->xid) : json_null(), "recovery",
+	              fault ? json_string(accel_health_action_name(h->action)) : json_null(), "time",
+	              when[0] ? json_string(when) : json_null(), "scope",
+	              !fault ? json_null()
+	              : h->gi == MIG_EVENT_NO_INSTANCE
+	                      ? json_string("card")
+	                      : json_pack("{s:I,s:o}", "gi", (json_int_t)h->gi, "ci",
+	                                  h->ci == MIG_EVENT_NO_INSTANCE ? json_null() : json_integer(h->ci)),
+	              "touched", fault && h->gi == MIG_EVENT_NO_INSTANCE ? json_string(h->touched) : json_null(),
+	              "events", events);
+	return o;
+}
+
 static json_t *job(const void *elem, const void *ctx)
 {
 	const struct accel_job *j = elem;
@@ -80,13 +112,13 @@ static json_t *job(const void *elem, const void *ctx)
 	if (gmtime_r(&created, &tm))
 		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	/* A job that is not ready fails closed (devices answers ENODEV): no nodes here either. */
-	return json_pack("{s:s,s:s,s:s,s:o,s:s,s:I,s:I,s:I,s:o,s:s,s:{s:I,s:I},s:s,s:o}", "name", j->name, "profile",
-	                 j->profile, "state", accel_job_state_str(j->state), "reason",
+	return json_pack("{s:s,s:s,s:s,s:o,s:s,s:I,s:I,s:I,s:o,s:s,s:{s:I,s:I},s:s,s:o,s:o}", "name", j->name,
+	                 "profile", j->profile, "state", accel_job_state_str(j->state), "reason",
 	                 ready ? json_null() : json_string(j->state_reason), "device", d->name, "profile_id",
 	                 (json_int_t)j->profile_id, "gi", (json_int_t)j->gi, "ci", (json_int_t)j->ci, "placement",
 	                 span(j->placement), "uuid", j->uuid, "owner", "uid", (json_int_t)j->uid, "gid",
 	                 (json_int_t)j->gid, "created", when, "devices",
-	                 ready ? devnodes(j->nodes, j->n_nodes) : json_null());
+	                 ready ? devnodes(j->nodes, j->n_nodes) : json_null(), "health", health(&j->health));
 }
 
 static json_t *instance(const void *elem, const void *ctx)
@@ -132,6 +164,10 @@ static json_t *device(const struct accel_device *d)
 	              d->pci_driver[0] ? d->pci_driver : "unknown", "syspath", str_or_null(d->udev_syspath), "nodes",
 	              devnodes(d->card_nodes, d->n_card_nodes), "state", accel_device_state_str(d), "refusal",
 	              d->refused ? json_string(d->refusal) : json_null());
+	if (o && json_object_set_new(o, "health", health(&d->health))) {
+		json_decref(o);
+		o = NULL;
+	}
 	/* The tree's number: T-Head's card ordinal, NVIDIA's NVML index (info names it the same way). */
 	if (o && json_object_set_new(o, f->card_node_by_minor ? "index" : "ordinal", json_integer(d->ordinal))) {
 		json_decref(o);

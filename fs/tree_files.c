@@ -13,6 +13,7 @@
 
 #include "core/cdi.h"
 #include "core/family.h"
+#include "core/health.h"
 #include "core/node.h"
 #include "core/quota.h"
 #include "fs/dies.h"
@@ -212,6 +213,33 @@ static int device_info(struct fs_text *t, struct accel_node *node, const struct 
 	(void)node;
 	(void)s;
 	device_info_text(t, n->dev);
+	return 0;
+}
+
+/* <device>/health and <job>/health: what the driver's events said (core/health.h). */
+static void health_text(struct fs_text *t, const struct accel_health *h, bool device)
+{
+	char buf[2048];
+
+	accel_health_text(h, device, buf, sizeof(buf));
+	fs_put(t, "%s", buf);
+}
+
+static int device_health(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                         const struct fs_node *n)
+{
+	(void)node;
+	(void)s;
+	health_text(t, &n->dev->health, true);
+	return 0;
+}
+
+static int job_health(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                      const struct fs_node *n)
+{
+	(void)node;
+	(void)s;
+	health_text(t, &n->job->health, false);
 	return 0;
 }
 
@@ -422,6 +450,7 @@ static const struct fs_entry root_files[] = {
 
 static const struct fs_entry device_files[] = {
 	{ .name = "info", .kind = FS_FILE, .flags = FS_ENTRY_CACHED, .render = device_info },
+	{ .name = "health", .kind = FS_FILE, .flags = FS_ENTRY_CACHED, .render = device_health },
 	/* holders change with no new snapshot */
 	{ .name = "holders", .kind = FS_FILE, .render = device_holders },
 	{ .name = "mig", .kind = FS_MIG },
@@ -462,6 +491,7 @@ static const struct fs_entry node_profile_files[] = {
 
 static const struct fs_entry job_files[] = {
 	{ .name = "status", .kind = FS_FILE, .flags = FS_ENTRY_CACHED, .render = job_status },
+	{ .name = "health", .kind = FS_FILE, .flags = FS_ENTRY_CACHED, .render = job_health },
 	{ .name = "devices", .kind = FS_FILE, .flags = FS_ENTRY_CACHED | FS_ENTRY_JOB_READY, .render = job_devices },
 	{ .name = "cdi.json",
 	  .kind = FS_FILE,

@@ -173,6 +173,13 @@ static void log_outcome(const struct node_card *nc, const struct accel_health_ev
 		          accel_health_action_name(e->action), out->n_touched ? out->touched : "none");
 }
 
+/* A fault that asked for a recovery action: over once the driver asks for none (a fault that asked none stays). */
+static bool awaits_action(const struct accel_health *h)
+{
+	return h->state >= ACCEL_HEALTH_DEGRADED && h->action != MIG_GPU_RECOVERY_ACTION_NONE &&
+	       h->action != ACCEL_HEALTH_ACTION_UNKNOWN;
+}
+
 /* What the driver says of the card now, laid over its book: at start and whenever the set is made again. */
 static void reading(struct node_health *w, struct node_card *nc)
 {
@@ -186,11 +193,11 @@ static void reading(struct node_health *w, struct node_card *nc)
 	e.when = wall_now();
 	read_ecc(&w->fam->lib, nc->card.handle, &e);
 	node_lock(&nc->lock, NODE_LOCK_CARD);
-	faulted = nc->health.device.state >= ACCEL_HEALTH_DEGRADED;
+	faulted = awaits_action(&nc->health.device);
 	for (size_t i = 0; i < nc->health.n_jobs && !faulted; i++)
-		faulted = nc->health.jobs[i].h.state >= ACCEL_HEALTH_DEGRADED;
+		faulted = awaits_action(&nc->health.jobs[i].h);
 	if (e.action == MIG_GPU_RECOVERY_ACTION_NONE && faulted) {
-		/* Recovered while nobody watched: what was stored is over. */
+		/* The action a stored fault asked for was done while nobody watched: that fault is over. */
 		if (accel_health_book_event(&nc->health, nc->view, &e, &out) == 0)
 			log_outcome(nc, &e, &out);
 	} else if (e.action != ACCEL_HEALTH_ACTION_UNKNOWN && e.action != MIG_GPU_RECOVERY_ACTION_NONE &&

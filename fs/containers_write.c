@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "core/attach.h"
+#include "core/health.h"
 #include "core/log.h"
 #include "core/node.h"
 #include "fs/accelfs.h"
@@ -102,6 +103,12 @@ static int attach(struct accelfs *fs, const struct accel_job *j, char **arg, int
 		         "removed since",
 		         j->name, j->uuid, arg[3], arg[1]);
 		return -ESTALE;
+	}
+	if (j->health.state == ACCEL_HEALTH_FAILED) {
+		/* The driver says the partition cannot be trusted: no new container is started on it. */
+		snprintf(why, whylen, "%s is failed (%s; recovery: %s): it cannot be given to container %.12s", j->name,
+		         j->health.why, accel_health_action_name(j->health.action), arg[1]);
+		return -EIO;
 	}
 	ret = accel_attach_add(fs->mount.attach, j->name, j->uuid, arg[1], (pid_t)pid, why, whylen);
 	if (ret)

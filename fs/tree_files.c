@@ -491,7 +491,6 @@ static const struct fs_entry node_profile_files[] = {
 
 static const struct fs_entry job_files[] = {
 	{ .name = "status", .kind = FS_FILE, .flags = FS_ENTRY_CACHED, .render = job_status },
-	{ .name = "health", .kind = FS_FILE, .flags = FS_ENTRY_CACHED, .render = job_health },
 	{ .name = "devices", .kind = FS_FILE, .flags = FS_ENTRY_CACHED | FS_ENTRY_JOB_READY, .render = job_devices },
 	{ .name = "cdi.json",
 	  .kind = FS_FILE,
@@ -499,6 +498,8 @@ static const struct fs_entry job_files[] = {
 	  .render = job_cdi,
 	  .offered = cdi_hooked },
 	{ .name = "dev", .kind = FS_JOB_DEV },
+	/* what the driver's events said about the job's instance (core/health.h) */
+	{ .name = "health", .kind = FS_FILE, .flags = FS_ENTRY_CACHED, .render = job_health },
 	/* holders, containers and reclaim: the attach registry, not the snapshot (fs/containers_*.c) */
 	{ .name = "holders", .kind = FS_FILE, .render = fs_holders_text },
 	{ .name = "containers",

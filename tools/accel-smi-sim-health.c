@@ -55,9 +55,9 @@ static bool parse_count(const char *arg, unsigned long long *out)
 
 void smi_sim_health_usage(FILE *f)
 {
-	fputs("  xid -i N [-gi G [-ci C]] [--action none|reset|reboot|drain-p2p|drain-reset] XID\n"
+	fputs("  xid -i N [-gi G [-ci C]] [--action none|reset|reboot|drain-p2p|drain-reset] [--count K] XID\n"
 	      "                                  card N raises Xid XID (on GPU instance G, compute instance C;\n"
-	      "                                  without -gi: the card), and asks for the recovery action\n"
+	      "                                  without -gi: the card), K times, and asks for the recovery action\n"
 	      "  ecc -i N [--uncorrected] [--location dram|sram|l1|l2|...] COUNT\n"
 	      "                                  COUNT more ECC errors (default corrected, in DRAM), and the\n"
 	      "                                  single- or double-bit ECC event\n"
@@ -69,7 +69,7 @@ static int cmd_xid(struct smi *s, int argc, char **argv)
 {
 	unsigned gi = s->gi == SMI_ALL ? MIG_EVENT_NO_INSTANCE : (unsigned)s->gi;
 	unsigned ci = s->ci == SMI_ALL ? MIG_EVENT_NO_INSTANCE : (unsigned)s->ci;
-	unsigned long long xid = 0;
+	unsigned long long xid = 0, times = 1;
 	int action = -1;
 	mig_return_t r;
 
@@ -82,6 +82,8 @@ static int cmd_xid(struct smi *s, int argc, char **argv)
 				        argv[i]);
 				return SMI_USAGE;
 			}
+		} else if (!strcmp(argv[i], "--count") && i + 1 < argc && parse_count(argv[i + 1], &times) && times) {
+			i++;
 		} else if (!xid && parse_count(argv[i], &xid) && xid && xid <= 0xffffffffULL) {
 			continue;
 		} else {
@@ -93,10 +95,14 @@ static int cmd_xid(struct smi *s, int argc, char **argv)
 		fprintf(stderr, "usage: accel-smi sim xid -i N [-gi G [-ci C]] [--action ACTION] XID\n");
 		return SMI_USAGE;
 	}
-	r = CONTROL(s, SimRaiseEvent)((unsigned)s->device, MIG_EVENT_TYPE_XID_CRITICAL_ERROR, xid, gi, ci);
-	if (r)
-		return smi_fail(s, r, "Unable to raise Xid %llu on %s %d", xid, s->word, s->device);
+	for (unsigned long long n = 0; n < times; n++) {
+		r = CONTROL(s, SimRaiseEvent)((unsigned)s->device, MIG_EVENT_TYPE_XID_CRITICAL_ERROR, xid, gi, ci);
+		if (r)
+			return smi_fail(s, r, "Unable to raise Xid %llu on %s %d", xid, s->word, s->device);
+	}
 	printf("%s %d raised Xid %llu", s->word, s->device, xid);
+	if (times > 1)
+		printf(" %llu times", times);
 	if (gi != MIG_EVENT_NO_INSTANCE)
 		printf(" on GPU instance %u", gi);
 	if (ci != MIG_EVENT_NO_INSTANCE)

@@ -20,6 +20,11 @@
  * attach with the pid of a process, and MIG-UUID must be one.  The line it
  * writes is then exactly one command for exactly that container.
  *
+ * A job whose health is `failed` (JOBDIR/health: the driver reported a
+ * fault the partition cannot be trusted after) is not given to a new
+ * container: attach exits 1 with the health file's first line, before
+ * writing anything (the daemon refuses such an attach too, with EIO).
+ *
  * A failed attach exits 1 with the reason on stderr, and the runtime does
  * not start the container (it shows the reason).  A detach whose job is
  * already gone has nothing to do and succeeds; a detach it cannot read
@@ -99,6 +104,32 @@ static void print_reason(const char *jobdir)
 		buf[n] = '\0';
 		fprintf(stderr, "accelfs-hook: %s%s", buf, buf[n - 1] == '\n' ? "" : "\n");
 	}
+}
+
+/* 1 with the reason on stderr when JOBDIR/health says failed; 0 otherwise (unreadable: the daemon decides). */
+static int refuse_failed(const char *jobdir)
+{
+	char path[PATH_MAX + 16], buf[1024];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/health", jobdir);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	if (strncmp(buf, "failed:", 7))
+		return 0;
+	buf[strcspn(buf, "\n")] = '\0';
+	fprintf(stderr,
+	        "accelfs-hook: the job %s is %s; a failed partition is given to no new container: do what its "
+	        "health file's recovery line says, or remove the job and make another\n",
+	        jobdir, buf);
+	return 1;
 }
 
 /*
@@ -203,6 +234,10 @@ int main(int argc, char **argv)
 	if (ret) {
 		json_decref(state);
 		return ret;
+	}
+	if (attach && refuse_failed(argv[2])) {
+		json_decref(state);
+		return 1;
 	}
 	if (attach)
 		len = snprintf(line, sizeof(line), "attach %s %lld %s\n", cid, pid, argv[3]);

@@ -43,6 +43,8 @@ static void usage(FILE *f)
 	      "                             or index, instances[])\n"
 	      "  -L                         list the cards and their MIG devices\n"
 	      "  -q [-i N]                  details, MIG Mode Current/Pending included\n"
+	      "  health [-i N]              the driver's health seam, read-only: supported events, a 10 ms\n"
+	      "                             wait, ECC mode and counters, the recovery action\n"
 	      "  -i N -mig 0|1              disable or enable MIG mode on one card\n"
 	      "  mig [-i N] -lgip           GPU-instance profiles (Instances Free/Total)\n"
 	      "  mig [-i N] -lgipp          legal placements per profile, {Start,...}:Size\n"
@@ -76,7 +78,7 @@ struct cli {
 	bool sim_create; /* --sim-create: a missing STATE_DIR is made, not refused */
 	const char *state_dir;
 	const char *topology;
-	enum { CMD_NONE, CMD_LIST, CMD_QUERY, CMD_SET_MIG, CMD_MIG, CMD_SIM, CMD_JSON } cmd;
+	enum { CMD_NONE, CMD_LIST, CMD_QUERY, CMD_SET_MIG, CMD_MIG, CMD_SIM, CMD_JSON, CMD_HEALTH } cmd;
 	int mig_mode;
 	int rest_argc;
 	char **rest_argv;
@@ -124,6 +126,9 @@ static int parse(int argc, char **argv, struct cli *c, struct smi *s)
 				return -1;
 		} else if (!strcmp(a, "--json")) {
 			if (set_cmd(c, CMD_JSON))
+				return -1;
+		} else if (!strcmp(a, "health")) {
+			if (set_cmd(c, CMD_HEALTH))
 				return -1;
 		} else if (!strcmp(a, "-q") || !strcmp(a, "--query")) {
 			if (set_cmd(c, CMD_QUERY))
@@ -250,6 +255,9 @@ static int smi_main(int argc, char **argv)
 		break;
 	case CMD_JSON:
 		rc = smi_cmd_json(&s);
+		break;
+	case CMD_HEALTH:
+		rc = smi_cmd_health(&s);
 		break;
 	case CMD_NONE:
 		rc = smi_cmd_status(&s); /* as nvidia-smi with no arguments */

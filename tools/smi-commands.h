@@ -21,5 +21,6 @@ int smi_cmd_mig(struct smi *s, int argc, char **argv);
 int smi_cmd_sim(struct smi *s, int argc, char **argv);
 int smi_cmd_status(struct smi *s); /* no command: every card and its MIG devices */
 int smi_cmd_json(struct smi *s);   /* --json: the cards as node.json's devices[] */
+int smi_cmd_health(struct smi *s); /* health [-i N] */
 
 #endif

@@ -107,11 +107,51 @@ static void read_ecc(const struct mig_lib *lib, mig_device_t h, struct accel_hea
 
 /* ---- the book and the view (card lock held) ------------------------------ */
 
-/* Install the card's view again with its book laid over it, and store the book if it changed. */
+/*
+ * A copy of the book to store, taken under the card's lock and written after
+ * it (a durable write waits for the disk: no carve waits for it).
+ */
+struct pending_store {
+	struct node_card *nc;
+	struct accel_health_book book;
+};
+
+static void take_for_store(struct accel_node *node, struct node_card *nc, struct pending_store *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!nc->health.dirty || node->opt.read_only)
+		return;
+	out->book = nc->health;
+	out->book.jobs = nc->health.n_jobs ? malloc(nc->health.n_jobs * sizeof(*nc->health.jobs)) : NULL;
+	if (nc->health.n_jobs && !out->book.jobs) {
+		log_error("%s: out of memory storing its health; tried again at the next event", nc->card.name);
+		memset(&out->book, 0, sizeof(out->book));
+		return;
+	}
+	if (out->book.jobs)
+		memcpy(out->book.jobs, nc->health.jobs, nc->health.n_jobs * sizeof(*nc->health.jobs));
+	out->book.cap = out->book.n_jobs;
+	out->nc = nc;
+	nc->health.dirty = false;
+}
+
+/* Outside the card's lock (topo read-held, so the card stays). */
+static void store(struct accel_node *node, struct pending_store *p)
+{
+	char why[ACCEL_TEXT_MAX];
+
+	if (!p->nc)
+		return;
+	if (accel_health_store_save(node->state_dir, p->nc->ident.uuid, &p->book, why, sizeof(why)))
+		log_error("%s: %s; its health is kept in memory only until the next event", p->nc->card.name, why);
+	accel_health_book_clear(&p->book);
+	p->nc = NULL;
+}
+
+/* Install the card's view again with its book laid over it (card lock held). */
 static void commit(struct accel_node *node, struct node_card *nc)
 {
 	struct accel_device v;
-	char why[ACCEL_TEXT_MAX];
 	bool have = false;
 
 	memset(&v, 0, sizeof(v));
@@ -123,12 +163,6 @@ static void commit(struct accel_node *node, struct node_card *nc)
 		v.refs = 0;
 		node_install_view(node, nc, &v); /* applies the book */
 	}
-	if (nc->health.dirty && !node->opt.read_only) {
-		if (accel_health_store_save(node->state_dir, nc->ident.uuid, &nc->health, why, sizeof(why)))
-			log_error("%s: %s; its health is kept in memory only", nc->card.name, why);
-		else
-			nc->health.dirty = false;
-	}
 }
 
 static void set_unknown(struct accel_node *node, struct node_card *nc, const char *why)
@@ -139,6 +173,18 @@ static void set_unknown(struct accel_node *node, struct node_card *nc, const cha
 		commit(node, nc);
 	}
 	node_unlock(&nc->lock, NODE_LOCK_CARD);
+}
+
+/* Commit a card's book and store it, the write after the lock. */
+static void commit_and_store(struct accel_node *node, struct node_card *nc)
+{
+	struct pending_store p;
+
+	node_lock(&nc->lock, NODE_LOCK_CARD);
+	commit(node, nc);
+	take_for_store(node, nc, &p);
+	node_unlock(&nc->lock, NODE_LOCK_CARD);
+	store(node, &p);
 }
 
 static void all_unknown(struct node_health *w, const char *why)
@@ -187,6 +233,7 @@ static void reading(struct node_health *w, struct node_card *nc)
 		                        .gi = MIG_EVENT_NO_INSTANCE,
 		                        .ci = MIG_EVENT_NO_INSTANCE };
 	struct accel_health_outcome out;
+	struct pending_store p;
 	bool faulted;
 
 	e.action = read_action(&w->fam->lib, nc->card.handle);
@@ -207,7 +254,9 @@ static void reading(struct node_health *w, struct node_card *nc)
 	}
 	accel_health_book_ecc(&nc->health, &e);
 	commit(w->node, nc);
+	take_for_store(w->node, nc, &p);
 	node_unlock(&nc->lock, NODE_LOCK_CARD);
+	store(w->node, &p);
 }
 
 /* ---- the event set --------------------------------------------------------- */
@@ -317,11 +366,8 @@ static mig_return_t batch(struct node_health *w, const mig_event_data_t *first)
 		r = w->fam->lib.EventSetWait_v2(w->set, &d, 0);
 	}
 	for (size_t c = 0; touched && c < w->fam->n_cards; c++)
-		if (touched[c]) {
-			node_lock(&w->fam->cards[c]->lock, NODE_LOCK_CARD);
-			commit(w->node, w->fam->cards[c]);
-			node_unlock(&w->fam->cards[c]->lock, NODE_LOCK_CARD);
-		}
+		if (touched[c])
+			commit_and_store(w->node, w->fam->cards[c]);
 	if (!touched)
 		log_error("%s: out of memory handling events", w->fam->family->tree_prefix);
 	free(touched);

@@ -135,20 +135,29 @@ class Health(NodeTestCase):
             except Exception as e:  # reported below: a carve must never be refused by health
                 errors.append(e)
 
+        other = self.F["other_device"]
+        if other:
+            self.mkjob("elsewhere", device=other)
         t = threading.Thread(target=churn)
         t.start()
         self.xid(13, gi, ci, "--count", 300)
         self.xid(43, gi, ci, "--count", 200)
+        self.xid(63, None, None, "--count", 100)  # the card's: every job on it at that moment
         t.join(timeout=300)
         self.assertFalse(t.is_alive(), "carves and reclaims went on while the events came")
         self.assertEqual(errors, [])
-        self.until(lambda: self.events("steady") == 500, "500 events on steady")
+        self.until(lambda: self.events("steady") == 600, "600 events on steady")
         self.assertEqual(self.metric("accelfs_health_events_total", job="steady", xid="13"), 300)
         self.assertEqual(self.metric("accelfs_health_events_total", job="steady", xid="43"), 200)
-        self.assertEqual(self.events(), 0, "no event of an instance is counted on the card")
+        self.assertEqual(self.metric("accelfs_health_events_total", job="steady", xid="63"), 100)
+        self.assertEqual(self.events(), 100, "the card counts its own events, none of an instance's")
         for line in self.node.read("metrics").splitlines():
             if line.startswith("accelfs_health_events_total{") and 'job="steady"' not in line:
-                self.fail(f"an event counted elsewhere: {line}")
+                self.assertIn('xid="63"', line, f"an instance's event counted elsewhere: {line}")
+                self.assertIn(f'device="{self.F["device"]}"', line, f"another card's job touched: {line}")
+        if other:
+            self.assertEqual(self.first("elsewhere", device=other), "ok")
+            self.assertEqual(self.events("elsewhere", device=other), 0)
 
     # -- recovery ------------------------------------------------------------------
     def test_the_gauge_returns_to_ok_after_the_recovery_the_driver_reports(self):

@@ -61,8 +61,10 @@ SUPPRESSIONS = os.path.join(HERE, "..", "valgrind.supp")
 @contextlib.contextmanager
 def daemon_under_valgrind(test, ready, extra=()):
     """Run `accelfs -f --sim` under valgrind and yield its mountpoint once `ready` (a path below it)
-    exists; then unmount and fail the test on any memory error or definite leak."""
+    exists; then unmount and fail the test on any memory error or definite leak.  test.vg_state is
+    the daemon's state directory (for accel-smi --sim) while it runs."""
     state = tempfile.mkdtemp(prefix="accelfs-vg-state-")
+    test.vg_state = state
     mnt = tempfile.mkdtemp(prefix="accelfs-vg-mnt-")
     log = os.path.join(state, "valgrind.log")
     proc = subprocess.Popen(["valgrind", "--error-exitcode=99", "--leak-check=full",

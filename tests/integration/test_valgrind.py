@@ -8,7 +8,7 @@ import subprocess
 import time
 import unittest
 
-from harness import daemon_under_valgrind, wait_until
+from harness import ACCEL_SMI, daemon_under_valgrind, wait_until
 
 
 @unittest.skipIf(os.environ.get("ACCELFS_NO_VALGRIND") or not shutil.which("valgrind"),
@@ -33,6 +33,15 @@ class Valgrind(unittest.TestCase):
                     os.mkdir(path)
                 self.assertEqual(refused.exception.errno, err, path)
             os.rmdir(at)
+            # the event thread: an event of the card, written into a's health and stored
+            subprocess.run([ACCEL_SMI, f"--sim={self.vg_state}", "-f", "ppu", "sim", "xid", "-i", "3", "62"],
+                           check=True, capture_output=True, timeout=120)
+
+            def failed():
+                with open(os.path.join(prof, "a", "health")) as f:
+                    return f.read().startswith("failed: Xid 62")
+
+            wait_until(failed, timeout=120, what="a's health under valgrind")
             for path in (os.path.join(prof, "a", "status"), os.path.join(prof, "a", "devices"),
                          os.path.join(prof, "a", "cdi.json"), os.path.join(mnt, "ppu3", "info"),
                          os.path.join(mnt, "ppu3", "mig", "instances")):

@@ -6,8 +6,8 @@
  * what a real card would (SimRaiseEvent, SimAddEccErrors,
  * SimSetRecoveryAction).
  *
- * The shapes are NVML's: an event set sees only events raised after it was
- * made; registering a type the card does not support answers NOT_SUPPORTED
+ * The shapes are NVML's: an event set sees only a card's events raised after
+ * the card was registered in it; registering a type the card does not support answers NOT_SUPPORTED
  * (so a caller asks DeviceGetSupportedEventTypes first); an event arrives
  * with the parent card's handle and the instance ids, MIG_EVENT_NO_INSTANCE
  * when it concerns the card; a wait with nothing to deliver answers TIMEOUT;
@@ -27,6 +27,7 @@
 struct sim_event_set {
 	uint64_t next; /* the sequence number of the next event to look at */
 	unsigned long long mask[SIM_HEALTH_CARDS];
+	uint64_t since[SIM_HEALTH_CARDS]; /* a card's events count from its first registration */
 	mig_device_t handle[SIM_HEALTH_CARDS];
 };
 
@@ -131,6 +132,8 @@ mig_return_t sim_DeviceRegisterEvents(struct sim_ctx *ctx, mig_device_t device, 
 	if (eventTypes & ~ctx->vendor->event_types)
 		return sim_leave(&call, MIG_ERROR_NOT_SUPPORTED);
 	s->handle[d->ordinal] = device;
+	if (!s->mask[d->ordinal])
+		s->since[d->ordinal] = sim_health_now(ctx->health);
 	s->mask[d->ordinal] |= eventTypes;
 	return sim_leave(&call, MIG_SUCCESS);
 }
@@ -160,7 +163,9 @@ mig_return_t sim_EventSetWait_v2(struct sim_ctx *ctx, mig_event_set_t set, mig_e
 	for (;;) {
 		int got = sim_health_take(ctx->health, &s->next, &e);
 
-		if (got > 0 && e.ordinal < SIM_HEALTH_CARDS && (s->mask[e.ordinal] & e.type)) {
+		/* s->next - 1 is the event just taken: raised before its card was registered, it is not ours. */
+		if (got > 0 && e.ordinal < SIM_HEALTH_CARDS && (s->mask[e.ordinal] & e.type) &&
+		    s->next - 1 >= s->since[e.ordinal]) {
 			memset(data, 0, sizeof(*data));
 			data->device = s->handle[e.ordinal];
 			data->eventType = e.type;

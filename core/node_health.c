@@ -41,6 +41,7 @@
 	 MIG_EVENT_TYPE_DOUBLE_BIT_ECC_ERROR | MIG_EVENT_TYPE_GPU_UNAVAILABLE_ERROR |                                  \
 	 MIG_EVENT_TYPE_GPU_RECOVERY_ACTION)
 #define BATCH_MAX 1024
+#define LOGGED_PER_BATCH 16
 #define BACKOFF_MAX_MS 60000
 
 struct node_health {
@@ -322,7 +323,7 @@ static struct node_card *card_of(struct node_health *w, mig_device_t h)
 }
 
 /* One event: read what goes with it, then write it into its card's book. */
-static void handle(struct node_health *w, const mig_event_data_t *d)
+static struct node_card *handle(struct node_health *w, const mig_event_data_t *d, bool say)
 {
 	struct node_card *nc = card_of(w, d->device);
 	struct accel_health_event e = {
@@ -333,18 +334,19 @@ static void handle(struct node_health *w, const mig_event_data_t *d)
 	if (!nc) {
 		log_error("%s: an event (0x%llx, data %llu) for a card accelfs does not know: ignored",
 		          w->fam->family->tree_prefix, d->eventType, d->eventData);
-		return;
+		return NULL;
 	}
 	e.action = read_action(&w->fam->lib, nc->card.handle);
 	e.when = wall_now();
 	read_ecc(&w->fam->lib, nc->card.handle, &e);
 	node_lock(&nc->lock, NODE_LOCK_CARD);
 	/* Under the card's lock nc->view cannot change: every install is made holding it. */
-	if (accel_health_book_event(&nc->health, nc->view, &e, &out) == 0)
-		log_outcome(nc, &e, &out);
-	else
+	if (accel_health_book_event(&nc->health, nc->view, &e, &out) != 0)
 		log_error("%s: out of memory recording an event: its health may be behind", nc->card.name);
+	else if (say)
+		log_outcome(nc, &e, &out);
 	node_unlock(&nc->lock, NODE_LOCK_CARD);
+	return nc;
 }
 
 /* The first event and whatever else is queued; returns the wait's last answer. */
@@ -353,18 +355,22 @@ static mig_return_t batch(struct node_health *w, const mig_event_data_t *first)
 	mig_event_data_t d = *first;
 	mig_return_t r = MIG_SUCCESS;
 	bool *touched;
+	unsigned n;
 
 	node_topo_rdlock(w->node);
 	touched = calloc(w->fam->n_cards + 1, sizeof(*touched));
-	for (unsigned n = 0; touched && r == MIG_SUCCESS && n < BATCH_MAX; n++) {
-		struct node_card *nc = card_of(w, d.device);
+	for (n = 0; touched && r == MIG_SUCCESS && n < BATCH_MAX; n++) {
+		/* A storm is said once: the first events each on a line, then how many more. */
+		struct node_card *nc = handle(w, &d, n < LOGGED_PER_BATCH);
 
-		handle(w, &d);
-		if (nc)
-			for (size_t c = 0; c < w->fam->n_cards; c++)
-				touched[c] = touched[c] || w->fam->cards[c] == nc;
+		for (size_t c = 0; nc && c < w->fam->n_cards; c++)
+			touched[c] = touched[c] || w->fam->cards[c] == nc;
 		r = w->fam->lib.EventSetWait_v2(w->set, &d, 0);
 	}
+	if (n > LOGGED_PER_BATCH)
+		log_info("%s: %u more events came with those, not logged one by one: the health files and metrics "
+		         "count every one",
+		         w->fam->family->tree_prefix, n - LOGGED_PER_BATCH);
 	for (size_t c = 0; touched && c < w->fam->n_cards; c++)
 		if (touched[c])
 			commit_and_store(w->node, w->fam->cards[c]);

@@ -140,7 +140,7 @@ mig_return_t sim_SimSetDevicePresent(struct sim_ctx *ctx, unsigned int index, un
 		bool was = !__atomic_exchange_n(&ctx->health->cards[index].absent, !d->present, __ATOMIC_ACQ_REL);
 		/* Xid 79, "GPU has fallen off the bus", is what the driver says as it loses a card. */
 		if (was && !d->present)
-			sim_health_raise(ctx->health, index, MIG_EVENT_TYPE_XID_CRITICAL_ERROR, 79,
+			sim_health_raise(ctx->health, ctx->health_wake, index, MIG_EVENT_TYPE_XID_CRITICAL_ERROR, 79,
 			                 MIG_EVENT_NO_INSTANCE, MIG_EVENT_NO_INSTANCE);
 	}
 	return sim_leave(&call, r);

@@ -178,7 +178,8 @@ mig_return_t sim_EventSetWait_v2(struct sim_ctx *ctx, mig_event_set_t set, mig_e
 			continue; /* not for this set, or some were lost: look at the next */
 		if (registered_card_lost(ctx, s))
 			return sim_leave(&call, MIG_ERROR_GPU_IS_LOST);
-		if (!sim_health_sleep(ctx->health, s->next, deadline) && sim_health_now(ctx->health) == s->next)
+		if (!sim_health_sleep(ctx->health, ctx->health_wake, s->next, deadline) &&
+		    sim_health_now(ctx->health) == s->next)
 			return sim_leave(&call, MIG_ERROR_TIMEOUT);
 	}
 }
@@ -304,7 +305,7 @@ mig_return_t sim_SimRaiseEvent(struct sim_ctx *ctx, unsigned int index, unsigned
 	if (index >= ctx->n_devices || index >= SIM_HEALTH_CARDS || !eventType || (eventType & (eventType - 1)) ||
 	    !(eventType & ctx->vendor->event_types))
 		return sim_leave(&call, MIG_ERROR_INVALID_ARGUMENT);
-	sim_health_raise(ctx->health, index, eventType, eventData, gpuInstanceId, computeInstanceId);
+	sim_health_raise(ctx->health, ctx->health_wake, index, eventType, eventData, gpuInstanceId, computeInstanceId);
 	return sim_leave(&call, MIG_SUCCESS);
 }
 
@@ -329,7 +330,8 @@ mig_return_t sim_SimAddEccErrors(struct sim_ctx *ctx, unsigned int index, unsign
 	type = errorType == MIG_MEMORY_ERROR_CORRECTED ? MIG_EVENT_TYPE_SINGLE_BIT_ECC_ERROR
 	                                               : MIG_EVENT_TYPE_DOUBLE_BIT_ECC_ERROR;
 	if (ctx->vendor->event_types & type)
-		sim_health_raise(ctx->health, index, type, 0, MIG_EVENT_NO_INSTANCE, MIG_EVENT_NO_INSTANCE);
+		sim_health_raise(ctx->health, ctx->health_wake, index, type, 0, MIG_EVENT_NO_INSTANCE,
+		                 MIG_EVENT_NO_INSTANCE);
 	return sim_leave(&call, MIG_SUCCESS);
 }
 
@@ -354,11 +356,11 @@ mig_return_t sim_SimSetRecoveryAction(struct sim_ctx *ctx, unsigned int index, u
 	old = __atomic_exchange_n(&c->recovery_action, action, __ATOMIC_ACQ_REL);
 	if (old != action) {
 		/* Xid 154, "GPU recovery action changed", then the event that carries the new action. */
-		sim_health_raise(ctx->health, index, MIG_EVENT_TYPE_XID_CRITICAL_ERROR, 154, MIG_EVENT_NO_INSTANCE,
-		                 MIG_EVENT_NO_INSTANCE);
+		sim_health_raise(ctx->health, ctx->health_wake, index, MIG_EVENT_TYPE_XID_CRITICAL_ERROR, 154,
+		                 MIG_EVENT_NO_INSTANCE, MIG_EVENT_NO_INSTANCE);
 		if (ctx->vendor->event_types & MIG_EVENT_TYPE_GPU_RECOVERY_ACTION)
-			sim_health_raise(ctx->health, index, MIG_EVENT_TYPE_GPU_RECOVERY_ACTION, action,
-			                 MIG_EVENT_NO_INSTANCE, MIG_EVENT_NO_INSTANCE);
+			sim_health_raise(ctx->health, ctx->health_wake, index, MIG_EVENT_TYPE_GPU_RECOVERY_ACTION,
+			                 action, MIG_EVENT_NO_INSTANCE, MIG_EVENT_NO_INSTANCE);
 	}
 	return sim_leave(&call, MIG_SUCCESS);
 }

@@ -107,7 +107,7 @@ static mig_return_t boot_locked(struct sim_ctx *ctx)
 		return MIG_ERROR_DRIVER_NOT_LOADED;
 	}
 	sim_counters_hit(&ctx->counters, SIM_FN_Init_v2);
-	ctx->health = sim_health_open(ctx->paths.health, err, sizeof(err));
+	ctx->health = sim_health_open(ctx->paths.health, ctx->paths.health_wake, &ctx->health_wake, err, sizeof(err));
 	if (!ctx->health) {
 		sim_complain(ctx, err);
 		return MIG_ERROR_DRIVER_NOT_LOADED;
@@ -129,8 +129,13 @@ static mig_return_t boot_locked(struct sim_ctx *ctx)
 		return MIG_ERROR_DRIVER_NOT_LOADED;
 	}
 	/* Whether a card is on the bus lives in its file; event waiters read it from the health page. */
-	for (unsigned i = 0; i < ctx->n_devices && i < SIM_HEALTH_CARDS; i++)
-		__atomic_store_n(&ctx->health->cards[i].absent, !ctx->cards[i].dev.present, __ATOMIC_RELEASE);
+	for (unsigned i = 0; i < ctx->n_devices && i < SIM_HEALTH_CARDS; i++) {
+		uint32_t absent = !ctx->cards[i].dev.present;
+
+		/* Written only when it differs: a process that changes nothing leaves the file as it was. */
+		if (__atomic_load_n(&ctx->health->cards[i].absent, __ATOMIC_ACQUIRE) != absent)
+			__atomic_store_n(&ctx->health->cards[i].absent, absent, __ATOMIC_RELEASE);
+	}
 	devs = calloc(ctx->n_devices + 1, sizeof(*devs));
 	if (!devs)
 		return MIG_ERROR_MEMORY;

@@ -210,8 +210,9 @@ void sim_release(struct sim_ctx *ctx)
 	ctx->lock_fd = -1;
 	ctx->lock_pid = 0;
 	sim_counters_close(&ctx->counters);
-	sim_health_close(ctx->health);
+	sim_health_close(ctx->health, ctx->health_wake);
 	ctx->health = NULL;
+	ctx->health_wake = NULL;
 	sim_handles_free(ctx);
 }
 

@@ -79,6 +79,7 @@ struct sim_ctx {
 	struct sim_paths paths;
 	struct sim_counters counters;   /* mapped from first Init to last Shutdown */
 	struct sim_health_file *health; /* likewise (sim_health.h) */
+	uint32_t *health_wake;          /* its futex word, in a file of its own */
 
 	pthread_mutex_t lock_fd_mutex; /* only to open lock_fd afresh after a fork */
 	int lock_fd;                   /* <root>/locks, for open-file-description byte locks */

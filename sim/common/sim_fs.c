@@ -32,6 +32,7 @@ int sim_paths_init(struct sim_paths *p, const char *sim_root, const char *vendor
 	    sim_path_join(p->lock, sizeof(p->lock), p->root, "locks") ||
 	    sim_path_join(p->counters, sizeof(p->counters), p->root, "counters") ||
 	    sim_path_join(p->health, sizeof(p->health), p->root, "health") ||
+	    sim_path_join(p->health_wake, sizeof(p->health_wake), p->root, "health.wake") ||
 	    sim_path_join(p->legacy_state, sizeof(p->legacy_state), p->root, "state.json"))
 		return -ENAMETOOLONG;
 	return 0;

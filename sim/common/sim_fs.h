@@ -24,6 +24,7 @@ struct sim_paths {
 	char lock[PATH_MAX];         /* <root>/locks: byte-range locks, byte 0 the node's, byte 1 + N card N's */
 	char counters[PATH_MAX];     /* <root>/counters: call counts and generations (sim_counters.h) */
 	char health[PATH_MAX];       /* <root>/health: events and ECC counts (sim_health.h) */
+	char health_wake[PATH_MAX];  /* <root>/health.wake: the futex word event waiters sleep on */
 	char legacy_state[PATH_MAX]; /* <root>/state.json: an older simulator's whole node, refused at Init */
 };
 

@@ -14,10 +14,11 @@
 
 #define MAGIC "simhlt1"
 
-struct sim_health_file *sim_health_open(const char *path, char *err, size_t errlen)
+/* A shared mapping of len bytes of path, the file grown to it from nothing if shorter; NULL with err. */
+static void *map_file(const char *path, size_t len, char *err, size_t errlen)
 {
-	struct sim_health_file *f;
 	struct stat st;
+	void *p;
 	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 
 	if (fd < 0 || fstat(fd, &st) != 0) {
@@ -27,20 +28,35 @@ struct sim_health_file *sim_health_open(const char *path, char *err, size_t errl
 		return NULL;
 	}
 	/* Only ever grown from nothing: a mapping elsewhere never loses its pages. */
-	if (st.st_size < (off_t)sizeof(*f) && ftruncate(fd, sizeof(*f)) != 0) {
+	if (st.st_size < (off_t)len && ftruncate(fd, (off_t)len) != 0) {
 		snprintf(err, errlen, "cannot size %s: %s", path, strerror(errno));
 		close(fd);
 		return NULL;
 	}
-	f = mmap(NULL, sizeof(*f), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
-	if (f == MAP_FAILED) {
+	if (p == MAP_FAILED) {
 		snprintf(err, errlen, "cannot map %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	return p;
+}
+
+struct sim_health_file *sim_health_open(const char *path, const char *wake_path, uint32_t **wake, char *err,
+                                        size_t errlen)
+{
+	struct sim_health_file *f = map_file(path, sizeof(*f), err, errlen);
+
+	if (!f)
+		return NULL;
+	*wake = map_file(wake_path, sizeof(**wake), err, errlen);
+	if (!*wake) {
+		munmap(f, sizeof(*f));
 		return NULL;
 	}
 	/*
 	 * New (all zeros) or not ours: start it.  Two processes starting it at
-	 * once both write the same zeros and magic, under the node's lock anyway.
+	 * once both write the same zeros and magic.
 	 */
 	if (memcmp(f->magic, MAGIC, sizeof(f->magic)) != 0) {
 		memset(f, 0, sizeof(*f));
@@ -49,10 +65,12 @@ struct sim_health_file *sim_health_open(const char *path, char *err, size_t errl
 	return f;
 }
 
-void sim_health_close(struct sim_health_file *f)
+void sim_health_close(struct sim_health_file *f, uint32_t *wake)
 {
 	if (f)
 		munmap(f, sizeof(*f));
+	if (wake)
+		munmap(wake, sizeof(*wake));
 }
 
 static long futex(uint32_t *word, int op, uint32_t val, const struct timespec *ts)
@@ -61,8 +79,8 @@ static long futex(uint32_t *word, int op, uint32_t val, const struct timespec *t
 	return syscall(SYS_futex, word, op, val, ts, NULL, 0);
 }
 
-void sim_health_raise(struct sim_health_file *f, unsigned ordinal, uint64_t type, uint64_t data, unsigned gi,
-                      unsigned ci)
+void sim_health_raise(struct sim_health_file *f, uint32_t *wake, unsigned ordinal, uint64_t type, uint64_t data,
+                      unsigned gi, unsigned ci)
 {
 	uint64_t seq = __atomic_fetch_add(&f->next, 1, __ATOMIC_ACQ_REL);
 	struct sim_health_event *e = &f->ring[seq % SIM_HEALTH_RING];
@@ -75,8 +93,8 @@ void sim_health_raise(struct sim_health_file *f, unsigned ordinal, uint64_t type
 	e->type = type;
 	e->data = data;
 	__atomic_store_n(&e->stamp, seq + 1, __ATOMIC_RELEASE);
-	__atomic_fetch_add(&f->futex, 1, __ATOMIC_RELEASE);
-	futex(&f->futex, FUTEX_WAKE, INT32_MAX, NULL);
+	__atomic_fetch_add(wake, 1, __ATOMIC_RELEASE);
+	futex(wake, FUTEX_WAKE, INT32_MAX, NULL);
 }
 
 uint64_t sim_health_now(const struct sim_health_file *f)
@@ -114,9 +132,9 @@ int64_t sim_health_clock_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-bool sim_health_sleep(struct sim_health_file *f, uint64_t seq, int64_t deadline_ns)
+bool sim_health_sleep(struct sim_health_file *f, uint32_t *wake, uint64_t seq, int64_t deadline_ns)
 {
-	uint32_t word = __atomic_load_n(&f->futex, __ATOMIC_ACQUIRE);
+	uint32_t word = __atomic_load_n(wake, __ATOMIC_ACQUIRE);
 	int64_t left = deadline_ns - sim_health_clock_ns();
 	struct timespec ts;
 
@@ -127,7 +145,7 @@ bool sim_health_sleep(struct sim_health_file *f, uint64_t seq, int64_t deadline_
 		return false;
 	ts.tv_sec = left / 1000000000;
 	ts.tv_nsec = left % 1000000000;
-	if (futex(&f->futex, FUTEX_WAIT, word, &ts) == 0 || errno == EAGAIN)
+	if (futex(wake, FUTEX_WAIT, word, &ts) == 0 || errno == EAGAIN)
 		return true;
 	return false; /* ETIMEDOUT or EINTR */
 }

@@ -12,8 +12,11 @@
  *
  * A raiser (accel-smi sim xid, in any process) claims a slot with one
  * atomic add, fills it, stamps it last (release) and wakes every waiter
- * through a futex in the shared page: a waiter (EventSetWait_v2) sleeps in
- * the kernel until then, so a daemon waiting for events costs nothing.
+ * through a futex word in a file of its own, <root>/<vendor>/health.wake:
+ * a waiter (EventSetWait_v2) sleeps in the kernel until then, so a daemon
+ * waiting for events costs nothing.  The word is apart because the kernel
+ * takes a waiter's page as written to, which would move the health file's
+ * mtime: a process that only waits changes nothing of the hardware.
  * A waiter that falls more than the ring behind loses the oldest events,
  * as a real driver's bounded queue does.
  */
@@ -45,20 +48,19 @@ struct sim_health_card {
 
 struct sim_health_file {
 	char magic[8];
-	uint32_t futex; /* bumped after every event: what waiters sleep on */
-	uint32_t pad;
 	uint64_t next; /* the next sequence number to claim */
 	struct sim_health_card cards[SIM_HEALTH_CARDS];
 	struct sim_health_event ring[SIM_HEALTH_RING];
 };
 
-/* Map path (creating or adopting it); NULL with a message in err. */
-struct sim_health_file *sim_health_open(const char *path, char *err, size_t errlen);
-void sim_health_close(struct sim_health_file *f);
+/* Map path and its wake word path (creating or adopting them); NULL with a message in err. */
+struct sim_health_file *sim_health_open(const char *path, const char *wake_path, uint32_t **wake, char *err,
+                                        size_t errlen);
+void sim_health_close(struct sim_health_file *f, uint32_t *wake);
 
 /* Raise an event on card ordinal (gi, ci: MIG_EVENT_NO_INSTANCE for the card) and wake every waiter. */
-void sim_health_raise(struct sim_health_file *f, unsigned ordinal, uint64_t type, uint64_t data, unsigned gi,
-                      unsigned ci);
+void sim_health_raise(struct sim_health_file *f, uint32_t *wake, unsigned ordinal, uint64_t type, uint64_t data,
+                      unsigned gi, unsigned ci);
 
 /* The sequence number the next event will carry: a new event set sees only what comes after. */
 uint64_t sim_health_now(const struct sim_health_file *f);
@@ -74,7 +76,7 @@ int sim_health_take(const struct sim_health_file *f, uint64_t *seq, struct sim_h
  * Sleep until an event after *seq may be there, or timeout_ms passes
  * (deadline in CLOCK_MONOTONIC nanoseconds): false on timeout or a signal.
  */
-bool sim_health_sleep(struct sim_health_file *f, uint64_t seq, int64_t deadline_ns);
+bool sim_health_sleep(struct sim_health_file *f, uint32_t *wake, uint64_t seq, int64_t deadline_ns);
 
 int64_t sim_health_clock_ns(void);
 

@@ -35,8 +35,9 @@ PROF = ("ppu3", "mig", "4g.48gb")
 CID_A = "a1" * 32
 CID_B = "b2" * 32
 RUN_FILES = {"accelfs.lock", "accelfs.pid"}  # name the serving daemon, whoever it is
-# The simulator's own bookkeeping of who uses the simulated hardware: calls counted, the slot's open handles.
-SIM_BOOKKEEPING = re.compile(r"^sim/([^/]+/counters|barswap/(slot\.state|init\.lock|handles(/.*)?))$")
+# The simulator's own bookkeeping of who uses the simulated hardware: calls counted, the word event waiters
+# sleep on, the slot's open handles.
+SIM_BOOKKEEPING = re.compile(r"^sim/([^/]+/(counters|health\.wake)|barswap/(slot\.state|init\.lock|handles(/.*)?))$")
 # The simulated procfs, written afresh (the same text) each time the simulator is loaded.
 SIM_PROC = re.compile(r"^sim/[^/]+/proc/")
 

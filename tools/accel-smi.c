@@ -66,6 +66,9 @@ static void usage(FILE *f)
 	      "  sim kmsg                   the simulated kernel log\n"
 	      "  sim paths                  where the simulated node keeps its files\n"
 	      "  sim calls [--reset]        each driver function called, with its count\n"
+	      "  sim xid -i N [-gi G [-ci C]] [--action A] [--count K] XID   the card raises an Xid\n"
+	      "  sim ecc -i N [--uncorrected] [--location L] COUNT   more ECC errors, and their event\n"
+	      "  sim recover -i N           the card was reset: recovery action none\n"
 	      "  sim help                   every sim command, in full\n"
 	      "\n"
 	      "Exit status: 0 done, 1 the driver refused or failed, 2 usage error, 6 no such device.\n",

@@ -92,6 +92,25 @@ int accel_node_mkdir_at(struct accel_node *node, const char *device, const char 
 void accel_placement_not_legal(const char *device, const struct accel_profile *p, const char *start, char *why,
                                size_t whylen);
 /*
+ * The layout's carve (core/layout_apply.c): as accel_node_mkdir_at, owned
+ * by root, on a cordoned card too; job must have the layout's prefix, which
+ * every other mkdir is refused (EINVAL).
+ */
+int accel_node_mkdir_layout(struct accel_node *node, const char *device, const char *profile, const char *job,
+                            unsigned start, char *why, size_t whylen);
+/*
+ * Set a card's MIG mode (core/node_mode.c): 0 once the mode read back is
+ * current and pending alike (at once when it already was).  -EBUSY, nothing
+ * asked of the driver, while the card has a GPU instance or a process holds
+ * its nodes (why names them, pid and command); -EIO when the driver took it
+ * but holds it pending (a reset would apply it: accelfs resets nothing);
+ * -EOPNOTSUPP without the driver's SetMigMode.  last_error of "<dev>/mig".
+ */
+int accel_node_set_mode(struct accel_node *node, const char *device, bool enabled, char *why, size_t whylen);
+/* Cordon a card: while on, mkdir on it answers EBUSY (a node-level one takes another card); the layout's do not. */
+int accel_node_set_cordon(struct accel_node *node, const char *device, bool on);
+
+/*
  * Carve a job of a profile on whichever device keeps the most capacity free
  * for later requests (see choose() in node.c).  device receives the choice.
  */

@@ -72,6 +72,7 @@ struct node_card {
 	/* Guarded by lock. */
 	struct accel_device ident; /* who the card is (name, uuid, product...): no arrays, set at open */
 	bool mode, pending;        /* the MIG mode at the last reading */
+	bool cordoned;             /* no new job but the layout's (core/layout.h) */
 	struct accel_catalog catalog;
 	bool catalog_valid;
 	bool catalog_mode;              /* the MIG mode the catalogue was probed under */

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "core/carve.h"
+#include "core/layout.h"
 #include "core/log.h"
 #include "core/metrics.h"
 
@@ -235,6 +236,13 @@ static int carve_on(struct accel_node *node, struct node_card *nc, const char *p
 	int ret;
 
 	node_lock(&nc->lock, NODE_LOCK_CARD);
+	/* A cordoned card takes no new job but the layout's (a node-level mkdir takes EBUSY as "another card"). */
+	if (nc->cordoned && !accel_layout_owns(job)) {
+		node_unlock(&nc->lock, NODE_LOCK_CARD);
+		snprintf(why, whylen, "%s is cordoned: it takes no new job (echo 0 > %s/mig/cordon lifts it)",
+		         nc->card.name, nc->card.name);
+		return -EBUSY;
+	}
 	if (nc->absent) {
 		node_unlock(&nc->lock, NODE_LOCK_CARD);
 		snprintf(why, whylen, "%s is absent (%s): nothing is carved on it", nc->card.name, nc->absent_why);
@@ -308,7 +316,7 @@ static void finish_op(struct accel_node *node, const char *key, const char *what
  * What every mkdir starts with: the read-only and name checks, then the
  * topology read-held and the name reserved (on success only).
  */
-static int begin_mkdir(struct accel_node *node, const char *job, char *why, size_t whylen)
+static int begin_mkdir(struct accel_node *node, const char *job, bool layout, char *why, size_t whylen)
 {
 	int ret;
 
@@ -319,6 +327,13 @@ static int begin_mkdir(struct accel_node *node, const char *job, char *why, size
 	ret = node_check_job_name(job, why, whylen);
 	if (ret)
 		return ret;
+	/* The prefix is how the layout knows its jobs, across crashes: nobody else may take it. */
+	if (accel_layout_owns(job) != layout) {
+		snprintf(why, whylen,
+		         "job names starting with '%s' are the layouts' (<dev>/mig/layout): choose another",
+		         ACCEL_LAYOUT_JOB_PREFIX);
+		return -EINVAL;
+	}
 	node_topo_rdlock(node);
 	ret = node_reserve_name(node, job);
 	if (ret) {
@@ -339,7 +354,7 @@ static void end_mkdir(struct accel_node *node, const char *job)
 
 /* mkdir on one device: at the lowest free placement (want_start < 0), or exactly at the caller's start. */
 static int mkdir_on(struct accel_node *node, const char *device, const char *profile, const char *job, long want_start,
-                    uid_t uid, gid_t gid, struct accel_job *made, char *why, size_t whylen)
+                    bool layout, uid_t uid, gid_t gid, struct accel_job *made, char *why, size_t whylen)
 {
 	char key[ACCEL_LAST_ERROR_KEY_MAX];
 	struct node_card *nc;
@@ -348,7 +363,7 @@ static int mkdir_on(struct accel_node *node, const char *device, const char *pro
 
 	why[0] = '\0';
 	accel_last_error_key(key, sizeof(key), device, profile);
-	ret = begin_mkdir(node, job, why, whylen);
+	ret = begin_mkdir(node, job, layout, why, whylen);
 	if (!ret) {
 		nc = node_find_card(node, device);
 		if (nc) {
@@ -368,13 +383,19 @@ static int mkdir_on(struct accel_node *node, const char *device, const char *pro
 int accel_node_mkdir(struct accel_node *node, const char *device, const char *profile, const char *job, uid_t uid,
                      gid_t gid, struct accel_job *made, char *why, size_t whylen)
 {
-	return mkdir_on(node, device, profile, job, -1, uid, gid, made, why, whylen);
+	return mkdir_on(node, device, profile, job, -1, false, uid, gid, made, why, whylen);
 }
 
 int accel_node_mkdir_at(struct accel_node *node, const char *device, const char *profile, const char *job,
                         unsigned start, uid_t uid, gid_t gid, struct accel_job *made, char *why, size_t whylen)
 {
-	return mkdir_on(node, device, profile, job, (long)start, uid, gid, made, why, whylen);
+	return mkdir_on(node, device, profile, job, (long)start, false, uid, gid, made, why, whylen);
+}
+
+int accel_node_mkdir_layout(struct accel_node *node, const char *device, const char *profile, const char *job,
+                            unsigned start, char *why, size_t whylen)
+{
+	return mkdir_on(node, device, profile, job, (long)start, true, 0, 0, NULL, why, whylen);
 }
 
 int accel_node_mkdir_any(struct accel_node *node, const char *profile, const char *job, uid_t uid, gid_t gid,
@@ -388,7 +409,7 @@ int accel_node_mkdir_any(struct accel_node *node, const char *profile, const cha
 	why[0] = '\0';
 	device[0] = '\0';
 	accel_last_error_key(key, sizeof(key), NULL, profile);
-	ret = begin_mkdir(node, job, why, whylen);
+	ret = begin_mkdir(node, job, false, why, whylen);
 	if (ret)
 		goto out;
 	/*

@@ -1,0 +1,421 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The declared layouts, kept on disk and applied again and again
+ * (core/layouts.h).
+ */
+#include "core/layouts.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/fileio.h"
+#include "core/layout_apply.h"
+#include "core/log.h"
+
+#define STATUS_MAX (ACCEL_LAYOUT_MAX_LINES * (ACCEL_LAYOUT_WHY_MAX + 100))
+
+struct layout_entry {
+	char device[16];
+	pthread_mutex_t apply_lock; /* one apply of this card at a time; before every lock of the node */
+	/* The rest: ls->lock. */
+	bool declared;
+	struct accel_layout l;
+	bool cordon_user, cordon_drain;
+	char *status;
+};
+
+struct accel_layouts {
+	struct accel_node *node;
+	struct accel_layouts_options opt;
+	char dir[PATH_MAX];
+	pthread_mutex_t lock; /* a leaf: the table and what entries say */
+	pthread_cond_t cond;
+	struct layout_entry **entries;
+	size_t n_entries;
+	bool kicked, stop, started;
+	pthread_t thread;
+};
+
+/* The entry of device, made if needed: ls->lock held.  NULL when out of memory. */
+static struct layout_entry *entry_of(struct accel_layouts *ls, const char *device)
+{
+	struct layout_entry *e, **grown;
+
+	for (size_t i = 0; i < ls->n_entries; i++)
+		if (!strcmp(ls->entries[i]->device, device))
+			return ls->entries[i];
+	e = calloc(1, sizeof(*e));
+	grown = e ? realloc(ls->entries, (ls->n_entries + 1) * sizeof(*grown)) : NULL;
+	if (!grown) {
+		free(e);
+		return NULL;
+	}
+	ls->entries = grown;
+	snprintf(e->device, sizeof(e->device), "%s", device);
+	e->l.mode = -1;
+	pthread_mutex_init(&e->apply_lock, NULL);
+	ls->entries[ls->n_entries++] = e;
+	return e;
+}
+
+static void changed(struct accel_layouts *ls)
+{
+	if (ls->opt.on_change)
+		ls->opt.on_change(ls->opt.change_ctx);
+}
+
+/* Apply one card's layout and publish what it says now. */
+static void apply_entry(struct accel_layouts *ls, struct layout_entry *e)
+{
+	struct accel_layout *l = malloc(sizeof(*l));
+	struct accel_layout_plan *plan = malloc(sizeof(*plan));
+	char *status = calloc(1, STATUS_MAX);
+	bool declared, cordon, moved;
+
+	if (!l || !plan || !status) {
+		free(l);
+		free(plan);
+		free(status);
+		return;
+	}
+	pthread_mutex_lock(&e->apply_lock);
+	pthread_mutex_lock(&ls->lock);
+	declared = e->declared;
+	*l = e->l;
+	pthread_mutex_unlock(&ls->lock);
+	plan->cordon = false;
+	if (declared && !accel_layout_apply(ls->node, e->device, l, ls->opt.held, ls->opt.held_ctx, plan))
+		accel_layout_status_format(l, plan, status, STATUS_MAX);
+	else if (declared)
+		snprintf(status, STATUS_MAX, "%s is not on this node now: the layout waits for it\n", e->device);
+	pthread_mutex_lock(&ls->lock);
+	e->cordon_drain = declared && plan->cordon;
+	cordon = e->cordon_user || e->cordon_drain;
+	moved = !e->status || strcmp(e->status, status);
+	if (moved) {
+		free(e->status);
+		e->status = status;
+		status = NULL;
+	}
+	pthread_mutex_unlock(&ls->lock);
+	accel_node_set_cordon(ls->node, e->device, cordon);
+	pthread_mutex_unlock(&e->apply_lock);
+	if (moved)
+		changed(ls);
+	free(status);
+	free(l);
+	free(plan);
+}
+
+struct apply_job {
+	struct accel_layouts *ls;
+	struct layout_entry *e;
+	pthread_t t;
+	bool started;
+};
+
+static void *apply_thread(void *arg)
+{
+	struct apply_job *j = arg;
+
+	apply_entry(j->ls, j->e);
+	return NULL;
+}
+
+void accel_layouts_apply_all(struct accel_layouts *ls)
+{
+	struct apply_job *jobs;
+	size_t n;
+
+	pthread_mutex_lock(&ls->lock);
+	n = ls->n_entries;
+	jobs = calloc(n + 1, sizeof(*jobs));
+	for (size_t i = 0; jobs && i < n; i++)
+		jobs[i] = (struct apply_job){ .ls = ls, .e = ls->entries[i] };
+	pthread_mutex_unlock(&ls->lock);
+	if (!jobs)
+		return;
+	/* Cards are independent (each its own lock): one thread each, so a node's layout costs its slowest card. */
+	for (size_t i = 0; i < n; i++)
+		jobs[i].started = !pthread_create(&jobs[i].t, NULL, apply_thread, &jobs[i]);
+	for (size_t i = 0; i < n; i++) {
+		if (jobs[i].started)
+			pthread_join(jobs[i].t, NULL);
+		else
+			apply_entry(ls, jobs[i].e);
+	}
+	free(jobs);
+}
+
+static void *run(void *arg)
+{
+	struct accel_layouts *ls = arg;
+	unsigned ms = ls->opt.poll_ms ? ls->opt.poll_ms : 2000;
+
+	pthread_mutex_lock(&ls->lock);
+	while (!ls->stop) {
+		if (!ls->kicked) {
+			struct timespec until;
+			clock_gettime(CLOCK_MONOTONIC, &until);
+			until.tv_sec += ms / 1000;
+			until.tv_nsec += (long)(ms % 1000) * 1000000L;
+			if (until.tv_nsec >= 1000000000L) {
+				until.tv_sec++;
+				until.tv_nsec -= 1000000000L;
+			}
+			pthread_cond_timedwait(&ls->cond, &ls->lock, &until);
+		}
+		if (ls->stop)
+			break;
+		ls->kicked = false;
+		pthread_mutex_unlock(&ls->lock);
+		accel_layouts_apply_all(ls);
+		pthread_mutex_lock(&ls->lock);
+	}
+	pthread_mutex_unlock(&ls->lock);
+	return NULL;
+}
+
+static void path_of(const struct accel_layouts *ls, const char *device, const char *ext, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%s.%s", ls->dir, device, ext);
+}
+
+/* A kept file, whole, or NULL. */
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "re");
+	char *buf = f ? calloc(1, ACCEL_LAYOUT_TEXT_MAX + 2) : NULL;
+
+	*len = buf ? fread(buf, 1, ACCEL_LAYOUT_TEXT_MAX + 1, f) : 0;
+	if (f)
+		fclose(f);
+	return buf;
+}
+
+static void load(struct accel_layouts *ls)
+{
+	DIR *dir = opendir(ls->dir);
+	struct dirent *de;
+
+	while (dir && (de = readdir(dir))) {
+		char device[16], path[PATH_MAX + 300], why[ACCEL_LAYOUT_WHY_MAX];
+		const char *dot = strrchr(de->d_name, '.');
+		size_t len;
+		char *text;
+
+		if (!dot || (strcmp(dot, ".layout") && strcmp(dot, ".cordon")) || (size_t)(dot - de->d_name) >= 16)
+			continue;
+		snprintf(device, sizeof(device), "%.*s", (int)(dot - de->d_name), de->d_name);
+		snprintf(path, sizeof(path), "%s/%s", ls->dir, de->d_name);
+		text = slurp(path, &len);
+		if (!text)
+			continue;
+		pthread_mutex_lock(&ls->lock);
+		struct layout_entry *e = entry_of(ls, device);
+		if (e && !strcmp(dot, ".cordon")) {
+			e->cordon_user = text[0] == '1';
+		} else if (e) {
+			struct accel_layout l;
+			if (accel_layout_parse(text, len, &l, why, sizeof(why))) {
+				log_error("%s: the kept layout %s is not a layout (%s): it is left out", device, path,
+				          why);
+			} else {
+				e->l = l;
+				e->declared = true;
+			}
+		}
+		pthread_mutex_unlock(&ls->lock);
+		free(text);
+	}
+	if (dir)
+		closedir(dir);
+}
+
+struct accel_layouts *accel_layouts_open(struct accel_node *node, const struct accel_layouts_options *opt)
+{
+	struct accel_layouts *ls = calloc(1, sizeof(*ls));
+	pthread_condattr_t attr;
+
+	if (!ls)
+		return NULL;
+	ls->node = node;
+	ls->opt = *opt;
+	snprintf(ls->dir, sizeof(ls->dir), "%s/layouts", opt->state_dir);
+	pthread_mutex_init(&ls->lock, NULL);
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&ls->cond, &attr);
+	pthread_condattr_destroy(&attr);
+	load(ls);
+	return ls;
+}
+
+int accel_layouts_start(struct accel_layouts *ls)
+{
+	int ret = pthread_create(&ls->thread, NULL, run, ls);
+
+	ls->started = !ret;
+	return -ret;
+}
+
+void accel_layouts_kick(struct accel_layouts *ls)
+{
+	pthread_mutex_lock(&ls->lock);
+	ls->kicked = true;
+	pthread_cond_signal(&ls->cond);
+	pthread_mutex_unlock(&ls->lock);
+}
+
+void accel_layouts_close(struct accel_layouts *ls)
+{
+	if (!ls)
+		return;
+	pthread_mutex_lock(&ls->lock);
+	ls->stop = true;
+	pthread_cond_signal(&ls->cond);
+	pthread_mutex_unlock(&ls->lock);
+	if (ls->started)
+		pthread_join(ls->thread, NULL);
+	for (size_t i = 0; i < ls->n_entries; i++) {
+		pthread_mutex_destroy(&ls->entries[i]->apply_lock);
+		free(ls->entries[i]->status);
+		free(ls->entries[i]);
+	}
+	free(ls->entries);
+	pthread_cond_destroy(&ls->cond);
+	pthread_mutex_destroy(&ls->lock);
+	free(ls);
+}
+
+static int keep(struct accel_layouts *ls, const char *device, const char *ext, const char *text, size_t len, char *why,
+                size_t whylen)
+{
+	char path[PATH_MAX + 64];
+	int ret = accel_mkdirs(ls->dir, 0700);
+
+	path_of(ls, device, ext, path, sizeof(path));
+	if (!ret)
+		ret = accel_durable_write(path, text, len, 0600);
+	if (ret)
+		snprintf(why, whylen, "cannot keep %s: %s: nothing was changed", path, strerror(-ret));
+	return ret;
+}
+
+int accel_layouts_set(struct accel_layouts *ls, const char *device, const char *text, size_t len, char *why,
+                      size_t whylen)
+{
+	struct accel_layout *l = malloc(sizeof(*l));
+	struct accel_snapshot *s = accel_node_snapshot(ls->node);
+	const struct accel_device *d = s ? accel_snapshot_device(s, device) : NULL;
+	char canon[ACCEL_LAYOUT_TEXT_MAX + 1];
+	struct layout_entry *e;
+	int ret;
+
+	why[0] = '\0';
+	if (!l) {
+		ret = -ENOMEM;
+	} else if (!d) {
+		snprintf(why, whylen, "no device %s", device);
+		ret = -ENOENT;
+	} else {
+		ret = accel_layout_parse(text, len, l, why, whylen);
+		if (!ret)
+			ret = accel_layout_check(l, d, why, whylen);
+	}
+	accel_snapshot_unref(s);
+	if (!ret) {
+		accel_layout_format(l, canon, sizeof(canon));
+		ret = keep(ls, device, "layout", canon, strlen(canon), why, whylen);
+	}
+	if (!ret) {
+		pthread_mutex_lock(&ls->lock);
+		e = entry_of(ls, device);
+		if (e) {
+			e->l = *l;
+			e->declared = true;
+		}
+		pthread_mutex_unlock(&ls->lock);
+		if (e)
+			apply_entry(ls, e);
+		else
+			accel_layouts_kick(ls);
+	}
+	free(l);
+	return ret;
+}
+
+static struct layout_entry *find(struct accel_layouts *ls, const char *device)
+{
+	for (size_t i = 0; i < ls->n_entries; i++)
+		if (!strcmp(ls->entries[i]->device, device))
+			return ls->entries[i];
+	return NULL;
+}
+
+char *accel_layouts_text(struct accel_layouts *ls, const char *device)
+{
+	char buf[ACCEL_LAYOUT_TEXT_MAX + 1] = "";
+
+	pthread_mutex_lock(&ls->lock);
+	struct layout_entry *e = find(ls, device);
+	if (e && e->declared)
+		accel_layout_format(&e->l, buf, sizeof(buf));
+	pthread_mutex_unlock(&ls->lock);
+	return strdup(buf);
+}
+
+char *accel_layouts_status(struct accel_layouts *ls, const char *device)
+{
+	char *out;
+
+	pthread_mutex_lock(&ls->lock);
+	struct layout_entry *e = find(ls, device);
+	out = strdup(e && e->status ? e->status : "");
+	pthread_mutex_unlock(&ls->lock);
+	return out;
+}
+
+bool accel_layouts_cordoned(struct accel_layouts *ls, const char *device)
+{
+	bool on;
+
+	pthread_mutex_lock(&ls->lock);
+	struct layout_entry *e = find(ls, device);
+	on = e && (e->cordon_user || e->cordon_drain);
+	pthread_mutex_unlock(&ls->lock);
+	return on;
+}
+
+int accel_layouts_set_cordon(struct accel_layouts *ls, const char *device, bool on, char *why, size_t whylen)
+{
+	struct layout_entry *e;
+	bool now;
+	int ret = keep(ls, device, "cordon", on ? "1\n" : "0\n", 2, why, whylen);
+
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&ls->lock);
+	e = entry_of(ls, device);
+	pthread_mutex_unlock(&ls->lock);
+	if (!e) {
+		snprintf(why, whylen, "out of memory");
+		return -ENOMEM;
+	}
+	/* After any apply in flight, which sets the card's cordon from what it read. */
+	pthread_mutex_lock(&e->apply_lock);
+	pthread_mutex_lock(&ls->lock);
+	e->cordon_user = on;
+	now = e->cordon_user || e->cordon_drain;
+	pthread_mutex_unlock(&ls->lock);
+	accel_node_set_cordon(ls->node, device, now);
+	pthread_mutex_unlock(&e->apply_lock);
+	changed(ls);
+	return 0;
+}

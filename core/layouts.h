@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The node's declared layouts (core/layout.h), kept and applied.
+ *
+ * A layout is kept in <state-dir>/layouts/<device>.layout and a cordon in
+ * <device>.cordon, written durably before a write to <dev>/mig/layout or
+ * <dev>/mig/cordon answers, so a restart applies what was declared.  A
+ * thread applies every layout again each poll interval and at once when
+ * kicked (a snapshot changed, a container detached), cards in parallel:
+ * what waited for a busy instance, an orphan's reclaim or a mode change
+ * applies when it can, without being asked again.
+ *
+ * Lock order: a card's apply lock comes before everything of core/node.h
+ * (the apply takes the node's locks); the table's lock is a leaf.
+ */
+#ifndef ACCEL_LAYOUTS_H
+#define ACCEL_LAYOUTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/layout.h"
+#include "core/node.h"
+
+struct accel_layouts_options {
+	const char *state_dir;
+	unsigned poll_ms;          /* 0: 2000 */
+	accel_layout_held_fn held; /* NULL: nothing is held but what the driver refuses to destroy */
+	void *held_ctx;
+	/* A card's layout_status or cordon changed (any thread; it must only queue work). */
+	void (*on_change)(void *ctx);
+	void *change_ctx;
+};
+
+struct accel_layouts;
+
+/* Read the kept layouts and cordons (a bad file is logged and left out, never fatal); NULL: out of memory. */
+struct accel_layouts *accel_layouts_open(struct accel_node *node, const struct accel_layouts_options *opt);
+/* Apply every kept layout now, cards in parallel, and return when done (at start, before READY=1). */
+void accel_layouts_apply_all(struct accel_layouts *ls);
+/* Start the thread that applies again; 0 or -errno. */
+int accel_layouts_start(struct accel_layouts *ls);
+void accel_layouts_kick(struct accel_layouts *ls);
+void accel_layouts_close(struct accel_layouts *ls);
+
+/*
+ * Declare device's layout: parse and check the whole text against the card
+ * (-EINVAL with why, nothing changed), keep it durably, apply it once
+ * before returning.  Empty text declares nothing: every layout job that
+ * nothing holds goes.
+ */
+int accel_layouts_set(struct accel_layouts *ls, const char *device, const char *text, size_t len, char *why,
+                      size_t whylen);
+/* The declared text, layout_status's text (malloc'd; "" when none), the cordon as written. */
+char *accel_layouts_text(struct accel_layouts *ls, const char *device);
+char *accel_layouts_status(struct accel_layouts *ls, const char *device);
+/* The cordon as cordon shows it: the operator's, or a drain's while it waits. */
+bool accel_layouts_cordoned(struct accel_layouts *ls, const char *device);
+int accel_layouts_set_cordon(struct accel_layouts *ls, const char *device, bool on, char *why, size_t whylen);
+
+#endif

@@ -308,20 +308,16 @@ static int keep(struct accel_layouts *ls, const char *device, const char *ext, c
 	return ret;
 }
 
-int accel_layouts_set(struct accel_layouts *ls, const char *device, const char *text, size_t len, char *why,
-                      size_t whylen)
+/* Parse text into l and check it against device as the newest snapshot shows it. */
+static int parse_check(struct accel_layouts *ls, const char *device, const char *text, size_t len,
+                       struct accel_layout *l, char *why, size_t whylen)
 {
-	struct accel_layout *l = malloc(sizeof(*l));
 	struct accel_snapshot *s = accel_node_snapshot(ls->node);
 	const struct accel_device *d = s ? accel_snapshot_device(s, device) : NULL;
-	char canon[ACCEL_LAYOUT_TEXT_MAX + 1];
-	struct layout_entry *e;
 	int ret;
 
 	why[0] = '\0';
-	if (!l) {
-		ret = -ENOMEM;
-	} else if (!d) {
+	if (!d) {
 		snprintf(why, whylen, "no device %s", device);
 		ret = -ENOENT;
 	} else {
@@ -330,6 +326,27 @@ int accel_layouts_set(struct accel_layouts *ls, const char *device, const char *
 			ret = accel_layout_check(l, d, why, whylen);
 	}
 	accel_snapshot_unref(s);
+	return ret;
+}
+
+int accel_layouts_check(struct accel_layouts *ls, const char *device, const char *text, size_t len, char *why,
+                        size_t whylen)
+{
+	struct accel_layout *l = malloc(sizeof(*l));
+	int ret = l ? parse_check(ls, device, text, len, l, why, whylen) : -ENOMEM;
+
+	free(l);
+	return ret;
+}
+
+int accel_layouts_set(struct accel_layouts *ls, const char *device, const char *text, size_t len, char *why,
+                      size_t whylen)
+{
+	struct accel_layout *l = malloc(sizeof(*l));
+	char canon[ACCEL_LAYOUT_TEXT_MAX + 1];
+	struct layout_entry *e = NULL;
+	int ret = l ? parse_check(ls, device, text, len, l, why, whylen) : -ENOMEM;
+
 	if (!ret) {
 		accel_layout_format(l, canon, sizeof(canon));
 		ret = keep(ls, device, "layout", canon, strlen(canon), why, whylen);
@@ -380,6 +397,17 @@ char *accel_layouts_status(struct accel_layouts *ls, const char *device)
 	out = strdup(e && e->status ? e->status : "");
 	pthread_mutex_unlock(&ls->lock);
 	return out;
+}
+
+int accel_layouts_mode(struct accel_layouts *ls, const char *device)
+{
+	int mode;
+
+	pthread_mutex_lock(&ls->lock);
+	struct layout_entry *e = find(ls, device);
+	mode = e && e->declared ? e->l.mode : -1;
+	pthread_mutex_unlock(&ls->lock);
+	return mode;
 }
 
 bool accel_layouts_cordoned(struct accel_layouts *ls, const char *device)

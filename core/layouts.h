@@ -51,9 +51,14 @@ void accel_layouts_close(struct accel_layouts *ls);
  */
 int accel_layouts_set(struct accel_layouts *ls, const char *device, const char *text, size_t len, char *why,
                       size_t whylen);
+/* What accel_layouts_set checks first, alone: 0 or -EINVAL / -ENOENT with why. */
+int accel_layouts_check(struct accel_layouts *ls, const char *device, const char *text, size_t len, char *why,
+                        size_t whylen);
 /* The declared text, layout_status's text (malloc'd; "" when none), the cordon as written. */
 char *accel_layouts_text(struct accel_layouts *ls, const char *device);
 char *accel_layouts_status(struct accel_layouts *ls, const char *device);
+/* The mode device's layout declares: -1 none, 0 disabled, 1 enabled. */
+int accel_layouts_mode(struct accel_layouts *ls, const char *device);
 /* The cordon as cordon shows it: the operator's, or a drain's while it waits. */
 bool accel_layouts_cordoned(struct accel_layouts *ls, const char *device);
 int accel_layouts_set_cordon(struct accel_layouts *ls, const char *device, bool on, char *why, size_t whylen);

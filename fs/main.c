@@ -54,6 +54,7 @@
 #include "fs/service.h"
 #include "fs/textfile.h"
 #include "fs/reclaimer.h"
+#include "fs/layout_files.h"
 #include "fs/sim_setup.h"
 #include "fs/startup.h"
 #include "fs/takeover.h"
@@ -225,6 +226,7 @@ static void on_node_change(void *ctx, struct accel_snapshot *old_snap, struct ac
 {
 	fs_notify_changed(ctx, old_snap, new_snap);
 	fs_textfile_kick(textfile_of(ctx));
+	fs_layouts_kick(ctx); /* what a layout waited for may be there now */
 }
 
 /* A counter moved (a carve failed, an orphan was reclaimed): the textfile follows. */
@@ -361,6 +363,10 @@ int main(int argc, char *argv[])
 		log_error("%s", err);
 		goto out;
 	}
+	if (fs_layouts_open(&fs, state_dir, nopt.poll_ms, o.read_only)) {
+		log_error("cannot open the layouts: out of memory");
+		goto out;
+	}
 	/* After the fork: the dies' arbiter runs a thread of its own. */
 	if (fs_dies_setup(o.sim, o.sim_topology, state_dir, o.read_only, &fs.mount.dies, err, sizeof(err))) {
 		log_error("%s", err);
@@ -397,6 +403,10 @@ int main(int argc, char *argv[])
 			log_error("cannot start the thread that clears stale attachments: %s", strerror(-why));
 			goto out_unmount;
 		}
+	}
+	if (!o.read_only && fs_layouts_start(&fs)) {
+		log_error("cannot start the thread that applies the layouts");
+		goto out_unmount;
 	}
 	if (o.metrics_textfile) {
 		struct fs_textfile *tf =
@@ -435,6 +445,7 @@ int main(int argc, char *argv[])
 	remove_pid_file(state_dir);
 
 out_unmount:
+	fs_layouts_close(&fs);           /* it carves and reclaims: before the node and the session go */
 	fs_reclaimer_stop(fs.reclaimer); /* it rmdirs and invalidates: before the node and the session go */
 	fs.reclaimer = NULL;
 	fs_notifier_stop(fs.notifier);
@@ -444,6 +455,7 @@ out_signals:
 	fuse_remove_signal_handlers(fs.se);
 out:
 	report_ready(1);
+	fs_layouts_close(&fs); /* held() reads the attachments */
 	fs_attached_close(&fs);
 	/*
 	 * The textfile writer renders the dies: it stops first, taking its file

@@ -15,6 +15,7 @@
 #include "core/log.h"
 #include "fs/accelfs.h"
 #include "fs/cache.h"
+#include "fs/layout_files.h"
 #include "fs/notify.h"
 #include "fs/openfile.h"
 #include "fs/ops_internal.h"
@@ -29,6 +30,7 @@ static const struct fs_file_ops generated_ops;
 static void free_open_file(struct open_file *of)
 {
 	free(of->buf);
+	fs_layout_pending_free(of->pending);
 	free(of);
 }
 
@@ -112,8 +114,12 @@ void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fs->files = of;
 	pthread_mutex_unlock(&fs->files_lock);
 	fi->fh = (uint64_t)(uintptr_t)of;
-	/* close(2) of a generated file has nothing to do: spare the kernel a FLUSH request. */
-	fi->noflush = 1;
+	/*
+	 * close(2) of a generated file has nothing to do: spare the kernel a
+	 * FLUSH request.  But a layout's writer: shells write it a line at a
+	 * time, and close applies the whole (its errno is close's).
+	 */
+	fi->noflush = (fi->flags & O_ACCMODE) == O_RDONLY || !fs_layout_deferred(&n);
 	if (of->cached)
 		fi->keep_cache = 1; /* served from the page cache until fs/notify.c says it changed */
 	else
@@ -212,6 +218,12 @@ static void generated_write(fuse_req_t req, const char *buf, size_t size, off_t 
 	ret = fs_resolve_ino(fs, of->ino, &snap, &n, path, sizeof(path));
 	if (!ret)
 		ret = n.entry && n.entry->write ? n.entry->write(&w, &n) : -EACCES;
+	/* <dev>/mig/layout: the text so far checked, kept with the handle, applied at close */
+	if (ret == -EACCES && fs_layout_deferred(&n)) {
+		pthread_mutex_lock(&of->lock);
+		ret = fs_layout_write_part(fs, &n, w.uid, &of->pending, buf, size, off);
+		pthread_mutex_unlock(&of->lock);
+	}
 	accel_snapshot_unref(snap);
 	if (w.answered) /* there, perhaps once the die is back (dies/<n>/driver) */
 		return;
@@ -227,12 +239,21 @@ static void generated_write(fuse_req_t req, const char *buf, size_t size, off_t 
 		fuse_reply_write(req, (size_t)ret);
 }
 
-/* close(2) of a generated file has nothing to do (it opens with noflush: this seldom comes). */
+/* close(2) of a generated file has nothing to do (it opens with noflush), but a layout's writer's. */
 static void generated_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	struct accelfs *fs = fs_of(req);
+	struct open_file *of = (struct open_file *)(uintptr_t)fi->fh;
+	struct fs_layout_pending *p;
+
 	(void)ino;
-	(void)fi;
-	fuse_reply_err(req, 0);
+	pthread_mutex_lock(&of->lock);
+	p = of->pending;
+	of->pending = NULL;
+	pthread_mutex_unlock(&of->lock);
+	int ret = p ? fs_layout_commit(fs, p) : 0; /* frees p */
+	fs_notify_check(fs);
+	fuse_reply_err(req, -ret);
 }
 
 static void generated_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)

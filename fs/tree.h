@@ -42,6 +42,7 @@ struct fuse_file_info;
 struct fs_dies;
 struct accel_node;
 struct accel_attach;
+struct accel_layouts;
 
 /*
  * What a mount serves besides the node's snapshots.  struct accelfs holds
@@ -50,8 +51,9 @@ struct accel_attach;
  * a process-wide copy.  A member is NULL where the mount has none.
  */
 struct fs_mount {
-	struct fs_dies *dies;        /* dies/ (fs/dies.h); NULL: no slot, no dies/ */
-	struct accel_attach *attach; /* the containers given each job (fs/attached.h) */
+	struct fs_dies *dies;          /* dies/ (fs/dies.h); NULL: no slot, no dies/ */
+	struct accel_attach *attach;   /* the containers given each job (fs/attached.h) */
+	struct accel_layouts *layouts; /* the cards' declared layouts (fs/layout_files.h); NULL: none kept */
 };
 
 /* Write file n's text into t (fs_put, fs/text.h): 0, or -errno (-ENODEV: a lost job fails closed). */

@@ -19,6 +19,7 @@
 #include "fs/dies.h"
 #include "fs/containers_text.h"
 #include "fs/containers_write.h"
+#include "fs/layout_files.h"
 #include "fs/metrics_text.h"
 #include "fs/mig_map.h"
 #include "fs/node_json.h"
@@ -459,9 +460,26 @@ static const struct fs_entry device_files[] = {
 
 /* Their names are core/tree_names.h's ACCEL_MIG_FILE_NAMES: no profile may be called so. */
 static const struct fs_entry mig_files[] = {
-	{ .name = "mode", .kind = FS_FILE, .flags = FS_ENTRY_CACHED, .render = mig_mode },
+	/* mode, layout and cordon are written through fs/layout_files.c */
+	{ .name = "mode",
+	  .kind = FS_FILE,
+	  .mode = 0644,
+	  .flags = FS_ENTRY_CACHED | FS_ENTRY_WRITABLE,
+	  .render = mig_mode,
+	  .write = fs_mig_setting_write },
 	{ .name = "instances", .kind = FS_FILE, .flags = FS_ENTRY_CACHED, .render = mig_instances },
 	{ .name = "map", .kind = FS_FILE, .flags = FS_ENTRY_CACHED, .render = mig_map },
+	/* the layout's files change with no new snapshot */
+	/* no write of its own: its writes are kept with the handle and applied at close (fs/ops_file.c) */
+	{ .name = "layout", .kind = FS_FILE, .mode = 0644, .flags = FS_ENTRY_WRITABLE, .render = fs_layout_render },
+	{ .name = "layout_status", .kind = FS_FILE, .render = fs_layout_status_render },
+	{ .name = "cordon",
+	  .kind = FS_FILE,
+	  .mode = 0644,
+	  .flags = FS_ENTRY_WRITABLE,
+	  .render = fs_cordon_render,
+	  .write = fs_mig_setting_write },
+	{ .name = "last_error", .kind = FS_FILE, .render = fs_mig_last_error_render },
 	{ 0 },
 };
 

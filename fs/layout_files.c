@@ -1,0 +1,318 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * <dev>/mig/layout, layout_status, cordon, last_error and the writes to
+ * mode: the tree's side of core/layouts.h and of core/node_mode.c.  The
+ * rows are fs/tree_files.c's; what they say and do is here.
+ */
+#include "fs/layout_files.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/attach.h"
+#include "core/layouts.h"
+#include "core/log.h"
+#include "core/node.h"
+#include "fs/accelfs.h"
+#include "fs/notify.h"
+#include "fs/render.h"
+#include "fs/text.h"
+
+/* ---- what they say ------------------------------------------------------- */
+
+static int adopt(struct fs_text *t, char *text)
+{
+	if (!text)
+		return -ENOMEM;
+	fs_put(t, "%s", text);
+	free(text);
+	return 0;
+}
+
+int fs_layout_render(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                     const struct fs_node *n)
+{
+	(void)node;
+	(void)s;
+	if (!n->mount->layouts)
+		return 0;
+	return adopt(t, accel_layouts_text(n->mount->layouts, n->dev->name));
+}
+
+int fs_layout_status_render(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                            const struct fs_node *n)
+{
+	(void)node;
+	(void)s;
+	if (!n->mount->layouts)
+		return 0;
+	return adopt(t, accel_layouts_status(n->mount->layouts, n->dev->name));
+}
+
+int fs_cordon_render(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                     const struct fs_node *n)
+{
+	(void)node;
+	(void)s;
+	fs_put(t, "%d\n", n->mount->layouts && accel_layouts_cordoned(n->mount->layouts, n->dev->name));
+	return 0;
+}
+
+int fs_mig_last_error_render(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                             const struct fs_node *n)
+{
+	char key[64], buf[ACCEL_TEXT_MAX];
+
+	(void)s;
+	snprintf(key, sizeof(key), "%s/mig", n->dev->name);
+	accel_node_last_error(node, key, buf, sizeof(buf));
+	fs_put(t, "%s%s", buf, buf[0] ? "\n" : "");
+	return 0;
+}
+
+/* ---- what a container's attachment holds ---------------------------------- */
+
+bool fs_layout_held(void *ctx, const struct accel_device *d, const struct accel_job *j, char *why, size_t whylen)
+{
+	struct accel_attach *reg = ctx;
+	struct accel_attachment *c = NULL;
+	size_t n = 0;
+
+	(void)d;
+	if (!reg || accel_attach_list(reg, j->name, j->uuid, &c, &n) || !n) {
+		free(c);
+		return false;
+	}
+	snprintf(why, whylen, "in use by container %.20s, pid %d%s", c[0].id, (int)c[0].pid, n > 1 ? " and more" : "");
+	free(c);
+	return true;
+}
+
+/* ---- writes ------------------------------------------------------------------ */
+
+static bool named(const struct fs_node *n, const char *name)
+{
+	return n->kind == FS_FILE && n->entry && n->dev && !n->profile && !n->job && !strcmp(n->entry->name, name);
+}
+
+bool fs_layout_writes(const struct fs_node *n)
+{
+	return named(n, "cordon") || named(n, "mode");
+}
+
+bool fs_layout_deferred(const struct fs_node *n)
+{
+	return named(n, "layout");
+}
+
+struct fs_layout_pending {
+	char device[16];
+	char *text;
+	size_t len;
+	bool bad; /* a write was refused: close applies nothing */
+};
+
+void fs_layout_pending_free(struct fs_layout_pending *p)
+{
+	if (p)
+		free(p->text);
+	free(p);
+}
+
+static int refuse(struct accelfs *fs, const char *device, const char *why, int ret)
+{
+	char key[64];
+
+	snprintf(key, sizeof(key), "%s/mig", device);
+	log_warn("%s/mig/layout: %s", device, why);
+	accel_node_set_last_error(fs->node, key, why);
+	return ret;
+}
+
+int fs_layout_write_part(struct accelfs *fs, const struct fs_node *n, uid_t uid, struct fs_layout_pending **pending,
+                         const char *buf, size_t size, off_t off)
+{
+	struct fs_layout_pending *p = *pending;
+	char why[ACCEL_TEXT_MAX];
+	size_t whole;
+	char *grown;
+	int ret;
+
+	if (uid != 0)
+		return refuse(fs, n->dev->name, "only root may write the layout", -EPERM);
+	if (!fs->mount.layouts)
+		return refuse(fs, n->dev->name, "layouts are not kept on this mount", -ENODEV);
+	if (!p) {
+		p = *pending = calloc(1, sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		snprintf(p->device, sizeof(p->device), "%s", n->dev->name);
+	}
+	if (p->bad)
+		return refuse(fs, n->dev->name,
+		              "an earlier write of this layout was refused: nothing will be applied; "
+		              "write the whole layout again",
+		              -EINVAL);
+	if ((size_t)off != p->len || p->len + size > ACCEL_LAYOUT_TEXT_MAX) {
+		p->bad = true;
+		snprintf(why, sizeof(why),
+		         "write the layout from its start, in order, at most %d bytes: nothing applied",
+		         ACCEL_LAYOUT_TEXT_MAX);
+		return refuse(fs, n->dev->name, why, -EINVAL);
+	}
+	grown = realloc(p->text, p->len + size + 1);
+	if (!grown)
+		return -ENOMEM;
+	p->text = grown;
+	memcpy(p->text + p->len, buf, size);
+	p->len += size;
+	/* Each complete line is checked as it comes, so the write that brings a bad one fails. */
+	for (whole = p->len; whole && p->text[whole - 1] != '\n'; whole--)
+		;
+	ret = accel_layouts_check(fs->mount.layouts, p->device, p->text, whole, why, sizeof(why));
+	if (ret) {
+		p->bad = true;
+		return refuse(fs, n->dev->name, why, ret);
+	}
+	return (int)size;
+}
+
+int fs_layout_commit(struct accelfs *fs, struct fs_layout_pending *p)
+{
+	char why[ACCEL_TEXT_MAX] = "", key[64];
+	int ret = 0;
+
+	snprintf(key, sizeof(key), "%s/mig", p->device);
+	if (!p->bad && fs->mount.layouts) {
+		ret = accel_layouts_set(fs->mount.layouts, p->device, p->text ? p->text : "", p->len, why, sizeof(why));
+		if (ret)
+			refuse(fs, p->device, why, ret);
+		else
+			accel_node_set_last_error(fs->node, key, "");
+	}
+	fs_layout_pending_free(p);
+	return ret;
+}
+
+/* The whole value, one trailing newline dropped: "enabled", "1". */
+static void word(const char *buf, size_t size, char *out, size_t len)
+{
+	size_t n = size < len - 1 ? size : len - 1;
+
+	memcpy(out, buf, n);
+	out[n] = '\0';
+	while (n && (out[n - 1] == '\n' || out[n - 1] == ' ' || out[n - 1] == '\t'))
+		out[--n] = '\0';
+}
+
+static int write_mode(struct accelfs *fs, const struct fs_node *n, const char *w, char *why, size_t whylen)
+{
+	int declared = fs->mount.layouts ? accel_layouts_mode(fs->mount.layouts, n->dev->name) : -1;
+	bool on = !strcmp(w, "enabled") || !strcmp(w, "1");
+
+	if (!on && strcmp(w, "disabled") && strcmp(w, "0")) {
+		snprintf(why, whylen, "mode: write 'enabled' or 'disabled'");
+		return -EINVAL;
+	}
+	if (declared >= 0 && declared != on) {
+		snprintf(why, whylen, "%s's layout declares 'mode %s': change the layout (%s/mig/layout), not the mode",
+		         n->dev->name, declared ? "enabled" : "disabled", n->dev->name);
+		return -EBUSY;
+	}
+	return accel_node_set_mode(fs->node, n->dev->name, on, why, whylen);
+}
+
+int fs_mig_setting_write(struct fs_write *wr, const struct fs_node *n)
+{
+	struct accelfs *fs = wr->fs;
+	const char *buf = wr->buf;
+	size_t size = wr->size;
+	off_t off = wr->off;
+	char w[32], why[ACCEL_TEXT_MAX] = "", key[64];
+	const char *file = n->entry->name;
+	int ret = 0;
+
+	snprintf(key, sizeof(key), "%s/mig", n->dev->name);
+	if (wr->uid != 0) {
+		snprintf(why, sizeof(why), "%s/mig/%s: only root may write it", n->dev->name, file);
+		ret = -EPERM;
+	} else if (off != 0) {
+		snprintf(why, sizeof(why), "%s/mig/%s: write the whole of it at once, from the start", n->dev->name,
+		         file);
+		ret = -EINVAL;
+	} else if (!fs->mount.layouts && strcmp(file, "mode")) {
+		snprintf(why, sizeof(why), "%s/mig/%s: layouts are not kept on this mount", n->dev->name, file);
+		ret = -ENODEV;
+	} else if (!strcmp(file, "cordon")) {
+		word(buf, size, w, sizeof(w));
+		if (strcmp(w, "0") && strcmp(w, "1")) {
+			snprintf(why, sizeof(why), "cordon: write 1 (no new job lands on %s) or 0", n->dev->name);
+			ret = -EINVAL;
+		} else {
+			ret = accel_layouts_set_cordon(fs->mount.layouts, n->dev->name, w[0] == '1', why, sizeof(why));
+		}
+	} else {
+		word(buf, size, w, sizeof(w));
+		ret = write_mode(fs, n, w, why, sizeof(why));
+	}
+	if (ret) {
+		log_warn("%s/mig/%s: %s", n->dev->name, file, why);
+		accel_node_set_last_error(fs->node, key, why);
+		return ret;
+	}
+	accel_node_set_last_error(fs->node, key, "");
+	return (int)size;
+}
+
+/* ---- the mount's layouts ---------------------------------------------------- */
+
+static void on_layout_change(void *ctx)
+{
+	struct accelfs *fs = ctx;
+
+	if (__atomic_load_n(&fs->notifier, __ATOMIC_ACQUIRE))
+		fs_notify_check(fs);
+}
+
+int fs_layouts_open(struct accelfs *fs, const char *state_dir, unsigned poll_ms, bool read_only)
+{
+	struct accel_layouts_options o = {
+		.state_dir = state_dir,
+		.poll_ms = poll_ms,
+		.held = fs_layout_held,
+		.held_ctx = fs->mount.attach,
+		.on_change = on_layout_change,
+		.change_ctx = fs,
+	};
+	struct accel_layouts *ls = accel_layouts_open(fs->node, &o);
+
+	if (!ls)
+		return -ENOMEM;
+	/* After reconciliation, before the mount serves and READY=1: what is declared is there when they come. */
+	if (!read_only)
+		accel_layouts_apply_all(ls);
+	__atomic_store_n(&fs->mount.layouts, ls, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int fs_layouts_start(struct accelfs *fs)
+{
+	return fs->mount.layouts ? accel_layouts_start(fs->mount.layouts) : 0;
+}
+
+void fs_layouts_kick(struct accelfs *fs)
+{
+	struct accel_layouts *ls = __atomic_load_n(&fs->mount.layouts, __ATOMIC_ACQUIRE);
+
+	if (ls)
+		accel_layouts_kick(ls);
+}
+
+void fs_layouts_close(struct accelfs *fs)
+{
+	struct accel_layouts *ls = __atomic_exchange_n(&fs->mount.layouts, NULL, __ATOMIC_ACQ_REL);
+
+	accel_layouts_close(ls);
+}

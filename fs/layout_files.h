@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A card's layout files and the writes of <dev>/mig/ (fs/layout_files.c):
+ *
+ *   layout         the declared layout (core/layout.h); root writes it whole
+ *   layout_status  per declared line: applied, pending: <why>, impossible: <why>
+ *   cordon         1: no new job lands on the card but the layout's; root writes 0 or 1
+ *   mode           root writes enabled or disabled (core/node_mode.c's preconditions)
+ *   last_error     why the last write here failed
+ */
+#ifndef ACCELFS_LAYOUT_FILES_H
+#define ACCELFS_LAYOUT_FILES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include <fuse_lowlevel.h>
+
+#include "fs/tree.h"
+
+struct accelfs;
+struct fs_text;
+
+int fs_layout_render(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                     const struct fs_node *n);
+int fs_layout_status_render(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                            const struct fs_node *n);
+int fs_cordon_render(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                     const struct fs_node *n);
+int fs_mig_last_error_render(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                             const struct fs_node *n);
+
+/* Is n <dev>/mig/cordon or mode (their rows' write is fs_mig_setting_write)? */
+bool fs_layout_writes(const struct fs_node *n);
+/*
+ * Is n <dev>/mig/layout?  Its writes come a line at a time (a shell's
+ * builtins write each line alone): each is checked with what came before
+ * (fs_layout_write_part: -EINVAL at the write that brings a bad line, and
+ * the handle applies nothing), and the writer's close applies the whole
+ * (fs_layout_commit, from FLUSH: close(2)'s errno).
+ */
+bool fs_layout_deferred(const struct fs_node *n);
+struct fs_layout_pending;
+int fs_layout_write_part(struct accelfs *fs, const struct fs_node *n, uid_t uid, struct fs_layout_pending **pending,
+                         const char *buf, size_t size, off_t off);
+/* Apply what was written, and free p: 0 or -errno. */
+int fs_layout_commit(struct accelfs *fs, struct fs_layout_pending *p);
+void fs_layout_pending_free(struct fs_layout_pending *p);
+/* The write of cordon and mode (their rows'): the bytes taken, or -errno (last_error of <dev>/mig and the log say why). */
+int fs_mig_setting_write(struct fs_write *w, const struct fs_node *n);
+
+/* The attachments' answer to "is this job held" (ctx: the mount's registry). */
+bool fs_layout_held(void *ctx, const struct accel_device *d, const struct accel_job *j, char *why, size_t whylen);
+
+/*
+ * The mount's layouts: opened and applied once (unless read-only) before the
+ * mount serves, the thread started once the notifier runs, kicked at every
+ * published change, closed before the node stops.
+ */
+int fs_layouts_open(struct accelfs *fs, const char *state_dir, unsigned poll_ms, bool read_only);
+int fs_layouts_start(struct accelfs *fs);
+void fs_layouts_kick(struct accelfs *fs);
+void fs_layouts_close(struct accelfs *fs);
+
+#endif

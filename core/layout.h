@@ -111,6 +111,10 @@ struct accel_layout_plan {
 	/* layout jobs no longer declared and held by nothing (reclaims come before carves) */
 	struct accel_layout_reclaim reclaims[ACCEL_LAYOUT_MAX_UNITS];
 	size_t n_reclaims;
+	/* layout jobs no longer declared that something holds: they stay, and status says why */
+	struct accel_layout_reclaim kept[ACCEL_LAYOUT_MAX_UNITS];
+	char kept_why[ACCEL_LAYOUT_MAX_UNITS][160];
+	size_t n_kept;
 	int set_mode; /* -1: leave it; else the mode to set once the card has no instance */
 	bool cordon;  /* drain declared and some line waits for a holder */
 	/* per declared line, indexed like the layout's */
@@ -129,7 +133,11 @@ struct accel_layout_plan {
 int accel_layout_plan(const struct accel_layout *l, const struct accel_device *d, accel_layout_held_fn held,
                       void *held_ctx, struct accel_layout_plan *plan);
 
-/* layout_status's text: one line per declared line, "<line>: applied|pending: <why>|impossible: <why>". */
+/*
+ * layout_status's text: one line per declared line, "<line>: applied|pending:
+ * <why>|impossible: <why>", then one per layout job no longer declared that
+ * something holds, "<job>: pending: no longer declared, <why>".
+ */
 void accel_layout_status_format(const struct accel_layout *l, const struct accel_layout_plan *plan, char *buf,
                                 size_t len);
 

@@ -84,9 +84,19 @@ static void match_jobs(struct planning *pl, struct layout_unit *u, size_t n)
 		const struct accel_job *job = &d->jobs[j];
 		struct accel_layout_reclaim *r;
 
-		if (pl->matched[j] || !accel_layout_owns(job->name) || job_held(pl, j) ||
-		    pl->plan->n_reclaims == ACCEL_LAYOUT_MAX_UNITS)
+		if (pl->matched[j] || !accel_layout_owns(job->name) || pl->plan->n_reclaims == ACCEL_LAYOUT_MAX_UNITS)
 			continue;
+		if (job_held(pl, j)) {
+			if (pl->plan->n_kept < ACCEL_LAYOUT_MAX_UNITS) {
+				r = &pl->plan->kept[pl->plan->n_kept];
+				snprintf(r->profile, sizeof(r->profile), "%s", job->profile);
+				snprintf(r->job, sizeof(r->job), "%s", job->name);
+				snprintf(r->uuid, sizeof(r->uuid), "%s", job->uuid);
+				snprintf(pl->plan->kept_why[pl->plan->n_kept++], sizeof(pl->plan->kept_why[0]), "%s",
+				         pl->held_why[j]);
+			}
+			continue;
+		}
 		r = &pl->plan->reclaims[pl->plan->n_reclaims++];
 		snprintf(r->profile, sizeof(r->profile), "%s", job->profile);
 		snprintf(r->job, sizeof(r->job), "%s", job->name);
@@ -331,6 +341,13 @@ void accel_layout_status_format(const struct accel_layout *l, const struct accel
 		int n = snprintf(buf + used, len - used, "%s: %s%s%s\n", l->lines[i].text, word[plan->state[i]],
 		                 plan->state[i] == ACCEL_LAYOUT_APPLIED ? "" : ": ",
 		                 plan->state[i] == ACCEL_LAYOUT_APPLIED ? "" : plan->why[i]);
+		if (n < 0)
+			return;
+		used += (size_t)n;
+	}
+	for (size_t i = 0; i < plan->n_kept && used < len; i++) {
+		int n = snprintf(buf + used, len - used, "%s: pending: no longer declared, reclaimed once free; %s\n",
+		                 plan->kept[i].job, plan->kept_why[i]);
 		if (n < 0)
 			return;
 		used += (size_t)n;

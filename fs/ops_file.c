@@ -120,7 +120,12 @@ void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	 * time, and close applies the whole (its errno is close's).
 	 */
 	fi->noflush = (fi->flags & O_ACCMODE) == O_RDONLY || !fs_layout_deferred(&n);
-	if (of->cached)
+	/*
+	 * A writer of a page-cached file (mig/mode) goes around the page cache:
+	 * a buffered write holds the page locked until we answer, and what the
+	 * write changes invalidates that very page before we do.
+	 */
+	if (of->cached && (fi->flags & O_ACCMODE) == O_RDONLY)
 		fi->keep_cache = 1; /* served from the page cache until fs/notify.c says it changed */
 	else
 		fi->direct_io = 1; /* its text moves without a snapshot: every read reaches us */

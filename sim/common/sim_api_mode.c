@@ -3,7 +3,8 @@
  * Changing the MIG mode, with the refusals the runbook measured: a card with
  * GPU instances, or a card any process holds open (its own node, or the
  * shared control nodes, whose holder holds every card).  No reset is needed:
- * a successful change applies at once.
+ * a successful change applies at once, but on a card whose topology says
+ * mode_needs_reset, where it stays pending (nothing here resets).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,7 +84,10 @@ mig_return_t sim_DeviceSetMigMode(struct sim_ctx *ctx, mig_device_t device, unsi
 	r = check_holders(ctx, d);
 	if (r)
 		return sim_leave(&call, r);
-	d->mig_current = d->mig_pending = mode;
+	/* "A successful call is not an applied mode": on such a card only a reset would make it current. */
+	d->mig_pending = mode;
+	if (!d->mode_needs_reset)
+		d->mig_current = mode;
 	r = sim_commit(&call);
 	if (!r)
 		*activationStatus = MIG_SUCCESS;

@@ -102,6 +102,8 @@ struct sim_device {
 	struct sim_ci_profile *ci_profiles;
 	/* What changes (cards/<N>.json). */
 	bool present;
+	/* A mode change is only pending until a reset (NVIDIA's older GPUs; a topology flag): nothing resets. */
+	bool mode_needs_reset;
 	unsigned mig_current;
 	unsigned mig_pending;
 	/*

@@ -100,6 +100,8 @@ json_t *sim_json_card_hw(const struct sim_device *d, const char *vendor)
 		json_array_append_new(cips, sim_json_ci_profile(&d->ci_profiles[i]));
 	json_object_set_new(o, "gi_profiles", gips);
 	json_object_set_new(o, "ci_profiles", cips);
+	if (d->mode_needs_reset)
+		json_object_set_new(o, "mode_needs_reset", json_true());
 	return o;
 }
 
@@ -298,11 +300,17 @@ int sim_json_read_card_hw(json_t *root, const char *vendor, unsigned ordinal, st
                           size_t errlen)
 {
 	static const char *const keys[] = { "format", "vendor", "ordinal", HW_KEYS, NULL };
+	/* Optional: a state made before it was known reads as the default. */
+	static const char *const known[] = { "format", "vendor", "ordinal", HW_KEYS, "mode_needs_reset", NULL };
 	char what[64];
 	int ret;
 
 	snprintf(what, sizeof(what), "card %u (hw)", ordinal);
-	ret = sim_json_exact_keys(root, keys, what, err, errlen);
+	ret = sim_json_check_keys(root, known, what, err, errlen);
+	if (!ret)
+		ret = sim_json_require(root, keys, what, err, errlen);
+	if (!ret)
+		ret = sim_json_bool(root, "mode_needs_reset", &d->mode_needs_reset, what, err, errlen);
 	if (!ret)
 		ret = check_header(root, SIM_STATE_FORMAT, vendor, what, err, errlen);
 	if (!ret)

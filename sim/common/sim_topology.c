@@ -33,6 +33,7 @@ static const char *const device_keys[] = { "name",
 	                                   "mig_mode",
 	                                   "profile_names",
 	                                   "present",
+	                                   "mode_needs_reset",
 	                                   "pci_device_id",
 	                                   "pci_subsystem_id",
 	                                   "gi_profiles",
@@ -236,6 +237,8 @@ static int build_device(const struct sim_vendor *v, json_t *section, json_t *ove
 		ret = sim_json_uint(over, "minor", &d->minor, what, err, errlen);
 	if (!ret && over)
 		ret = sim_json_bool(over, "present", &d->present, what, err, errlen);
+	if (!ret && over)
+		ret = sim_json_bool(over, "mode_needs_reset", &d->mode_needs_reset, what, err, errlen);
 	if (ret)
 		return ret;
 	if (d->memory_slices == 0 || d->memory_slices > SIM_MAX_SLICES || d->compute_slices == 0 ||

@@ -236,6 +236,8 @@ static void test_plan_held_layout_job_stays(void **state)
 	assert_non_null(strstr(plan.why[0], "0 of 7 applied; placement 0:4 held by layout-gpu0-3g.71gb-0 (no longer "
 	                                    "declared), in use by container c1, pid 4242"));
 	assert_true(plan.cordon);
+	assert_int_equal(plan.n_kept, 1); /* held, not declared: it stays, and status says so */
+	assert_string_equal(plan.kept[0].job, "layout-gpu0-3g.71gb-0");
 }
 
 static void test_plan_mode(void **state)

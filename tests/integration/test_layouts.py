@@ -1,0 +1,315 @@
+# SPDX-License-Identifier: MIT
+"""Layouts: <dev>/mig/layout, layout_status, cordon and mode writes, over the real daemon.
+
+What a layout must never do is touch what is not its own or what is in use: every test that
+applies one checks that the jobs made by mkdir keep their GPU instance id, placement and MIG
+UUID, and that the node holds its invariants against the driver (invariants.py).
+"""
+import errno
+import os
+import subprocess
+import threading
+import unittest
+
+from harness import NodeTestCase, topology_path, wait_until
+from invariants import format_problems, parse_instances, settled
+
+CID = "7c1e" * 16  # a container id: 64 hex digits
+DEV = "gpu0"
+
+
+def write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def shell_write(path, text):
+    """As a shell script does: printf writes each line with its own write(2)."""
+    return subprocess.run(["bash", "-c", 'printf "$1" > "$2"', "-", text, path], capture_output=True, text=True)
+
+
+class LayoutCase(NodeTestCase):
+    topology = topology_path("layouts.json")
+
+    def setUp(self):
+        super().setUp()
+        self.procs = []
+
+    def tearDown(self):
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        super().tearDown()
+
+    def mig(self, *parts, dev=DEV):
+        return self.node.path(dev, "mig", *parts)
+
+    def layout(self, text, dev=DEV):
+        write(self.mig("layout", dev=dev), text)
+
+    def status(self, dev=DEV):
+        return self.node.read(dev, "mig", "layout_status")
+
+    def instances(self, dev=DEV):
+        return parse_instances(self.node.read(dev, "mig", "instances"))
+
+    def by_job(self, dev=DEV):
+        return {i["job"]: i for i in self.instances(dev)}
+
+    def identity(self, job, dev=DEV, profile=None):
+        st = self.node.keyvals(dev, "mig", profile, job, "status")
+        return (st["gi"], st["placement"], st["uuid"])
+
+    def sleeper(self):
+        p = subprocess.Popen(["sleep", "1000"])
+        self.procs.append(p)
+        return p
+
+    def assertSettled(self, context=""):
+        problems = settled(self.node, timeout=5)
+        self.assertEqual(problems, [], f"{context}: {format_problems(problems)}")
+
+    def wait_status(self, want, dev=DEV, timeout=10):
+        return wait_until(lambda: self.status(dev) == want, timeout=timeout,
+                          what=f"{dev}/mig/layout_status to say {want!r} (it says {self.status(dev)!r})")
+
+
+class Apply(LayoutCase):
+    def test_a_job_in_use_is_untouched_the_rest_applies_and_it_follows_once_the_job_goes(self):
+        n = self.node
+        os.mkdir(self.mig("3g.71gb", "job1"))
+        before = self.identity("job1", profile="3g.71gb")
+        sleeper = self.sleeper()
+        write(self.mig("3g.71gb", "job1", "containers"), f"attach {CID} {sleeper.pid}\n")
+        self.layout("3g.71gb@0\n1g.18gb x3\n")
+        self.assertEqual(self.identity("job1", profile="3g.71gb"), before, "the job in use was touched")
+        self.assertEqual(self.status(),
+                         f"3g.71gb@0: pending: placement 0:4 held by job1, in use by container {CID[:20]}, "
+                         f"pid {sleeper.pid}\n1g.18gb x3: applied\n")
+        jobs = self.by_job()
+        self.assertEqual(sorted(j for j in jobs if j.startswith("layout-")),
+                         ["layout-gpu0-1g.18gb-4", "layout-gpu0-1g.18gb-5", "layout-gpu0-1g.18gb-6"])
+        self.assertSettled("with job1 in use")
+        # the container goes and its job is removed: the layout follows by itself, nobody writes again
+        sleeper.kill()
+        sleeper.wait()
+        wait_until(lambda: n.errno_of(os.rmdir, self.mig("3g.71gb", "job1")) == 0, what="rmdir job1")
+        self.wait_status("3g.71gb@0: applied\n1g.18gb x3: applied\n")
+        self.assertEqual(self.by_job()["layout-gpu0-3g.71gb-0"]["placement"], "0:4")
+        self.assertSettled("after job1 went")
+
+    def test_a_busy_layout_job_no_longer_declared_stays_until_free(self):
+        n = self.node
+        self.layout("1g.18gb x2\n")
+        kept = self.identity("layout-gpu0-1g.18gb-1", profile="1g.18gb")
+        n.smi("gpu", "sim", "busy", "-i", 0, "-gi", kept[0], "-ci", 0, 1)
+        self.layout("1g.18gb\n")
+        self.assertEqual(self.identity("layout-gpu0-1g.18gb-1", profile="1g.18gb"), kept)
+        status = self.status()
+        self.assertTrue(status.startswith("1g.18gb: applied\nlayout-gpu0-1g.18gb-1: pending: no longer declared"),
+                        status)
+        self.assertIn("reclaim failed", status)
+        n.smi("gpu", "sim", "busy", "-i", 0, "-gi", kept[0], "-ci", 0, 0)
+        self.wait_status("1g.18gb: applied\n")
+        self.assertNotIn("layout-gpu0-1g.18gb-1", self.by_job())
+        self.assertSettled()
+
+    def test_mkdir_made_jobs_are_never_the_layouts(self):
+        os.mkdir(self.mig("1g.18gb", "mine"))
+        mine = self.identity("mine", profile="1g.18gb")
+        self.layout("1g.18gb x2\n")
+        self.layout("\n")  # declares nothing: the layout's own go, nothing else
+        self.assertEqual(self.identity("mine", profile="1g.18gb"), mine)
+        self.assertEqual(sorted(self.by_job()), ["mine"])
+        self.assertEqual(self.node.read(DEV, "mig", "layout"), "")
+        # nobody but the layout takes its names
+        self.assertErrno(errno.EINVAL, os.mkdir, self.mig("1g.18gb", "layout-gpu0-1g.18gb-3"))
+        self.assertIn("are the layouts'", self.node.read(DEV, "mig", "1g.18gb", "last_error"))
+
+    def test_a_bad_layout_is_refused_whole_and_changes_nothing(self):
+        n = self.node
+        self.layout("1g.18gb x2\n")
+        before = self.by_job()
+        for text, words in (("1g.18gb x2\nbogus line here\n", "line 2"),
+                            ("2g.71gb\n", "does not offer"),
+                            ("3g.71gb@1\n", "legal starts: 0, 4"),
+                            ("7g.141gb\n1g.18gb\n", "do not fit"),
+                            ("1g.18gb\nmode disabled\n", "mode disabled")):
+            res = shell_write(self.mig("layout"), text.replace("\n", "\\n"))
+            self.assertNotEqual(res.returncode, 0, text)
+            self.assertIn("Invalid argument", res.stderr)
+            self.assertIn(words, n.read(DEV, "mig", "last_error"), text)
+            self.assertEqual(n.read(DEV, "mig", "layout"), "1g.18gb x2\n", text)
+            self.assertEqual(self.by_job(), before, text)
+        # a shell's line-at-a-time writes of a good layout apply it whole at close
+        res = shell_write(self.mig("layout"), "3g.71gb@4\\n1g.18gb x2\\n")
+        self.assertEqual(res.returncode, 0, res.stderr)
+        self.assertEqual(self.status(), "3g.71gb@4: applied\n1g.18gb x2: applied\n")
+        self.assertEqual(n.read(DEV, "mig", "last_error"), "")
+
+    def test_kept_across_a_restart_and_applied_before_the_mount_is_ready(self):
+        n = self.node
+        os.mkdir(self.mig("1g.18gb", "mine"))
+        mine = self.identity("mine", profile="1g.18gb")
+        self.layout("3g.71gb@4\n1g.18gb x2\n")
+        theirs = [i["gi"] for i in self.instances() if i["job"].startswith("layout-")]
+        self.assertEqual(len(theirs), 3)
+        n.stop()
+        # while it is down, the layout's instances are destroyed by hand
+        for gi in theirs:
+            n.smi("gpu", "mig", "-i", 0, "-gi", gi, "-ci", 0, "-dci")
+            n.smi("gpu", "mig", "-i", 0, "-gi", gi, "-dgi")
+        n.start()
+        # no waiting: start returns once the mount serves, and the layout was applied before that
+        self.assertEqual(self.status(), "3g.71gb@4: applied\n1g.18gb x2: applied\n")
+        self.assertEqual(self.identity("mine", profile="1g.18gb"), mine)
+        self.assertEqual(n.read(DEV, "mig", "layout"), "3g.71gb@4\n1g.18gb x2\n")
+        self.assertSettled("after the restart")
+
+
+class Cordon(LayoutCase):
+    def test_cordon_refuses_mkdir_moves_node_level_ones_and_lets_the_layout_apply(self):
+        n = self.node
+        write(self.mig("cordon"), "1\n")
+        self.assertEqual(n.read(DEV, "mig", "cordon"), "1\n")
+        self.assertErrno(errno.EBUSY, os.mkdir, self.mig("1g.18gb", "j1"))
+        self.assertIn("gpu0 is cordoned", n.read(DEV, "mig", "1g.18gb", "last_error"))
+        # node-level: another card takes it, whichever the choice would have been
+        os.mkdir(n.path("mig", "1g.18gb", "nl"))
+        self.assertNotIn("gpu0", os.readlink(n.path("mig", "1g.18gb", "nl", "device")))
+        self.layout("1g.18gb\n")
+        self.assertEqual(self.status(), "1g.18gb: applied\n")
+        write(self.mig("cordon"), "0\n")
+        os.mkdir(self.mig("1g.18gb", "j1"))
+        # kept across a restart
+        write(self.mig("cordon"), "1\n")
+        n.restart()
+        self.assertEqual(n.read(DEV, "mig", "cordon"), "1\n")
+        self.assertErrno(errno.EBUSY, os.mkdir, self.mig("1g.18gb", "j2"))
+        self.assertErrno(errno.EINVAL, write, self.mig("cordon"), "yes\n")
+
+    def test_drain_cordons_while_a_line_waits_for_a_holder(self):
+        n = self.node
+        os.mkdir(self.mig("3g.71gb", "job1"))
+        self.layout("3g.71gb@0\ndrain\n")
+        self.assertEqual(n.read(DEV, "mig", "cordon"), "1\n")
+        self.assertErrno(errno.EBUSY, os.mkdir, self.mig("1g.18gb", "late"))
+        os.rmdir(self.mig("3g.71gb", "job1"))
+        self.wait_status("3g.71gb@0: applied\ndrain: applied\n")
+        wait_until(lambda: n.read(DEV, "mig", "cordon") == "0\n", what="the drain's cordon to lift")
+        os.mkdir(self.mig("1g.18gb", "late"))
+
+
+class Mode(LayoutCase):
+    def card_node(self, dev="gpu0"):
+        minor = dev[3:]
+        return os.path.join(self.node.state, "sim", "nvidia", "dev", f"nvidia{minor}")
+
+    def test_mode_changes_with_the_runbooks_preconditions(self):
+        n = self.node
+        modes = {d: n.read(d, "mig", "mode") for d in ("gpu1", "gpu2", "ppu0", "ppu1")}
+        os.mkdir(self.mig("1g.18gb", "job1"))
+        self.assertErrno(errno.EBUSY, write, self.mig("mode"), "disabled\n")
+        self.assertIn("gi 0 job job1", n.read(DEV, "mig", "last_error"))
+        os.rmdir(self.mig("1g.18gb", "job1"))
+        holder = subprocess.Popen(["python3", "-c", "import os,time\n"
+                                   f"a=os.open({self.card_node()!r}, os.O_PATH)\nprint('held', flush=True)\n"
+                                   "time.sleep(1000)"], stdout=subprocess.PIPE, text=True)
+        self.procs.append(holder)
+        self.assertEqual(holder.stdout.readline().strip(), "held")
+        self.assertErrno(errno.EBUSY, write, self.mig("mode"), "disabled\n")
+        err = n.read(DEV, "mig", "last_error")
+        self.assertIn(f"pid {holder.pid} (python3 -c", err)
+        self.assertEqual(n.read(DEV, "mig", "mode"), "enabled\n")
+        holder.kill()
+        holder.wait()
+        holder.stdout.close()
+        calls_before = self.setmode_calls()
+        write(self.mig("mode"), "disabled\n")
+        self.assertEqual(n.read(DEV, "mig", "mode"), "disabled\n")
+        self.assertEqual(self.setmode_calls(), calls_before + 1, "one card, one call")
+        write(self.mig("mode"), "enabled\n")
+        self.assertEqual(n.read(DEV, "mig", "mode"), "enabled\n")
+        self.assertEqual({d: n.read(d, "mig", "mode") for d in modes}, modes, "another card was touched")
+
+    def setmode_calls(self):
+        for line in self.node.smi("gpu", "sim", "calls").stdout.splitlines():
+            if line.startswith("DeviceSetMigMode "):
+                return int(line.split()[1])
+        return 0
+
+    def test_a_mode_the_driver_holds_pending_is_not_an_applied_mode(self):
+        n = self.node
+        self.assertErrno(errno.EIO, write, self.mig("mode", dev="gpu2"), "disabled\n")
+        self.assertIn("pending", n.read("gpu2", "mig", "last_error"))
+        self.assertIn("reset", n.read("gpu2", "mig", "last_error"))
+
+    def test_a_layout_that_disables_the_mode_reclaims_its_own_first(self):
+        n = self.node
+        self.layout("1g.18gb x2\n", dev="gpu1")
+        self.layout("mode disabled\n", dev="gpu1")
+        self.assertEqual(self.status("gpu1"), "mode disabled: applied\n")
+        self.assertEqual(n.read("gpu1", "mig", "mode"), "disabled\n")
+        # the layout owns the mode now: a write against it is refused
+        self.assertErrno(errno.EBUSY, write, self.mig("mode", dev="gpu1"), "enabled\n")
+        self.layout("mode enabled\n1g.18gb\n", dev="gpu1")
+        self.assertEqual(self.status("gpu1"), "mode enabled: applied\n1g.18gb: applied\n")
+        # with a mkdir-made job on it, the mode waits and says for whom
+        os.mkdir(self.mig("1g.18gb", "job1", dev="gpu1"))
+        self.layout("mode disabled\n", dev="gpu1")
+        self.assertIn("mode disabled: pending: the mode changes only on a card with no instance: placement",
+                      self.status("gpu1"))
+        self.assertIn("held by job1", self.status("gpu1"))
+        os.rmdir(self.mig("1g.18gb", "job1", dev="gpu1"))
+        self.wait_status("mode disabled: applied\n", dev="gpu1")
+
+
+class Races(LayoutCase):
+    def test_concurrent_mkdir_and_layout_writes_never_give_a_placement_twice(self):
+        n = self.node
+        stop = threading.Event()
+        problems = []
+
+        def mkdirs(tag):
+            i = 0
+            while not stop.is_set():
+                name = f"{tag}{i % 3}"
+                p = self.mig("1g.18gb", name)
+                if n.errno_of(os.mkdir, p) == 0:
+                    n.errno_of(os.rmdir, p)
+                i += 1
+
+        def layouts():
+            texts = ["1g.18gb x3\n", "3g.71gb@4\n1g.18gb\n", "1g.18gb x7\n", "\n", "3g.71gb x2\n"]
+            i = 0
+            while not stop.is_set():
+                e = n.errno_of(write, self.mig("layout"), texts[i % len(texts)])
+                if e:
+                    problems.append(f"layout write answered {errno.errorcode.get(e, e)}")
+                i += 1
+
+        def watch():
+            while not stop.is_set():
+                spans = []
+                for inst in self.instances():
+                    s, z = (int(x) for x in inst["placement"].split(":"))
+                    for t, tz in spans:
+                        if s < t + tz and t < s + z:
+                            problems.append(f"placement {s}:{z} given twice: {self.instances()}")
+                    spans.append((s, z))
+
+        threads = [threading.Thread(target=f, args=a) for f, a in
+                   ((mkdirs, ("a",)), (mkdirs, ("b",)), (layouts, ()), (watch, ()))]
+        for t in threads:
+            t.start()
+        stop.wait(6)
+        stop.set()
+        for t in threads:
+            t.join()
+        self.assertEqual(problems[:5], [])
+        self.assertSettled("after the race")  # available, placements and jobs agree with the driver
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -7,6 +7,7 @@ UUID, and that the node holds its invariants against the driver (invariants.py).
 """
 import errno
 import os
+import random
 import subprocess
 import threading
 import unittest
@@ -309,6 +310,75 @@ class Races(LayoutCase):
             t.join()
         self.assertEqual(problems[:5], [])
         self.assertSettled("after the race")  # available, placements and jobs agree with the driver
+
+
+class Crashes(LayoutCase):
+    """Faults at every driver call and kill -9 while applying: the layout finishes, nothing else moves."""
+
+    def all_applied(self, dev):
+        st = self.status(dev)
+        return st and all(l.endswith(": applied") for l in st.splitlines())
+
+    def test_a_fault_at_every_driver_call_while_applying(self):
+        n = self.node
+        os.mkdir(self.mig("1g.18gb", "mine"))
+        mine = self.identity("mine", profile="1g.18gb")
+        text = "3g.71gb@4\n1g.18gb x2\n"
+        n.smi("gpu", "sim", "calls", "--reset")
+        self.layout(text)
+        calls = sum(int(l.split()[1]) for l in n.smi("gpu", "sim", "calls").stdout.splitlines())
+        self.layout("\n")
+        stride = int(os.environ.get("ACCELFS_STRESS_STRIDE", "1"))
+        problems, fired = [], 0
+        for k in range(0, calls + 2, stride):
+            ctx = f"sim fault '*' UNKNOWN --skip {k}"
+            n.smi("gpu", "sim", "fault", "*", "UNKNOWN", "--skip", k, "--times", 1)
+            e = n.errno_of(self.layout, text)
+            if e not in (0, errno.EIO):
+                problems.append(f"{ctx}: the layout write answered {errno.errorcode.get(e, e)}")
+            fired += "fired 1" in n.smi("gpu", "sim", "faults").stdout
+            n.smi("gpu", "sim", "clear-faults")
+            try:
+                wait_until(lambda: self.all_applied(DEV), timeout=10, what="the layout to finish")
+            except AssertionError as err:
+                problems.append(f"{ctx}: {err}")
+            if self.identity("mine", profile="1g.18gb") != mine:
+                problems.append(f"{ctx}: the mkdir-made job moved")
+            problems += [f"{ctx}: {p}" for p in settled(n, timeout=5)]
+            self.layout("\n")
+            wait_until(lambda: sorted(self.by_job()) == ["mine"], timeout=10, what="only mine to be left")
+        self.assertEqual(problems[:10], [])
+        self.assertGreater(calls, 20, "a clean apply makes the calls of four carves")
+        self.assertGreater(fired, (calls + 2) // stride // 2, "most faults fired during the applies")
+
+    def test_kill9_while_applying_then_restart_finishes_it(self):
+        n = self.node
+        devs = ["gpu0", "gpu1", "ppu0"]
+        mine = {}
+        for dev, prof in (("gpu0", "1g.18gb"), ("gpu1", "3g.71gb"), ("ppu0", "4g.48gb")):
+            os.mkdir(self.mig(prof, "mine-" + dev, dev=dev))
+            mine[dev] = (prof, self.identity("mine-" + dev, dev=dev, profile=prof))
+        texts = {"gpu0": ["1g.18gb x6\n", "3g.71gb@4\n1g.18gb x2\n"], "gpu1": ["1g.18gb x3\n", "1g.18gb x2\n"],
+                 "ppu0": ["4g.48gb\n", "\n"]}
+        rng = random.Random(23)
+        for round_ in range(int(os.environ.get("ACCELFS_STRESS_ROUNDS", "6"))):
+            def writer(dev):
+                n.errno_of(self.layout, texts[dev][round_ % 2], dev)
+            threads = [threading.Thread(target=writer, args=(d,)) for d in devs]
+            for t in threads:
+                t.start()
+            threading.Event().wait(rng.uniform(0, 0.15))
+            n.kill9()
+            for t in threads:
+                t.join()
+            n.start()
+            for dev in devs:
+                wait_until(lambda: self.all_applied(dev) or not self.status(dev), timeout=15,
+                           what=f"{dev}'s layout to finish after the restart: {self.status(dev)!r}")
+                prof, ident = mine[dev]
+                self.assertEqual(self.identity("mine-" + dev, dev=dev, profile=prof), ident,
+                                 f"round {round_}: a mkdir-made job on {dev} moved")
+            self.assertSettled(f"round {round_}")  # one job per instance, names unique, no orphan left
 
 
 if __name__ == "__main__":

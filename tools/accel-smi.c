@@ -16,6 +16,7 @@
 
 #include "core/log.h"
 #include "tools/smi-commands.h"
+#include "tools/smi-layout.h"
 #include "sim/locate.h"
 
 /* A usage error's last line, when the full text was not printed: where the rest is. */
@@ -57,6 +58,11 @@ static void usage(FILE *f)
 	      "  mig -i N [-gi G] -lci      compute instances\n"
 	      "  mig -i N -gi G [-ci C] -dci  destroy compute instances\n"
 	      "\n"
+	      "the mounted tree (-f gpu unless -f is given):\n"
+	      "  layout apply -f CONFIG.yaml -c NAME [--mount DIR] [--dry-run]\n"
+	      "                             write each card's entry of a mig-parted configuration\n"
+	      "                             (version: v1, mig-configs) as its <dev>/mig/layout\n"
+	      "\n"
 	      "simulated drivers only:\n"
 	      "  sim busy -i N -gi G -ci C COUNT   processes running on a compute instance (blocks destroy)\n"
 	      "  sim fault FUNCTION [--ret NAME|NUM] [--skip N] [--times K]   arm a driver fault\n"
@@ -81,7 +87,8 @@ struct cli {
 	bool sim_create; /* --sim-create: a missing STATE_DIR is made, not refused */
 	const char *state_dir;
 	const char *topology;
-	enum { CMD_NONE, CMD_LIST, CMD_QUERY, CMD_SET_MIG, CMD_MIG, CMD_SIM, CMD_JSON, CMD_HEALTH } cmd;
+	bool family_given;
+	enum { CMD_NONE, CMD_LIST, CMD_QUERY, CMD_SET_MIG, CMD_MIG, CMD_SIM, CMD_JSON, CMD_HEALTH, CMD_LAYOUT } cmd;
 	int mig_mode;
 	int rest_argc;
 	char **rest_argv;
@@ -105,8 +112,10 @@ static int parse(int argc, char **argv, struct cli *c, struct smi *s)
 
 		if ((!strcmp(a, "-f") || !strcmp(a, "--family")) && next) {
 			c->family = argv[++i];
+			c->family_given = true;
 		} else if (!strncmp(a, "--family=", 9)) {
 			c->family = a + 9;
+			c->family_given = true;
 		} else if (!strcmp(a, "--sim")) {
 			c->sim = true;
 		} else if (!strcmp(a, "--sim-create")) {
@@ -163,8 +172,8 @@ static int parse(int argc, char **argv, struct cli *c, struct smi *s)
 				fprintf(stderr, "accel-smi: -mig takes 0 or 1\n");
 				return -1;
 			}
-		} else if (!strcmp(a, "mig") || !strcmp(a, "sim")) {
-			if (set_cmd(c, a[0] == 'm' ? CMD_MIG : CMD_SIM))
+		} else if (!strcmp(a, "mig") || !strcmp(a, "sim") || !strcmp(a, "layout")) {
+			if (set_cmd(c, a[0] == 'm' ? CMD_MIG : a[0] == 's' ? CMD_SIM : CMD_LAYOUT))
 				return -1;
 			c->rest_argc = argc - i - 1;
 			c->rest_argv = argv + i + 1;
@@ -226,6 +235,8 @@ static int smi_main(int argc, char **argv)
 		usage(stderr);
 		return SMI_USAGE;
 	}
+	if (c.cmd == CMD_LAYOUT && !c.family_given)
+		c.family = "gpu"; /* mig-parted's files name NVIDIA GPUs */
 	s.family = accel_family_by_prefix(c.family);
 	if (!s.family) {
 		fprintf(stderr, "accel-smi: -f takes ppu or gpu, not \"%s\"\n", c.family);
@@ -238,6 +249,13 @@ static int smi_main(int argc, char **argv)
 		return SMI_USAGE;
 	}
 	rc = open_driver(&s, &c);
+	if (rc != SMI_OK && c.cmd == CMD_LAYOUT) {
+		/* The tree is what it writes: the driver only reads PCI ids for device-filter. */
+		memset(&s.lib, 0, sizeof(s.lib));
+		rc = smi_cmd_layout(&s, c.rest_argc, c.rest_argv);
+		fflush(stdout);
+		return rc;
+	}
 	if (rc != SMI_OK)
 		return rc;
 	switch (c.cmd) {
@@ -261,6 +279,9 @@ static int smi_main(int argc, char **argv)
 		break;
 	case CMD_HEALTH:
 		rc = smi_cmd_health(&s);
+		break;
+	case CMD_LAYOUT:
+		rc = smi_cmd_layout(&s, c.rest_argc, c.rest_argv);
 		break;
 	case CMD_NONE:
 		rc = smi_cmd_status(&s); /* as nvidia-smi with no arguments */

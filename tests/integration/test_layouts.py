@@ -312,6 +312,60 @@ class Races(LayoutCase):
         self.assertSettled("after the race")  # available, placements and jobs agree with the driver
 
 
+class MigParted(LayoutCase):
+    """accel-smi layout apply: a mig-parted configuration (data/mig-parted-h200.yaml) over the node."""
+
+    CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "mig-parted-h200.yaml")
+
+    def apply(self, name):
+        return subprocess.run([*self.node.smi_cmd("gpu"), "layout", "apply", "-f", self.CONFIG, "-c", name,
+                               "--mount", self.node.mnt], capture_output=True, text=True, timeout=120)
+
+    def test_a_mig_parted_configuration_applies_only_the_difference(self):
+        n = self.node
+        res = self.apply("mixed")
+        self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
+        self.assertEqual(n.read("gpu0", "mig", "layout"), "mode enabled\n1g.18gb x2\n2g.35gb\n3g.71gb\n")
+        self.assertEqual(self.status("gpu2"), "mode enabled: applied\n7g.141gb: applied\n")  # its device-filter
+        self.assertIn("gpu1: written\n  mode enabled: applied\n", res.stdout)
+        small = {j: i["gi"] for j, i in self.by_job("gpu0").items() if "1g.18gb" in j}
+        self.assertEqual(len(small), 2)
+        os.mkdir(self.mig("1g.18gb", "mine", dev="gpu1"))
+        mine = self.identity("mine", dev="gpu1", profile="1g.18gb")
+        res = self.apply("all-1g.18gb")
+        self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
+        # gpu0 keeps its two small ones where they are and trades the rest for five more
+        jobs = self.by_job("gpu0")
+        self.assertEqual({j: jobs[j]["gi"] for j in small}, small)
+        self.assertEqual(sorted(i["profile"] for i in jobs.values()), ["1g.18gb"] * 7)
+        # gpu1's own job is left alone: six of seven, and the status says for whom the seventh waits
+        self.assertEqual(self.identity("mine", dev="gpu1", profile="1g.18gb"), mine)
+        self.assertIn("1g.18gb x7: pending: 6 of 7 applied; placement 0:1 held by mine", self.status("gpu1"))
+        self.assertSettled("after all-1g.18gb")
+
+    def test_what_a_card_cannot_say_is_reported_per_card_and_not_written(self):
+        n = self.node
+        before = {d: n.read(d, "mig", "layout") for d in ("gpu0", "gpu1", "gpu2")}
+        res = self.apply("a100-shaped")
+        self.assertEqual(res.returncode, 1)
+        for dev in ("gpu0", "gpu1", "gpu2"):
+            self.assertIn(f"{dev}: line ", res.stdout)
+        self.assertEqual(res.stdout.count("asks for 1g.5gb, which this card does not offer"), 3)
+        self.assertEqual({d: n.read(d, "mig", "layout") for d in before}, before)
+        res = self.apply("no-such-config")
+        self.assertEqual(res.returncode, 2)
+        self.assertIn("it has: all-disabled, all-1g.18gb, mixed, a100-shaped", res.stderr)
+
+    def test_all_disabled_flips_every_card_it_may(self):
+        n = self.node
+        self.assertEqual(self.apply("all-1g.18gb").returncode, 0)
+        res = self.apply("all-disabled")
+        self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
+        self.assertEqual([n.read(d, "mig", "mode") for d in ("gpu0", "gpu1")], ["disabled\n"] * 2)
+        # gpu2's driver holds the change pending until a reset: the status says so, nothing resets it
+        self.assertIn("reset", self.status("gpu2"))
+
+
 class Crashes(LayoutCase):
     """Faults at every driver call and kill -9 while applying: the layout finishes, nothing else moves."""
 

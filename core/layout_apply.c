@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/log.h"
 
@@ -27,11 +28,8 @@
 struct pass {
 	accel_layout_held_fn held;
 	void *held_ctx;
-	struct {
-		char uuid[ACCEL_UUID_MAX];
-		char why[160];
-	} busy[ACCEL_LAYOUT_MAX_UNITS];
-	size_t n_busy;
+	struct accel_layout_memory *mem;
+	int64_t now, retry_ms;
 	char mode_why[ACCEL_LAYOUT_WHY_MAX];
 	struct {
 		char job[ACCEL_JOB_NAME_MAX + 1];
@@ -44,9 +42,9 @@ static bool pass_held(void *ctx, const struct accel_device *d, const struct acce
 {
 	struct pass *p = ctx;
 
-	for (size_t i = 0; i < p->n_busy; i++)
-		if (!strcmp(p->busy[i].uuid, j->uuid)) {
-			snprintf(why, whylen, "%s", p->busy[i].why);
+	for (size_t i = 0; i < p->mem->n_busy; i++)
+		if (!strcmp(p->mem->busy[i].uuid, j->uuid)) {
+			snprintf(why, whylen, "%s", p->mem->busy[i].why);
 			return true;
 		}
 	return p->held && p->held(p->held_ctx, d, j, why, whylen);
@@ -82,9 +80,11 @@ static bool act(struct accel_node *node, const char *device, struct pass *p, con
 				log_info("%s: layout: reclaimed %s, no longer declared", device, r->job);
 			continue;
 		}
-		if (p->n_busy < ACCEL_LAYOUT_MAX_UNITS) {
-			snprintf(p->busy[p->n_busy].uuid, sizeof(p->busy[0].uuid), "%s", r->uuid);
-			snprintf(p->busy[p->n_busy++].why, sizeof(p->busy[0].why), "its reclaim failed: %.130s", why);
+		if (p->mem->n_busy < ACCEL_LAYOUT_MAX_UNITS) {
+			size_t k = p->mem->n_busy++;
+			snprintf(p->mem->busy[k].uuid, sizeof(p->mem->busy[0].uuid), "%s", r->uuid);
+			snprintf(p->mem->busy[k].why, sizeof(p->mem->busy[0].why), "its reclaim failed: %.130s", why);
+			p->mem->busy[k].until = p->now + p->retry_ms;
 		}
 		changed = true; /* the plan changes: the job is held now */
 	}
@@ -122,8 +122,17 @@ static void explain(const struct accel_layout *l, struct pass *p, struct accel_l
 	}
 }
 
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 int accel_layout_apply(struct accel_node *node, const char *device, const struct accel_layout *l,
-                       accel_layout_held_fn held, void *held_ctx, struct accel_layout_plan *out)
+                       accel_layout_held_fn held, void *held_ctx, struct accel_layout_memory *mem, unsigned retry_ms,
+                       struct accel_layout_plan *out)
 {
 	struct pass *p = calloc(1, sizeof(*p));
 	int ret = 0;
@@ -132,6 +141,13 @@ int accel_layout_apply(struct accel_node *node, const char *device, const struct
 		return -ENOMEM;
 	p->held = held;
 	p->held_ctx = held_ctx;
+	p->mem = mem;
+	p->now = now_ms();
+	p->retry_ms = retry_ms;
+	/* Busy ones whose time is up are asked again. */
+	for (size_t i = 0; i < mem->n_busy; i++)
+		if (mem->busy[i].until <= p->now)
+			mem->busy[i--] = mem->busy[--mem->n_busy];
 	for (unsigned round = 0;; round++) {
 		struct accel_snapshot *s = accel_node_snapshot(node);
 		const struct accel_device *d = s ? accel_snapshot_device(s, device) : NULL;

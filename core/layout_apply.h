@@ -10,15 +10,33 @@
 #include "core/layout.h"
 #include "core/node.h"
 
+#include <stdint.h>
+
+/*
+ * What applies of one card remember between calls: the layout jobs whose
+ * reclaim the driver refused (something runs on them), not asked again
+ * before `until` (monotonic ms), so that a busy job costs a bounded retry
+ * every few seconds, not one per published change.  Zeroed to start.
+ */
+struct accel_layout_memory {
+	struct {
+		char uuid[ACCEL_UUID_MAX];
+		char why[160];
+		int64_t until;
+	} busy[ACCEL_LAYOUT_MAX_UNITS];
+	size_t n_busy;
+};
+
 /*
  * Bring device toward layout l: as much as can be done now, each step
  * decided again under the card's lock.  held says which jobs are in use
  * (an attached container); a layout job whose reclaim the driver refuses
- * counts as held for the rest of the call.  out: the plan of the card as
+ * counts as held until retry_ms have passed (mem).  out: the plan of the card as
  * it was left, per line applied / pending / impossible with why.  0, or
  * -ENOENT (no such device), -ENOMEM.
  */
 int accel_layout_apply(struct accel_node *node, const char *device, const struct accel_layout *l,
-                       accel_layout_held_fn held, void *held_ctx, struct accel_layout_plan *out);
+                       accel_layout_held_fn held, void *held_ctx, struct accel_layout_memory *mem, unsigned retry_ms,
+                       struct accel_layout_plan *out);
 
 #endif

@@ -27,6 +27,9 @@ struct layout_entry {
 	bool declared;
 	struct accel_layout l;
 	bool cordon_user, cordon_drain;
+	struct accel_layout_memory mem; /* apply_lock */
+	bool applying;                  /* apply_lock is held for an apply */
+	bool again;                     /* a pass found it being applied: its applier goes round once more */
 	char *status;
 };
 
@@ -70,13 +73,20 @@ static void changed(struct accel_layouts *ls)
 		ls->opt.on_change(ls->opt.change_ctx);
 }
 
-/* Apply one card's layout and publish what it says now. */
-static void apply_entry(struct accel_layouts *ls, struct layout_entry *e)
+/*
+ * Apply one card's layout and publish what it says now.  A pass of the
+ * thread that finds the card being applied (a write, the start) leaves it
+ * to that applier, which goes round once more: every published change
+ * kicks a pass, and a carve on eight cards would otherwise have eight
+ * passes queue on the cards' locks only to find nothing to do.
+ */
+static void apply_entry(struct accel_layouts *ls, struct layout_entry *e, bool pass)
 {
 	struct accel_layout *l = malloc(sizeof(*l));
 	struct accel_layout_plan *plan = malloc(sizeof(*plan));
 	char *status = calloc(1, STATUS_MAX);
-	bool declared, cordon, moved;
+	bool declared, cordon, moved, moved_any = false;
+	unsigned rounds = 0;
 
 	if (!l || !plan || !status) {
 		free(l);
@@ -84,13 +94,29 @@ static void apply_entry(struct accel_layouts *ls, struct layout_entry *e)
 		free(status);
 		return;
 	}
-	pthread_mutex_lock(&e->apply_lock);
+	if (pass && pthread_mutex_trylock(&e->apply_lock)) {
+		pthread_mutex_lock(&ls->lock);
+		e->again = true;
+		pthread_mutex_unlock(&ls->lock);
+		free(l);
+		free(plan);
+		free(status);
+		return;
+	}
+	if (!pass)
+		pthread_mutex_lock(&e->apply_lock);
+again:
 	pthread_mutex_lock(&ls->lock);
+	e->applying = true;
+	e->again = false;
 	declared = e->declared;
 	*l = e->l;
 	pthread_mutex_unlock(&ls->lock);
 	plan->cordon = false;
-	if (declared && !accel_layout_apply(ls->node, e->device, l, ls->opt.held, ls->opt.held_ctx, plan))
+	/* A busy layout job is asked again every few poll intervals: each try holds the card for its retries. */
+	unsigned retry_ms = 5 * (ls->opt.poll_ms ? ls->opt.poll_ms : 2000);
+	if (declared &&
+	    !accel_layout_apply(ls->node, e->device, l, ls->opt.held, ls->opt.held_ctx, &e->mem, retry_ms, plan))
 		accel_layout_status_format(l, plan, status, STATUS_MAX);
 	else if (declared)
 		snprintf(status, STATUS_MAX, "%s is not on this node now: the layout waits for it\n", e->device);
@@ -98,15 +124,28 @@ static void apply_entry(struct accel_layouts *ls, struct layout_entry *e)
 	e->cordon_drain = declared && plan->cordon;
 	cordon = e->cordon_user || e->cordon_drain;
 	moved = !e->status || strcmp(e->status, status);
+	moved_any |= moved;
 	if (moved) {
 		free(e->status);
 		e->status = status;
 		status = NULL;
 	}
+	bool more = e->again && !rounds++; /* once more at most: the rest is the next pass's */
 	pthread_mutex_unlock(&ls->lock);
 	accel_node_set_cordon(ls->node, e->device, cordon);
+	if (more) {
+		if (!status)
+			status = calloc(1, STATUS_MAX);
+		if (status) {
+			status[0] = '\0';
+			goto again;
+		}
+	}
+	pthread_mutex_lock(&ls->lock);
+	e->applying = false;
+	pthread_mutex_unlock(&ls->lock);
 	pthread_mutex_unlock(&e->apply_lock);
-	if (moved)
+	if (moved_any)
 		changed(ls);
 	free(status);
 	free(l);
@@ -117,40 +156,51 @@ struct apply_job {
 	struct accel_layouts *ls;
 	struct layout_entry *e;
 	pthread_t t;
-	bool started;
+	bool started, pass;
 };
 
 static void *apply_thread(void *arg)
 {
 	struct apply_job *j = arg;
 
-	apply_entry(j->ls, j->e);
+	apply_entry(j->ls, j->e, j->pass);
 	return NULL;
 }
 
-void accel_layouts_apply_all(struct accel_layouts *ls)
+static void apply_all(struct accel_layouts *ls, bool pass)
 {
 	struct apply_job *jobs;
 	size_t n;
 
 	pthread_mutex_lock(&ls->lock);
-	n = ls->n_entries;
-	jobs = calloc(n + 1, sizeof(*jobs));
-	for (size_t i = 0; jobs && i < n; i++)
-		jobs[i] = (struct apply_job){ .ls = ls, .e = ls->entries[i] };
+	jobs = calloc(ls->n_entries + 1, sizeof(*jobs));
+	n = 0;
+	for (size_t i = 0; jobs && i < ls->n_entries; i++) {
+		struct layout_entry *e = ls->entries[i];
+		if (pass && e->applying) {
+			e->again = true; /* its applier goes round once more: no thread for it here */
+			continue;
+		}
+		jobs[n++] = (struct apply_job){ .ls = ls, .e = e, .pass = pass };
+	}
 	pthread_mutex_unlock(&ls->lock);
 	if (!jobs)
 		return;
 	/* Cards are independent (each its own lock): one thread each, so a node's layout costs its slowest card. */
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n && n > 1; i++)
 		jobs[i].started = !pthread_create(&jobs[i].t, NULL, apply_thread, &jobs[i]);
 	for (size_t i = 0; i < n; i++) {
 		if (jobs[i].started)
 			pthread_join(jobs[i].t, NULL);
 		else
-			apply_entry(ls, jobs[i].e);
+			apply_entry(ls, jobs[i].e, pass);
 	}
 	free(jobs);
+}
+
+void accel_layouts_apply_all(struct accel_layouts *ls)
+{
+	apply_all(ls, false);
 }
 
 static void *run(void *arg)
@@ -175,7 +225,7 @@ static void *run(void *arg)
 			break;
 		ls->kicked = false;
 		pthread_mutex_unlock(&ls->lock);
-		accel_layouts_apply_all(ls);
+		apply_all(ls, true);
 		pthread_mutex_lock(&ls->lock);
 	}
 	pthread_mutex_unlock(&ls->lock);
@@ -360,7 +410,7 @@ int accel_layouts_set(struct accel_layouts *ls, const char *device, const char *
 		}
 		pthread_mutex_unlock(&ls->lock);
 		if (e)
-			apply_entry(ls, e);
+			apply_entry(ls, e, false);
 		else
 			accel_layouts_kick(ls);
 	}

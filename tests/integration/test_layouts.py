@@ -293,11 +293,18 @@ class Races(LayoutCase):
         def watch():
             while not stop.is_set():
                 spans = []
-                for inst in self.instances():
+                # one read(2): a file that changes between two reads is two snapshots, not one
+                fd = os.open(self.mig("instances"), os.O_RDONLY)
+                try:
+                    seen = parse_instances(os.read(fd, 1 << 20).decode())
+                finally:
+                    os.close(fd)
+                for inst in seen:
                     s, z = (int(x) for x in inst["placement"].split(":"))
                     for t, tz in spans:
                         if s < t + tz and t < s + z:
-                            problems.append(f"placement {s}:{z} given twice: {self.instances()}")
+                            problems.append(f"placement {s}:{z} given twice: "
+                                            + "; ".join(i["_line"] for i in seen))
                     spans.append((s, z))
 
         threads = [threading.Thread(target=f, args=a) for f, a in

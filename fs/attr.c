@@ -20,6 +20,7 @@
 #include "fs/ops_internal.h"
 #include "fs/render.h"
 #include "fs/tree.h"
+#include "fs/layout_files.h"
 
 mode_t fs_kind_mode(const struct fs_node *n)
 {
@@ -132,6 +133,15 @@ void fs_fill_attr(struct accelfs *fs, const struct accel_snapshot *snap, const c
 		st->st_mtime = st->st_ctime = st->st_atime = fs->started;
 	if (fs_kind_takes_delegation(n->kind))
 		delegated_attr(fs, path, n, st);
+	/* A card's layout, cordon and mode: the card's delegate writes them too (fs/layout_files.c). */
+	if (n->dev && (fs_layout_writes(n) || fs_layout_deferred(n))) {
+		uid_t uid;
+		gid_t gid;
+		if (fs_layout_owner(fs, n->dev->name, &uid, &gid)) {
+			st->st_uid = uid;
+			st->st_gid = gid;
+		}
+	}
 }
 
 /* Resolve an inode in the current snapshot; the caller unrefs *snap. */

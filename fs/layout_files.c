@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/attach.h"
+#include "core/delegation.h"
 #include "core/layouts.h"
 #include "core/log.h"
 #include "core/node.h"
@@ -92,6 +93,27 @@ bool fs_layout_held(void *ctx, const struct accel_device *d, const struct accel_
 
 /* ---- writes ------------------------------------------------------------------ */
 
+bool fs_layout_owner(struct accelfs *fs, const char *device, uid_t *uid, gid_t *gid)
+{
+	struct accel_perm perm;
+
+	if (!fs->deleg ||
+	    (!accel_delegation_get(fs->deleg, device, &perm) && !accel_delegation_get(fs->deleg, "", &perm)))
+		return false;
+	*uid = perm.uid;
+	*gid = perm.gid;
+	return true;
+}
+
+/* Root, or whoever the device is delegated to. */
+static bool may_write(struct accelfs *fs, const char *device, uid_t who)
+{
+	uid_t uid;
+	gid_t gid;
+
+	return who == 0 || (fs_layout_owner(fs, device, &uid, &gid) && uid == who);
+}
+
 static bool named(const struct fs_node *n, const char *name)
 {
 	return n->kind == FS_FILE && n->entry && n->dev && !n->profile && !n->job && !strcmp(n->entry->name, name);
@@ -140,8 +162,8 @@ int fs_layout_write_part(struct accelfs *fs, const struct fs_node *n, uid_t uid,
 	char *grown;
 	int ret;
 
-	if (uid != 0)
-		return refuse(fs, n->dev->name, "only root may write the layout", -EPERM);
+	if (!may_write(fs, n->dev->name, uid))
+		return refuse(fs, n->dev->name, "only root and the device's delegate may write the layout", -EPERM);
 	if (!fs->mount.layouts)
 		return refuse(fs, n->dev->name, "layouts are not kept on this mount", -ENODEV);
 	if (!p) {
@@ -235,8 +257,9 @@ int fs_mig_setting_write(struct fs_write *wr, const struct fs_node *n)
 	int ret = 0;
 
 	snprintf(key, sizeof(key), "%s/mig", n->dev->name);
-	if (wr->uid != 0) {
-		snprintf(why, sizeof(why), "%s/mig/%s: only root may write it", n->dev->name, file);
+	if (!may_write(fs, n->dev->name, wr->uid)) {
+		snprintf(why, sizeof(why), "%s/mig/%s: only root and the device's delegate may write it", n->dev->name,
+		         file);
 		ret = -EPERM;
 	} else if (off != 0) {
 		snprintf(why, sizeof(why), "%s/mig/%s: write the whole of it at once, from the start", n->dev->name,

@@ -50,6 +50,13 @@ void fs_layout_pending_free(struct fs_layout_pending *p);
 /* The write of cordon and mode (their rows'): the bytes taken, or -errno (last_error of <dev>/mig and the log say why). */
 int fs_mig_setting_write(struct fs_write *w, const struct fs_node *n);
 
+/*
+ * Who may write a card's layout, cordon and mode besides root: the owner of
+ * the nearest delegated directory of the device (chown of ppu3/, or of the
+ * whole tree), as attr.c shows on those files.  false: root alone.
+ */
+bool fs_layout_owner(struct accelfs *fs, const char *device, uid_t *uid, gid_t *gid);
+
 /* The attachments' answer to "is this job held" (ctx: the mount's registry). */
 bool fs_layout_held(void *ctx, const struct accel_device *d, const struct accel_job *j, char *why, size_t whylen);
 

@@ -13,6 +13,7 @@ import threading
 import unittest
 
 from harness import NodeTestCase, topology_path, wait_until
+from test_containers import as_user
 from invariants import format_problems, parse_instances, settled
 
 CID = "7c1e" * 16  # a container id: 64 hex digits
@@ -148,6 +149,21 @@ class Apply(LayoutCase):
         self.assertEqual(res.returncode, 0, res.stderr)
         self.assertEqual(self.status(), "3g.71gb@4: applied\n1g.18gb x2: applied\n")
         self.assertEqual(n.read(DEV, "mig", "last_error"), "")
+
+    def test_the_devices_delegate_writes_its_layout_and_nobody_else(self):
+        n = self.node
+        os.chown(n.path("gpu1"), 4321, 4321)  # delegate gpu1 to uid 4321
+        self.assertEqual(os.stat(self.mig("layout", dev="gpu1")).st_uid, 4321)
+        self.assertEqual(os.stat(self.mig("layout", dev="gpu0")).st_uid, 0)
+        script = 'printf "1g.18gb x2\\n" > "$1"'
+        ok = as_user(4321, [4321], "bash", "-c", script, "-", self.mig("layout", dev="gpu1"))
+        self.assertEqual(ok.returncode, 0, ok.stderr)
+        self.assertEqual(self.status("gpu1"), "1g.18gb x2: applied\n")
+        self.assertEqual(self.by_job("gpu1")["layout-gpu1-1g.18gb-0"]["placement"], "0:1")
+        refused = as_user(4321, [4321], "bash", "-c", script, "-", self.mig("layout", dev="gpu0"))
+        self.assertNotEqual(refused.returncode, 0)
+        self.assertIn("Permission denied", refused.stderr)
+        self.assertEqual(n.read("gpu0", "mig", "layout"), "")
 
     def test_kept_across_a_restart_and_applied_before_the_mount_is_ready(self):
         n = self.node

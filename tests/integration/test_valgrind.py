@@ -14,6 +14,37 @@ from harness import ACCEL_SMI, daemon_under_valgrind, wait_until
 @unittest.skipIf(os.environ.get("ACCELFS_NO_VALGRIND") or not shutil.which("valgrind"),
                  "valgrind is not available here, or the build is sanitized (ASan and valgrind exclude each other)")
 class Valgrind(unittest.TestCase):
+    def test_layouts_are_clean_under_valgrind(self):
+        """Layouts (fs/layout_files.c, core/layout*.c): written a line at a time, pending, applied by the thread."""
+        with daemon_under_valgrind(self, "gpu0", extra=["--poll-interval=0.3"]) as mnt:
+            mig = os.path.join(mnt, "gpu0", "mig")
+            os.mkdir(os.path.join(mig, "3g.71gb", "mine"))
+            res = subprocess.run(["bash", "-c", 'printf "3g.71gb@0\\n1g.18gb x3\\ndrain\\n" > "$1"', "-",
+                                  os.path.join(mig, "layout")], capture_output=True, text=True)
+            self.assertEqual(res.returncode, 0, res.stderr)
+            with open(os.path.join(mig, "layout_status")) as f:
+                self.assertIn("3g.71gb@0: pending: placement 0:4 held by mine", f.read())
+            with open(os.path.join(mig, "cordon")) as f:
+                self.assertEqual(f.read(), "1\n")
+            with self.assertRaises(OSError) as bad:
+                with open(os.path.join(mig, "layout"), "w") as f:
+                    f.write("nonsense here now x\n")
+            self.assertEqual(bad.exception.errno, errno.EINVAL)
+            os.rmdir(os.path.join(mig, "3g.71gb", "mine"))
+
+            def applied():
+                with open(os.path.join(mig, "layout_status")) as f:
+                    return f.read() == "3g.71gb@0: applied\n1g.18gb x3: applied\ndrain: applied\n"
+            wait_until(applied, timeout=60, what="the layout to apply by itself")
+            with self.assertRaises(OSError) as busy:
+                with open(os.path.join(mig, "mode"), "w") as f:
+                    f.write("disabled\n")
+            self.assertEqual(busy.exception.errno, errno.EBUSY)
+            with open(os.path.join(mig, "layout"), "w") as f:
+                f.write("mode disabled\n")
+            with open(os.path.join(mig, "mode")) as f:
+                self.assertEqual(f.read(), "disabled\n")
+
     def test_daemon_is_clean_under_valgrind(self):
         with daemon_under_valgrind(self, "ppu3", extra=["--poll-interval=0.3"]) as mnt:
             prof = os.path.join(mnt, "ppu3", "mig", "4g.48gb")

@@ -7,7 +7,7 @@ import select
 import threading
 import unittest
 
-from harness import NVIDIA, THEAD, Node, NodeTestCase, topology_path, wait_until
+from harness import MIG_FILES, NVIDIA, THEAD, Node, NodeTestCase, topology_path, wait_until
 from invariants import driver_view, format_problems, settled
 
 
@@ -154,8 +154,9 @@ class ContractRows:
     def test_open_for_writing_is_eacces_even_for_root(self):
         F, n = self.F, self.node
         os.mkdir(self.prof("job1"))
-        for f in (n.path(F["device"], "info"), n.path(F["device"], "mig", "mode"), self.prof("available"),
-                  self.prof("job1", "status")):
+        # (mig/mode, layout and cordon are written: test_layouts.py)
+        for f in (n.path(F["device"], "info"), n.path(F["device"], "mig", "instances"),
+                  n.path(F["device"], "mig", "layout_status"), self.prof("available"), self.prof("job1", "status")):
             self.assertErrno(errno.EACCES, os.open, f, os.O_WRONLY)
             self.assertErrno(errno.EACCES, os.open, f, os.O_RDWR)
 
@@ -481,7 +482,7 @@ class NvidiaSpecific(NodeTestCase):
         self.assertEqual(self.node.keyvals("gpu0", "mig", "7g.141gb", "all", "status")["placement"], "0:8")
 
     def test_me_variant_never_offered(self):
-        self.assertEqual(sorted(p for p in os.listdir(self.gi()) if p not in ("mode", "instances", "map")),
+        self.assertEqual(sorted(p for p in os.listdir(self.gi()) if p not in MIG_FILES),
                          ["1g.18gb", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb"])
         self.assertNotIn("1g.18gb+me", os.listdir(self.node.path("mig")))
 
@@ -511,7 +512,7 @@ class NvidiaUnnamedProfiles(NodeTestCase):
     topology = topology_path("nvidia-unnamed.json")
 
     def test_profiles_named_from_geometry(self):
-        names = sorted(p for p in os.listdir(self.node.path("gpu0", "mig")) if p not in ("mode", "instances", "map"))
+        names = sorted(p for p in os.listdir(self.node.path("gpu0", "mig")) if p not in MIG_FILES)
         self.assertEqual(names, ["1g.18gb", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb"])
         info = self.node.keyvals("gpu0", "mig", "1g.35gb", "info")
         self.assertEqual(info["profile_id"], "15")

@@ -14,7 +14,7 @@ import threading
 import time
 import unittest
 
-from harness import NVIDIA, THEAD, Node, NodeTestCase, topology_path, wait_until
+from harness import MIG_FILES, NVIDIA, THEAD, Node, NodeTestCase, topology_path, wait_until
 from invariants import driver_view, format_problems, invariants, keyvals, settled, unowned
 
 
@@ -292,7 +292,7 @@ class Workload:
             if not dev.startswith(("ppu", "gpu")):
                 continue
             for prof in sorted(os.listdir(self.node.path(dev, "mig"))):
-                if prof in ("mode", "instances", "map"):
+                if prof in MIG_FILES:
                     continue
                 for job in os.listdir(self.node.path(dev, "mig", prof)):
                     if job.startswith("t") and "-" in job and os.path.isdir(self.node.path(dev, "mig", prof, job)):
@@ -467,7 +467,7 @@ class TrustCase(NodeTestCase):
             if not dev.startswith(("ppu", "gpu")):
                 continue
             for prof in os.listdir(n.path(dev, "mig")):
-                if prof in ("mode", "instances", "map"):
+                if prof in MIG_FILES:
                     continue
                 cap = int(n.keyvals(dev, "mig", prof, "info")["capacity"])
                 if n.available(dev, prof) != cap:

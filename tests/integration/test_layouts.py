@@ -93,11 +93,15 @@ class Apply(LayoutCase):
         self.assertEqual(sorted(j for j in jobs if j.startswith("layout-")),
                          ["layout-gpu0-1g.18gb-4", "layout-gpu0-1g.18gb-5", "layout-gpu0-1g.18gb-6"])
         self.assertSettled("with job1 in use")
-        # the container goes and its job is removed: the layout follows by itself, nobody writes again
+        # the container goes and its job is removed: the layout follows by itself, nobody writes again,
+        # and a reader waiting in poll() on layout_status is woken
+        w = self.waiter(self.mig("layout_status"))
         sleeper.kill()
         sleeper.wait()
         wait_until(lambda: n.errno_of(os.rmdir, self.mig("3g.71gb", "job1")) == 0, what="rmdir job1")
         self.wait_status("3g.71gb@0: applied\n1g.18gb x3: applied\n")
+        rc, _, err = w.result()
+        self.assertEqual(rc, 0, err)
         self.assertEqual(self.by_job()["layout-gpu0-3g.71gb-0"]["placement"], "0:4")
         self.assertSettled("after job1 went")
 

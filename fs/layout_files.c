@@ -7,6 +7,7 @@
 #include "fs/layout_files.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -199,6 +200,18 @@ int fs_layout_write_part(struct accelfs *fs, const struct fs_node *n, uid_t uid,
 		return refuse(fs, n->dev->name, why, ret);
 	}
 	return (int)size;
+}
+
+int fs_layout_text_write(struct fs_write *w, const struct fs_node *n)
+{
+	int ret;
+
+	if (!w->pending || !w->handle_lock)
+		return -EACCES;
+	pthread_mutex_lock(w->handle_lock);
+	ret = fs_layout_write_part(w->fs, n, w->uid, w->pending, w->buf, w->size, w->off);
+	pthread_mutex_unlock(w->handle_lock);
+	return ret;
 }
 
 int fs_layout_commit(struct accelfs *fs, struct fs_layout_pending *p)

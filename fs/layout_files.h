@@ -44,6 +44,8 @@ bool fs_layout_deferred(const struct fs_node *n);
 struct fs_layout_pending;
 int fs_layout_write_part(struct accelfs *fs, const struct fs_node *n, uid_t uid, struct fs_layout_pending **pending,
                          const char *buf, size_t size, off_t off);
+/* The layout row's write: fs_layout_write_part on the handle's kept text (w->pending). */
+int fs_layout_text_write(struct fs_write *w, const struct fs_node *n);
 /* Apply what was written, and free p: 0 or -errno. */
 int fs_layout_commit(struct accelfs *fs, struct fs_layout_pending *p);
 void fs_layout_pending_free(struct fs_layout_pending *p);

@@ -207,9 +207,14 @@ static void generated_write(fuse_req_t req, const char *buf, size_t size, off_t 
 {
 	struct accelfs *fs = fs_of(req);
 	struct open_file *of = (struct open_file *)(uintptr_t)fi->fh;
-	struct fs_write w = {
-		.fs = fs, .req = req, .uid = fuse_req_ctx(req)->uid, .buf = buf, .size = size, .off = off
-	};
+	struct fs_write w = { .fs = fs,
+		              .req = req,
+		              .uid = fuse_req_ctx(req)->uid,
+		              .buf = buf,
+		              .size = size,
+		              .off = off,
+		              .pending = &of->pending,
+		              .handle_lock = &of->lock };
 	char path[PATH_BUF];
 	struct accel_snapshot *snap;
 	struct fs_node n;
@@ -223,12 +228,6 @@ static void generated_write(fuse_req_t req, const char *buf, size_t size, off_t 
 	ret = fs_resolve_ino(fs, of->ino, &snap, &n, path, sizeof(path));
 	if (!ret)
 		ret = n.entry && n.entry->write ? n.entry->write(&w, &n) : -EACCES;
-	/* <dev>/mig/layout: the text so far checked, kept with the handle, applied at close */
-	if (ret == -EACCES && fs_layout_deferred(&n)) {
-		pthread_mutex_lock(&of->lock);
-		ret = fs_layout_write_part(fs, &n, w.uid, &of->pending, buf, size, off);
-		pthread_mutex_unlock(&of->lock);
-	}
 	accel_snapshot_unref(snap);
 	if (w.answered) /* there, perhaps once the die is back (dies/<n>/driver) */
 		return;

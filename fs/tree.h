@@ -7,6 +7,7 @@
 #ifndef ACCELFS_TREE_H
 #define ACCELFS_TREE_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -43,6 +44,7 @@ struct fs_dies;
 struct accel_node;
 struct accel_attach;
 struct accel_layouts;
+struct fs_layout_pending;
 
 /*
  * What a mount serves besides the node's snapshots.  struct accelfs holds
@@ -69,6 +71,9 @@ struct fs_write {
 	size_t size;
 	off_t off;
 	bool answered; /* the write function answered req itself, or will later (dies/<n>/driver) */
+	/* What the handle keeps between writes until its close applies it (<dev>/mig/layout), under its lock. */
+	struct fs_layout_pending **pending;
+	pthread_mutex_t *handle_lock;
 };
 /* Take w's bytes for file n (n lives in the snapshot it was resolved in): the bytes taken, or -errno. */
 typedef int (*fs_write_fn)(struct fs_write *w, const struct fs_node *n);

@@ -470,8 +470,13 @@ static const struct fs_entry mig_files[] = {
 	{ .name = "instances", .kind = FS_FILE, .flags = FS_ENTRY_CACHED, .render = mig_instances },
 	{ .name = "map", .kind = FS_FILE, .flags = FS_ENTRY_CACHED, .render = mig_map },
 	/* the layout's files change with no new snapshot */
-	/* no write of its own: its writes are kept with the handle and applied at close (fs/ops_file.c) */
-	{ .name = "layout", .kind = FS_FILE, .mode = 0644, .flags = FS_ENTRY_WRITABLE, .render = fs_layout_render },
+	/* its writes are kept with the handle and applied at close (fs/ops_file.c's flush) */
+	{ .name = "layout",
+	  .kind = FS_FILE,
+	  .mode = 0644,
+	  .flags = FS_ENTRY_WRITABLE,
+	  .render = fs_layout_render,
+	  .write = fs_layout_text_write },
 	{ .name = "layout_status", .kind = FS_FILE, .render = fs_layout_status_render },
 	{ .name = "cordon",
 	  .kind = FS_FILE,

@@ -18,7 +18,6 @@
 #include "core/log.h"
 #include "core/node.h"
 #include "fs/accelfs.h"
-#include "fs/notify.h"
 #include "fs/render.h"
 #include "fs/text.h"
 
@@ -41,6 +40,21 @@ int fs_layout_render(struct fs_text *t, struct accel_node *node, const struct ac
 	if (!n->mount->layouts)
 		return 0;
 	return adopt(t, accel_layouts_text(n->mount->layouts, n->dev->name));
+}
+
+int fs_mig_mode_render(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                       const struct fs_node *n)
+{
+	const struct accel_device *d = n->dev;
+
+	(void)node;
+	(void)s;
+	if (d->mig_enabled == d->mig_pending_enabled)
+		fs_put(t, "%s\n", d->mig_enabled ? "enabled" : "disabled");
+	else
+		fs_put(t, "%s (pending: %s)\n", d->mig_enabled ? "enabled" : "disabled",
+		       d->mig_pending_enabled ? "enabled" : "disabled");
+	return 0;
 }
 
 int fs_layout_status_render(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
@@ -304,22 +318,15 @@ int fs_mig_setting_write(struct fs_write *wr, const struct fs_node *n)
 
 /* ---- the mount's layouts ---------------------------------------------------- */
 
-static void on_layout_change(void *ctx)
-{
-	struct accelfs *fs = ctx;
-
-	if (__atomic_load_n(&fs->notifier, __ATOMIC_ACQUIRE))
-		fs_notify_check(fs);
-}
-
-int fs_layouts_open(struct accelfs *fs, const char *state_dir, unsigned poll_ms, bool read_only)
+int fs_layouts_open(struct accelfs *fs, const char *state_dir, unsigned poll_ms, bool read_only,
+                    void (*on_change)(void *ctx))
 {
 	struct accel_layouts_options o = {
 		.state_dir = state_dir,
 		.poll_ms = poll_ms,
 		.held = fs_layout_held,
 		.held_ctx = fs->mount.attach,
-		.on_change = on_layout_change,
+		.on_change = on_change,
 		.change_ctx = fs,
 	};
 	struct accel_layouts *ls = accel_layouts_open(fs->node, &o);

@@ -22,6 +22,9 @@
 struct accelfs;
 struct fs_text;
 
+/* mig/mode: "enabled", "disabled", or "enabled (pending: disabled)" while the driver holds a change pending. */
+int fs_mig_mode_render(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                       const struct fs_node *n);
 int fs_layout_render(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
                      const struct fs_node *n);
 int fs_layout_status_render(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
@@ -65,9 +68,11 @@ bool fs_layout_held(void *ctx, const struct accel_device *d, const struct accel_
 /*
  * The mount's layouts: opened and applied once (unless read-only) before the
  * mount serves, the thread started once the notifier runs, kicked at every
- * published change, closed before the node stops.
+ * published change, closed before the node stops.  on_change (ctx: fs):
+ * a layout_status or cordon changed (main.c wakes the waiters).
  */
-int fs_layouts_open(struct accelfs *fs, const char *state_dir, unsigned poll_ms, bool read_only);
+int fs_layouts_open(struct accelfs *fs, const char *state_dir, unsigned poll_ms, bool read_only,
+                    void (*on_change)(void *ctx));
 int fs_layouts_start(struct accelfs *fs);
 void fs_layouts_kick(struct accelfs *fs);
 void fs_layouts_close(struct accelfs *fs);

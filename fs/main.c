@@ -222,6 +222,15 @@ static struct fs_textfile *textfile_of(struct accelfs *fs)
 }
 
 /* A new snapshot: the kernel's caches and the metrics textfile follow (both only queue work here). */
+/* A layout_status or a cordon moved (no snapshot does): its waiters are woken, once the notifier runs. */
+static void on_layout_change(void *ctx)
+{
+	struct accelfs *fs = ctx;
+
+	if (__atomic_load_n(&fs->notifier, __ATOMIC_ACQUIRE))
+		fs_notify_check(fs);
+}
+
 static void on_node_change(void *ctx, struct accel_snapshot *old_snap, struct accel_snapshot *new_snap)
 {
 	fs_notify_changed(ctx, old_snap, new_snap);
@@ -363,7 +372,7 @@ int main(int argc, char *argv[])
 		log_error("%s", err);
 		goto out;
 	}
-	if (fs_layouts_open(&fs, state_dir, nopt.poll_ms, o.read_only)) {
+	if (fs_layouts_open(&fs, state_dir, nopt.poll_ms, o.read_only, on_layout_change)) {
 		log_error("cannot open the layouts: out of memory");
 		goto out;
 	}

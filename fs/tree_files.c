@@ -77,17 +77,6 @@ static void holders_text(struct fs_text *t, struct accel_node *node, const struc
 	free(h);
 }
 
-static void mode_text(struct fs_text *t, const struct accel_device *d)
-{
-	const char *cur = d->mig_enabled ? "enabled" : "disabled";
-	const char *pend = d->mig_pending_enabled ? "enabled" : "disabled";
-
-	if (d->mig_enabled == d->mig_pending_enabled)
-		fs_put(t, "%s\n", cur);
-	else
-		fs_put(t, "%s (pending: %s)\n", cur, pend);
-}
-
 static void instances_text(struct fs_text *t, const struct accel_device *d)
 {
 	for (size_t i = 0; i < d->n_instances; i++) {
@@ -249,14 +238,6 @@ static int device_holders(struct fs_text *t, struct accel_node *node, const stru
 {
 	(void)s;
 	holders_text(t, node, n->dev);
-	return 0;
-}
-
-static int mig_mode(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s, const struct fs_node *n)
-{
-	(void)node;
-	(void)s;
-	mode_text(t, n->dev);
 	return 0;
 }
 
@@ -465,7 +446,7 @@ static const struct fs_entry mig_files[] = {
 	  .kind = FS_FILE,
 	  .mode = 0644,
 	  .flags = FS_ENTRY_CACHED | FS_ENTRY_WRITABLE,
-	  .render = mig_mode,
+	  .render = fs_mig_mode_render,
 	  .write = fs_mig_setting_write },
 	{ .name = "instances", .kind = FS_FILE, .flags = FS_ENTRY_CACHED, .render = mig_instances },
 	{ .name = "map", .kind = FS_FILE, .flags = FS_ENTRY_CACHED, .render = mig_map },

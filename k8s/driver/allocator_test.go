@@ -500,5 +500,5 @@ func TestAllocatorFake(t *testing.T) {
 // Against the real daemon over the built-in simulated node (16 PPUs, an H200).
 func TestAllocatorSim(t *testing.T) {
 	sim := accelfstest.StartSim(t, "")
-	scenario(t, sim.Carver(t), mountOutside{sim.Root}, stableFeatures, 150)
+	scenario(t, sim.Mount, mountOutside{sim.Root}, stableFeatures, 150)
 }

@@ -43,7 +43,7 @@ func jobOf(t *testing.T, fs accelfs.Interface, job string) *accelfs.Job {
 // two PPUs, two H200s, the second with MIG off).
 func TestSimPrepareUnprepare(t *testing.T) {
 	sim := accelfstest.StartSim(t, "small")
-	fs := sim.Carver(t)
+	fs := sim.Mount
 	d := newTestDriver(t, fs)
 	d.cfg.CDITimeout = 20 * time.Second
 
@@ -84,7 +84,7 @@ func TestSimPrepareUnprepare(t *testing.T) {
 		t.Fatalf("prepare on a taken placement: %v", res.Err)
 	}
 	t.Logf("taken: %v", res.Err)
-	if sim.PlacementsSupported() && !strings.Contains(res.Err.Error(), "job notebook") {
+	if !strings.Contains(res.Err.Error(), "job notebook") {
 		t.Errorf("accelfs's reason does not name the holder: %v", res.Err)
 	}
 	if jobOf(t, sim, JobName(taken.UID, 0)) != nil {
@@ -163,7 +163,7 @@ func withheld(d *Driver, device string) bool {
 // carved after the daemon restarted (the watch is opened again).
 func TestSimStartWatchRestart(t *testing.T) {
 	sim := accelfstest.StartSim(t, "small")
-	fs := sim.Carver(t)
+	fs := sim.Mount
 	kept := claim("e1111111-2222-4333-8444-555555555555", "kept", "gpu0-1g-18gb-0")
 	goneJob := JobName("e2111111-2222-4333-8444-555555555555", 0)
 	if err := fs.CarveAt("gpu0", "1g.18gb", 0, JobName(kept.UID, 0)); err != nil {

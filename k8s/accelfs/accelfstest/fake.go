@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -24,7 +25,8 @@ type Fake struct {
 	node    *accelfs.Node
 	cdi     map[string]bool
 	busy    map[string]bool
-	changed chan struct{} // closed at every change, then replaced
+	lastErr map[string]string // each profile directory's last_error, by card/profile
+	changed chan struct{}     // closed at every change, then replaced
 	// NoCDI makes carved jobs never appear in the CDI specs (no hook installed).
 	NoCDI bool
 	// Carves counts successful CarveAt calls.
@@ -35,7 +37,7 @@ var _ accelfs.Interface = (*Fake)(nil)
 
 // New starts from a node.json, its jobs and instances included.
 func New(node *accelfs.Node) *Fake {
-	f := &Fake{node: clone(node), cdi: map[string]bool{}, busy: map[string]bool{}, changed: make(chan struct{})}
+	f := &Fake{node: clone(node), cdi: map[string]bool{}, busy: map[string]bool{}, lastErr: map[string]string{}, changed: make(chan struct{})}
 	for _, d := range f.node.Devices {
 		for _, j := range d.Jobs {
 			if j.State == accelfs.StateReady {
@@ -74,6 +76,19 @@ func clone(n *accelfs.Node) *accelfs.Node {
 
 func errno(op, path string, e syscall.Errno, reason string) error {
 	return &accelfs.OpError{Op: op, Path: path, Err: e, Reason: reason}
+}
+
+// looked is a failure of the kernel's lookup, before accelfs is asked: the
+// profile directory's last_error is not touched, and the mount's error
+// carries whatever it says. The caller holds mu.
+func (f *Fake) looked(card, profile, op, path string, e syscall.Errno) error {
+	return errno(op, path, e, f.lastErr[card+"/"+profile])
+}
+
+// refused is accelfs's own refusal: last_error says why. The caller holds mu.
+func (f *Fake) refused(card, profile, op, path string, e syscall.Errno, why string) error {
+	f.lastErr[card+"/"+profile] = why
+	return errno(op, path, e, why)
 }
 
 // recompute sets every profile's available the way accelfs counts it
@@ -129,20 +144,27 @@ func (f *Fake) ReadNode() (*accelfs.Node, error) {
 	return clone(f.node), nil
 }
 
-// CarveAt carves the job at that start, or answers as accelfs would.
+// treeFiles are the names a job may not take: the files of a profile
+// directory and of placements/<start>/, where every job shows too
+// (core/tree_names.h).
+var treeFiles = map[string]string{
+	"info": "profile", "available": "profile", "last_error": "profile", "placements": "profile",
+	"status": "placement",
+}
+
+// CarveAt carves the job at that start, or answers as the tree does for
+// mkdir <card>/mig/<profile>/placements/<start>/<job>, in the daemon's
+// order (fs/ops_dir.c, core/node_jobs.c): the lookup of the path, the name,
+// the node's other jobs, the card, then the placement against every live
+// instance. accelfstest's conformance test holds these answers to the
+// daemon's.
 func (f *Fake) CarveAt(card, profile string, start int, job string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	path := filepath.Join(card, "mig", profile, "placements", fmt.Sprint(start), job)
 	d := f.node.Card(card)
 	if d == nil || d.Profile(profile) == nil {
-		return errno("mkdir", path, syscall.ENOENT, "")
-	}
-	if len(job) > accelfs.MaxJobName {
-		return errno("mkdir", path, syscall.ENAMETOOLONG, "")
-	}
-	if !accelfs.ValidJobName(job) {
-		return errno("mkdir", path, syscall.EINVAL, "not a job name")
+		return f.looked(card, profile, "mkdir", path, syscall.ENOENT)
 	}
 	prof := d.Profile(profile)
 	var span *accelfs.Span
@@ -152,23 +174,34 @@ func (f *Fake) CarveAt(card, profile string, start int, job string) error {
 		}
 	}
 	if span == nil {
-		return errno("mkdir", path, syscall.EINVAL, fmt.Sprintf("%d is not a legal start of %s", start, profile))
+		// No directory placements/<start>.
+		return f.looked(card, profile, "mkdir", path, syscall.ENOENT)
+	}
+	// placements/<start>/ shows its status file and the profile's jobs
+	// whose placement is this one, in any state: the kernel finds those.
+	if j := d.Job(job); job == "status" || (j != nil && j.Profile == profile && j.Placement != nil && *j.Placement == *span) {
+		return f.looked(card, profile, "mkdir", path, syscall.EEXIST)
+	}
+	refuse := func(e syscall.Errno, why string) error { return f.refused(card, profile, "mkdir", path, e, why) }
+	if len(job) > accelfs.MaxJobName {
+		return refuse(syscall.ENAMETOOLONG, fmt.Sprintf("job name '%.64s...' is longer than %d bytes", job, accelfs.MaxJobName))
+	}
+	if !accelfs.ValidJobName(job) {
+		return refuse(syscall.EINVAL, fmt.Sprintf("job name '%s' is not valid", job))
+	}
+	if where, ok := treeFiles[job]; ok {
+		return refuse(syscall.EEXIST, fmt.Sprintf("'%s' is a file of the %s directory: choose another job name", job, where))
 	}
 	if f.node.FindJob(job) != nil {
-		return errno("mkdir", path, syscall.EEXIST, "")
+		return refuse(syscall.EEXIST, fmt.Sprintf("a job named '%s' already exists on this node", job))
 	}
 	if !d.OK() {
-		return errno("mkdir", path, syscall.EBUSY, "the card is refused")
+		return refuse(syscall.EBUSY, d.Name+" is refused")
 	}
-	for _, in := range d.Instances {
-		if in.Placement.Overlaps(*span) {
-			holder := "an instance accelfs did not make"
-			if in.Job != nil {
-				holder = "job " + *in.Job
-			}
-			return errno("mkdir", path, syscall.ENOSPC, fmt.Sprintf("placement %s overlaps %s (placement %s)", span, holder, in.Placement))
-		}
+	if why := taken(d, prof, *span); why != "" {
+		return refuse(syscall.ENOSPC, why)
 	}
+	delete(f.lastErr, card+"/"+profile)
 	gi := 0
 	for used := true; used; {
 		used = false
@@ -193,6 +226,27 @@ func (f *Fake) CarveAt(card, profile string, start int, job string) error {
 	return nil
 }
 
+// taken is the daemon's sentence naming every live instance in the way of
+// span (core/node_place.c), or "" when span is free.
+func taken(d *accelfs.Device, prof *accelfs.Profile, span accelfs.Span) string {
+	var holders []string
+	for _, in := range d.Instances {
+		if !in.Placement.Overlaps(span) {
+			continue
+		}
+		if in.Job != nil {
+			holders = append(holders, fmt.Sprintf(" job %s holds %d:%d (GPU instance %d)", *in.Job, in.Placement.Start, in.Placement.Size, in.GI))
+		} else {
+			holders = append(holders, fmt.Sprintf(" GPU instance %d (%s at %d:%d), which accelfs did not make, holds it", in.GI, in.Profile, in.Placement.Start, in.Placement.Size))
+		}
+	}
+	if holders == nil {
+		return ""
+	}
+	return fmt.Sprintf("placement %d:%d of %s on %s is taken:%s. Choose a start whose placements/<start>/status says free, or remove what holds this one",
+		span.Start, span.Size, prof.Name, d.Name, strings.Join(holders, ";"))
+}
+
 // Remove gives the job back; EBUSY while it is marked busy.
 func (f *Fake) Remove(card, profile, job string) error {
 	f.mu.Lock()
@@ -200,15 +254,16 @@ func (f *Fake) Remove(card, profile, job string) error {
 	path := filepath.Join(card, "mig", profile, job)
 	d := f.node.Card(card)
 	if d == nil || d.Profile(profile) == nil {
-		return errno("rmdir", path, syscall.ENOENT, "")
+		return f.looked(card, profile, "rmdir", path, syscall.ENOENT)
 	}
 	j := d.Job(job)
 	if j == nil || j.Profile != profile {
-		return errno("rmdir", path, syscall.ENOENT, "")
+		return f.looked(card, profile, "rmdir", path, syscall.ENOENT)
 	}
 	if f.busy[job] {
-		return errno("rmdir", path, syscall.EBUSY, job+" is attached to 1 container: stop it first")
+		return f.refused(card, profile, "rmdir", path, syscall.EBUSY, job+" is attached to 1 container: stop it first")
 	}
+	delete(f.lastErr, card+"/"+profile)
 	f.dropJob(d, job)
 	f.recompute()
 	return nil

@@ -160,38 +160,3 @@ func (s *Sim) SMI(args ...string) (string, error) {
 	out, err := exec.Command(s.smi, append([]string{"--sim=" + s.State}, args...)...).CombinedOutput()
 	return string(out), err
 }
-
-// PlacementsSupported says whether this daemon carves at a given placement
-// (its first profile directory has placements/).
-func (s *Sim) PlacementsSupported() bool {
-	n, err := s.ReadNode()
-	if err != nil {
-		return false
-	}
-	for _, d := range n.Devices {
-		for _, p := range d.Profiles {
-			return s.Mount.PlacementsSupported(d.Name, p.Name)
-		}
-	}
-	return false
-}
-
-// RequirePlacements skips the test when the daemon cannot carve at a given
-// placement (docs/tree.md: mkdir <profile>/placements/<start>/<job>).
-func (s *Sim) RequirePlacements(t testing.TB) {
-	t.Helper()
-	if !s.PlacementsSupported() {
-		t.Skipf("this accelfs (%s) has no placements/ in its profile directories: it cannot carve at a given placement yet", s.accelfs)
-	}
-}
-
-// Carver is what tests carve through: the mount itself when the daemon
-// carves at a given placement, else LowestFirst over it (logged).
-func (s *Sim) Carver(t testing.TB) accelfs.Interface {
-	t.Helper()
-	if s.PlacementsSupported() {
-		return s.Mount
-	}
-	t.Logf("this accelfs has no placements/ yet: carving at a placement through lower fillers (accelfstest.LowestFirst)")
-	return LowestFirst{s.Mount}
-}

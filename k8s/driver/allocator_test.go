@@ -84,7 +84,7 @@ type kubelet struct {
 	dra drapb.DRAPluginClient
 }
 
-func register(t *testing.T, registrarDir string) *kubelet {
+func register(t testing.TB, registrarDir string) *kubelet {
 	t.Helper()
 	sock := filepath.Join(registrarDir, publish.DriverName+"-reg.sock")
 	conn, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()))

@@ -68,6 +68,11 @@ type Driver struct {
 
 	kick chan struct{}
 
+	// layoutMu guards layout, the last node.json read: prepare looks its
+	// devices up there.
+	layoutMu sync.Mutex
+	layoutOf *accelfs.Node
+
 	pubMu     sync.Mutex
 	last      *resourceslice.DriverResources
 	published int // how many times the slices were (re)published
@@ -155,13 +160,14 @@ func newDriver(ctx context.Context, cfg Config) (*Driver, *accelfs.Node, error) 
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	return &Driver{
-		cfg:    cfg,
-		fs:     cfg.FS,
-		claims: draclient.New(cfg.Client),
-		live:   map[string]bool{},
-		kick:   make(chan struct{}, 1),
-		ctx:    ctx,
-		cancel: cancel,
+		cfg:      cfg,
+		fs:       cfg.FS,
+		claims:   draclient.New(cfg.Client),
+		live:     map[string]bool{},
+		kick:     make(chan struct{}, 1),
+		layoutOf: node,
+		ctx:      ctx,
+		cancel:   cancel,
 	}, node, nil
 }
 
@@ -206,6 +212,28 @@ func (d *Driver) setLive(part string, live bool) {
 	} else {
 		delete(d.live, part)
 	}
+}
+
+// layout is the last node.json read (by the watch, a publish, a prepare).
+func (d *Driver) layout() *accelfs.Node {
+	d.layoutMu.Lock()
+	defer d.layoutMu.Unlock()
+	return d.layoutOf
+}
+
+func (d *Driver) setLayout(n *accelfs.Node) {
+	d.layoutMu.Lock()
+	defer d.layoutMu.Unlock()
+	d.layoutOf = n
+}
+
+// readNode reads node.json afresh and keeps it as the layout.
+func (d *Driver) readNode() (*accelfs.Node, error) {
+	n, err := d.fs.ReadNode()
+	if err == nil {
+		d.setLayout(n)
+	}
+	return n, err
 }
 
 // accounted says whether a job is one of a claim prepared on this node.

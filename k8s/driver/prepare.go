@@ -41,16 +41,12 @@ func (d *Driver) prepareClaim(ctx context.Context, claim *resourceapi.ResourceCl
 	// Accounted before the carve: the job's slices are the claim's in the
 	// scheduler's view from the moment the job exists.
 	d.setLive(claimPart(claim.UID), true)
-	node, err := d.fs.ReadNode()
-	if err != nil {
-		return kubeletplugin.PrepareResult{Err: fmt.Errorf("accelfs: %w", err)}
-	}
 	var carved []carvedJob
 	var devices []kubeletplugin.Device
 	var jobs []string
 	for i, r := range results {
 		job := JobName(claim.UID, i)
-		if err := d.prepareDevice(node, r, job, &carved); err != nil {
+		if err := d.prepareDevice(r, job, &carved); err != nil {
 			d.rollback(ctx, carved)
 			return kubeletplugin.PrepareResult{Err: fmt.Errorf("device %s of request %s (job %s): %w", r.Device, r.Request, job, err)}
 		}
@@ -74,51 +70,76 @@ func (d *Driver) prepareClaim(ctx context.Context, claim *resourceapi.ResourceCl
 
 // prepareDevice makes sure job exists, ready, at the placement the device
 // stands for: made now (appended to carved), or already there.
-func (d *Driver) prepareDevice(node *accelfs.Node, r resourceapi.DeviceRequestAllocationResult, job string, carved *[]carvedJob) error {
+//
+// The common case costs one mkdir: the device is looked up in the last
+// node.json read (a device name stands for a card's profile and placement,
+// which change only with the card's MIG mode, and a stale answer only makes
+// the mkdir fail), and mkdir placements/<start>/<job> carves exactly there
+// or fails (docs/tree.md), so nothing is read before or after it. Only an
+// EEXIST (a repeated call, a job lost or left elsewhere) reads the job's
+// status, and node.json when the job is not that placement's.
+func (d *Driver) prepareDevice(r resourceapi.DeviceRequestAllocationResult, job string, carved *[]carvedJob) error {
 	if r.Pool != d.cfg.NodeName {
 		return fmt.Errorf("pool %q is not this node's (%q)", r.Pool, d.cfg.NodeName)
 	}
 	if r.AdminAccess != nil && *r.AdminAccess {
 		return errors.New("admin access is not supported: a device is a whole MIG instance, carved for one claim")
 	}
-	p, ok := publish.Lookup(node, r.Device)
+	p, ok := publish.Lookup(d.layout(), r.Device)
 	if !ok {
-		return errors.New("no such device on this node now (its card went away or changed MIG mode)")
+		node, err := d.readNode()
+		if err != nil {
+			return fmt.Errorf("accelfs: %w", err)
+		}
+		if p, ok = publish.Lookup(node, r.Device); !ok {
+			return errors.New("no such device on this node now (its card went away or changed MIG mode)")
+		}
 	}
 	card, profile := p.Card.Name, p.Profile.Name
-	if j := node.FindJob(job); j != nil {
-		same := j.Device == card && j.Profile == profile && j.Placement != nil && *j.Placement == p.Span
-		switch {
-		case same && j.State == accelfs.StateReady:
-			return nil // a repeated call: the job is the claim's
-		case same && j.State == accelfs.StateRemoving:
-			return fmt.Errorf("job %s is being removed (%s): try again", job, deref(j.Reason))
-		default:
-			// Lost (its instance went with a reboot), or left by an earlier
-			// allocation of this claim: the current allocation decides.
-			if err := d.fs.Remove(j.Device, j.Profile, job); err != nil && !accelfs.IsGone(err) {
-				return fmt.Errorf("give back the job's %s state first: %w", j.State, err)
-			}
-		}
-	}
 	err := d.fs.CarveAt(card, profile, p.Span.Start, job)
 	if errors.Is(err, syscall.EEXIST) {
-		// Made meanwhile (a repeated call that raced this one): fine if it is this placement.
 		if st, serr := d.fs.Status(card, profile, job); serr == nil && st.State == accelfs.StateReady && st.Placement == p.Span {
-			return nil
+			return nil // a repeated call, or one that raced this one: the job is the claim's
 		}
-		return err
+		switch err = d.replace(card, profile, p.Span, job); {
+		case errors.Is(err, errReady):
+			return nil
+		case err == nil:
+			err = d.fs.CarveAt(card, profile, p.Span.Start, job)
+		}
 	}
 	if err != nil {
 		return err
 	}
 	*carved = append(*carved, carvedJob{card, profile, job})
-	st, err := d.fs.Status(card, profile, job)
+	return nil
+}
+
+// errReady: the job is already ready at that placement.
+var errReady = errors.New("ready")
+
+// replace clears the way for job at that placement: a job of that name
+// that is not ready there was lost (its instance went with a reboot) or
+// left by an earlier allocation of this claim, and the current allocation
+// decides. One being removed is waited for (the kubelet tries again).
+func (d *Driver) replace(card, profile string, span accelfs.Span, job string) error {
+	node, err := d.readNode()
 	if err != nil {
-		return fmt.Errorf("read the new job's status: %w", err)
+		return fmt.Errorf("accelfs: %w", err)
 	}
-	if st.Placement != p.Span || st.Profile != profile || st.Device != card {
-		return fmt.Errorf("accelfs carved %s %s at %s, not %s %s at %s", st.Device, st.Profile, st.Placement, card, profile, p.Span)
+	j := node.FindJob(job)
+	if j == nil {
+		return nil // gone meanwhile
+	}
+	same := j.Device == card && j.Profile == profile && j.Placement != nil && *j.Placement == span
+	switch {
+	case same && j.State == accelfs.StateReady:
+		return errReady // its status could not be read a moment ago
+	case same && j.State == accelfs.StateRemoving:
+		return fmt.Errorf("job %s is being removed (%s): try again", job, deref(j.Reason))
+	}
+	if err := d.fs.Remove(j.Device, j.Profile, job); err != nil && !accelfs.IsGone(err) {
+		return fmt.Errorf("give back the job's %s state first: %w", j.State, err)
 	}
 	return nil
 }

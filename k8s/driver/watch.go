@@ -102,6 +102,7 @@ func (d *Driver) watchNode(ctx context.Context, events chan nodeEvent) {
 // publish builds the pool from node.json and hands it to the ResourceSlice
 // controller when it differs from what was handed last.
 func (d *Driver) publish(ctx context.Context, node *accelfs.Node) error {
+	d.setLayout(node)
 	res := publish.Build(node, publish.Options{PoolName: d.cfg.NodeName, Accounted: d.accounted})
 	d.pubMu.Lock()
 	defer d.pubMu.Unlock()

@@ -1,0 +1,247 @@
+# SPDX-License-Identifier: MIT
+"""Test 4 of docs/kubernetes.md, the whole path: the control plane of cluster.py, a real kubelet
+and containerd (kubenode.py), accelfs-dra as a host process and accelfs over a simulated node.  A
+pod with a ResourceClaim starts and its container sees exactly its job's device nodes; deleting
+the pod gives the job back; the plugin, the kubelet and accelfs are each killed with -9 while a pod
+is being prepared and while one is being unprepared, and started again; after every step the jobs
+in the tree and the claims in the API server agree one to one, each job at its claim's placement
+(nothing lost, nothing owned twice).  Last, pods per minute that get a partition on this node,
+against the same pods without one, in the same run (reported, not asserted: docs/performance.md).
+"""
+import json
+import os
+import sys
+import tempfile
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "..", "integration"))
+
+import cluster  # noqa: E402
+import images  # noqa: E402
+import kubenode  # noqa: E402
+from harness import Node  # noqa: E402
+from test_control_plane import spans  # noqa: E402
+
+NODE = "node-c"
+LIST_DEVICES = "find /dev -type c | sort | while read f; do stat -c '%n %t %T' $f; done; echo END; exec sleep 3600"
+
+
+def pod(name, profile="4g.48gb", claim=True):
+    c = {"name": "main", "image": images.BUSYBOX, "imagePullPolicy": "Never",
+         "command": ["sh", "-c", LIST_DEVICES], "resources": {}}
+    spec = {"automountServiceAccountToken": False, "terminationGracePeriodSeconds": 1,
+            "enableServiceLinks": False, "containers": [c]}
+    if claim:
+        spec["resourceClaims"] = [{"name": "mig", "resourceClaimTemplateName": f"one-{profile}"}]
+        c["resources"]["claims"] = [{"name": "mig"}]
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "default", "labels": {"test": "node"}}, "spec": spec}
+
+
+class NodeTest(unittest.TestCase):
+    maxDiff = None
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="accelfs-k8s-t4-")
+        cls.cdi = os.path.join(cls.tmp, "cdi")
+        cls.node = Node(extra=[f"--cdi-dir={cls.cdi}"]).start()
+        cls.addClassCleanup(cls.node.cleanup)
+        cls.cp = cluster.ControlPlane().start(nodes=[NODE])
+        cls.addClassCleanup(cls.cp.stop)
+        classes = cluster.subprocess.run([cluster.program("accelfs-dra"), "classes", f"--mount={cls.node.mnt}"],
+                                         capture_output=True, text=True, check=True).stdout
+        cls.cp.kubectl("apply", "-f", "-", input=classes)
+        for profile in ("4g.48gb", "3g.71gb"):
+            cls.cp.apply({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                          "metadata": {"name": f"one-{profile}", "namespace": "default"},
+                          "spec": {"spec": {"devices": {"requests": [
+                              {"name": "mig", "exactly": {"deviceClassName": f"{profile}.accelfs.io"}}]}}}})
+        cls.kn = kubenode.KubeNode(cls.cp, NODE, cls.cdi)
+        cls.addClassCleanup(cls.kn.cleanup)
+        cls.kn.start()
+        cls.plugin = cluster.Plugin(cls.cp, NODE, cls.node.mnt, cls.cdi, cls.kn.kubelet_dir,
+                                    os.path.join(cls.tmp, "accelfs-dra.log")).start()
+        cls.addClassCleanup(cls.plugin.proc.stop)
+        cls.layout = spans(json.loads(cls.node.read("node.json")))
+        cluster.wait_until(lambda: len(cls.cp.items("resourceslices")) > 0, 120, "the node's slices")
+
+    def run(self, result=None):
+        failures = len(result.failures) + len(result.errors) if result else 0
+        out = super().run(result)
+        if result and len(result.failures) + len(result.errors) > failures:
+            pods = [(p["metadata"]["name"], p.get("status", {}).get("phase"),
+                     p.get("status", {}).get("containerStatuses"), p.get("status", {}).get("conditions"))
+                    for p in self.cp.items("pods", "-A")]
+            events = self.cp.kubectl("get", "events", "-A", check=False).stdout[-4000:]
+            print(f"{self.cp.logs()}\n{self.kn.logs()}\n---- accelfs-dra ----\n{self.plugin.proc.tail(80)}\n"
+                  f"---- accelfs ----\n{self.node.log()[-3000:]}\npods: {json.dumps(pods)[:4000]}\nevents:\n{events}",
+                  file=sys.stderr)
+        return out
+
+    # -- what the tree and the API server hold --------------------------------------------------
+    def jobs(self):
+        """{job: (card, profile, start, size, state)} of the plugin's jobs in the tree."""
+        out = {}
+        for d in json.loads(self.node.read("node.json"))["devices"]:
+            for j in d["jobs"]:
+                if j["name"].startswith("k8s-"):
+                    pl = j.get("placement") or {"start": -1, "size": 0}
+                    out[j["name"]] = (d["name"], j["profile"], pl["start"], pl["size"], j["state"])
+        return out
+
+    def claims(self):
+        """{job the claim's device should be: (claim, device, pods it is reserved for)} of allocated claims."""
+        out = {}
+        for c in self.cp.items("resourceclaims", "-n", "default"):
+            alloc = c.get("status", {}).get("allocation")
+            if not alloc:
+                continue
+            for i, r in enumerate(alloc["devices"]["results"]):
+                job = f"k8s-{c['metadata']['uid']}-{i}"
+                self.assertNotIn(job, out)
+                out[job] = (c["metadata"]["name"], r["device"],
+                            [o["name"] for o in c["status"].get("reservedFor", [])])
+        return out
+
+    def agree(self):
+        """The jobs are exactly the claims reserved by running pods, each at its claim's placement."""
+        running = {p["metadata"]["name"] for p in self.cp.items("pods", "-n", "default")
+                   if p.get("status", {}).get("phase") == "Running" and not p["metadata"].get("deletionTimestamp")}
+        pods = {p["metadata"]["name"] for p in self.cp.items("pods", "-n", "default")}
+        jobs, claims = self.jobs(), self.claims()
+        want = {j for j, (_, _, owners) in claims.items() if set(owners) & running}
+        if not want <= set(jobs) or not set(jobs) <= set(claims):
+            return False
+        for job, (claim, device, owners) in claims.items():
+            if job in jobs:
+                card, profile, start, size = self.layout[device]
+                self.assertEqual(jobs[job], (card, profile, start, size, "ready"), f"{job} of claim {claim}")
+        # A job whose pod is gone is not kept.
+        return all(set(claims[j][2]) & pods for j in jobs)
+
+    def settle(self, what):
+        cluster.wait_until(self.agree, 300, f"the tree's jobs and the API server's claims to agree ({what})")
+        devices = [claim[1] for claim in self.claims().values()]
+        self.assertEqual(len(devices), len(set(devices)), f"a device allocated twice: {devices}")
+        spans_taken = [self.layout[d] for d in devices]
+        for i, a in enumerate(spans_taken):
+            for b in spans_taken[i + 1:]:
+                self.assertFalse(a[0] == b[0] and a[2] < b[2] + b[3] and b[2] < a[2] + a[3], f"{a} and {b} overlap")
+
+    def running(self, name):
+        p = self.cp.get("pod", name, "-n", "default")
+        return p.get("status", {}).get("phase") == "Running"
+
+    def seen(self, name):
+        """The character devices the pod's container lists: {path: (major, minor)}."""
+        out = cluster.wait_until(lambda: (o := self.cp.kubectl("logs", name, check=False).stdout) and "END" in o and o,
+                                 120, f"{name}'s device list")
+        seen = {}
+        for line in out.splitlines():
+            if line == "END":
+                break
+            path, major, minor = line.split()
+            seen[path] = (int(major, 16), int(minor, 16))
+        return seen
+
+    def job_of(self, name):
+        claim = None
+        for c in self.cp.items("resourceclaims", "-n", "default"):
+            if any(o["name"] == name for o in c.get("status", {}).get("reservedFor", [])):
+                claim = c
+        self.assertIsNotNone(claim, f"no claim reserved for {name}")
+        return f"k8s-{claim['metadata']['uid']}-0", claim["status"]["allocation"]["devices"]["results"][0]["device"]
+
+    def check_pod(self, name):
+        """The pod runs, and its container has exactly its job's accelerator nodes."""
+        cluster.wait_until(lambda: self.running(name), 300, f"pod {name} Running")
+        job, device = self.job_of(name)
+        card, profile, start, size = self.layout[device]
+        status = self.node.keyvals(card, "mig", profile, job, "status")
+        self.assertEqual(status["placement"], f"{start}:{size}")
+        want = {}
+        for line in self.node.read(card, "mig", profile, job, "devices").splitlines():
+            path, _, numbers = line.split()
+            want[path] = tuple(int(x) for x in numbers.split(":"))
+        accel = {p: v for p, v in self.seen(name).items() if p.startswith(("/dev/alixpu", "/dev/nvidia"))}
+        self.assertEqual(accel, want, f"{name}'s container and job {job}'s devices")
+        return job, card, profile
+
+    def delete(self, name):
+        self.cp.kubectl("delete", "pod", name, "--wait=false")
+
+    def gone(self, name, job, card, profile):
+        cluster.wait_until(lambda: self.cp.kubectl("get", "pod", name, check=False).returncode != 0, 300,
+                           f"pod {name} gone")
+        cluster.wait_until(lambda: not os.path.exists(self.node.path(card, "mig", profile, job)), 300,
+                           f"job {job} given back")
+
+    # -- the tests (in order: unittest sorts them by name) ------------------------------------
+    def test_1_a_pod_gets_its_partition_and_gives_it_back(self):
+        self.cp.apply(pod("first"))
+        job, card, profile = self.check_pod("first")
+        self.settle("first running")
+        self.assertIn("id=", self.node.read(card, "mig", profile, job, "containers"),
+                      "the OCI hook did not record the container")
+        self.delete("first")
+        self.gone("first", job, card, profile)
+        self.settle("first deleted")
+
+    def kill_restart(self, what):
+        if what == "accelfs":
+            self.node.kill9()
+            self.node.start()
+        elif what == "accelfs-dra":
+            self.plugin.proc.kill9()
+            self.plugin.proc.start()
+        else:
+            self.kn.restart(what)
+
+    def crash_around(self, what):
+        name = f"crash-{what}"
+        self.cp.apply(pod(name, profile="3g.71gb"))
+        # Killed once the scheduler has allocated (the prepare is due or under way).
+        cluster.wait_until(lambda: any(name in c[2] for c in self.claims().values()), 300, f"{name}'s claim allocated")
+        self.kill_restart(what)
+        job, card, profile = self.check_pod(name)
+        self.settle(f"{name} running after {what} was killed")
+        self.delete(name)
+        self.kill_restart(what)  # while the pod ends: the unprepare is due or under way
+        self.gone(name, job, card, profile)
+        self.settle(f"{name} deleted, {what} killed again")
+
+    def test_2_kill_the_plugin(self):
+        self.crash_around("accelfs-dra")
+
+    def test_3_kill_the_kubelet(self):
+        self.crash_around("kubelet")
+
+    def test_4_kill_accelfs(self):
+        self.crash_around("accelfs")
+
+    def test_5_pods_per_minute(self):
+        """Pods to Running, with a partition each and without, then deleted until their jobs are gone."""
+        n = 12
+        rates = {}
+        for claim in (False, True):
+            names = [f"rate-{'mig' if claim else 'plain'}-{i}" for i in range(n)]
+            t0 = time.monotonic()
+            self.cp.kubectl("apply", "-f", "-", input="\n---\n".join(json.dumps(pod(x, claim=claim)) for x in names))
+            cluster.wait_until(lambda: sum(p.get("status", {}).get("phase") == "Running"
+                                           for p in self.cp.items("pods", "-n", "default", "-l", "test=node")) == n,
+                               600, f"{n} pods Running", step=0.1)
+            rates[claim] = n / ((time.monotonic() - t0) / 60)
+            self.settle("the rate's pods running")
+            self.cp.kubectl("delete", "pods", "-n", "default", "-l", "test=node", "--wait=true", timeout=600)
+            cluster.wait_until(lambda: not self.jobs(), 300, "every job given back")
+        print(f"pods per minute on one node: {rates[True]:.1f} with a partition each, {rates[False]:.1f} without "
+              f"({rates[True] / rates[False]:.2f}x), {n} pods at once", file=sys.stderr)
+        self.settle("all deleted")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

@@ -57,6 +57,9 @@ func (d *Driver) watchLoop(ctx context.Context) {
 	}
 }
 
+// settleDelay is how long a wake-up on node.json waits before reading it.
+const settleDelay = 100 * time.Millisecond
+
 // watchNode keeps a watch open on node.json and hands every reading to the
 // loop, the newest replacing one not yet taken. A watch that fails (the
 // daemon restarted: the old descriptor is dead) is opened again.
@@ -88,6 +91,13 @@ func (d *Driver) watchNode(ctx context.Context, events chan nodeEvent) {
 						send(nodeEvent{err: fmt.Errorf("wait on node.json: %w", err)})
 					}
 					break
+				}
+				// A change comes in bursts (a prepare's carve, pods started
+				// one after another): read once the burst has passed, not
+				// beside each carve, whose prepare is waiting on the CPU.
+				select {
+				case <-ctx.Done():
+				case <-time.After(settleDelay):
 				}
 			}
 			_ = w.Close()

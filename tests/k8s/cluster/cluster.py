@@ -155,7 +155,9 @@ class ControlPlane:
             f"--service-account-key-file={self.path('sa.pub')}",
             f"--service-account-signing-key-file={self.path('sa.key')}",
             "--service-cluster-ip-range=10.96.0.0/24", "--enable-priority-and-fairness=false",
-            "--endpoint-reconciler-type=none"])
+            "--endpoint-reconciler-type=none",
+            # A kubelet's host name resolves nowhere here: logs and exec reach it at its address.
+            "--kubelet-preferred-address-types=InternalIP,Hostname"])
         self.wait_api()
         admin = self.kubeconfig("admin", self.tokens["admin"])
         controllers = "*" if self.node_lifecycle else "*,-node-lifecycle-controller"

@@ -75,6 +75,8 @@ state = "{self.path('containerd', 'state')}"
   # The kubelet gives every sandbox oom_score_adj -998; lowering it needs CAP_SYS_RESOURCE, which
   # root lacks on machines like the project's (runc then fails: "can't get final child's PID").
   restrict_oom_score_adj = true
+  # The pods' network namespaces under the state directory: the test's cleanup unmounts them.
+  netns_mounts_under_state_dir = true
   cdi_spec_dirs = ["{self.cdi_dir}"]
   [plugins.'io.containerd.cri.v1.runtime'.containerd]
     default_runtime_name = "runc"
@@ -192,7 +194,9 @@ state = "{self.path('containerd', 'state')}"
                 os.kill(shim, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        subprocess.run(["umount", "-R", "-l", self.path("containerd")], capture_output=True)
+        # containerd's snapshots and sandboxes, and the kubelet's root (it makes it a mount of its own).
+        for d in (self.path("containerd"), self.kubelet_dir):
+            subprocess.run(["umount", "-R", "-l", d], capture_output=True)
         subprocess.run(["ip", "link", "del", "accelfsk8s0"], capture_output=True)
         shutil.rmtree(self.dir, ignore_errors=True)
 

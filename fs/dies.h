@@ -73,6 +73,27 @@ struct fs_dies_status {
 };
 /* Take one (malloc'd; free() it): 0, -ENOENT without dies/ (NULL), -ENOMEM, or the slot's errno. */
 int fs_dies_status(const struct fs_dies *d, struct fs_dies_status **out);
+/*
+ * What dies/slot and dies/<n>/info put in words, made once for both them
+ * and node.json, so that the two never say different things.
+ */
+struct fs_dies_slot_words {
+	unsigned lease_ms;
+	int32_t lease_left_ms;         /* lease_left_ms: -1 for none */
+	int32_t holders_lease_left_ms; /* what each holder line says (-1: none) */
+	char lent[160];                /* "" for none */
+	char waiting_on[224];          /* "" for none */
+};
+void fs_dies_slot_words(const struct fs_dies_status *st, struct fs_dies_slot_words *w);
+struct fs_die_words {
+	const char *state;                      /* parked, held, lending, lent, returning */
+	const char *policy;                     /* pinned, resident */
+	char held_by[FS_DIES_LISTED * 12 + 24]; /* "" while the die is not in the slot */
+	bs_die_lend lend;                       /* lend.driver: the driver it is bound to */
+	pid_t lender_pid;                       /* while lent */
+};
+/* 0, -EINVAL for no such die, or the errno of reading it. */
+int fs_die_words(const struct fs_dies_status *st, uint32_t die, struct fs_die_words *w);
 /* Who owns the slot, in dies/slot's words: accelfs (this mount's arbiter), other, none. */
 const char *fs_dies_owner(const struct fs_dies_status *st);
 

@@ -79,6 +79,8 @@ int fs_dies_status(const struct fs_dies *cd, struct fs_dies_status **out)
 		st->held[i].pid = accel_proc_tgid(st->held[i].pid);
 	for (unsigned i = 0; i < st->n_lenders; i++)
 		st->lenders[i].pid = accel_proc_tgid(st->lenders[i].pid);
+	for (unsigned i = 0; i < st->v.n_waiters; i++)
+		st->v.waiters[i].pid = accel_proc_tgid(st->v.waiters[i].pid);
 	*out = st;
 	return 0;
 }
@@ -96,9 +98,11 @@ static pid_t lender_of(const struct fs_dies_status *st, uint32_t die, pid_t slot
 	return slot_says;
 }
 
-/* The holders of this mount: one line each, with the lease they have left. */
+/* The holders of this mount: one line each, with the lease they have left; "holder: none" when there is none. */
 static void holders(struct fs_text *t, const struct fs_dies_status *st, int32_t lease_left)
 {
+	if (!st->n_held)
+		fs_put(t, "holder: none\n");
 	for (unsigned i = 0; i < st->n_held; i++) {
 		fs_put(t, "holder: pid=%d die=%u", (int)st->held[i].pid, st->held[i].die);
 		if (lease_left >= 0)
@@ -108,44 +112,65 @@ static void holders(struct fs_text *t, const struct fs_dies_status *st, int32_t 
 	}
 }
 
-/* Whom a lent die's slot waits on, in words an operator can act on. */
-static void waiting_on(struct fs_text *t, const struct fs_dies_status *st, pid_t lender)
+/* Whom a lent die's slot waits on, in words an operator can act on ("" when none). */
+static void waiting_on(char *buf, size_t len, const struct fs_dies_status *st, pid_t lender)
 {
 	const bs_lease_info *l = &st->v.lease;
 	const struct bs_arb_stats *fs = &st->v.stats;
 
-	if (l->lent_die < 0) {
-		fs_put(t, "waiting_on: none\n");
+	buf[0] = '\0';
+	if (l->lent_die < 0)
 		return;
-	}
 	if (l->lend_state == BS_LEND_RETURNING || l->lend_state == BS_LEND_LENDING)
-		fs_put(t, "waiting_on: %s to let go of die %d (%s for %u ms%s)\n", l->lent_driver, l->lent_die,
-		       lend_state(l->lend_state), l->returning_ms,
-		       (l->slot_flags & BS_SLOT_EXPIRED) || fs->expired
-		               ? "; the lease ran out, but a lease never takes a die from its driver"
-		               : "");
+		snprintf(buf, len, "%s to let go of die %d (%s for %u ms%s)", l->lent_driver, l->lent_die,
+		         lend_state(l->lend_state), l->returning_ms,
+		         (l->slot_flags & BS_SLOT_EXPIRED) || fs->expired
+		                 ? "; the lease ran out, but a lease never takes a die from its driver"
+		                 : "");
 	else if (fs->returning)
-		fs_put(t, "waiting_on: %s to let go of die %d (asked back%s)\n", l->lent_driver, l->lent_die,
-		       fs->expired ? " because the lease ran out; a lease never takes a die from its driver" : "");
+		snprintf(buf, len, "%s to let go of die %d (asked back%s)", l->lent_driver, l->lent_die,
+		         fs->expired ? " because the lease ran out; a lease never takes a die from its driver" : "");
 	else
-		fs_put(t,
-		       "waiting_on: pid %d, the lender (its last close of dies/%d/vram, or writing bar_swap to "
-		       "dies/%d/driver, returns the die)\n",
-		       (int)lender, l->lent_die, l->lent_die);
+		snprintf(buf, len,
+		         "pid %d, the lender (its last close of dies/%d/vram, or writing bar_swap to "
+		         "dies/%d/driver, returns the die)",
+		         (int)lender, l->lent_die, l->lent_die);
+}
+
+void fs_dies_slot_words(const struct fs_dies_status *st, struct fs_dies_slot_words *w)
+{
+	const struct bs_arb_stats *fs = &st->v.stats;
+	const bs_lease_info *lease = &st->v.lease;
+	pid_t lender;
+
+	memset(w, 0, sizeof(*w));
+	/* Our holders' lease: the arbiter's among our waiters, the slot's among other processes'. */
+	w->holders_lease_left_ms = fs->lease_left_ms;
+	if (fs->active >= 0 && lease->lease_left_ms >= 0 &&
+	    (w->holders_lease_left_ms < 0 || lease->lease_left_ms < w->holders_lease_left_ms))
+		w->holders_lease_left_ms = lease->lease_left_ms;
+	w->lease_ms = lease->lease_ms;
+	w->lease_left_ms = fs->active >= 0 ? w->holders_lease_left_ms : lease->lease_left_ms;
+	if (w->lease_left_ms < 0)
+		w->lease_left_ms = -1;
+	lender = lease->lent_die >= 0 ? lender_of(st, (uint32_t)lease->lent_die, lease->lender_pid) : 0;
+	if (lease->lent_die >= 0) {
+		const struct bs_arb_die *ld =
+			(uint32_t)lease->lent_die < st->v.n_dies ? &st->v.dies[lease->lent_die] : NULL;
+		bool resident = ld && !ld->lend_err && ld->lend.policy == BS_POLICY_RESIDENT;
+		snprintf(w->lent, sizeof(w->lent), "die %d to %s by pid %d (%s, %s)", lease->lent_die,
+		         lease->lent_driver, (int)lender, lend_state(lease->lend_state),
+		         resident ? "resident" : "pinned");
+	}
+	waiting_on(w->waiting_on, sizeof(w->waiting_on), st, lender);
 }
 
 static void put_slot(struct fs_text *t, const struct fs_dies_status *st)
 {
-	const struct bs_arb_stats *fs = &st->v.stats;
 	const bs_status *slot = &st->v.slot;
-	const bs_lease_info *lease = &st->v.lease;
-	int32_t lease_left;
-	pid_t lender;
+	struct fs_dies_slot_words w;
 
-	/* Our holders' lease: the arbiter's among our waiters, the slot's among other processes'. */
-	lease_left = fs->lease_left_ms;
-	if (fs->active >= 0 && lease->lease_left_ms >= 0 && (lease_left < 0 || lease->lease_left_ms < lease_left))
-		lease_left = lease->lease_left_ms;
+	fs_dies_slot_words(st, &w);
 	if (slot->active_die >= 0)
 		fs_put(t, "active: %d\n", slot->active_die);
 	else
@@ -155,26 +180,17 @@ static void put_slot(struct fs_text *t, const struct fs_dies_status *st)
 	fs_put(t, "swaps: %llu\n", (unsigned long long)slot->swaps);
 	fs_put(t, "owner: %s\n", fs_dies_owner(st));
 	fs_put(t, "owner_pid: %d\n", slot->owner_pid);
-	fs_put(t, "lease_ms: %u\n", lease->lease_ms);
-	if (fs->active >= 0 ? lease_left >= 0 : lease->lease_left_ms >= 0)
-		fs_put(t, "lease_left_ms: %d\n", fs->active >= 0 ? lease_left : lease->lease_left_ms);
+	fs_put(t, "lease_ms: %u\n", w.lease_ms);
+	if (w.lease_left_ms >= 0)
+		fs_put(t, "lease_left_ms: %d\n", w.lease_left_ms);
 	else
 		fs_put(t, "lease_left_ms: none\n");
-	lender = lease->lent_die >= 0 ? lender_of(st, (uint32_t)lease->lent_die, lease->lender_pid) : 0;
-	if (lease->lent_die >= 0) {
-		const struct bs_arb_die *ld =
-			(uint32_t)lease->lent_die < st->v.n_dies ? &st->v.dies[lease->lent_die] : NULL;
-		bool resident = ld && !ld->lend_err && ld->lend.policy == BS_POLICY_RESIDENT;
-		fs_put(t, "lent: die %d to %s by pid %d (%s, %s)\n", lease->lent_die, lease->lent_driver, (int)lender,
-		       lend_state(lease->lend_state), resident ? "resident" : "pinned");
-	} else {
-		fs_put(t, "lent: none\n");
-	}
-	waiting_on(t, st, lender);
-	holders(t, st, lease_left);
+	fs_put(t, "lent: %s\n", w.lent[0] ? w.lent : "none");
+	fs_put(t, "waiting_on: %s\n", w.waiting_on[0] ? w.waiting_on : "none");
+	holders(t, st, w.holders_lease_left_ms);
 	for (unsigned i = 0; i < st->v.n_waiters; i++)
-		fs_put(t, "waiter: pid=%d die=%u waited_ms=%llu\n", (int)accel_proc_tgid(st->v.waiters[i].pid),
-		       st->v.waiters[i].die, (unsigned long long)st->v.waiters[i].waited_ms);
+		fs_put(t, "waiter: pid=%d die=%u waited_ms=%llu\n", (int)st->v.waiters[i].pid, st->v.waiters[i].die,
+		       (unsigned long long)st->v.waiters[i].waited_ms);
 	fs_put(t, "slot_waiters: %u\n", slot->waiters);
 	for (unsigned i = 0; i < st->v.n_queue; i++)
 		fs_put(t, "slot_waiter: pid=%d die=%u waited_ms=%llu\n", st->v.queue[i].pid, st->v.queue[i].die,
@@ -185,18 +201,20 @@ static void put_slot(struct fs_text *t, const struct fs_dies_status *st)
 	fs_put(t, "backend: %s\n", st->backend);
 }
 
-/* Who holds die in the slot: this mount's holders by pid, or another process. */
-static void held_by(struct fs_text *t, const struct fs_dies_status *st, uint32_t die)
+/* Who holds die in the slot: this mount's holders by pid, or another process ("" when not in the slot). */
+static void held_by(char *buf, size_t len, const struct fs_dies_status *st, uint32_t die)
 {
 	unsigned n = 0;
+	size_t at = 0;
 
-	fs_put(t, "held_by:");
-	for (unsigned i = 0; i < st->n_held; i++)
+	buf[0] = '\0';
+	for (unsigned i = 0; i < st->n_held && at < len; i++)
 		if (st->held[i].die == die && ++n)
-			fs_put(t, " pid %d", (int)st->held[i].pid);
+			at += (size_t)snprintf(buf + at, len - at, "%spid %d", n > 1 ? " " : "", (int)st->held[i].pid);
 	if (!n)
-		fs_put(t, " pid %d", st->v.slot.owner_pid);
-	fs_put(t, n ? " (through accelfs)\n" : "\n");
+		snprintf(buf, len, "pid %d", st->v.slot.owner_pid);
+	else if (at < len)
+		snprintf(buf + at, len - at, " (through accelfs)");
 }
 
 /* What the slot says of die, a module without lending read as bound to bar_swap, pinned: 0, or -errno. */
@@ -233,31 +251,49 @@ static void put_policy(struct fs_text *t, const bs_die_info *info, const bs_die_
 	fs_put(t, "%s\n", l->policy == BS_POLICY_RESIDENT ? "resident" : "pinned");
 }
 
+int fs_die_words(const struct fs_dies_status *st, uint32_t die, struct fs_die_words *w)
+{
+	const bs_die_info *info;
+	int ret;
+
+	memset(w, 0, sizeof(*w));
+	ret = die_of(st, die, &info, &w->lend);
+	if (ret)
+		return ret;
+	w->state = w->lend.state != BS_LEND_NONE   ? lend_state(w->lend.state)
+	           : (info->flags & BS_DIE_ACTIVE) ? "held"
+	                                           : "parked";
+	w->policy = w->lend.policy == BS_POLICY_RESIDENT ? "resident" : "pinned";
+	if (info->flags & BS_DIE_ACTIVE)
+		held_by(w->held_by, sizeof(w->held_by), st, die);
+	w->lender_pid = w->lend.state != BS_LEND_NONE ? lender_of(st, die, w->lend.lender_pid) : 0;
+	return 0;
+}
+
 static int put_info(struct fs_text *t, const struct fs_dies_status *st, uint32_t die)
 {
 	const bs_die_info *info;
-	bs_die_lend l;
-	const char *state;
-	int ret = die_of(st, die, &info, &l);
+	struct fs_die_words w;
+	int ret = fs_die_words(st, die, &w);
 
 	if (ret)
 		return ret;
-	state = l.state != BS_LEND_NONE ? lend_state(l.state) : (info->flags & BS_DIE_ACTIVE) ? "held" : "parked";
+	info = &st->v.dies[die].info;
 	fs_put(t, "die: %u\n", info->die);
 	fs_put(t, "bus_id: %s\n", info->bus_id);
 	fs_put(t, "vram_bytes: %llu\n", (unsigned long long)info->vram_size);
 	fs_put(t, "enabled: %d\n", !!(info->flags & BS_DIE_ENABLED));
 	fs_put(t, "present: %d\n", !!(info->flags & BS_DIE_PRESENT));
 	fs_put(t, "active: %d\n", !!(info->flags & BS_DIE_ACTIVE));
-	fs_put(t, "state: %s\n", state);
-	if (info->flags & BS_DIE_ACTIVE)
-		held_by(t, st, die);
-	fs_put(t, "driver: %s\n", l.driver);
-	if (l.state != BS_LEND_NONE) {
-		fs_put(t, "lent_to: %s\n", l.driver);
-		fs_put(t, "lender_pid: %d\n", (int)lender_of(st, die, l.lender_pid));
+	fs_put(t, "state: %s\n", w.state);
+	if (w.held_by[0])
+		fs_put(t, "held_by: %s\n", w.held_by);
+	fs_put(t, "driver: %s\n", w.lend.driver);
+	if (w.lend.state != BS_LEND_NONE) {
+		fs_put(t, "lent_to: %s\n", w.lend.driver);
+		fs_put(t, "lender_pid: %d\n", (int)w.lender_pid);
 	}
-	fs_put(t, "policy: %s\n", l.policy == BS_POLICY_RESIDENT ? "resident" : "pinned");
+	fs_put(t, "policy: %s\n", w.policy);
 	fs_put(t, "acquires: %llu\n", (unsigned long long)info->acquires);
 	if (info->flags & BS_DIE_SIM)
 		fs_put(t, "pci_id: none (simulated)\n");

@@ -9,11 +9,13 @@
 
 #include <jansson.h>
 
+#include "core/attach.h"
 #include "core/family.h"
 #include "core/health.h"
 #include "core/mig_abi.h"
 #include "core/quota.h"
 #include "fs/dies.h"
+#include "fs/tree.h"
 
 #ifndef ACCELFS_VERSION
 #define ACCELFS_VERSION "unknown"
@@ -100,25 +102,71 @@ static json_t *health(const struct accel_health *h)
 	return o;
 }
 
+static void utc(int64_t t, char *buf, size_t len)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	buf[0] = '\0';
+	if (gmtime_r(&tt, &tm))
+		strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* status's container: lines, as {id, pid, since}; what the registry cannot list is left out, as there. */
+static json_t *containers(struct accel_attach *reg, const struct accel_job *j)
+{
+	struct accel_attachment *c = NULL;
+	json_t *a = json_array();
+	size_t n = 0;
+	char since[32];
+
+	if (!reg || accel_attach_list(reg, j->name, j->uuid, &c, &n))
+		return a;
+	for (size_t i = 0; a && i < n; i++) {
+		utc(c[i].since, since, sizeof(since));
+		if (json_array_append_new(a, json_pack("{s:s,s:I,s:s}", "id", c[i].id, "pid", (json_int_t)c[i].pid,
+		                                       "since", since))) {
+			json_decref(a);
+			a = NULL;
+		}
+	}
+	free(c);
+	return a;
+}
+
+struct job_ctx {
+	const struct accel_device *d;
+	struct accel_attach *reg;
+};
+
 static json_t *job(const void *elem, const void *ctx)
 {
 	const struct accel_job *j = elem;
-	const struct accel_device *d = ctx;
-	char when[32] = "";
-	struct tm tm;
-	time_t created = (time_t)j->created;
+	const struct job_ctx *jc = ctx;
+	const struct accel_device *d = jc->d;
+	char when[32];
 	bool ready = j->state == ACCEL_JOB_READY;
+	json_t *o;
 
-	if (gmtime_r(&created, &tm))
-		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	utc(j->created, when, sizeof(when));
 	/* A job that is not ready fails closed (devices answers ENODEV): no nodes here either. */
-	return json_pack("{s:s,s:s,s:s,s:o,s:s,s:I,s:I,s:I,s:o,s:s,s:{s:I,s:I},s:s,s:o,s:o}", "name", j->name,
-	                 "profile", j->profile, "state", accel_job_state_str(j->state), "reason",
-	                 ready ? json_null() : json_string(j->state_reason), "device", d->name, "profile_id",
-	                 (json_int_t)j->profile_id, "gi", (json_int_t)j->gi, "ci", (json_int_t)j->ci, "placement",
-	                 span(j->placement), "uuid", j->uuid, "owner", "uid", (json_int_t)j->uid, "gid",
-	                 (json_int_t)j->gid, "created", when, "devices",
-	                 ready ? devnodes(j->nodes, j->n_nodes) : json_null(), "health", health(&j->health));
+	o = json_pack("{s:s,s:s,s:s,s:o,s:s,s:I,s:I,s:I,s:o,s:s,s:{s:I,s:I},s:s,s:o,s:o}", "name", j->name, "profile",
+	              j->profile, "state", accel_job_state_str(j->state), "reason",
+	              ready ? json_null() : json_string(j->state_reason), "device", d->name, "profile_id",
+	              (json_int_t)j->profile_id, "gi", (json_int_t)j->gi, "ci", (json_int_t)j->ci, "placement",
+	              span(j->placement), "uuid", j->uuid, "owner", "uid", (json_int_t)j->uid, "gid",
+	              (json_int_t)j->gid, "created", when, "devices",
+	              ready ? devnodes(j->nodes, j->n_nodes) : json_null(), "health", health(&j->health));
+	/* status's reclaim and container: lines; null without a registry, where status has neither. */
+	if (o && (json_object_set_new(
+			  o, "reclaim",
+			  jc->reg ? json_string(accel_reclaim_str(accel_attach_reclaim(jc->reg, j->name, j->uuid)))
+				  : json_null()) ||
+	          json_object_set_new(o, "containers", containers(jc->reg, j)))) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
 }
 
 static json_t *instance(const void *elem, const void *ctx)
@@ -151,9 +199,10 @@ static json_t *list(const void *arr, size_t n, size_t size, json_t *(*fn)(const 
 	return a;
 }
 
-static json_t *device(const struct accel_device *d)
+static json_t *device(const struct accel_device *d, struct accel_attach *reg, struct accel_node *node)
 {
 	const struct accel_family *f = d->family;
+	struct job_ctx jc = { d, reg };
 	json_t *o;
 
 	o = json_pack("{s:s,s:s,s:s,s:s,s:I,s:s,s:o,s:s,s:s,s:s,s:s,s:o,s:o,s:s,s:o}", "name", d->name, "vendor",
@@ -181,7 +230,7 @@ static json_t *device(const struct accel_device *d)
 		json_decref(o);
 		return NULL;
 	}
-	if (o && (json_object_set_new(o, "jobs", list(d->jobs, d->n_jobs, sizeof(*d->jobs), job, d)) ||
+	if (o && (json_object_set_new(o, "jobs", list(d->jobs, d->n_jobs, sizeof(*d->jobs), job, &jc)) ||
 	          json_object_set_new(o, "instances",
 	                              list(d->instances, d->n_instances, sizeof(*d->instances), instance, NULL)))) {
 		json_decref(o);
@@ -226,16 +275,55 @@ static json_t *node_profiles(const struct accel_snapshot *s)
 	return a;
 }
 
-static json_t *die(const bs_die_info *d)
+/* Each dies/<n>/info key, with its value as that file says it (fs_die_words). */
+static json_t *die(const struct fs_dies_status *st, uint32_t n)
 {
+	const bs_die_info *d = &st->v.dies[n].info;
+	struct fs_die_words w;
 	char pci[16];
+	json_t *o;
 
+	if (fs_die_words(st, n, &w))
+		return NULL;
 	snprintf(pci, sizeof(pci), "%04x:%04x", d->vendor, d->device);
-	return json_pack("{s:I,s:s,s:I,s:b,s:b,s:b,s:I,s:o,s:o}", "die", (json_int_t)d->die, "bus_id", d->bus_id,
-	                 "vram_bytes", (json_int_t)d->vram_size, "enabled", !!(d->flags & BS_DIE_ENABLED), "present",
-	                 !!(d->flags & BS_DIE_PRESENT), "active", !!(d->flags & BS_DIE_ACTIVE), "acquires",
-	                 (json_int_t)d->acquires, "pci_id", d->flags & BS_DIE_SIM ? json_null() : json_string(pci),
-	                 "bar_phys", d->bar_phys ? json_integer((json_int_t)d->bar_phys) : json_null());
+	o = json_pack("{s:I,s:s,s:I,s:b,s:b,s:b,s:s,s:o,s:s,s:o,s:o,s:s,s:I,s:o,s:o}", "die", (json_int_t)d->die,
+	              "bus_id", d->bus_id, "vram_bytes", (json_int_t)d->vram_size, "enabled",
+	              !!(d->flags & BS_DIE_ENABLED), "present", !!(d->flags & BS_DIE_PRESENT), "active",
+	              !!(d->flags & BS_DIE_ACTIVE), "state", w.state, "held_by", str_or_null(w.held_by), "driver",
+	              w.lend.driver, "lent_to", w.lend.state != BS_LEND_NONE ? json_string(w.lend.driver) : json_null(),
+	              "lender_pid", w.lend.state != BS_LEND_NONE ? json_integer(w.lender_pid) : json_null(), "policy",
+	              w.policy, "acquires", (json_int_t)d->acquires, "pci_id",
+	              d->flags & BS_DIE_SIM ? json_null() : json_string(pci), "bar_phys",
+	              d->bar_phys ? json_integer((json_int_t)d->bar_phys) : json_null());
+	return o;
+}
+
+/* dies/slot's holder, waiter and slot_waiter lines, as objects. */
+static json_t *openers(const struct fs_dies_status *st, int which, int32_t lease_left)
+{
+	json_t *a = json_array();
+	unsigned n = which == 0 ? st->n_held : which == 1 ? st->v.n_waiters : st->v.n_queue;
+
+	for (unsigned i = 0; a && i < n; i++) {
+		json_t *o;
+		if (which == 0)
+			o = json_pack("{s:I,s:I,s:o}", "pid", (json_int_t)st->held[i].pid, "die",
+			              (json_int_t)st->held[i].die, "lease_left_ms",
+			              lease_left >= 0 ? json_integer(lease_left) : json_null());
+		else if (which == 1)
+			o = json_pack("{s:I,s:I,s:I}", "pid", (json_int_t)st->v.waiters[i].pid, "die",
+			              (json_int_t)st->v.waiters[i].die, "waited_ms",
+			              (json_int_t)st->v.waiters[i].waited_ms);
+		else
+			o = json_pack("{s:I,s:I,s:I}", "pid", (json_int_t)st->v.queue[i].pid, "die",
+			              (json_int_t)st->v.queue[i].die, "waited_ms",
+			              (json_int_t)(st->v.queue[i].waited_ns / 1000000));
+		if (json_array_append_new(a, o)) {
+			json_decref(a);
+			a = NULL;
+		}
+	}
+	return a;
 }
 
 /*
@@ -245,23 +333,29 @@ static json_t *die(const bs_die_info *d)
 static json_t *dies_json(const struct fs_dies *dies)
 {
 	struct fs_dies_status *st;
+	struct fs_dies_slot_words w;
 	json_t *list, *slot;
 
 	if (fs_dies_status(dies, &st)) /* no dies/ (NULL): -ENOENT */
 		return json_null();
+	fs_dies_slot_words(st, &w);
 	list = json_array();
 	for (unsigned i = 0; list && i < st->v.n_dies; i++)
-		if (!st->v.dies[i].info_err && json_array_append_new(list, die(&st->v.dies[i].info))) {
+		if (!st->v.dies[i].info_err && json_array_append_new(list, die(st, i))) {
 			json_decref(list);
 			list = NULL;
 		}
-	slot = json_pack(
-		"{s:o,s:I,s:I,s:I,s:s,s:I,s:I,s:I,s:I,s:I,s:s}", "active",
-		st->v.slot.active_die >= 0 ? json_integer(st->v.slot.active_die) : json_null(), "holders",
-		(json_int_t)st->holders, "waiters", (json_int_t)st->v.n_waiters, "swaps", (json_int_t)st->v.slot.swaps,
-		"owner", fs_dies_owner(st), "owner_pid", (json_int_t)st->v.slot.owner_pid, "slot_waiters",
-		(json_int_t)st->v.slot.waiters, "slot_open_files", (json_int_t)st->v.slot.open_files, "slot_size",
-		(json_int_t)st->v.slot.slot_size, "dies", (json_int_t)st->v.slot.num_dies, "backend", st->backend);
+	slot = json_pack("{s:o,s:I,s:I,s:I,s:s,s:I,s:I,s:o,s:o,s:o,s:o,s:o,s:I,s:o,s:I,s:I,s:I,s:s}", "active",
+	                 st->v.slot.active_die >= 0 ? json_integer(st->v.slot.active_die) : json_null(), "holders",
+	                 (json_int_t)st->holders, "waiters", (json_int_t)st->v.n_waiters, "swaps",
+	                 (json_int_t)st->v.slot.swaps, "owner", fs_dies_owner(st), "owner_pid",
+	                 (json_int_t)st->v.slot.owner_pid, "lease_ms", (json_int_t)w.lease_ms, "lease_left_ms",
+	                 w.lease_left_ms >= 0 ? json_integer(w.lease_left_ms) : json_null(), "lent",
+	                 str_or_null(w.lent), "waiting_on", str_or_null(w.waiting_on), "holder",
+	                 openers(st, 0, w.holders_lease_left_ms), "waiter", openers(st, 1, -1), "slot_waiters",
+	                 (json_int_t)st->v.slot.waiters, "slot_waiter", openers(st, 2, -1), "slot_open_files",
+	                 (json_int_t)st->v.slot.open_files, "slot_size", (json_int_t)st->v.slot.slot_size, "dies",
+	                 (json_int_t)st->v.slot.num_dies, "backend", st->backend);
 	free(st);
 	return json_pack("{s:o,s:o}", "slot", slot, "dies", list);
 }
@@ -320,20 +414,20 @@ static int put_json(const char *buf, size_t size, void *t)
 	return 0;
 }
 
-int fs_node_json_text(struct fs_text *t, const struct accel_snapshot *s, const struct fs_dies *dies,
-                      const struct accel_quota_table *quota)
+int fs_node_json_text(struct fs_text *t, const struct accel_snapshot *s, struct accel_node *node,
+                      const struct fs_mount *mount, const struct accel_quota_table *quota)
 {
 	json_t *devs = json_array(), *root;
 	int ret;
 
 	for (size_t i = 0; devs && i < s->n_devices; i++)
-		if (json_array_append_new(devs, device(s->devices[i]))) {
+		if (json_array_append_new(devs, device(s->devices[i], mount ? mount->attach : NULL, node))) {
 			json_decref(devs);
 			devs = NULL;
 		}
 	root = json_pack("{s:i,s:s,s:I,s:o,s:{s:o},s:o,s:o}", "format", FS_NODE_JSON_FORMAT, "version", ACCELFS_VERSION,
 	                 "generation", (json_int_t)s->generation, "devices", devs, "mig", "profiles", node_profiles(s),
-	                 "dies", dies_json(dies), "quota", quota_json(s, quota));
+	                 "dies", dies_json(mount ? mount->dies : NULL), "quota", quota_json(s, quota));
 	if (!root)
 		return -ENOMEM;
 	ret = json_dump_callback(root, put_json, t, JSON_INDENT(2) | JSON_PRESERVE_ORDER) ? -ENOMEM : 0;

@@ -16,18 +16,20 @@
 #include "core/model.h"
 #include "fs/text.h"
 
-struct fs_dies;
+struct fs_mount;
 
 /* The format's version: it grows keys compatibly, and changes only with a new number. */
 #define FS_NODE_JSON_FORMAT 1
 
 /*
- * Write s and dies (fs/dies.h; NULL: no dies/) into t
- * (JSON, indented, ending in a newline): 0, or -ENOMEM.
+ * Write s into t (JSON, indented, ending in a newline): what runs on each
+ * job (asked of node's drivers; NULL: not asked), the mount's dies and
+ * containers (fs/tree.h; NULL: no dies/ and no registry), and the node's
+ * limits (quota: accel_node_quota_table, NULL for none).  0, or -ENOMEM.
  */
+struct accel_node;
 struct accel_quota_table;
-/* quota: the node's limits (accel_node_quota_table), NULL for none. */
-int fs_node_json_text(struct fs_text *t, const struct accel_snapshot *s, const struct fs_dies *dies,
-                      const struct accel_quota_table *quota);
+int fs_node_json_text(struct fs_text *t, const struct accel_snapshot *s, struct accel_node *node,
+                      const struct fs_mount *mount, const struct accel_quota_table *quota);
 
 #endif

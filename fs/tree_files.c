@@ -185,7 +185,7 @@ static int node_json(struct fs_text *t, struct accel_node *node, const struct ac
 
 	if (ret)
 		return ret;
-	ret = fs_node_json_text(t, s, n->mount->dies, &quota);
+	ret = fs_node_json_text(t, s, node, n->mount, &quota);
 	accel_quota_table_free(&quota);
 	return ret;
 }

@@ -124,7 +124,8 @@ def check_slot(text):
     for line in text.splitlines():
         key, _, value = line.partition(": ")
         if key == "holder":
-            holders.append(dict(f.split("=", 1) for f in value.split()))
+            if value != "none":  # the one line of a slot nobody here holds
+                holders.append(dict(f.split("=", 1) for f in value.split()))
         elif key == "waiter":
             waiters.append(dict(f.split("=", 1) for f in value.split()))
         else:

@@ -108,7 +108,7 @@ class Stress:
         # Every close let go before it returned: nobody holds or waits, and every die was taken.
         slot = keyvals(os.path.join(dies_dir, "slot"))
         for key, want in (("active", "none"), ("holders", "0"), ("waiters", "0"), ("slot_waiters", "0"),
-                          ("owner", "none"), ("holder", None), ("waiter", None)):
+                          ("owner", "none"), ("holder", "none"), ("waiter", None)):
             self.assertEqual(slot.get(key), want, f"dies/slot {key}: {slot}")
         for d in DIES:
             info = keyvals(os.path.join(dies_dir, str(d), "info"))

@@ -84,3 +84,17 @@ bool fs_dies_has(const struct fs_dies *d, uint32_t die)
 	(void)die;
 	return false;
 }
+
+void fs_dies_slot_words(const struct fs_dies_status *st, struct fs_dies_slot_words *w)
+{
+	(void)st;
+	(void)w;
+}
+
+int fs_die_words(const struct fs_dies_status *st, uint32_t die, struct fs_die_words *w)
+{
+	(void)st;
+	(void)die;
+	(void)w;
+	return -ENODEV;
+}

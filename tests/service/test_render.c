@@ -167,7 +167,7 @@ static char *render_node_json(void)
 {
 	struct fs_text t = { 0 };
 
-	assert_int_equal(fs_node_json_text(&t, &snap, NULL, NULL), 0);
+	assert_int_equal(fs_node_json_text(&t, &snap, NULL, NULL, NULL), 0);
 	return finish(&t);
 }
 

@@ -1,0 +1,156 @@
+# SPDX-License-Identifier: MIT
+"""node.json says what the individual files say: every key docs/tree.md lists for a job, the slot
+and a die is there, and each value is the one the file gives (a job's status, containers, reclaim
+and processes; dies/slot; dies/<n>/info), read while nothing moves."""
+import json
+import os
+import re
+import subprocess
+import sys
+import unittest
+
+from harness import NodeTestCase, wait_until
+
+DOCS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs")
+
+
+def documented_keys(row):
+    """The keys docs/tree.md's node.json table lists in the row whose first cell is `row`."""
+    with open(os.path.join(DOCS, "tree.md")) as f:
+        text = f.read()
+    section = text[text.index("## The whole node: `node.json`"):]
+    for line in section.splitlines():
+        cells = line.split("|")
+        if len(cells) > 2 and cells[1].strip() == f"`{row}`":
+            return set(re.findall(r"`([a-z_]+)`", cells[2]))
+    raise AssertionError(f"docs/tree.md's node.json table has no row {row}")
+
+
+def documented_slot_keys():
+    """The keys of docs/dies.md's table of dies/slot."""
+    with open(os.path.join(DOCS, "dies.md")) as f:
+        text = f.read()
+    table = text[text.index("`slot` (read-only, `key: value`)"):text.index("`<n>/info` (read-only)")]
+    return set(re.findall(r"^\| `([a-z_]+)` \|", table, re.M))
+
+
+def as_json_value(text):
+    """How node.json writes a file's value: numbers as numbers, none as null."""
+    if text == "none":
+        return None
+    if re.fullmatch(r"-?[0-9]+", text):
+        return int(text)
+    return text
+
+
+HOLD = "import sys; f = open(sys.argv[1], 'rb'); print('held', flush=True); sys.stdin.read()"
+
+
+class NodeJson(NodeTestCase):
+    def doc(self):
+        return json.loads(self.node.read("node.json"))
+
+    def test_job_keys_and_values_are_status_containers_reclaim(self):
+        n = self.node
+        job_dir = ("ppu3", "mig", "4g.48gb", "job1")
+        n.mkdir(*job_dir)
+        sleeper = subprocess.Popen(["sleep", "600"])
+        try:
+            with open(n.path(*job_dir, "containers"), "w") as f:
+                f.write(f"attach c0ffee {sleeper.pid}\n")
+            with open(n.path(*job_dir, "reclaim"), "w") as f:
+                f.write("when-detached\n")
+            dev = [d for d in self.doc()["devices"] if d["name"] == "ppu3"][0]
+            job = [j for j in dev["jobs"] if j["name"] == "job1"][0]
+            want = documented_keys("devices[].jobs[]")
+            self.assertIn("reclaim", want, "tree.md lists a job's reclaim")
+            self.assertIn("containers", want, "tree.md lists a job's containers")
+            self.assertEqual(want - set(job), set(), "keys tree.md lists that node.json's job lacks")
+            self.assertEqual(set(job) - want, set(), "keys of node.json's job that tree.md does not list")
+            status = n.read(*job_dir, "status").splitlines()
+            containers = []
+            for line in status:
+                key, _, value = line.partition(": ")
+                if key == "container":
+                    cid, pid, since = value.split(" ")
+                    containers.append({"id": cid, "pid": int(pid[len("pid="):]), "since": since[len("since="):]})
+                elif key == "placement":
+                    start, size = value.split(":")
+                    self.assertEqual(job[key], {"start": int(start), "size": int(size)})
+                elif key == "owner":
+                    uid, gid = value.split(":")
+                    self.assertEqual(job[key], {"uid": int(uid), "gid": int(gid)})
+                else:
+                    self.assertEqual(job[key], as_json_value(value), f"status's {key}")
+            self.assertEqual(job["reclaim"], "when-detached")
+            self.assertEqual(job["reclaim"], n.read(*job_dir, "reclaim").strip())
+            self.assertEqual(job["containers"], containers)
+            self.assertEqual([c["id"] for c in job["containers"]], ["c0ffee"])
+            self.assertEqual(job["containers"][0]["pid"], sleeper.pid)
+            self.assertEqual(job["processes"], [], "nothing runs on the job")
+            # A lost job keeps its keys: the containers and policy are still recorded.
+        finally:
+            sleeper.kill()
+            sleeper.wait()
+        wait_until(lambda: not [j for d in self.doc()["devices"] for j in d["jobs"] if j["name"] == "job1"],
+                   what="the when-detached job to be reclaimed once its container is gone")
+
+    def test_slot_and_die_keys_and_values_are_the_files(self):
+        n = self.node
+        holder = subprocess.Popen([sys.executable, "-c", HOLD, n.path("dies", "2", "vram")], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True)
+        try:
+            self.assertEqual(holder.stdout.readline().strip(), "held")
+            dies = self.doc()["dies"]
+            slot_file = n.read("dies", "slot")
+            slot = dies["slot"]
+            # Every key dies.md lists for dies/slot is in the file and in node.json, and node.json has no other.
+            want = documented_slot_keys()
+            for key in ("lease_ms", "lease_left_ms", "lent", "waiting_on", "holder"):
+                self.assertIn(key, want)
+            file_keys = {line.partition(":")[0] for line in slot_file.splitlines()}
+            self.assertEqual(want - {"waiter", "slot_waiter"} - file_keys, set(),
+                             "keys dies.md lists that dies/slot lacks (no one waits: no waiter lines)")
+            self.assertEqual(want ^ set(slot), set(), "dies/slot's keys against node.json's slot")
+            self.assertEqual(documented_keys("dies.slot") ^ want, set(), "tree.md and dies.md list one slot")
+            for line in slot_file.splitlines():
+                key, _, value = line.partition(": ")
+                if key == "holder":
+                    self.assertEqual(value, f"pid={holder.pid} die=2 lease_left_ms=none")
+                    self.assertEqual(slot["holder"], [{"pid": holder.pid, "die": 2, "lease_left_ms": None}])
+                elif key == "active":
+                    self.assertEqual(slot[key], 2)
+                else:
+                    self.assertEqual(slot[key], as_json_value(value), f"dies/slot's {key}")
+            self.assertIsNone(slot["lent"])
+            self.assertIsNone(slot["waiting_on"])
+            self.assertIsNone(slot["lease_left_ms"])
+            # Each die: its info's keys and values.
+            want = documented_keys("dies.dies[]")
+            for key in ("state", "driver", "policy", "held_by"):
+                self.assertIn(key, want)
+            self.assertEqual(len(dies["dies"]), int(n.keyvals("dies", "slot")["dies"]))
+            for d in dies["dies"]:
+                info = n.read("dies", str(d["die"]), "info")
+                self.assertEqual(want ^ set(d), set(), f"die {d['die']}: node.json's keys against tree.md's")
+                for line in info.splitlines():
+                    key, _, value = line.partition(": ")
+                    if key in ("enabled", "present", "active"):
+                        self.assertIs(d[key], value == "1", f"die {d['die']}'s {key}")
+                    elif key == "pci_id":
+                        self.assertIsNone(d[key])  # "none (simulated)"
+                    else:
+                        self.assertEqual(d[key], as_json_value(value), f"die {d['die']}'s {key}")
+                self.assertEqual(d["state"], "held" if d["die"] == 2 else "parked")
+                self.assertEqual(d["held_by"], f"pid {holder.pid} (through accelfs)" if d["die"] == 2 else None)
+                self.assertEqual(d["driver"], n.read("dies", str(d["die"]), "driver").strip())
+                self.assertEqual(d["policy"], n.read("dies", str(d["die"]), "policy").strip())
+        finally:
+            holder.stdin.close()
+            holder.wait(timeout=30)
+        self.assertIn("holder: none", n.read("dies", "slot").splitlines(), "dies.md shows a free slot's holder")
+        self.assertEqual(self.doc()["dies"]["slot"]["holder"], [])
+
+
+if __name__ == "__main__":
+    unittest.main()

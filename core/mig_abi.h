@@ -262,6 +262,25 @@ _Static_assert(sizeof(mig_field_value_t) == 40, "nvmlFieldValue_t is 40 bytes on
 #define MIG_GPU_RECOVERY_ACTION_NODE_REBOOT 2U
 #define MIG_GPU_RECOVERY_ACTION_DRAIN_P2P 3U
 #define MIG_GPU_RECOVERY_ACTION_DRAIN_AND_RESET 4U
+/*
+ * One process running on a device (nvmlProcessInfo_t / hgmlProcessInfo_t,
+ * the "v2" layout that the _v3 running-process queries fill): 24 bytes,
+ * usedGpuMemory at offset 8 (checked below).  On a MIG device handle the
+ * list is that instance's; gpuInstanceId and computeInstanceId say which.
+ * usedGpuMemory is MIG_VALUE_NOT_AVAILABLE where the driver cannot say.
+ */
+typedef struct {
+	unsigned int pid;
+	unsigned long long usedGpuMemory;
+	unsigned int gpuInstanceId;
+	unsigned int computeInstanceId;
+} mig_process_info_t;
+
+#define MIG_VALUE_NOT_AVAILABLE (~0ULL)
+
+_Static_assert(sizeof(mig_process_info_t) == 24, "mig_process_info_t is the vendors' 24-byte process record");
+_Static_assert(offsetof(mig_process_info_t, usedGpuMemory) == 8, "usedGpuMemory sits at offset 8");
+_Static_assert(offsetof(mig_process_info_t, computeInstanceId) == 20, "computeInstanceId sits at offset 20");
 
 /*
  * The functions accelfs calls, as an X-macro:
@@ -326,7 +345,11 @@ _Static_assert(sizeof(mig_field_value_t) == 40, "nvmlFieldValue_t is 40 bytes on
  * are not part of what the daemon does (the administrator owns the mode);
  * the control tool uses SetMigMode when it finds it.  PCI and memory
  * information only feed `info`; remaining capacity is a cross-check; the
- * health functions feed `health` (below).
+ * health functions feed `health` (below).  The running processes feed a
+ * job's `processes` (a library without the _v3 query still manages MIG;
+ * the file then says the driver cannot tell).  Called with *infoCount too
+ * small, it answers INSUFFICIENT_SIZE and sets *infoCount to the number
+ * needed (infos may be NULL when it is 0).
  */
 #define MIG_ABI_OPTIONAL_FUNCTIONS(X)                                                                                  \
 	X(DeviceSetMigMode, (mig_device_t device, unsigned int mode, mig_return_t *activationStatus),                  \
@@ -335,6 +358,8 @@ _Static_assert(sizeof(mig_field_value_t) == 40, "nvmlFieldValue_t is 40 bytes on
 	X(DeviceGetMemoryInfo, (mig_device_t device, mig_memory_t * memory), (device, memory))                         \
 	X(DeviceGetGpuInstanceRemainingCapacity, (mig_device_t device, unsigned int profileId, unsigned int *count),   \
 	  (device, profileId, count))                                                                                  \
+	X(DeviceGetComputeRunningProcesses_v3,                                                                         \
+	  (mig_device_t device, unsigned int *infoCount, mig_process_info_t *infos), (device, infoCount, infos))       \
 	MIG_ABI_HEALTH_FUNCTIONS(X)
 
 /*

@@ -165,6 +165,24 @@ void accel_node_set_last_error(struct accel_node *node, const char *key, const c
 void accel_node_report(struct accel_node *node, const char *device, const char *profile, bool via_node,
                        const char *why);
 
+/*
+ * What runs on job instance uuid (NULL: whichever job has the name) of
+ * device, as its driver says now (core/processes.h): 0 and a malloc'd list,
+ * or -errno and why: -ENOENT for a job that is gone, -ENODEV on an absent
+ * card, -EOPNOTSUPP without the driver's query, else the driver's errno.
+ */
+struct accel_process;
+int accel_node_job_processes(struct accel_node *node, const char *device, const char *job, const char *uuid,
+                             struct accel_process **out, size_t *n, char *why, size_t whylen);
+/*
+ * The same as text (*text malloc'd): one line per process, lead then
+ * "pid=P used_memory_bytes=N|unknown command=C|-"; or, when the driver
+ * cannot say, one line: unknown then why.  0; -ENOENT (no text) when the
+ * job is gone since the caller's snapshot; -ENOMEM.
+ */
+int accel_node_job_processes_text(struct accel_node *node, const char *device, const char *job, const char *uuid,
+                                  const char *lead, const char *unknown, char **text);
+
 /* Processes holding a device's nodes. */
 int accel_node_holders(struct accel_node *node, const char *device, struct accel_holder **out, size_t *n);
 

@@ -13,6 +13,8 @@
 #include "core/family.h"
 #include "core/health.h"
 #include "core/mig_abi.h"
+#include "core/node.h"
+#include "core/processes.h"
 #include "core/quota.h"
 #include "fs/dies.h"
 #include "fs/tree.h"
@@ -137,7 +139,34 @@ static json_t *containers(struct accel_attach *reg, const struct accel_job *j)
 struct job_ctx {
 	const struct accel_device *d;
 	struct accel_attach *reg;
+	struct accel_node *node;
 };
+
+/* The job's processes file, as {pid, used_memory_bytes, command}; null where it says unknown (or no node). */
+static json_t *processes(const struct job_ctx *jc, const struct accel_job *j)
+{
+	struct accel_process *p;
+	char why[ACCEL_TEXT_MAX];
+	json_t *a;
+	size_t n;
+
+	if (!jc->node || j->state != ACCEL_JOB_READY ||
+	    accel_node_job_processes(jc->node, jc->d->name, j->name, j->uuid, &p, &n, why, sizeof(why)))
+		return json_null();
+	a = json_array();
+	for (size_t i = 0; a && i < n; i++)
+		if (json_array_append_new(a,
+		                          json_pack("{s:I,s:o,s:o}", "pid", (json_int_t)p[i].pid, "used_memory_bytes",
+		                                    p[i].used_bytes == ACCEL_USED_UNKNOWN
+		                                            ? json_null()
+		                                            : json_integer((json_int_t)p[i].used_bytes),
+		                                    "command", str_or_null(p[i].command)))) {
+			json_decref(a);
+			a = NULL;
+		}
+	free(p);
+	return a;
+}
 
 static json_t *job(const void *elem, const void *ctx)
 {
@@ -162,7 +191,8 @@ static json_t *job(const void *elem, const void *ctx)
 			  o, "reclaim",
 			  jc->reg ? json_string(accel_reclaim_str(accel_attach_reclaim(jc->reg, j->name, j->uuid)))
 				  : json_null()) ||
-	          json_object_set_new(o, "containers", containers(jc->reg, j)))) {
+	          json_object_set_new(o, "containers", containers(jc->reg, j)) ||
+	          json_object_set_new(o, "processes", processes(jc, j)))) {
 		json_decref(o);
 		return NULL;
 	}
@@ -202,7 +232,7 @@ static json_t *list(const void *arr, size_t n, size_t size, json_t *(*fn)(const 
 static json_t *device(const struct accel_device *d, struct accel_attach *reg, struct accel_node *node)
 {
 	const struct accel_family *f = d->family;
-	struct job_ctx jc = { d, reg };
+	struct job_ctx jc = { d, reg, node };
 	json_t *o;
 
 	o = json_pack("{s:s,s:s,s:s,s:s,s:I,s:s,s:o,s:s,s:s,s:s,s:s,s:o,s:o,s:s,s:o}", "name", d->name, "vendor",

@@ -117,8 +117,8 @@ static void profile_info_text(struct fs_text *t, const struct accel_profile *p)
 	fs_put(t, "capacity: %u\n", accel_ledger_capacity(p->n_placements));
 }
 
-static void status_text(struct fs_text *t, struct accel_attach *reg, const struct accel_device *d,
-                        const struct accel_job *j)
+static void status_text(struct fs_text *t, struct accel_node *node, struct accel_attach *reg,
+                        const struct accel_device *d, const struct accel_job *j)
 {
 	char when[32] = "";
 	struct tm tm;
@@ -143,6 +143,18 @@ static void status_text(struct fs_text *t, struct accel_attach *reg, const struc
 	fs_put(t, "created: %s\n", when);
 	/* reclaim and the containers given it (fs/containers_text.c) */
 	fs_attach_status_lines(t, reg, j);
+	/* what runs on it, as the driver says now (a job that is not ready has nothing to ask about) */
+	if (j->state == ACCEL_JOB_READY) {
+		/* -ENOENT: removed since this snapshot, and the next read says so; until then, no line */
+		char *more;
+		int ret = accel_node_job_processes_text(node, d->name, j->name, j->uuid,
+		                                        "process: ", "processes: unknown: ", &more);
+		if (ret == -ENOMEM)
+			t->oom = true;
+		else if (!ret)
+			fs_put(t, "%s", more);
+		free(more);
+	}
 }
 
 /* The node-level profile's numbers (fs/tree.h): here, as its files need them and tree.c calls here. */
@@ -328,9 +340,8 @@ static int node_profile_last_error(struct fs_text *t, struct accel_node *node, c
 static int job_status(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
                       const struct fs_node *n)
 {
-	(void)node;
 	(void)s;
-	status_text(t, n->mount->attach, n->dev, n->job);
+	status_text(t, node, n->mount->attach, n->dev, n->job);
 	return 0;
 }
 
@@ -344,6 +355,23 @@ static int job_devices(struct fs_text *t, struct accel_node *node, const struct 
 	for (size_t i = 0; i < n->job->n_nodes; i++)
 		fs_put(t, "%s c %u:%u\n", n->job->nodes[i].path, n->job->nodes[i].major, n->job->nodes[i].minor);
 	return 0;
+}
+
+/* Asked of the driver at each read (core/processes.h): never cached. */
+static int job_processes(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                         const struct fs_node *n)
+{
+	char *text;
+	int ret;
+
+	(void)s;
+	if (n->job->state != ACCEL_JOB_READY)
+		return -ENODEV;
+	ret = accel_node_job_processes_text(node, n->dev->name, n->job->name, n->job->uuid, "", "unknown: ", &text);
+	if (!ret)
+		fs_put(t, "%s", text);
+	free(text);
+	return ret;
 }
 
 static int job_cdi(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s, const struct fs_node *n)
@@ -494,7 +522,8 @@ static const struct fs_entry node_profile_files[] = {
 };
 
 static const struct fs_entry job_files[] = {
-	{ .name = "status", .kind = FS_FILE, .flags = FS_ENTRY_CACHED, .render = job_status },
+	/* status says what runs on the job, asked of the driver at each read: not cached */
+	{ .name = "status", .kind = FS_FILE, .render = job_status },
 	{ .name = "devices", .kind = FS_FILE, .flags = FS_ENTRY_CACHED | FS_ENTRY_JOB_READY, .render = job_devices },
 	{ .name = "cdi.json",
 	  .kind = FS_FILE,
@@ -503,6 +532,7 @@ static const struct fs_entry job_files[] = {
 	  .offered = cdi_hooked },
 	{ .name = "dev", .kind = FS_JOB_DEV },
 	/* what the driver's events said about the job's instance (core/health.h) */
+	{ .name = "processes", .kind = FS_FILE, .flags = FS_ENTRY_JOB_READY, .render = job_processes },
 	{ .name = "health", .kind = FS_FILE, .flags = FS_ENTRY_CACHED, .render = job_health },
 	/* holders, containers and reclaim: the attach registry, not the snapshot (fs/containers_*.c) */
 	{ .name = "holders", .kind = FS_FILE, .render = fs_holders_text },

@@ -38,6 +38,10 @@ typedef struct {
 	unsigned long long count; /* calls since the counters file was made or last reset */
 } accelsim_call_count_t;
 
+/* Processes SimSetProcesses names per compute instance; pids the others are reported with start above. */
+#define ACCELSIM_MAX_PROCESSES 8
+#define ACCELSIM_UNSEEN_PID 4194304u /* PID_MAX_LIMIT: no process on this host has a pid above it */
+
 /* What SimGetPath reports. */
 enum accelsim_path {
 	ACCELSIM_PATH_ROOT = 0,  /* $ACCELFS_SIM_ROOT/<vendor>: everything below lives here */
@@ -53,6 +57,15 @@ enum accelsim_path {
  * SimSetBusy       mark a compute instance as running `processes` processes;
  *                  while non-zero, ComputeInstanceDestroy answers IN_USE.
  * SimGetBusy       read that count back.
+ * SimSetProcesses  the same, naming some: `count` processes, the first
+ *                  `named` of them infos[] (pid and usedGpuMemory), named
+ *                  at most count and ACCELSIM_MAX_PROCESSES.  What the running-
+ *                  process query (DeviceGetComputeRunningProcesses_v3)
+ *                  reports: the named ones, then one per unnamed process
+ *                  with a pid above the kernel's limit (ACCELSIM_UNSEEN_PID
+ *                  + 1 + its place, counted from 0: a process this host
+ *                  cannot see, as one in another VM would be) and no memory.  SimSetBusy keeps
+ *                  the names of the first `processes`.
  * SimArmFault      arm a fault on an ABI function (see accelsim_fault_t); the
  *                  armed call returns `ret` without any side effect.  times 0
  *                  is refused (INVALID_ARGUMENT), as is an unknown function.
@@ -98,6 +111,10 @@ enum accelsim_path {
 	X(SimGetBusy,                                                                                                  \
 	  (mig_device_t device, unsigned int gpuInstanceId, unsigned int computeInstanceId, unsigned int *processes),  \
 	  (device, gpuInstanceId, computeInstanceId, processes))                                                       \
+	X(SimSetProcesses,                                                                                             \
+	  (mig_device_t device, unsigned int gpuInstanceId, unsigned int computeInstanceId, unsigned int count,        \
+	   unsigned int named, const mig_process_info_t *infos),                                                       \
+	  (device, gpuInstanceId, computeInstanceId, count, named, infos))                                             \
 	X(SimArmFault, (const char *function, mig_return_t ret, unsigned int skip, unsigned int times),                \
 	  (function, ret, skip, times))                                                                                \
 	X(SimGetFaults, (accelsim_fault_t * faults, unsigned int *count), (faults, count))                             \

@@ -103,19 +103,53 @@ static mig_device_t one_device(struct smi *s)
 	return dev;
 }
 
-static int cmd_busy(struct smi *s, const char *count_arg)
+/* PID or PID:MIB, a process the busy instance runs (its memory in MiB, 0 if not given). */
+static int parse_process(const char *arg, mig_process_info_t *p)
+{
+	unsigned long long mib = 0;
+	unsigned long pid;
+	char *end;
+
+	pid = strtoul(arg, &end, 10);
+	if (*end == ':') {
+		const char *m = end + 1;
+		mib = strtoull(m, &end, 10);
+		if (end == m)
+			end = (char *)"x";
+	}
+	if (end == arg || *end || pid == 0 || pid > ACCELSIM_UNSEEN_PID || mib > (1ULL << 40)) {
+		fprintf(stderr, "busy: \"%s\" is not PID or PID:MIB (a pid from 1 to %u, then its memory in MiB)\n",
+		        arg, ACCELSIM_UNSEEN_PID);
+		return -1;
+	}
+	*p = (mig_process_info_t){ .pid = (unsigned)pid, .usedGpuMemory = mib << 20 };
+	return 0;
+}
+
+static int cmd_busy(struct smi *s, char **args, int n)
 {
 	mig_device_t dev = one_device(s);
+	mig_process_info_t named[ACCELSIM_MAX_PROCESSES];
 	unsigned count;
 	mig_return_t r;
 
 	if (!dev)
 		return SMI_FAILED;
-	if (s->gi == SMI_ALL || s->ci == SMI_ALL || parse_uint(count_arg, "busy", &count)) {
-		fprintf(stderr, "usage: accel-smi sim busy -i N -gi G -ci C <processes>\n");
+	if (s->gi == SMI_ALL || s->ci == SMI_ALL || n < 1 || parse_uint(args[0], "busy", &count) ||
+	    (unsigned)(n - 1) > count || n - 1 > ACCELSIM_MAX_PROCESSES) {
+		fprintf(stderr,
+		        "usage: accel-smi sim busy -i N -gi G -ci C COUNT [PID[:MIB]...]  (at most COUNT and %d "
+		        "named processes)\n",
+		        ACCELSIM_MAX_PROCESSES);
 		return SMI_USAGE;
 	}
-	r = CONTROL(s, SimSetBusy)(dev, (unsigned)s->gi, (unsigned)s->ci, count);
+	for (int i = 1; i < n; i++)
+		if (parse_process(args[i], &named[i - 1]))
+			return SMI_USAGE;
+	if (n > 1)
+		r = CONTROL(s, SimSetProcesses)(dev, (unsigned)s->gi, (unsigned)s->ci, count, (unsigned)(n - 1), named);
+	else
+		r = CONTROL(s, SimSetBusy)(dev, (unsigned)s->gi, (unsigned)s->ci, count);
 	if (r)
 		return smi_fail(s, r, "Unable to mark %s %d GPU instance %d compute instance %d busy", s->word,
 		                s->device, s->gi, s->ci);
@@ -361,7 +395,9 @@ static int cmd_paths(struct smi *s)
 static void sim_usage(FILE *f)
 {
 	fputs("usage: accel-smi [-f ppu|gpu] --sim[=STATE_DIR] sim COMMAND\n"
-	      "  busy -i N -gi G -ci C COUNT     processes running on a compute instance (blocks its destroy)\n"
+	      "  busy -i N -gi G -ci C COUNT [PID[:MIB]...]\n"
+	      "                                  processes running on a compute instance (blocks its destroy);\n"
+	      "                                  the PIDs name the first of them, with their memory in MiB\n"
 	      "  fault FUNCTION|'*' [RET] [--ret NAME|NUM] [--skip N] [--times K]\n"
 	      "                                  the next driver calls of FUNCTION answer RET (default UNKNOWN)\n"
 	      "                                  without side effect, after N calls, K times (default once);\n"
@@ -424,7 +460,7 @@ int smi_cmd_sim(struct smi *s, int argc, char **argv)
 	if (!is_simulated(s))
 		rc = SMI_FAILED;
 	else if (!strcmp(cmd, "busy"))
-		rc = cmd_busy(s, nrest == 1 ? rest[0] : NULL);
+		rc = cmd_busy(s, rest, nrest);
 	else if (!strcmp(cmd, "fault"))
 		rc = cmd_fault(s, nrest, rest);
 	else if (!strcmp(cmd, "faults") && nrest == 0)

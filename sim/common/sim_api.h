@@ -61,6 +61,8 @@ mig_return_t sim_DeviceGetPciInfo_v3(struct sim_ctx *ctx, mig_device_t device, m
 mig_return_t sim_DeviceGetMemoryInfo(struct sim_ctx *ctx, mig_device_t device, mig_memory_t *memory);
 mig_return_t sim_DeviceGetGpuInstanceRemainingCapacity(struct sim_ctx *ctx, mig_device_t device, unsigned int profileId,
                                                        unsigned int *count);
+mig_return_t sim_DeviceGetComputeRunningProcesses_v3(struct sim_ctx *ctx, mig_device_t device, unsigned int *infoCount,
+                                                     mig_process_info_t *infos);
 
 /* The health seam (MIG_ABI_HEALTH_FUNCTIONS, sim_api_events.c). */
 mig_return_t sim_EventSetCreate(struct sim_ctx *ctx, mig_event_set_t *set);
@@ -86,6 +88,9 @@ const char *sim_ErrorString(struct sim_ctx *ctx, mig_return_t result);
 /* The control extension (ACCELSIM_FUNCTIONS). */
 mig_return_t sim_SimSetBusy(struct sim_ctx *ctx, mig_device_t device, unsigned int gpuInstanceId,
                             unsigned int computeInstanceId, unsigned int processes);
+mig_return_t sim_SimSetProcesses(struct sim_ctx *ctx, mig_device_t device, unsigned int gpuInstanceId,
+                                 unsigned int computeInstanceId, unsigned int count, unsigned int named,
+                                 const mig_process_info_t *infos);
 mig_return_t sim_SimGetBusy(struct sim_ctx *ctx, mig_device_t device, unsigned int gpuInstanceId,
                             unsigned int computeInstanceId, unsigned int *processes);
 mig_return_t sim_SimArmFault(struct sim_ctx *ctx, const char *function, mig_return_t ret, unsigned int skip,

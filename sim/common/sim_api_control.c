@@ -39,6 +39,33 @@ mig_return_t sim_SimSetBusy(struct sim_ctx *ctx, mig_device_t device, unsigned i
 	if (r)
 		return sim_leave(&call, r);
 	ci->processes = processes;
+	if (ci->n_procs > processes)
+		ci->n_procs = processes;
+	return sim_leave(&call, sim_commit(&call));
+}
+
+mig_return_t sim_SimSetProcesses(struct sim_ctx *ctx, mig_device_t device, unsigned int gpuInstanceId,
+                                 unsigned int computeInstanceId, unsigned int count, unsigned int named,
+                                 const mig_process_info_t *infos)
+{
+	struct sim_call call;
+	mig_return_t r = sim_enter(ctx, SIM_FN_NONE, &call);
+	struct sim_ci *ci;
+
+	if (r)
+		return r;
+	if (named > ACCELSIM_MAX_PROCESSES || named > count || (named && !infos))
+		return sim_leave(&call, MIG_ERROR_INVALID_ARGUMENT);
+	for (unsigned i = 0; i < named; i++)
+		if (infos[i].pid == 0 || infos[i].pid > ACCELSIM_UNSEEN_PID)
+			return sim_leave(&call, MIG_ERROR_INVALID_ARGUMENT);
+	r = find_ci(&call, device, gpuInstanceId, computeInstanceId, &ci);
+	if (r)
+		return sim_leave(&call, r);
+	ci->processes = count;
+	ci->n_procs = named;
+	for (unsigned i = 0; i < named; i++)
+		ci->procs[i] = (struct sim_proc){ infos[i].pid, infos[i].usedGpuMemory };
 	return sim_leave(&call, sim_commit(&call));
 }
 

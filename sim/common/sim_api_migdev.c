@@ -118,3 +118,65 @@ mig_return_t sim_DeviceGetComputeInstanceId(struct sim_ctx *ctx, mig_device_t de
 		*id = ci->id;
 	return sim_leave(&call, r);
 }
+
+/* The processes of one compute instance, as the running-process query reports them (sim/accelsim.h). */
+static unsigned ci_processes(const struct sim_gi *gi, const struct sim_ci *ci, mig_process_info_t *out, unsigned room,
+                             unsigned at)
+{
+	for (unsigned i = 0; i < ci->processes; i++, at++) {
+		mig_process_info_t p = { ACCELSIM_UNSEEN_PID + 1 + i, 0, gi->id, ci->id };
+
+		if (i < ci->n_procs) {
+			p.pid = ci->procs[i].pid;
+			p.usedGpuMemory = ci->procs[i].used_bytes;
+		}
+		if (at < room)
+			out[at] = p;
+	}
+	return at;
+}
+
+/*
+ * On a MIG device handle: that instance's processes.  On a card: with the
+ * mode enabled, every instance's (NVML gives the aggregate to a privileged
+ * caller, and the simulator's callers are); else none (the simulator runs
+ * nothing on a whole card).  Too small a *infoCount: INSUFFICIENT_SIZE, and
+ * *infoCount says how many there are.
+ */
+mig_return_t sim_DeviceGetComputeRunningProcesses_v3(struct sim_ctx *ctx, mig_device_t device, unsigned int *infoCount,
+                                                     mig_process_info_t *infos)
+{
+	struct sim_call call;
+	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceGetComputeRunningProcesses_v3, &call);
+	const struct sim_handle *hh;
+	struct sim_device *d;
+	struct sim_gi *gi;
+	struct sim_ci *ci;
+	unsigned room, n = 0;
+
+	if (r)
+		return r;
+	r = sim_resolve_any_device(&call, device, &hh, &d);
+	if (!r && (!infoCount || (*infoCount && !infos)))
+		r = MIG_ERROR_INVALID_ARGUMENT;
+	if (r)
+		return sim_leave(&call, r);
+	room = *infoCount;
+	if (hh->kind == SIM_HANDLE_MIG_DEVICE) {
+		r = sim_resolve_mig_parts(hh, d, &gi, &ci);
+		if (r)
+			return sim_leave(&call, r);
+		n = ci_processes(gi, ci, infos, room, 0);
+	} else if (d->mig_current == MIG_DEVICE_MIG_ENABLE) {
+		for (unsigned g = 0; g < SIM_MAX_GI; g++) {
+			gi = sim_gi_by_id(d, g);
+			for (unsigned c = 0; gi && c < SIM_MAX_CI; c++) {
+				ci = sim_ci_by_id(gi, c);
+				if (ci)
+					n = ci_processes(gi, ci, infos, room, n);
+			}
+		}
+	}
+	*infoCount = n;
+	return sim_leave(&call, n > room ? MIG_ERROR_INSUFFICIENT_SIZE : MIG_SUCCESS);
+}

@@ -61,6 +61,11 @@ struct sim_ci {
 	unsigned long long serial;      /* unique per creation: tells a reused id apart */
 	char uuid[SIM_UUID_LEN];        /* MIG-... */
 	unsigned processes;             /* set by SimSetBusy; non-zero blocks destroy */
+	unsigned n_procs;               /* the first n_procs of them, by pid (SimSetProcesses) */
+	struct sim_proc {
+		unsigned pid;
+		unsigned long long used_bytes;
+	} procs[ACCELSIM_MAX_PROCESSES];
 };
 
 struct sim_gi {

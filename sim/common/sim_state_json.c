@@ -47,8 +47,13 @@ static json_t *ci_json(const struct sim_ci *ci)
 	json_t *o = json_pack("{s:I, s:I, s:I, s:s, s:I}", "id", (json_int_t)ci->id, "profile_id",
 	                      (json_int_t)ci->profile_id, "serial", (json_int_t)ci->serial, "uuid", ci->uuid,
 	                      "processes", (json_int_t)ci->processes);
+	json_t *procs = json_array();
 
+	for (unsigned i = 0; i < ci->n_procs; i++)
+		json_array_append_new(procs, json_pack("{s:I, s:I}", "pid", (json_int_t)ci->procs[i].pid, "used_bytes",
+		                                       (json_int_t)ci->procs[i].used_bytes));
 	json_object_set_new(o, "placement", placement_json(ci->placement));
+	json_object_set_new(o, "procs", procs);
 	return o;
 }
 
@@ -186,7 +191,10 @@ static int read_placement(json_t *o, struct sim_placement *p, const char *what, 
 
 static int read_ci(json_t *o, struct sim_ci *ci, const char *what, char *err, size_t errlen)
 {
-	static const char *const keys[] = { "id", "profile_id", "serial", "uuid", "processes", "placement", NULL };
+	static const char *const keys[] = { "id",        "profile_id", "serial", "uuid",
+		                            "processes", "placement",  "procs",  NULL };
+	json_t *procs, *v;
+	size_t i;
 	int ret;
 
 	memset(ci, 0, sizeof(*ci));
@@ -195,7 +203,27 @@ static int read_ci(json_t *o, struct sim_ci *ci, const char *what, char *err, si
 		ret = sim_json_fields(o, ci_fields, ci, what, err, errlen);
 	if (!ret)
 		ret = read_placement(json_object_get(o, "placement"), &ci->placement, what, err, errlen);
-	return ret;
+	if (ret)
+		return ret;
+	procs = json_object_get(o, "procs");
+	if (!json_is_array(procs) || json_array_size(procs) > ACCELSIM_MAX_PROCESSES ||
+	    json_array_size(procs) > ci->processes) {
+		snprintf(err, errlen, "%s: \"procs\" must be an array of at most %d, and at most \"processes\"", what,
+		         ACCELSIM_MAX_PROCESSES);
+		return -EINVAL;
+	}
+	json_array_foreach(procs, i, v)
+	{
+		json_t *pid = json_object_get(v, "pid"), *used = json_object_get(v, "used_bytes");
+
+		if (!json_is_integer(pid) || !json_is_integer(used) || json_object_size(v) != 2) {
+			snprintf(err, errlen, "%s: each of \"procs\" is {\"pid\", \"used_bytes\"}", what);
+			return -EINVAL;
+		}
+		ci->procs[ci->n_procs++] = (struct sim_proc){ (unsigned)json_integer_value(pid),
+			                                      (unsigned long long)json_integer_value(used) };
+	}
+	return 0;
 }
 
 static int read_gi(json_t *o, struct sim_gi *gi, const char *what, char *err, size_t errlen)

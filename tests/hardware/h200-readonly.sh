@@ -54,6 +54,22 @@ nvidia-smi -q -i 0 >"$OUT/nvidia-smi-q.txt" 2>&1
 		echo "MISMATCH -lgipp: $(cat "$RAW/diff-lgipp.txt")"; fail=$((fail + 1))
 	fi
 
+	echo "== the running-process query (DeviceGetComputeRunningProcesses_v3), asked only"
+	python3 "$(dirname "$0")/running-processes.py" >"$OUT/running-processes.txt" 2>&1
+	check "the card's processes (ctypes)" "gpu0: card: count=0 infos=NULL -> ret=0 count=0" \
+		"$(grep -m1 '^gpu0: card: count=0' "$OUT/running-processes.txt")"
+	if [ -x "$BUNDLE/hw-running-processes" ]; then
+		"$BUNDLE/hw-running-processes" gpu >"$OUT/hw-running-processes.txt" 2>&1
+		echo "hw-running-processes exit $?" >>"$OUT/hw-running-processes.txt"
+		check "the query resolved at load" "nvmlDeviceGetComputeRunningProcesses_v3: resolved" \
+			"$(grep -m1 'GetComputeRunningProcesses_v3' "$OUT/hw-running-processes.txt")"
+		check "gpu0's processes (nothing runs; MIG off: no MIG device)" "gpu0: card: SUCCESS count=0" \
+			"$(grep -m1 '^gpu0: card:' "$OUT/hw-running-processes.txt")"
+		check "nvidia-smi's compute apps" "" "$(nvidia-smi --query-compute-apps=pid --format=csv,noheader -i 0)"
+	else
+		echo "MISMATCH no hw-running-processes in $BUNDLE"; fail=$((fail + 1))
+	fi
+
 	echo "== accelfs --read-only, without --sim"
 	rm -rf "$STATE"
 	if "$BUNDLE/accelfs" --read-only --state-dir="$STATE" --cdi-dir="$STATE/cdi" "$MNT"; then

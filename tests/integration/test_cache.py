@@ -15,7 +15,7 @@ import unittest
 
 from harness import NodeTestCase, topology_path, wait_until
 
-JOB_FILES = ["cdi.json", "containers", "dev", "devices", "health", "holders", "reclaim", "status"]
+JOB_FILES = ["cdi.json", "containers", "dev", "devices", "health", "holders", "processes", "reclaim", "status"]
 
 
 class CacheIsNeverStale(NodeTestCase):

@@ -152,5 +152,53 @@ class NodeJson(NodeTestCase):
         self.assertEqual(self.doc()["dies"]["slot"]["holder"], [])
 
 
+class Processes(NodeTestCase):
+    """A job's processes: the driver's running-process query on the instance's MIG device, the
+    command from /proc where this host can see the pid; the same in status and node.json."""
+
+    def test_processes_of_a_busy_job_in_the_file_status_and_node_json(self):
+        n = self.node
+        job_dir = ("ppu3", "mig", "4g.48gb", "job1")
+        n.mkdir(*job_dir)
+        n.mkdir("ppu3", "mig", "4g.48gb", "job2")  # another instance: its processes are not job1's
+        st = n.keyvals(*job_dir, "status")
+        other = n.keyvals("ppu3", "mig", "4g.48gb", "job2", "status")
+        self.assertEqual(n.read(*job_dir, "processes"), "", "nothing runs on a new job")
+        self.assertNotIn("process", n.keyvals(*job_dir, "status"))
+        sleeper = subprocess.Popen(["sleep", "600"])
+        try:
+            n.smi("ppu", "sim", "busy", "-i", 3, "-gi", st["gi"], "-ci", st["ci"], 2, f"{sleeper.pid}:256")
+            n.smi("ppu", "sim", "busy", "-i", 3, "-gi", other["gi"], "-ci", other["ci"], 1)
+            # The simulator's pid for a process it does not name, above the kernel's limit: no such pid here.
+            unseen = 4194304 + 1
+            want = [f"pid={sleeper.pid} used_memory_bytes={256 << 20} command=sleep",
+                    f"pid={unseen + 1} used_memory_bytes=0 command=-"]
+            # Read through: the change shows at the next read, with no snapshot in between.
+            self.assertEqual(n.read(*job_dir, "processes").splitlines(), want)
+            status = n.read(*job_dir, "status").splitlines()
+            self.assertEqual([line for line in status if line.startswith("process")],
+                             [f"process: {w}" for w in want])
+            self.assertEqual(n.read("ppu3", "mig", "4g.48gb", "job2", "processes").splitlines(),
+                             [f"pid={unseen} used_memory_bytes=0 command=-"])
+            self.assertEqual(n.read("mig", "4g.48gb", "job1", "processes").splitlines(), want, "the node-level view")
+            job = [j for d in json.loads(n.read("node.json"))["devices"] for j in d["jobs"] if j["name"] == "job1"][0]
+            self.assertEqual(job["processes"], [{"pid": sleeper.pid, "used_memory_bytes": 256 << 20, "command": "sleep"},
+                                                {"pid": unseen + 1, "used_memory_bytes": 0, "command": None}])
+            # The driver refusing the query: the file says so, status too, node.json has null; the rest reads.
+            n.smi("ppu", "sim", "fault", "DeviceGetComputeRunningProcesses_v3", "--ret", "UNKNOWN", "--times", 100000)
+            text = n.read(*job_dir, "processes")
+            self.assertRegex(text, r"^unknown: ppu3: asking which processes run on the instance failed: .*\(UNKNOWN\)\n$")
+            self.assertRegex(n.read(*job_dir, "status"), r"\nprocesses: unknown: ppu3: asking which processes run")
+            job = [j for d in json.loads(n.read("node.json"))["devices"] for j in d["jobs"] if j["name"] == "job1"][0]
+            self.assertIsNone(job["processes"])
+            n.smi("ppu", "sim", "clear-faults")
+            self.assertEqual(n.read(*job_dir, "processes").splitlines(), want, "the driver answers again")
+            n.smi("ppu", "sim", "busy", "-i", 3, "-gi", st["gi"], "-ci", st["ci"], 0)
+            self.assertEqual(n.read(*job_dir, "processes"), "")
+        finally:
+            sleeper.kill()
+            sleeper.wait()
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -161,7 +161,7 @@ class WakeUps(NodeTestCase):
     """Every waiter is woken by every change of what it reads, the file going away included: then
     accel-wait exits 1 (docs/tree.md, "Waiting for a change")."""
 
-    JOB_FILES = ("status", "devices", "cdi.json", "containers", "reclaim", "holders")
+    JOB_FILES = ("status", "devices", "cdi.json", "containers", "reclaim", "holders", "processes")
 
     def job_files(self, *job):
         names = os.listdir(self.node.path(*job))

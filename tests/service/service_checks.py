@@ -121,8 +121,11 @@ def check_job(node, d, j, problems):
                        ("profile_id", str(j["profile_id"])), ("gi", str(j["gi"])), ("ci", str(j["ci"])),
                        ("placement", f"{p['start']}:{p['size']}"), ("uuid", j["uuid"]),
                        ("owner", f"{j['owner']['uid']}:{j['owner']['gid']}"), ("created", j["created"]),
-                       ("reason", j["reason"])):
+                       ("reason", j["reason"]), ("reclaim", j["reclaim"])):
         same(problems, f"{where}/status {key}", value, status.get(key))
+    same(problems, f"{where}/reclaim", j["reclaim"], node.read(*parts, "reclaim").strip())
+    same(problems, f"{where}/containers", [f"id={c['id']} pid={c['pid']} since={c['since']}" for c in j["containers"]],
+         node.read(*parts, "containers").splitlines())
     if j["state"] == "ready":
         same(problems, f"{where}/devices", [node_line(n) for n in j["devices"]],
              node.read(*parts, "devices").splitlines())
@@ -146,14 +149,20 @@ def check_dies(node, doc, problems):
         return
     slot, _ = info_of(node, "dies", "slot")
     for key, value in doc["dies"]["slot"].items():
-        want = "none" if key == "active" and value is None else str(value)
+        if isinstance(value, list):  # the holder, waiter and slot_waiter lines
+            same(problems, f"dies/slot {key} lines", len(value),
+                 sum(1 for line in node.read("dies", "slot").splitlines()
+                     if line.startswith(f"{key}: ") and line != f"{key}: none"))
+            continue
+        want = "none" if value is None else str(value)
         same(problems, f"dies/slot {key}", want, slot.get(key))
     dies = sorted(int(e) for e in os.listdir(node.path("dies")) if e.isdigit())
     same(problems, "dies/ entries", [x["die"] for x in doc["dies"]["dies"]], dies)
     for x in doc["dies"]["dies"]:
         info, _ = info_of(node, "dies", str(x["die"]), "info")
-        for key in ("die", "bus_id", "vram_bytes", "acquires"):
+        for key in ("die", "bus_id", "vram_bytes", "acquires", "state", "driver", "policy"):
             same(problems, f"dies/{x['die']}/info {key}", str(x[key]), info.get(key))
+        same(problems, f"dies/{x['die']}/info held_by", x["held_by"], info.get("held_by"))
         for key in ("enabled", "present", "active"):
             same(problems, f"dies/{x['die']}/info {key}", str(int(x[key])), info.get(key))
         same(problems, f"dies/{x['die']}/info pci_id", x["pci_id"] or "none (simulated)", info.get("pci_id"))

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/* What runs on a job's instance, asked of its driver under the card's lock (core/processes.h). */
+#include "core/node_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/processes.h"
+
+int accel_node_job_processes(struct accel_node *node, const char *device, const char *job, const char *uuid,
+                             struct accel_process **out, size_t *n, char *why, size_t whylen)
+{
+	struct node_card *nc;
+	size_t i;
+	int ret;
+
+	*out = NULL;
+	*n = 0;
+	node_topo_rdlock(node);
+	nc = node_find_card(node, device);
+	if (!nc) {
+		node_topo_unlock(node);
+		snprintf(why, whylen, "%s is not on this node", device);
+		return -ENOENT;
+	}
+	/* One driver conversation at a time on a card: this query waits for a carve or a pass there. */
+	node_lock(&nc->lock, NODE_LOCK_CARD);
+	i = nc->absent ? (size_t)-1 : node_find_record(nc, job);
+	if (nc->absent) {
+		snprintf(why, whylen, "%s is absent: no driver can say what runs on %s", device, job);
+		ret = -ENODEV;
+	} else if (i == (size_t)-1 || (uuid && strcmp(nc->records[i].uuid, uuid))) {
+		snprintf(why, whylen, "%s: job %s is gone", device, job);
+		ret = -ENOENT;
+	} else {
+		struct accel_record *r = &nc->records[i];
+		ret = accel_mig_processes(&nc->card, r->gi, r->ci, &r->mig_index, out, n, why, whylen);
+	}
+	node_unlock(&nc->lock, NODE_LOCK_CARD);
+	node_topo_unlock(node);
+	return ret;
+}
+
+int accel_node_job_processes_text(struct accel_node *node, const char *device, const char *job, const char *uuid,
+                                  const char *lead, const char *unknown, char **text)
+{
+	struct accel_process *p;
+	char why[ACCEL_TEXT_MAX], line[160];
+	size_t n, len = 0;
+	FILE *f;
+	int ret = accel_node_job_processes(node, device, job, uuid, &p, &n, why, sizeof(why));
+
+	*text = NULL;
+	/* The job is gone (removed since the caller's snapshot): nothing to say, and no "unknown" to say it. */
+	if (ret == -ENOENT)
+		return ret;
+	f = open_memstream(text, &len);
+	if (!f) {
+		if (!ret)
+			free(p);
+		return -ENOMEM;
+	}
+	if (ret == -ENOMEM)
+		snprintf(why, sizeof(why), "out of memory");
+	if (ret)
+		fprintf(f, "%s%s\n", unknown, why);
+	for (size_t i = 0; !ret && i < n; i++) {
+		accel_process_line(&p[i], line, sizeof(line));
+		fprintf(f, "%s%s\n", lead, line);
+	}
+	if (!ret)
+		free(p);
+	if (fclose(f)) {
+		free(*text);
+		*text = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}

@@ -399,6 +399,14 @@ int accel_attach_rmdir_begin(struct accel_attach *a, const char *job, const char
 	return -EBUSY;
 }
 
+bool accel_attach_is_refusal(const char *text, const char *job)
+{
+	size_t n = strlen(job);
+
+	/* The sentence accel_attach_rmdir_begin writes, and nothing else begins so. */
+	return !strncmp(text, job, n) && !strncmp(text + n, " is attached to ", 16);
+}
+
 void accel_attach_rmdir_end(struct accel_attach *a, const char *job, const char *uuid, bool removed)
 {
 	struct attach_entry *e;

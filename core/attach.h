@@ -178,6 +178,8 @@ int accel_attach_set_reclaim(struct accel_attach *a, const char *job, const char
  * recorded for it (not for another instance) is forgotten.
  */
 int accel_attach_rmdir_begin(struct accel_attach *a, const char *job, const char *uuid, char *why, size_t whylen);
+/* Whether text is the sentence accel_attach_rmdir_begin refused job's removal with (its containers named). */
+bool accel_attach_is_refusal(const char *text, const char *job);
 void accel_attach_rmdir_end(struct accel_attach *a, const char *job, const char *uuid, bool removed);
 
 /* What a sweep found, for the caller to log and act on: about instance uuid of job, and only that one. */

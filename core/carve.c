@@ -27,6 +27,24 @@ static void sleep_ms(unsigned ms)
 		;
 }
 
+/*
+ * What a destroy the driver calls busy adds to why.  An rmdir retries
+ * --busy-retries times; the poller, resuming a removal, asks once per pass
+ * (card->busy_retries 0): each says what it did, so that status (the
+ * poller's last word) and last_error (the rmdir's) never give one attempt
+ * two different counts.
+ */
+static void still_in_use(const struct accel_card *card, const char *what, char *why, size_t whylen)
+{
+	size_t l = strlen(why);
+
+	if (card->busy_retries)
+		snprintf(why + l, whylen - l, "; %s after %u retries: stop it, then rmdir again", what,
+		         card->busy_retries);
+	else
+		snprintf(why + l, whylen - l, "; %s: stop it; the poller tries again at each pass", what);
+}
+
 /* Call a destroy, retrying a bounded number of times while the driver says busy. */
 #define DESTROY_WITH_RETRY(card, call, result)                                                                         \
 	do {                                                                                                           \
@@ -314,12 +332,9 @@ int accel_reclaim(const struct accel_card *card, unsigned gi_id, const struct ac
 		DESTROY_WITH_RETRY(card, card->lib->ComputeInstanceDestroy(cis.handle[i]), r);
 		if (r != MIG_SUCCESS) {
 			ret = driver_fail(card, "destroying a compute instance", r, why, whylen);
-			if (r == MIG_ERROR_IN_USE) {
-				size_t l = strlen(why);
-				snprintf(why + l, whylen - l,
-				         "; something still runs on it after %u retries: stop it and try again",
-				         card->busy_retries);
-			}
+			if (r == MIG_ERROR_IN_USE)
+				still_in_use(card, "something runs on it (the job's processes file says what)", why,
+				             whylen);
 			return ret;
 		}
 		if (progressed)
@@ -329,10 +344,8 @@ int accel_reclaim(const struct accel_card *card, unsigned gi_id, const struct ac
 	DESTROY_WITH_RETRY(card, card->lib->GpuInstanceDestroy(gi), r);
 	if (r != MIG_SUCCESS) {
 		ret = driver_fail(card, "destroying the GPU instance", r, why, whylen);
-		if (r == MIG_ERROR_IN_USE) {
-			size_t l = strlen(why);
-			snprintf(why + l, whylen - l, "; still in use after %u retries", card->busy_retries);
-		}
+		if (r == MIG_ERROR_IN_USE)
+			still_in_use(card, "still in use", why, whylen);
 		return ret;
 	}
 	return 0;

@@ -59,7 +59,7 @@ struct accel_job {
 	char name[ACCEL_JOB_NAME_MAX + 1];
 	char profile[ACCEL_NAME_MAX]; /* published name of its profile directory */
 	enum accel_job_state state;
-	char state_reason[160]; /* why lost, or what stopped its removal, for status */
+	char state_reason[ACCEL_TEXT_MAX]; /* why lost, or what stopped its removal, for status */
 	unsigned profile_id;
 	unsigned gi, ci;
 	struct accel_span placement;

@@ -150,12 +150,17 @@ int accel_node_quota_table(struct accel_node *node, struct accel_quota_table *ou
  * last_error of a profile directory, by its key (core/last_error.c):
  * accel_last_error_key spells it, the one place that does ("ppu3/4g.48gb"
  * for a device's profile, "mig/4g.48gb" for device "" or NULL: the
- * node-level one).
+ * node-level one).  Its text is the outcome of the last operation there,
+ * "<UTC time, ms> <sentence>" ("" when it succeeded): setting it stamps
+ * the time, "" clears it.  Dropping clears every entry whose sentence
+ * stale() says has lost its cause (a container named in a refusal is
+ * gone), so that none outlives it.
  */
 #define ACCEL_LAST_ERROR_KEY_MAX 160
 void accel_last_error_key(char *buf, size_t len, const char *device, const char *profile);
 void accel_node_last_error(struct accel_node *node, const char *key, char *buf, size_t len);
 void accel_node_set_last_error(struct accel_node *node, const char *key, const char *text);
+void accel_node_drop_last_errors(struct accel_node *node, bool (*stale)(const char *text, void *ctx), void *ctx);
 /*
  * A failure of a job's file, mkdir or rmdir, said where mkdir's and rmdir's
  * are: last_error of the profile directory (device "" for the node-level

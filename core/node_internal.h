@@ -143,7 +143,8 @@ struct node_family {
 
 struct error_entry {
 	char key[160];
-	char text[ACCEL_TEXT_MAX];
+	char text[ACCEL_TEXT_MAX]; /* "" once cleared */
+	int64_t when_ms;           /* when it was set, unix milliseconds */
 };
 
 struct accel_node {

@@ -438,6 +438,20 @@ static void view_base(struct node_card *nc, struct accel_device *v)
 	v->mig_pending_enabled = nc->pending;
 }
 
+/*
+ * The refusal as the card's own files, log lines and last_error give it,
+ * each after the card's name: why without the "ppu10: " the driver seams
+ * start their sentences with, so that none says the card twice.
+ */
+static void set_refusal(struct accel_device *v, const char *card, const char *why)
+{
+	size_t n = strlen(card);
+
+	if (!strncmp(why, card, n) && !strncmp(why + n, ": ", 2))
+		why += n + 2;
+	snprintf(v->refusal, sizeof(v->refusal), "%s", why);
+}
+
 /* A card that cannot be read now: its last known view, marked refused, with nothing available. */
 static void refuse(struct accel_node *node, struct node_card *nc, const char *why)
 {
@@ -450,7 +464,7 @@ static void refuse(struct accel_node *node, struct node_card *nc, const char *wh
 	node_unlock(&node->view_lock, NODE_LOCK_VIEW);
 	v.refs = 0;
 	v.refused = true;
-	snprintf(v.refusal, sizeof(v.refusal), "%s", why);
+	set_refusal(&v, nc->card.name, why);
 	for (size_t i = 0; i < v.n_profiles; i++)
 		v.profiles[i].available = 0;
 	log_refusal(nc, v.refusal);
@@ -470,7 +484,7 @@ void node_card_rebuild(struct accel_node *node, struct node_card *nc)
 	view_base(nc, &v);
 	if (rec.refused) {
 		v.refused = true;
-		snprintf(v.refusal, sizeof(v.refusal), "%s", rec.refusal);
+		set_refusal(&v, nc->card.name, rec.refusal);
 	}
 	if (nc->n_bad) {
 		size_t l = strlen(v.refusal);

@@ -133,11 +133,18 @@ int accel_reconcile(const struct accel_reconcile_in *in, struct accel_reconcile_
 				snprintf(out->note[gi_index], sizeof(out->note[gi_index]),
 				         "its compute instance is gone");
 		} else {
+			size_t l;
+
 			out->state[r] = ACCEL_JOB_LOST;
 			if (!out->reason[r][0])
 				snprintf(out->reason[r], sizeof(out->reason[r]),
-				         "GPU instance %u (placement %u:%u) no longer exists; recreate the job",
-				         rec->gi, rec->placement.start, rec->placement.size);
+				         "GPU instance %u (placement %u:%u) no longer exists", rec->gi,
+				         rec->placement.start, rec->placement.size);
+			/* The record keeps the name: a mkdir of it answers EEXIST until rmdir removes the record. */
+			l = strlen(out->reason[r]);
+			snprintf(out->reason[r] + l, sizeof(out->reason[r]) - l,
+			         "; the name %s stays taken until rmdir removes the job, then mkdir makes it again",
+			         rec->job);
 		}
 	}
 

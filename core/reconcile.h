@@ -67,7 +67,7 @@ struct accel_reconcile_in {
 struct accel_reconcile_out {
 	/* Per input record: its job state. */
 	enum accel_job_state *state;
-	char (*reason)[160];
+	char (*reason)[ACCEL_TEXT_MAX];
 	/* Per live GI (inventory order): the record index owning it, or -1. */
 	long *owner;
 	char (*note)[160];

@@ -46,7 +46,7 @@ struct accel_record {
 	int64_t created;
 	enum accel_record_phase phase;
 	/* In memory only: what stopped an rmdir midway (the driver's words), for status. */
-	char note[160];
+	char note[ACCEL_TEXT_MAX];
 	/* In memory only: the MIG device index it was last found at (UINT_MAX: unknown), a lookup hint. */
 	unsigned mig_index;
 };

@@ -25,4 +25,10 @@ int fs_attached_open(struct accelfs *fs, const char *state_dir, char *err, size_
 /* Close it, once nothing serves requests or reclaims any more; idempotent. */
 void fs_attached_close(struct accelfs *fs);
 
+/*
+ * Job's containers changed (one exited, or a detach): once it has none, a
+ * refusal of its rmdir that named them is cleared from every last_error.
+ */
+void fs_attached_gone(struct accelfs *fs, const char *job);
+
 #endif

@@ -19,6 +19,7 @@
 #include "core/log.h"
 #include "core/node.h"
 #include "fs/accelfs.h"
+#include "fs/attached.h"
 
 #define CONTAINERS_SYNTAX                                                                                              \
 	"containers: write 'attach ID PID [MIG-UUID]' or 'detach ID [MIG-UUID]', one command per write"
@@ -244,8 +245,11 @@ static int write_command(struct fs_write *w, const struct fs_node *n, const char
 			text[size - 1] = '\0';
 		ret = line(fs, n->job, text, why, sizeof(why));
 	}
+	/* The outcome of the last operation in the profile directory: a refusal says why, a success clears it. */
+	accel_node_report(fs->node, n->dev->name, n->profile->name, n->via_node, ret ? why : "");
+	if (!ret)
+		fs_attached_gone(fs, n->job->name); /* a detach may have taken the job's last container */
 	if (ret) {
-		accel_node_report(fs->node, n->dev->name, n->profile->name, n->via_node, why);
 		log_warn("%s", why);
 		return ret;
 	}

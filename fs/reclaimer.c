@@ -16,6 +16,7 @@
 #include "core/log.h"
 #include "core/node.h"
 #include "fs/accelfs.h"
+#include "fs/attached.h"
 #include "core/rmdir_guard.h"
 #include "fs/notify.h"
 
@@ -161,6 +162,7 @@ static void pass(struct fs_reclaimer *r)
 			/* Its poststop hook may still come, or never (conmon killed, a crash): the process decides. */
 			log_info("%s: container %.12s has exited (pid %d is gone): attachment cleared", ev[i].job,
 			         ev[i].gone.id, (int)ev[i].gone.pid);
+			fs_attached_gone(r->fs, ev[i].job);
 			cleared = true;
 		}
 		if (ev[i].due)

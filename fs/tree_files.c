@@ -35,23 +35,15 @@ static void device_info_text(struct fs_text *t, const struct accel_device *d)
 	fs_put(t, "vendor: %s\n", f->vendor);
 	fs_put(t, "product: %s\n", d->product[0] ? d->product : "unknown");
 	fs_put(t, "uuid: %s\n", d->uuid);
-	if (f->card_node_by_minor) {
-		/* NVIDIA: the tree's number is NVML's index; paths use the minor. */
-		fs_put(t, "index: %u (the %u in %s%u: NVML's device index)\n", d->ordinal, d->ordinal, f->tree_prefix,
-		       d->ordinal);
-		if (d->absent)
-			fs_put(t, "minor: unknown (the card is absent)\n");
-		else
-			fs_put(t, "minor: %u (/dev/%s%u and procfs capabilities/gpu%u)\n", d->minor,
-			       f->card_node_prefix, d->minor, d->minor);
-	} else {
-		fs_put(t, "ordinal: %u (the card ordinal: /dev/%s%u, capabilities/ppu%u)\n", d->ordinal,
-		       f->card_node_prefix, d->ordinal, d->ordinal);
-		if (d->absent)
-			fs_put(t, "minor: unknown (the card is absent)\n");
-		else
-			fs_put(t, "minor: %u (the driver's minor number; not a path)\n", d->minor);
-	}
+	/*
+	 * The value alone, for scripts: what index, ordinal and minor mean (and
+	 * which paths each names) is docs/tree.md's, not the file's.
+	 */
+	fs_put(t, "%s: %u\n", f->card_node_by_minor ? "index" : "ordinal", d->ordinal);
+	if (d->absent)
+		fs_put(t, "minor: unknown\n"); /* only the driver knows it */
+	else
+		fs_put(t, "minor: %u\n", d->minor);
 	fs_put(t, "bus_id: %s\n", d->bus_id[0] ? d->bus_id : "unknown");
 	if (d->memory_mib)
 		fs_put(t, "memory_mib: %llu\n", d->memory_mib);

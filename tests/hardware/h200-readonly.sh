@@ -84,7 +84,7 @@ nvidia-smi -q -i 0 >"$OUT/nvidia-smi-q.txt" 2>&1
 		check "product" "$(q 'Product Name')" "$(i product)"
 		check "uuid" "$(q 'GPU UUID')" "$(i uuid)"
 		check "bus id" "$(q 'Bus Id')" "$(i bus_id)"
-		check "minor" "$(q 'Minor Number')" "$(i minor | cut -d' ' -f1)"
+		check "minor" "$(q 'Minor Number')" "$(i minor)"
 		check "mig mode (nvidia-smi -q)" "Disabled" "$(sed -n '/MIG Mode/,/Pending/s/^ *Current *: //p' "$OUT/nvidia-smi-q.txt")"
 		check "driver library" "libnvidia-ml.so.1" "$(basename "$(i driver_library)")"
 		umount "$MNT"

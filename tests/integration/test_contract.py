@@ -488,8 +488,8 @@ class NvidiaSpecific(NodeTestCase):
 
     def test_identity_and_device_set(self):
         info = self.node.keyvals("gpu0", "info")
-        self.assertTrue(info["index"].startswith("0 "), info["index"])
-        self.assertTrue(info["minor"].startswith("0 "), info["minor"])
+        self.assertEqual(info["index"], "0", "the value alone: what it means is docs/tree.md's")
+        self.assertEqual(info["minor"], "0")
         self.assertEqual(info["bus_id"], "00000000:00:06.0")
         os.mkdir(self.gi("2g.35gb", "j"))
         st = self.node.keyvals("gpu0", "mig", "2g.35gb", "j", "status")

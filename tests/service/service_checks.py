@@ -84,7 +84,7 @@ def check_device(node, d, problems):
     same(problems, f"{dev} info syspath", d["syspath"], info.get("syspath"))
     number = "ordinal" if "ordinal" in info else "index"
     same(problems, f"{dev} info {number}", d.get(number), int(info[number].split()[0]))
-    same(problems, f"{dev} info minor", d["minor"], int(info["minor"].split()[0]))
+    same(problems, f"{dev} info minor", d["minor"], int(info["minor"]))
     state = "ok" if d["state"] == "ok" else f"refused: {d['refusal']}"
     same(problems, f"{dev} info state", state, info["state"])
     same(problems, f"{dev} info node", [node_line(n) for n in d["nodes"]], nodes)

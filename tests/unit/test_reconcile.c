@@ -52,6 +52,9 @@ static void ready_and_lost(void **state)
 	assert_int_equal(out.state[0], ACCEL_JOB_READY);
 	assert_int_equal(out.state[1], ACCEL_JOB_LOST);
 	assert_non_null(strstr(out.reason[1], "no longer exists"));
+	/* What to do, truly: the record keeps the name until rmdir (a mkdir of it would answer EEXIST). */
+	assert_non_null(strstr(out.reason[1], "stays taken until rmdir removes the job, then mkdir makes it again"));
+	assert_null(strstr(out.reason[1], "recreate"));
 	assert_int_equal(out.owner[0], 0);
 	assert_int_equal(out.n_actions, 0);
 	assert_false(out.refused);

@@ -51,13 +51,25 @@ mode_t fs_kind_mode(const struct fs_node *n)
  * nearest ancestor's (so chown of ppu3/ delegates every profile of ppu3,
  * chown of /accel the whole node).  Profile directories stay sticky.
  */
+/* dies/<n>/vram: the one row whose handles are its own (fs/tree_files.c), in a die's directory. */
+static bool is_vram(const struct fs_node *n)
+{
+	return n->entry && n->entry->open && !strcmp(n->entry->name, "vram");
+}
+
 static void delegated_attr(struct accelfs *fs, const char *path, const struct fs_node *n, struct stat *st)
 {
+	bool die = n->kind == FS_DIES || n->kind == FS_DIE || is_vram(n);
 	char p[PATH_BUF];
 	struct accel_perm perm;
 
 	snprintf(p, sizeof(p), "%s", path);
+	if (is_vram(n)) /* dies/<n>/vram is its directory's */
+		*strrchr(p, '/') = '\0';
 	for (;;) {
+		/* The node's delegation (of /accel) is about carving: dies/ is delegated on its own. */
+		if (die && !p[0])
+			return;
 		if (accel_delegation_get(fs->deleg, p, &perm)) {
 			st->st_uid = perm.uid;
 			st->st_gid = perm.gid;
@@ -65,6 +77,9 @@ static void delegated_attr(struct accelfs *fs, const char *path, const struct fs
 			if (n->kind == FS_PROFILE || n->kind == FS_NODE_PROFILE || n->kind == FS_PLACEMENTS ||
 			    n->kind == FS_PLACEMENT)
 				st->st_mode |= S_ISVTX;
+			/* vram: the directory's read and write bits, never execute, set-id or sticky ones */
+			if (is_vram(n))
+				st->st_mode = S_IFREG | (perm.mode & 0666);
 			return;
 		}
 		if (!p[0])
@@ -131,7 +146,7 @@ void fs_fill_attr(struct accelfs *fs, const struct accel_snapshot *snap, const c
 	st->st_blocks = (st->st_size + 511) / 512;
 	if (!n->job)
 		st->st_mtime = st->st_ctime = st->st_atime = fs->started;
-	if (fs_kind_takes_delegation(n->kind))
+	if (fs_kind_takes_delegation(n->kind) || is_vram(n))
 		delegated_attr(fs, path, n, st);
 	/* A card's layout, cordon and mode: the card's delegate writes them too (fs/layout_files.c). */
 	if (n->dev && (fs_layout_writes(n) || fs_layout_deferred(n))) {

@@ -146,12 +146,39 @@ static void on_answer(void *ctx, struct bs_waiter *w, int err)
 		finish_open((struct park *)((char *)w - offsetof(struct park, w)), err);
 }
 
+/*
+ * "the hold of pid 9842 is", "the holds of pids 9842 and 9850 are", "the
+ * holds of pids 1, 2 and 3 are" (and how many more), "no hold was left to
+ * revoke": the openers' thread ids, shown as their processes.
+ */
+static void holds_revoked(char *buf, size_t len, const pid_t *pids, unsigned n, unsigned more)
+{
+	size_t at;
+
+	if (!n) {
+		snprintf(buf, len, "no hold of this mount was left to revoke");
+		return;
+	}
+	at = (size_t)snprintf(buf, len, "the hold%s of pid%s", n + more > 1 ? "s" : "", n + more > 1 ? "s" : "");
+	for (unsigned i = 0; i < n && at < len; i++)
+		at += (size_t)snprintf(buf + at, len - at, "%s%d",
+		                       i == 0                ? " "
+		                       : i + 1 == n && !more ? " and "
+		                                             : ", ",
+		                       (int)accel_proc_tgid(pids[i]));
+	if (more && at < len)
+		at += (size_t)snprintf(buf + at, len - at, " and %u more", more);
+	if (at < len)
+		snprintf(buf + at, len - at, " %s revoked", n + more > 1 ? "are" : "is");
+}
+
 /* What the arbiter did to the holds: mark the handles, and say it in the log. */
 static void on_note(void *ctx, const struct bs_arb_note *n)
 {
 	struct fs_dies *d = ctx;
-	char pids[128] = "";
-	size_t len = 0;
+	pid_t pids[8];
+	unsigned n_pids = 0, more = 0;
+	char holds[160];
 
 	switch (n->what) {
 	case BS_ARB_REVOKED:
@@ -161,17 +188,21 @@ static void on_note(void *ctx, const struct bs_arb_note *n)
 				continue;
 			h->revoked = -n->err;
 			h->held = h->lender = false;
-			if (len < sizeof(pids) - 16)
-				len += (size_t)snprintf(pids + len, sizeof(pids) - len, " %d", (int)h->opener);
+			if (n_pids < sizeof(pids) / sizeof(pids[0]))
+				pids[n_pids++] = h->opener;
+			else
+				more++;
 		}
 		pthread_mutex_unlock(&d->lock);
+		/* /proc is read outside the lock. */
+		holds_revoked(holds, sizeof(holds), pids, n_pids, more);
 		if (n->err == -ETIME)
-			log_info("die %u: the lease ran out with others waiting; the holds of pids%s are revoked "
-			         "(their reads and writes fail with ETIME until they open again)",
-			         n->die, len ? pids : " (none left)");
+			log_info("die %u: the lease ran out with others waiting; %s (%s with ETIME until %s again)",
+			         n->die, holds,
+			         n_pids + more > 1 ? "their reads and writes fail" : "its reads and writes fail",
+			         n_pids + more > 1 ? "they open" : "it opens");
 		else
-			log_info("die %u: the slot was taken away (%s); the holds of pids%s are revoked", n->die,
-			         strerror(-n->err), len ? pids : " (none left)");
+			log_info("die %u: the slot was taken away (%s); %s", n->die, strerror(-n->err), holds);
 		break;
 	case BS_ARB_EXPIRED_LENT:
 		log_info("die %u: the lease ran out while the die is lent; asking its driver for it back first "

@@ -11,14 +11,18 @@
  *                      writing its name, and takes it back with "bar_swap"
  *
  * Each takes its whole value in one write, with or without a newline.  Every
- * refusal is an errno for the writer and a line in the log saying why.
+ * refusal is an errno for the writer and a sentence saying why and what to
+ * write instead: dies/last_error shows it, with its time (the caller keeps it).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/log.h"
 #include "core/proc_files.h"
+#include "core/node.h"
+#include "fs/accelfs.h"
 #include "fs/dies_internal.h"
 #include "fs/tree.h"
 
@@ -35,75 +39,126 @@ static size_t word(const char *buf, size_t size)
 	return n;
 }
 
-static int writable(const struct fs_dies *d)
+static int writable(const struct fs_dies *d, const char *file, char *why, size_t whylen)
 {
-	if (!d)
+	if (!d) {
+		snprintf(why, whylen, "%s: there is no dies/ on this mount", file);
 		return -ENOENT;
-	return d->read_only ? -EROFS : 0;
+	}
+	if (d->read_only) {
+		snprintf(why, whylen, "%s: the mount is read-only (--read-only): nothing in dies/ is written", file);
+		return -EROFS;
+	}
+	return 0;
 }
 
-static int write_enabled(struct fs_dies *d, uint32_t die, const char *buf, size_t size)
+/* What was written, for a sentence: at most 32 bytes, up to the newline, unprintable bytes as '?'. */
+static void shown(const char *buf, size_t size, char *out, size_t len)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < size && n + 1 < len && n < 32; i++) {
+		if (buf[i] == '\n' && i + 1 == size)
+			break;
+		out[n++] = buf[i] >= 0x20 && buf[i] < 0x7f ? buf[i] : '?';
+	}
+	out[n] = '\0';
+}
+
+/* Refused, with why: the errno, after the log says the same. */
+static int refuse(int err, const char *why)
+{
+	log_info("%s", why);
+	return err;
+}
+
+static int write_enabled(struct fs_dies *d, uint32_t die, const char *buf, size_t size, char *why, size_t whylen)
 {
 	size_t n = word(buf, size);
-	int ret = writable(d);
+	char file[32], got[40];
+	int ret;
 
+	snprintf(file, sizeof(file), "dies/%u/enabled", die);
+	ret = writable(d, file, why, whylen);
 	if (ret)
 		return ret;
-	if (n != 1 || (buf[0] != '0' && buf[0] != '1'))
-		return -EINVAL;
+	if (n != 1 || (buf[0] != '0' && buf[0] != '1')) {
+		shown(buf, size, got, sizeof(got));
+		snprintf(why, whylen, "%s: write 1 to enable the die or 0 to quarantine it, not '%s'", file, got);
+		return refuse(-EINVAL, why);
+	}
 	ret = bs_arb_set_enabled(d->arb, die, buf[0] == '1');
 	if (ret == -EBUSY)
-		log_info("die %u: not quarantined: it is lent to a driver (take it back first)", die);
+		snprintf(why, whylen, "die %u: not quarantined: it is lent to a driver (take it back first)", die);
+	else if (ret)
+		snprintf(why, whylen, "die %u: %s failed: %s", die, buf[0] == '1' ? "enabling" : "quarantining",
+		         strerror(-ret));
 	if (ret)
-		return ret;
+		return refuse(ret, why);
 	log_info("die %u %s through dies/%u/enabled", die, buf[0] == '1' ? "enabled" : "quarantined", die);
 	return (int)size;
 }
 
-static int write_policy(struct fs_dies *d, uint32_t die, const char *buf, size_t size)
+static int write_policy(struct fs_dies *d, uint32_t die, const char *buf, size_t size, char *why, size_t whylen)
 {
 	size_t n = word(buf, size);
+	char file[32], got[40];
 	uint32_t policy;
-	int ret = writable(d);
+	int ret;
 
+	snprintf(file, sizeof(file), "dies/%u/policy", die);
+	ret = writable(d, file, why, whylen);
 	if (ret)
 		return ret;
 	if (n == 6 && !strncmp(buf, "pinned", 6))
 		policy = BS_POLICY_PINNED;
 	else if (n == 8 && !strncmp(buf, "resident", 8))
 		policy = BS_POLICY_RESIDENT;
-	else
-		return -EINVAL;
+	else {
+		shown(buf, size, got, sizeof(got));
+		snprintf(why, whylen, "%s: write pinned or resident, not '%s'", file, got);
+		return refuse(-EINVAL, why);
+	}
 	ret = bs_slot_set_policy(bs_arb_slot(d->arb), die, policy);
 	if (ret) {
-		log_info("die %u: policy not changed: %s", die,
+		snprintf(why, whylen, "die %u: policy not changed: %s", die,
 		         ret == -EBUSY ? "the die is lent (take it back first)" : strerror(-ret));
-		return ret;
+		return refuse(ret, why);
 	}
 	log_info("die %u: policy %s", die, policy == BS_POLICY_RESIDENT ? "resident" : "pinned");
 	return (int)size;
 }
 
-static int write_lease(struct fs_dies *d, const char *buf, size_t size)
+static int write_lease(struct fs_dies *d, const char *buf, size_t size, char *why, size_t whylen)
 {
 	size_t n = word(buf, size);
-	char num[16], *end;
-	unsigned long ms;
-	int ret = writable(d);
+	char num[16], got[40], *end = num;
+	unsigned long ms = 0;
+	int ret = writable(d, "dies/lease_ms", why, whylen);
 
 	if (ret)
 		return ret;
-	if (!n || n >= sizeof(num) || buf[0] < '0' || buf[0] > '9')
-		return -EINVAL;
-	memcpy(num, buf, n);
-	num[n] = '\0';
-	errno = 0;
-	ms = strtoul(num, &end, 10);
-	if (*end || errno || ms > UINT32_MAX)
-		return -EINVAL;
+	if (n && n < sizeof(num) && buf[0] >= '0' && buf[0] <= '9') {
+		memcpy(num, buf, n);
+		num[n] = '\0';
+		errno = 0;
+		ms = strtoul(num, &end, 10);
+		if (errno)
+			end = num;
+	}
+	if (end == num || *end || ms > UINT32_MAX) {
+		shown(buf, size, got, sizeof(got));
+		snprintf(why, whylen,
+		         "dies/lease_ms: write the lease in milliseconds, a decimal number from 0 (no lease) to %u, "
+		         "not '%s'",
+		         UINT32_MAX, got);
+		return refuse(-EINVAL, why);
+	}
 	ret = bs_arb_set_lease(d->arb, (uint32_t)ms);
-	if (ret)
-		return ret;
+	if (ret) {
+		snprintf(why, whylen, "dies/lease_ms: the slot refused the lease: %s", strerror(-ret));
+		return refuse(ret, why);
+	}
 	log_info("dies: lease %lu ms%s", ms, ms ? " (while others wait)" : " (none)");
 	return (int)size;
 }
@@ -209,10 +264,17 @@ static void write_driver(fuse_req_t req, struct fs_dies *d, uint32_t die, const 
 	char name[BS_DRIVER_LEN];
 	struct fs_vram *h;
 	uint64_t epoch = 0;
-	int ret = writable(d);
+	char why[160], file[32];
+	int ret;
 
-	if (!ret && (!n || n >= sizeof(name)))
-		ret = -EINVAL;
+	snprintf(file, sizeof(file), "dies/%u/driver", die);
+	ret = writable(d, file, why, sizeof(why));
+	if (!ret && (!n || n >= sizeof(name))) {
+		snprintf(why, sizeof(why),
+		         "%s: write one driver's name (at most %zu bytes), or bar_swap to take it back", file,
+		         sizeof(name) - 1);
+		ret = refuse(-EINVAL, why);
+	}
 	if (ret) {
 		fuse_reply_err(req, -ret);
 		return;
@@ -252,19 +314,44 @@ static void write_driver(fuse_req_t req, struct fs_dies *d, uint32_t die, const 
 
 /* ---- the rows' writes (fs/tree_files.c): the whole value in one write, at offset 0 ---- */
 
+/* dies/last_error: the outcome of the last write to enabled, policy or lease_ms (core/node.h's store). */
+static int outcome(struct fs_write *w, int ret, const char *why)
+{
+	accel_node_set_last_error(w->fs->node, FS_DIES_LAST_ERROR_KEY, ret < 0 ? why : "");
+	return ret;
+}
+
+static int at_offset(struct fs_write *w, const char *file, char *why, size_t whylen)
+{
+	snprintf(why, whylen, "%s: write the whole value at once, at offset 0", file);
+	return outcome(w, -EINVAL, why);
+}
+
 int fs_die_enabled_write(struct fs_write *w, const struct fs_node *n)
 {
-	return w->off ? -EINVAL : write_enabled(n->mount->dies, n->die, w->buf, w->size);
+	char why[ACCEL_TEXT_MAX];
+
+	if (w->off)
+		return at_offset(w, "enabled", why, sizeof(why));
+	return outcome(w, write_enabled(n->mount->dies, n->die, w->buf, w->size, why, sizeof(why)), why);
 }
 
 int fs_die_policy_write(struct fs_write *w, const struct fs_node *n)
 {
-	return w->off ? -EINVAL : write_policy(n->mount->dies, n->die, w->buf, w->size);
+	char why[ACCEL_TEXT_MAX];
+
+	if (w->off)
+		return at_offset(w, "policy", why, sizeof(why));
+	return outcome(w, write_policy(n->mount->dies, n->die, w->buf, w->size, why, sizeof(why)), why);
 }
 
 int fs_dies_lease_write(struct fs_write *w, const struct fs_node *n)
 {
-	return w->off ? -EINVAL : write_lease(n->mount->dies, w->buf, w->size);
+	char why[ACCEL_TEXT_MAX];
+
+	if (w->off)
+		return at_offset(w, "dies/lease_ms", why, sizeof(why));
+	return outcome(w, write_lease(n->mount->dies, w->buf, w->size, why, sizeof(why)), why);
 }
 
 int fs_die_driver_write(struct fs_write *w, const struct fs_node *n)

@@ -17,13 +17,18 @@ bool fs_kind_is_dir(enum fs_kind kind)
 
 bool fs_kind_is_delegatable(enum fs_kind kind)
 {
+	/* dies/ and dies/<n>/ as device directories are: who may use a die's vram (docs/tree.md) */
 	return kind == FS_ROOT || kind == FS_DEVICE || kind == FS_MIG || kind == FS_PROFILE || kind == FS_NODE_MIG ||
-	       kind == FS_NODE_PROFILE;
+	       kind == FS_NODE_PROFILE || kind == FS_DIES || kind == FS_DIE;
 }
 
 bool fs_kind_takes_delegation(enum fs_kind kind)
 {
-	/* placements/ and placements/<start>/ are their profile directory's: mkdir there carves the same */
+	/*
+	 * placements/ and placements/<start>/ are their profile directory's:
+	 * mkdir there carves the same (a die's vram is its directory's too:
+	 * fs/attr.c, by its row).
+	 */
 	return fs_kind_is_delegatable(kind) || kind == FS_PLACEMENTS || kind == FS_PLACEMENT;
 }
 

@@ -282,6 +282,16 @@ static void last_error_text(struct fs_text *t, struct accel_node *node, const ch
 		fs_put(t, "%s\n", buf);
 }
 
+/* dies/last_error: the node's store, as a profile directory's last_error. */
+static int dies_last_error(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                           const struct fs_node *n)
+{
+	(void)s;
+	(void)n;
+	last_error_text(t, node, FS_DIES_LAST_ERROR_KEY);
+	return 0;
+}
+
 static int profile_last_error(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
                               const struct fs_node *n)
 {
@@ -547,6 +557,8 @@ static const struct fs_entry job_files[] = {
 /* dies/ (fs/dies_render.c says, fs/dies_attr.c writes), and one directory per die (fs/dies_tree.c). */
 static const struct fs_entry dies_files[] = {
 	{ .name = "slot", .kind = FS_FILE, .render = fs_dies_slot_text },
+	/* why the last write to enabled, policy or lease_ms failed: fs/dies_attr.c keeps it, as last_error */
+	{ .name = "last_error", .kind = FS_FILE, .render = dies_last_error },
 	{ .name = "lease_ms",
 	  .kind = FS_FILE,
 	  .mode = 0644,

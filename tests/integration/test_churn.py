@@ -104,7 +104,7 @@ class Churn(NodeTestCase):
             if (f.startswith(("ppu3/mig/", "mig/4g.48gb/")) and "r" in parts[:-1]) or (
                     f.startswith("ppu7/mig/") and len(parts) >= 4):
                 return "gone"  # r is removed; ppu7's profiles go with its mode
-            if f in static or ("k" in parts[:-1] and parts[-1] in ("reclaim", "devices", "cdi.json")):
+            if f in static or ("k" in parts[:-1] and parts[-1] in ("reclaim", "devices", "cdi.json", "processes")):
                 return "static"
             if parts[-1] == "health":
                 return "static"  # no driver event is raised here: every card and job stays ok

@@ -120,7 +120,7 @@ class Tree(DiesTestCase):
         n = self.node
         self.assertIn("dies", os.listdir(n.mnt))
         names = os.listdir(n.path("dies"))
-        self.assertEqual(sorted(names), sorted(["slot", "lease_ms"] + [str(i) for i in range(16)]))
+        self.assertEqual(sorted(names), sorted(["slot", "lease_ms", "last_error"] + [str(i) for i in range(16)]))
         self.assertEqual(sorted(os.listdir(n.path("dies", "3"))), ["driver", "enabled", "info", "policy", "vram"])
         info = n.keyvals("dies", "3", "info")
         self.assertEqual(info["bus_id"], "sim:3")

@@ -306,6 +306,9 @@ class Lease(LendCase):
         self.assertLess(waited, 5)
         self.assertEqual(self.slot()["active"], "1")
         self.assertIn("the lease ran out with others waiting", self.node.log())
+        # One holder, named as such (not "the holds of pids 9842 are").
+        self.assertIn(f"the hold of pid {a.p.pid} is revoked (its reads and writes fail with ETIME until it opens "
+                      "again)", self.node.log())
 
     def test_the_revoked_holder_s_reads_and_writes_fail_until_it_reopens(self):
         self.assertEqual(self.write("dies", "lease_ms", text="300"), 0)

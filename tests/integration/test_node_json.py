@@ -2,6 +2,7 @@
 """node.json says what the individual files say: every key docs/tree.md lists for a job, the slot
 and a die is there, and each value is the one the file gives (a job's status, containers, reclaim
 and processes; dies/slot; dies/<n>/info), read while nothing moves."""
+import errno
 import json
 import os
 import re
@@ -198,6 +199,90 @@ class Processes(NodeTestCase):
         finally:
             sleeper.kill()
             sleeper.wait()
+
+
+def as_user(uid, gid, *cmd):
+    return subprocess.run(["setpriv", f"--reuid={uid}", f"--regid={gid}", f"--groups={gid}", *cmd],
+                          capture_output=True, text=True)
+
+
+class Dies(NodeTestCase):
+    """What docs/dies.md shows works on the default simulated dies; bad writes say why; a die is
+    delegated as a device directory is."""
+
+    def test_the_dd_example_of_dies_md_works(self):
+        n = self.node
+        with open(os.path.join(DOCS, "dies.md")) as f:
+            dd = [line[2:].split("#")[0].strip() for line in f if line.startswith("$ dd ")][0]
+        weights = os.path.join(n.state, "weights.bin")
+        with open(weights, "wb") as f:
+            f.write(os.urandom(1 << 20))
+        cmd = dd.replace("/accel/", n.mnt + "/").replace("weights.bin", weights)
+        res = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, cwd=n.state)
+        self.assertEqual(res.returncode, 0, f"{dd}: {res.stderr}")
+        seek = int(re.search(r"seek=(\d+)", dd).group(1))
+        with open(n.path("dies", "3", "vram"), "rb") as f:
+            f.seek(seek << 20)
+            got = f.read(1 << 20)
+        with open(weights, "rb") as f:
+            self.assertEqual(got, f.read(), "the data is where dd put it")
+
+    def write(self, text, *path):
+        fd = os.open(self.node.path(*path), os.O_WRONLY)
+        try:
+            os.write(fd, text.encode())
+        finally:
+            os.close(fd)
+
+    def test_bad_writes_answer_einval_and_last_error_says_what_to_write(self):
+        n = self.node
+        self.assertEqual(n.read("dies", "last_error"), "")
+        for path, bad, want in ((("dies", "3", "enabled"), "2\n", "dies/3/enabled: write 1 to enable the die or 0 to "
+                                 "quarantine it, not '2'"),
+                                (("dies", "lease_ms"), "abc\n", "dies/lease_ms: write the lease in milliseconds, "
+                                 "a decimal number from 0 (no lease) to 4294967295, not 'abc'"),
+                                (("dies", "3", "policy"), "foo\n", "dies/3/policy: write pinned or resident, not 'foo'")):
+            before = n.read(*path)
+            self.assertErrno(errno.EINVAL, self.write, bad, *path)
+            self.assertEqual(n.read(*path), before, "nothing changed")
+            text = n.read("dies", "last_error")
+            self.assertRegex(text, r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z ")
+            self.assertEqual(text[25:], want + "\n")
+            self.assertIn(want, n.log())
+        self.write("1\n", "dies", "3", "enabled")
+        self.assertEqual(n.read("dies", "last_error"), "", "a write that succeeds clears it")
+        self.assertIn("last_error", os.listdir(n.path("dies")))
+
+    def test_a_die_is_delegated_as_a_device_directory_is(self):
+        n = self.node
+        group, member, stranger = 4321, 4322, 4323
+        self.assertEqual(os.stat(n.path("dies", "3", "vram")).st_mode & 0o7777, 0o600)
+        os.chown(n.path("dies", "3"), -1, group)
+        os.chmod(n.path("dies", "3"), 0o770)
+        st = os.stat(n.path("dies", "3"))
+        self.assertEqual((st.st_gid, st.st_mode & 0o7777), (group, 0o770))
+        vram = os.stat(n.path("dies", "3", "vram"))
+        self.assertEqual((vram.st_gid, vram.st_mode & 0o7777), (group, 0o660), "vram takes its directory's rw bits")
+        script = "import os,sys; fd=os.open(sys.argv[1], os.O_RDWR); os.pwrite(fd, b'mine', 0); print(os.pread(fd, 4, 0))"
+        res = as_user(member, group, sys.executable, "-c", script, n.path("dies", "3", "vram"))
+        self.assertEqual((res.returncode, res.stdout.strip()), (0, "b'mine'"), res.stderr)
+        res = as_user(stranger, stranger, sys.executable, "-c", script, n.path("dies", "3", "vram"))
+        self.assertIn("PermissionError", res.stderr, "not the group's: the kernel refuses")
+        res = as_user(member, group, sys.executable, "-c", script, n.path("dies", "4", "vram"))
+        self.assertIn("PermissionError", res.stderr, "die 4 is not delegated")
+        # /accel's delegation is about carving: it does not reach dies/.
+        os.chmod(n.mnt, 0o777)
+        self.assertEqual(os.stat(n.path("dies", "4", "vram")).st_mode & 0o7777, 0o600)
+        os.chmod(n.mnt, 0o755)
+        # dies/ for every die, kept across a restart.
+        os.chown(n.path("dies"), -1, group)
+        os.chmod(n.path("dies"), 0o750)
+        self.assertEqual(os.stat(n.path("dies", "5", "vram")).st_mode & 0o7777, 0o640)
+        n.restart()
+        self.assertEqual(os.stat(n.path("dies", "3", "vram")).st_gid, group)
+        self.assertEqual(os.stat(n.path("dies", "5", "vram")).st_mode & 0o7777, 0o640)
+        self.assertEqual(os.stat(n.path("dies", "3", "info")).st_mode & 0o7777, 0o444, "a file keeps its own mode")
+        self.assertErrno(errno.EPERM, os.chmod, n.path("dies", "3", "vram"), 0o666)
 
 
 if __name__ == "__main__":

@@ -325,6 +325,60 @@ static void test_mig_devices(void **state)
 	assert_string_equal(fx->lib.ErrorString(MIG_ERROR_UNKNOWN), "Unknown Error");
 }
 
+/*
+ * The running-process query: a MIG device's own processes, the card's
+ * aggregate with the mode on, INSUFFICIENT_SIZE with the count needed, the
+ * named pids first and the unnamed ones beyond the kernel's pid limit.
+ */
+static void test_running_processes(void **state)
+{
+	struct sim_fixture *fx = *state;
+	mig_device_t dev = fx_device(fx, 0), mig;
+	mig_gpu_instance_t gi = create_gi(fx, 14, 2, 2, MIG_SUCCESS);
+	mig_compute_instance_t ci;
+	accelsim_fn_SimSetProcesses_t set = FX_CONTROL(fx, SimSetProcesses);
+	accelsim_fn_SimSetBusy_t busy = FX_CONTROL(fx, SimSetBusy);
+	mig_process_info_t named = { .pid = 4242, .usedGpuMemory = 256ULL << 20 }, got[4];
+	unsigned count = 0;
+
+	assert_int_equal(fx->lib.GpuInstanceCreateComputeInstance(gi, 1, &ci), MIG_SUCCESS);
+	assert_int_equal(fx->lib.DeviceGetMigDeviceHandleByIndex(dev, 0, &mig), MIG_SUCCESS);
+	assert_int_equal(fx->lib.DeviceGetComputeRunningProcesses_v3(mig, &count, NULL), MIG_SUCCESS);
+	assert_int_equal(count, 0);
+	assert_int_equal(set(dev, 0, 0, 3, 1, &named), MIG_SUCCESS);
+	count = 0;
+	assert_int_equal(fx->lib.DeviceGetComputeRunningProcesses_v3(mig, &count, NULL), MIG_ERROR_INSUFFICIENT_SIZE);
+	assert_int_equal(count, 3);
+	count = 1;
+	assert_int_equal(fx->lib.DeviceGetComputeRunningProcesses_v3(mig, &count, NULL), MIG_ERROR_INVALID_ARGUMENT);
+	count = 4;
+	assert_int_equal(fx->lib.DeviceGetComputeRunningProcesses_v3(mig, &count, got), MIG_SUCCESS);
+	assert_int_equal(count, 3);
+	assert_int_equal(got[0].pid, 4242);
+	assert_true(got[0].usedGpuMemory == 256ULL << 20);
+	assert_int_equal(got[1].pid, ACCELSIM_UNSEEN_PID + 2);
+	assert_int_equal(got[2].pid, ACCELSIM_UNSEEN_PID + 3);
+	assert_int_equal(got[2].gpuInstanceId, 0);
+	assert_int_equal(got[2].computeInstanceId, 0);
+	/* The whole card, mode on: every instance's. */
+	count = 4;
+	assert_int_equal(fx->lib.DeviceGetComputeRunningProcesses_v3(dev, &count, got), MIG_SUCCESS);
+	assert_int_equal(count, 3);
+	/* SimSetBusy keeps the names of the processes it keeps; the busy count blocks the destroy. */
+	assert_int_equal(busy(dev, 0, 0, 1), MIG_SUCCESS);
+	count = 4;
+	assert_int_equal(fx->lib.DeviceGetComputeRunningProcesses_v3(mig, &count, got), MIG_SUCCESS);
+	assert_int_equal(count, 1);
+	assert_int_equal(got[0].pid, 4242);
+	assert_int_equal(fx->lib.ComputeInstanceDestroy(ci), MIG_ERROR_IN_USE);
+	/* Refused: more named than running, a pid no process can have. */
+	assert_int_equal(set(dev, 0, 0, 0, 1, &named), MIG_ERROR_INVALID_ARGUMENT);
+	named.pid = ACCELSIM_UNSEEN_PID + 1;
+	assert_int_equal(set(dev, 0, 0, 1, 1, &named), MIG_ERROR_INVALID_ARGUMENT);
+	assert_int_equal(busy(dev, 0, 0, 0), MIG_SUCCESS);
+	assert_int_equal(fx->lib.ComputeInstanceDestroy(ci), MIG_SUCCESS);
+}
+
 /* The product's own lookup: the versioned soname on the loader path (the test runs with LD_LIBRARY_PATH). */
 static void test_found_through_loader_path(void **state)
 {
@@ -353,6 +407,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_memory_and_compute_slices, fx_setup_nvidia, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_ci_profiles, fx_setup_nvidia, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_mig_devices, fx_setup_nvidia, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_running_processes, fx_setup_nvidia, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_found_through_loader_path, fx_setup_nvidia, fx_teardown),
 	};
 

@@ -5,6 +5,7 @@ race is what the records say."""
 import errno
 import json
 import os
+import re
 import subprocess
 import threading
 import unittest
@@ -116,8 +117,11 @@ class Quota(NodeTestCase):
                     write(n.path("quota"), text)
                 self.assertEqual(cm.exception.errno, errno.EINVAL)
                 self.assertEqual(self.quota().splitlines()[0], "default jobs=2")  # nothing changed
-                self.assertIn(f"# last write refused: {reason}" if reason.startswith("quota") else reason,
-                              self.quota().splitlines()[-1])
+                last = self.quota().splitlines()[-1]
+                self.assertIn(reason, last)
+                if reason.startswith("quota"):  # the time it was refused, then why (last_error's line)
+                    self.assertRegex(last, r"^# last write refused: \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z "
+                                     + re.escape(reason))
                 self.assertIn(reason, n.log())
         write(n.path("quota"), "default jobs=3\n")
         self.assertEqual(self.quota(), "default jobs=3\n")  # a write taken clears the refusal

@@ -22,6 +22,7 @@
 #include "fs/layout_files.h"
 #include "fs/metrics_text.h"
 #include "fs/mig_map.h"
+#include "fs/live_text.h"
 #include "fs/node_json.h"
 #include "fs/quota_file.h"
 #include "fs/render.h"
@@ -135,18 +136,8 @@ static void status_text(struct fs_text *t, struct accel_node *node, struct accel
 	fs_put(t, "created: %s\n", when);
 	/* reclaim and the containers given it (fs/containers_text.c) */
 	fs_attach_status_lines(t, reg, j);
-	/* what runs on it, as the driver says now (a job that is not ready has nothing to ask about) */
-	if (j->state == ACCEL_JOB_READY) {
-		/* -ENOENT: removed since this snapshot, and the next read says so; until then, no line */
-		char *more;
-		int ret = accel_node_job_processes_text(node, d->name, j->name, j->uuid,
-		                                        "process: ", "processes: unknown: ", &more);
-		if (ret == -ENOMEM)
-			t->oom = true;
-		else if (!ret)
-			fs_put(t, "%s", more);
-		free(more);
-	}
+	/* what runs on it, as the driver says now (fs/live_text.c) */
+	fs_job_processes_lines(t, node, d, j);
 }
 
 /* The node-level profile's numbers (fs/tree.h): here, as its files need them and tree.c calls here. */
@@ -282,16 +273,6 @@ static void last_error_text(struct fs_text *t, struct accel_node *node, const ch
 		fs_put(t, "%s\n", buf);
 }
 
-/* dies/last_error: the node's store, as a profile directory's last_error. */
-static int dies_last_error(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                           const struct fs_node *n)
-{
-	(void)s;
-	(void)n;
-	last_error_text(t, node, FS_DIES_LAST_ERROR_KEY);
-	return 0;
-}
-
 static int profile_last_error(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
                               const struct fs_node *n)
 {
@@ -360,22 +341,6 @@ static int job_devices(struct fs_text *t, struct accel_node *node, const struct 
 }
 
 /* Asked of the driver at each read (core/processes.h): never cached. */
-static int job_processes(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                         const struct fs_node *n)
-{
-	char *text;
-	int ret;
-
-	(void)s;
-	if (n->job->state != ACCEL_JOB_READY)
-		return -ENODEV;
-	ret = accel_node_job_processes_text(node, n->dev->name, n->job->name, n->job->uuid, "", "unknown: ", &text);
-	if (!ret)
-		fs_put(t, "%s", text);
-	free(text);
-	return ret;
-}
-
 static int job_cdi(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s, const struct fs_node *n)
 {
 	char *cdi;
@@ -534,7 +499,7 @@ static const struct fs_entry job_files[] = {
 	  .offered = cdi_hooked },
 	{ .name = "dev", .kind = FS_JOB_DEV },
 	/* what the driver's events said about the job's instance (core/health.h) */
-	{ .name = "processes", .kind = FS_FILE, .flags = FS_ENTRY_JOB_READY, .render = job_processes },
+	{ .name = "processes", .kind = FS_FILE, .flags = FS_ENTRY_JOB_READY, .render = fs_job_processes_text },
 	{ .name = "health", .kind = FS_FILE, .flags = FS_ENTRY_CACHED, .render = job_health },
 	/* holders, containers and reclaim: the attach registry, not the snapshot (fs/containers_*.c) */
 	{ .name = "holders", .kind = FS_FILE, .render = fs_holders_text },
@@ -558,7 +523,7 @@ static const struct fs_entry job_files[] = {
 static const struct fs_entry dies_files[] = {
 	{ .name = "slot", .kind = FS_FILE, .render = fs_dies_slot_text },
 	/* why the last write to enabled, policy or lease_ms failed: fs/dies_attr.c keeps it, as last_error */
-	{ .name = "last_error", .kind = FS_FILE, .render = dies_last_error },
+	{ .name = "last_error", .kind = FS_FILE, .render = fs_dies_last_error_text },
 	{ .name = "lease_ms",
 	  .kind = FS_FILE,
 	  .mode = 0644,

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+#include "fs/live_text.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "core/node.h"
+#include "fs/dies.h"
+#include "fs/text.h"
+
+int fs_job_processes_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                          const struct fs_node *n)
+{
+	char *text;
+	int ret;
+
+	(void)s;
+	if (n->job->state != ACCEL_JOB_READY)
+		return -ENODEV;
+	ret = accel_node_job_processes_text(node, n->dev->name, n->job->name, n->job->uuid, "", "unknown: ", &text);
+	if (!ret)
+		fs_put(t, "%s", text);
+	free(text);
+	return ret;
+}
+
+void fs_job_processes_lines(struct fs_text *t, struct accel_node *node, const struct accel_device *d,
+                            const struct accel_job *j)
+{
+	char *more;
+	int ret;
+
+	if (j->state != ACCEL_JOB_READY) /* a job that is not ready has nothing to ask about */
+		return;
+	/* -ENOENT: removed since this snapshot, and the next read says so; until then, no line */
+	ret = accel_node_job_processes_text(node, d->name, j->name, j->uuid,
+	                                    "process: ", "processes: unknown: ", &more);
+	if (ret == -ENOMEM)
+		t->oom = true;
+	else if (!ret)
+		fs_put(t, "%s", more);
+	free(more);
+}
+
+int fs_dies_last_error_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                            const struct fs_node *n)
+{
+	char buf[ACCEL_TEXT_MAX + 64];
+
+	(void)s;
+	(void)n;
+	accel_node_last_error(node, FS_DIES_LAST_ERROR_KEY, buf, sizeof(buf));
+	if (buf[0])
+		fs_put(t, "%s\n", buf);
+	return 0;
+}

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Texts asked for at each read, outside the snapshot: what runs on a job
+ * (its driver's running-process query, core/processes.h), in its processes
+ * file and in its status, and dies/last_error (the node's store).
+ */
+#ifndef ACCELFS_LIVE_TEXT_H
+#define ACCELFS_LIVE_TEXT_H
+
+#include "fs/tree.h"
+
+/* A job's processes file (a row's render): -ENODEV for a job not ready, -ENOENT for one gone since s. */
+int fs_job_processes_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                          const struct fs_node *n);
+/* status's "process: ..." lines of a ready job, or its "processes: unknown: why"; none for a job gone. */
+void fs_job_processes_lines(struct fs_text *t, struct accel_node *node, const struct accel_device *d,
+                            const struct accel_job *j);
+/* dies/last_error (a row's render): as a profile directory's last_error. */
+int fs_dies_last_error_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
+                            const struct fs_node *n);
+
+#endif

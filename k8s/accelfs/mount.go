@@ -133,7 +133,19 @@ func (m *Mount) lastError(card, profile string) string {
 	if err != nil {
 		return ""
 	}
-	return strings.TrimSpace(string(data))
+	return lastErrorReason(string(data))
+}
+
+// lastErrorReason is a last_error line's why: accelfs writes "<UTC time> <why>"
+// (docs/tree.md), and a reason compared or shown to the kubelet is the why alone.
+func lastErrorReason(line string) string {
+	line = strings.TrimSpace(line)
+	if when, why, ok := strings.Cut(line, " "); ok {
+		if _, err := time.Parse(time.RFC3339Nano, when); err == nil {
+			return why
+		}
+	}
+	return line
 }
 
 // Status reads <card>/mig/<profile>/<job>/status.

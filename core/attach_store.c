@@ -45,10 +45,11 @@ static json_t *to_json(const struct accel_attach *a)
 
 	for (size_t i = 0; root && i < a->n; i++) {
 		const struct attach_entry *e = &a->e[i];
-		json_t *list = json_array();
+		json_t *list;
 
 		if (attach_entry_idle(e))
-			continue;
+			continue; /* says nothing the file must keep: and nothing is allocated for it */
+		list = json_array();
 		for (size_t k = 0; list && k < e->n; k++)
 			json_array_append_new(list, json_pack("{s:s, s:i, s:I, s:I}", "id", e->c[k].id, "pid",
 			                                      (int)e->c[k].pid, "start", (json_int_t)e->c[k].start,

@@ -33,6 +33,7 @@
 #ifndef BARSWAP_H
 #define BARSWAP_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -117,6 +118,14 @@ const char *bs_backend(bs_context *ctx);
 #define BS_LEND_LENDING 1   /* being handed to the driver */
 #define BS_LEND_LENT 2      /* bound to the driver */
 #define BS_LEND_RETURNING 3 /* waiting for the driver to let go */
+
+/* The word for a lend state, as dies/<n>/info and `barswap info` say it; NULL for a value not above. */
+static inline const char *bs_lend_state_name(uint32_t state)
+{
+	static const char *const names[] = { "none", "lending", "lent", "returning" };
+
+	return state < sizeof(names) / sizeof(names[0]) ? names[state] : NULL;
+}
 
 #define BS_POLICY_PINNED 0   /* lent only while held: comes back before the slot moves on */
 #define BS_POLICY_RESIDENT 1 /* stays with its driver, parked, when the slot moves on */

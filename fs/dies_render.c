@@ -16,18 +16,12 @@
 #include "fs/text.h"
 #include "fs/tree.h"
 
+/* A die's lend state in the tree's words ("none" also for a value the library does not name). */
 static const char *lend_state(uint32_t state)
 {
-	switch (state) {
-	case BS_LEND_LENDING:
-		return "lending";
-	case BS_LEND_LENT:
-		return "lent";
-	case BS_LEND_RETURNING:
-		return "returning";
-	default:
-		return "none";
-	}
+	const char *word = bs_lend_state_name(state);
+
+	return word ? word : "none";
 }
 
 /* ---- one instant ------------------------------------------------------------- */

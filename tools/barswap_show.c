@@ -14,20 +14,6 @@
 
 #include "tools/barswap_cli.h"
 
-static const char *lend_state(uint32_t state)
-{
-	switch (state) {
-	case BS_LEND_LENDING:
-		return "lending";
-	case BS_LEND_LENT:
-		return "lent";
-	case BS_LEND_RETURNING:
-		return "returning";
-	default:
-		return NULL;
-	}
-}
-
 int bs_check_die(bs_context *ctx, int die)
 {
 	bs_status st;
@@ -67,7 +53,7 @@ int bs_die_view_get(bs_context *ctx, int die, struct bs_die_view *out)
 		snprintf(out->lend.driver, sizeof(out->lend.driver), "%s",
 		         out->info.flags & BS_DIE_PRESENT ? "bar_swap" : "");
 	}
-	out->state = lend_state(out->lend.state);
+	out->state = out->lend.state != BS_LEND_NONE ? bs_lend_state_name(out->lend.state) : NULL;
 	if (!out->state)
 		out->state = out->info.flags & BS_DIE_ACTIVE ? "held" : "parked";
 	if (out->info.flags & BS_DIE_ACTIVE)

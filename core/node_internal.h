@@ -347,6 +347,8 @@ int node_quota_hold(struct accel_node *node, const char *job, uid_t uid, gid_t g
 void node_quota_release(struct accel_node *node, const char *job);
 size_t node_find_record(const struct node_card *nc, const char *job);
 int node_drop_record(struct accel_node *node, struct node_card *nc, size_t i, char *why, size_t whylen);
+/* v's jobs from nc's records, lost (or removing), their reason "<card> <why>"; -ENOMEM. */
+int node_view_record_jobs(const struct node_card *nc, struct accel_device *v, const char *why);
 /* An absent card's view, from its records: its jobs lost (or removing), nothing to carve. */
 void node_absent_rebuild(struct accel_node *node, struct node_card *nc);
 /* rmdir on an absent card: drop record i (nothing can be destroyed there), log it, show the rest. */

@@ -452,16 +452,31 @@ static void set_refusal(struct accel_device *v, const char *card, const char *wh
 	snprintf(v->refusal, sizeof(v->refusal), "%s", why);
 }
 
-/* A card that cannot be read now: its last known view, marked refused, with nothing available. */
+/*
+ * A card that cannot be read now: its last known view, marked refused, with
+ * nothing available.  One never read yet (a card just opened or back) shows
+ * its records' jobs, lost until it answers.
+ */
 static void refuse(struct accel_node *node, struct node_card *nc, const char *why)
 {
 	struct accel_device v;
+	bool known;
 
 	memset(&v, 0, sizeof(v));
 	node_lock(&node->view_lock, NODE_LOCK_VIEW);
-	if (!nc->view || accel_device_copy(&v, nc->view))
-		view_base(nc, &v);
+	known = nc->view && !accel_device_copy(&v, nc->view);
 	node_unlock(&node->view_lock, NODE_LOCK_VIEW);
+	if (!known) {
+		view_base(nc, &v);
+		if (node_view_record_jobs(nc, &v,
+		                          "cannot be read: the job is shown from its record until the card "
+		                          "answers")) {
+			accel_device_clear(&v);
+			log_error("%s: out of memory building its view; the tree keeps the previous one",
+			          nc->card.name);
+			return;
+		}
+	}
 	v.refs = 0;
 	v.refused = true;
 	set_refusal(&v, nc->card.name, why);

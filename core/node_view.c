@@ -63,8 +63,8 @@ size_t node_find_record(const struct node_card *nc, const char *job)
 
 /* ---- an absent card ------------------------------------------------------ */
 
-/* The profile directory a job of the absent card sits in: its name and id, from the record; nothing to carve. */
-static void absent_profile(struct accel_device *v, const struct accel_record *r, const char *published)
+/* The profile directory a job shown from its record sits in: its name and id; nothing to carve. */
+static void record_profile(struct accel_device *v, const struct accel_record *r, const char *published)
 {
 	struct accel_profile *p;
 
@@ -77,6 +77,43 @@ static void absent_profile(struct accel_device *v, const struct accel_record *r,
 	snprintf(p->vendor_name, sizeof(p->vendor_name), "%s", r->profile);
 	p->id = r->profile_id;
 	p->span = r->placement.size;
+}
+
+/*
+ * v's jobs from nc's records (v holds none yet): each lost, or removing
+ * where a crash interrupted its removal, with "<card> <why>" as its
+ * reason, in the profile directory its record names.  For a card whose
+ * driver does not answer: its jobs stay in the tree, so that their names
+ * stay taken and whatever refers to them (a container's attachment, a
+ * reclaim setting) is not taken for the leftover of a removed job.
+ */
+int node_view_record_jobs(const struct node_card *nc, struct accel_device *v, const char *why)
+{
+	v->profiles = calloc(nc->n_records + 1, sizeof(*v->profiles));
+	v->jobs = calloc(nc->n_records + 1, sizeof(*v->jobs));
+	if (!v->profiles || !v->jobs)
+		return -ENOMEM;
+	for (size_t i = 0; i < nc->n_records; i++) {
+		const struct accel_record *r = &nc->records[i];
+		struct accel_job *j = &v->jobs[v->n_jobs++];
+
+		memset(j, 0, sizeof(*j));
+		snprintf(j->name, sizeof(j->name), "%s", r->job);
+		accel_name_publish(r->profile, nc->fam->family->publish_geometry, j->profile, sizeof(j->profile));
+		record_profile(v, r, j->profile);
+		/* A removal a crash interrupted is finished when the card answers; the rest fail closed until then. */
+		j->state = r->phase == ACCEL_RECORD_REMOVING ? ACCEL_JOB_REMOVING : ACCEL_JOB_LOST;
+		snprintf(j->state_reason, sizeof(j->state_reason), "%s %s", nc->card.name, why);
+		j->profile_id = r->profile_id;
+		j->gi = r->gi;
+		j->ci = r->ci;
+		j->placement = r->placement;
+		snprintf(j->uuid, sizeof(j->uuid), "%s", r->uuid);
+		j->uid = r->uid;
+		j->gid = r->gid;
+		j->created = r->created;
+	}
+	return 0;
 }
 
 void node_absent_rebuild(struct accel_node *node, struct node_card *nc)
@@ -104,33 +141,10 @@ void node_absent_rebuild(struct accel_node *node, struct node_card *nc)
 	if (nc->n_bad && used < sizeof(v.refusal))
 		snprintf(v.refusal + used, sizeof(v.refusal) - used, "; %zu unreadable record(s), e.g. %s: %s",
 		         nc->n_bad, nc->bad[0].path, nc->bad[0].why);
-	v.profiles = calloc(nc->n_records + 1, sizeof(*v.profiles));
-	v.jobs = calloc(nc->n_records + 1, sizeof(*v.jobs));
-	if (!v.profiles || !v.jobs) {
+	if (node_view_record_jobs(nc, &v, "is absent: the job comes back with its card, or rmdir forgets it")) {
 		accel_device_clear(&v);
 		log_error("%s: out of memory building its view; the tree keeps the previous one", nc->card.name);
 		return;
-	}
-	for (size_t i = 0; i < nc->n_records; i++) {
-		const struct accel_record *r = &nc->records[i];
-		struct accel_job *j = &v.jobs[v.n_jobs++];
-
-		memset(j, 0, sizeof(*j));
-		snprintf(j->name, sizeof(j->name), "%s", r->job);
-		accel_name_publish(r->profile, nc->fam->family->publish_geometry, j->profile, sizeof(j->profile));
-		absent_profile(&v, r, j->profile);
-		/* A removal a crash interrupted is finished when the card is back; the rest fail closed until then. */
-		j->state = r->phase == ACCEL_RECORD_REMOVING ? ACCEL_JOB_REMOVING : ACCEL_JOB_LOST;
-		snprintf(j->state_reason, sizeof(j->state_reason),
-		         "%s is absent: the job comes back with its card, or rmdir forgets it", nc->card.name);
-		j->profile_id = r->profile_id;
-		j->gi = r->gi;
-		j->ci = r->ci;
-		j->placement = r->placement;
-		snprintf(j->uuid, sizeof(j->uuid), "%s", r->uuid);
-		j->uid = r->uid;
-		j->gid = r->gid;
-		j->created = r->created;
 	}
 	node_install_view(node, nc, &v);
 }

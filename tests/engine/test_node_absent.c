@@ -12,6 +12,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -282,6 +285,118 @@ static void a_card_removed_while_running_is_refused_and_keeps_its_jobs(void **st
 	stop(&e);
 }
 
+/* A card back whose readings fail: refused, its job shown from its record, its name still taken. */
+static void a_card_back_that_cannot_be_read_keeps_its_jobs_in_the_tree(void **state)
+{
+	char why[ACCEL_TEXT_MAX];
+	struct accel_snapshot *s;
+	const struct accel_device *d;
+	const struct accel_job *j;
+	struct accel_job made, other;
+	struct env e;
+
+	(void)state;
+	start(&e);
+	carve(&e, "ppu5", "kept", &made);
+	present(&e, 5, 0);
+	restart(&e);
+	present(&e, 5, 1);
+	/* Every reading fails (the other cards keep their last views, refused too). */
+	arm(&e, &accel_family_thead, "DeviceGetMigMode", MIG_ERROR_UNKNOWN, 0, 100000);
+	accel_node_refresh_all(e.node);
+	assert_true(disarm(&e, &accel_family_thead));
+	s = accel_node_snapshot(e.node);
+	d = accel_snapshot_device(s, "ppu5");
+	assert_non_null(d);
+	assert_true(d->refused);
+	assert_false(d->absent); /* open: only its reading failed */
+	j = accel_device_job(d, "kept");
+	same_instance(j, &made);
+	assert_int_equal(j->state, ACCEL_JOB_LOST);
+	assert_non_null(strstr(j->state_reason, "ppu5 cannot be read"));
+	accel_snapshot_unref(s);
+	assert_int_equal(accel_node_mkdir(e.node, "ppu4", PROFILE, "kept", 0, 0, &other, why, sizeof(why)), -EEXIST);
+	assert_true(record_exists(&e, "kept"));
+	/* Readable again: the same instance, ready. */
+	accel_node_refresh_all(e.node);
+	s = accel_node_snapshot(e.node);
+	d = accel_snapshot_device(s, "ppu5");
+	assert_false(d->refused);
+	same_instance(accel_device_job(d, "kept"), &made);
+	assert_int_equal(accel_device_job(d, "kept")->state, ACCEL_JOB_READY);
+	accel_snapshot_unref(s);
+	assert_int_equal(rmdir_job(&e, "ppu5", "kept"), 0);
+	stop(&e);
+}
+
+/* Every snapshot published while a card leaves and comes back: does it show the card's job? */
+struct watch {
+	atomic_uint published, without;
+	atomic_bool stopping;
+	struct accel_node *node;
+};
+
+static void on_publish(void *ctx, struct accel_snapshot *old, struct accel_snapshot *s)
+{
+	struct watch *w = ctx;
+	const struct accel_device *d = accel_snapshot_device(s, "ppu5");
+
+	(void)old;
+	atomic_fetch_add(&w->published, 1);
+	if (!d || !accel_device_job(d, "through"))
+		atomic_fetch_add(&w->without, 1);
+}
+
+/* Another caller publishing all the time, as a carve on another card or the health thread does. */
+static void *publisher(void *arg)
+{
+	struct watch *w = arg;
+
+	while (!atomic_load(&w->stopping))
+		accel_node_refresh_device(w->node, "ppu4");
+	return NULL;
+}
+
+static void no_snapshot_shows_a_returning_card_without_its_jobs(void **state)
+{
+	struct watch w = { 0 };
+	struct accel_snapshot *s;
+	struct accel_job made;
+	pthread_t t;
+	struct env e;
+
+	(void)state;
+	start(&e);
+	carve(&e, "ppu5", "through", &made);
+	e.opt.on_change = on_publish;
+	e.opt.ctx = &w;
+	restart(&e);
+	for (int i = 0; i < 12; i++) {
+		/* Away at a start (absent, shown from its records), then back at a pass that races a publisher. */
+		present(&e, 5, 0);
+		restart(&e);
+		present(&e, 5, 1);
+		w.node = e.node;
+		atomic_store(&w.stopping, false);
+		assert_int_equal(pthread_create(&t, NULL, publisher, &w), 0);
+		accel_node_refresh_all(e.node);
+		atomic_store(&w.stopping, true);
+		assert_int_equal(pthread_join(t, NULL), 0);
+	}
+	assert_true(atomic_load(&w.published) >= 24);
+	if (atomic_load(&w.without))
+		fail_msg("%u of %u snapshots showed ppu5 without its job", atomic_load(&w.without),
+		         atomic_load(&w.published));
+	e.opt.on_change = NULL;
+	e.opt.ctx = NULL;
+	restart(&e);
+	s = accel_node_snapshot(e.node);
+	same_instance(job_in(s, "ppu5", "through"), &made);
+	accel_snapshot_unref(s);
+	assert_int_equal(rmdir_job(&e, "ppu5", "through"), 0);
+	stop(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -290,6 +405,8 @@ int main(void)
 		cmocka_unit_test(a_card_that_appears_after_the_start_joins_at_the_next_pass),
 		cmocka_unit_test(records_of_a_card_the_driver_does_not_report_take_a_free_name),
 		cmocka_unit_test(a_card_removed_while_running_is_refused_and_keeps_its_jobs),
+		cmocka_unit_test(a_card_back_that_cannot_be_read_keeps_its_jobs_in_the_tree),
+		cmocka_unit_test(no_snapshot_shows_a_returning_card_without_its_jobs),
 	};
 
 	return cmocka_run_group_tests(tests, node_group_setup, node_group_teardown);

@@ -210,7 +210,8 @@ class Workload:
             self.rec(kind="rmdir", thread=tid, job=job, dev=dev, prof=prof, path=path, err=err, t0=t0, t1=t1)
             if err == 0:
                 del mine[job]
-                self.exists(tid, job, dev, prof, "after its rmdir answered 0")
+                self.exists(tid, job, dev, prof,
+                            f"after its rmdir of {os.path.relpath(path, n.mnt)} answered 0 at {t1:.3f}")
         else:
             dev, prof = rng.choice(self.targets)
             job = f"t{tid}-{self.counter[tid]}"

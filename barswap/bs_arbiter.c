@@ -247,6 +247,7 @@ struct bs_arbiter *bs_arb_new(struct bs_slot *slot, bs_arb_done_fn done, bs_arb_
 		free(a);
 		return NULL;
 	}
+	pthread_setname_np(a->thread, "dies-arbiter");
 	return a;
 }
 

@@ -187,8 +187,11 @@ static void apply_all(struct accel_layouts *ls, bool pass)
 	if (!jobs)
 		return;
 	/* Cards are independent (each its own lock): one thread each, so a node's layout costs its slowest card. */
-	for (size_t i = 0; i < n && n > 1; i++)
+	for (size_t i = 0; i < n && n > 1; i++) {
 		jobs[i].started = !pthread_create(&jobs[i].t, NULL, apply_thread, &jobs[i]);
+		if (jobs[i].started)
+			pthread_setname_np(jobs[i].t, "layout-apply");
+	}
 	for (size_t i = 0; i < n; i++) {
 		if (jobs[i].started)
 			pthread_join(jobs[i].t, NULL);
@@ -312,6 +315,8 @@ int accel_layouts_start(struct accel_layouts *ls)
 	int ret = pthread_create(&ls->thread, NULL, run, ls);
 
 	ls->started = !ret;
+	if (ls->started)
+		pthread_setname_np(ls->thread, "layouts");
 	return -ret;
 }
 

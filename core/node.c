@@ -228,6 +228,7 @@ struct accel_node *accel_node_start(const struct accel_node_options *opt, char *
 		accel_node_stop(node);
 		return NULL;
 	}
+	pthread_setname_np(node->poller, "poller");
 	node->poller_started = true;
 	return node;
 }

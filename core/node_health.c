@@ -467,7 +467,7 @@ static bool has_event_seam(const struct node_family *fam, char *why, size_t len)
 static void start_family(struct accel_node *node, struct node_family *fam)
 {
 	struct node_health *w;
-	char why[ACCEL_HEALTH_WHY_MAX];
+	char why[ACCEL_HEALTH_WHY_MAX], name[16]; /* a thread's name: the kernel's 15 bytes and the NUL */
 	pthread_condattr_t ca;
 
 	if (!fam->loaded || fam->health)
@@ -498,6 +498,8 @@ static void start_family(struct accel_node *node, struct node_family *fam)
 		all_unknown(w, "accelfs could not start the thread that waits for the driver's events");
 		return;
 	}
+	snprintf(name, sizeof(name), "events-%s", fam->family->tree_prefix);
+	pthread_setname_np(w->thread, name);
 	w->started = true;
 }
 

@@ -106,6 +106,7 @@ struct accel_udev *accel_udev_start(void (*on_event)(void *ctx, const char *acti
 		u->mon = NULL;
 		return u;
 	}
+	pthread_setname_np(u->thread, "udev");
 	u->thread_started = true;
 	return u;
 fail:

@@ -289,18 +289,6 @@ void fs_inodes_kill(struct fs_inodes *t, uint64_t ino)
 	pthread_mutex_unlock(&t->lock);
 }
 
-bool fs_inodes_find(struct fs_inodes *t, const char *path, uint64_t *parent)
-{
-	struct fs_inode *in;
-
-	pthread_mutex_lock(&t->lock);
-	in = *path ? find_path(t, path) : NULL;
-	if (in)
-		*parent = in->parent;
-	pthread_mutex_unlock(&t->lock);
-	return in != NULL;
-}
-
 uint64_t fs_inodes_ino(struct fs_inodes *t, const char *path, uint64_t *parent)
 {
 	struct fs_inode *in;

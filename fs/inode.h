@@ -56,8 +56,6 @@ bool fs_inodes_path(struct fs_inodes *t, uint64_t ino, char *buf, size_t len);
 /* The inode went away (or its path names something else now): dead from now on (see above). */
 void fs_inodes_kill(struct fs_inodes *t, uint64_t ino);
 
-/* Is a path known to the kernel (a live inode)?  Its parent's inode number in *parent. */
-bool fs_inodes_find(struct fs_inodes *t, const char *path, uint64_t *parent);
 /* The inode number of a path the kernel knows (its parent's in *parent), 0 if none. */
 uint64_t fs_inodes_ino(struct fs_inodes *t, const char *path, uint64_t *parent);
 

@@ -467,6 +467,7 @@ struct fs_notifier *fs_notifier_start(struct accelfs *fs)
 		free(n);
 		return NULL;
 	}
+	pthread_setname_np(n->thread, "notifier"); /* tests find it by this name */
 	return n;
 }
 

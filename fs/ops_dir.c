@@ -292,13 +292,17 @@ void fs_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 		 * directory; a device-level rmdir never waits for either (its
 		 * entries there are revalidated at every lookup, fs/cache.c), and
 		 * neither waits for the other, so no two rmdirs through the views
-		 * can wait for each other.
+		 * can wait for each other.  The entry is found by its directory,
+		 * which stays: the flush above has already killed the job's own
+		 * inode (its path is gone), and the notifier deletes the entry only
+		 * later, after this answer.
 		 */
-		char other[PATH_BUF];
-		uint64_t parent_ino;
-		snprintf(other, sizeof(other), "%s/mig/%s/%s", device, profile, name);
-		if (fs_inodes_find(fs->inodes, other, &parent_ino))
-			fuse_lowlevel_notify_inval_entry(fs->se, parent_ino, name, strlen(name));
+		char dir[PATH_BUF];
+		uint64_t dir_ino, unused;
+		snprintf(dir, sizeof(dir), "%s/mig/%s", device, profile);
+		dir_ino = fs_inodes_ino(fs->inodes, dir, &unused);
+		if (dir_ino) /* else the kernel has never looked there: it holds no entry to drop */
+			fuse_lowlevel_notify_inval_entry(fs->se, dir_ino, name, strlen(name));
 	}
 	if (!ret) /* core said what was removed; who asked is the request's to say */
 		log_info("%s/%s: job %s removed by uid %u (pid %d)", device, profile, name, (unsigned)ctx->uid,

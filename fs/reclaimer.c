@@ -260,6 +260,7 @@ struct fs_reclaimer *fs_reclaimer_start(struct accelfs *fs, unsigned poll_ms, in
 		free(r);
 		return NULL;
 	}
+	pthread_setname_np(r->thread, "reclaimer");
 	return r;
 }
 

@@ -127,6 +127,7 @@ struct fs_textfile *fs_textfile_start(struct accel_node *node, struct fs_dies *d
 		fs_textfile_free(tf);
 		return NULL;
 	}
+	pthread_setname_np(tf->thread, "metrics-file");
 	tf->running = true;
 	log_info("keeping the metrics in %s", tf->path);
 	return tf;

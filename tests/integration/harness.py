@@ -6,6 +6,7 @@ Paths to the binaries come from the environment meson sets for the tests:
 ACCELFS (the daemon), ACCEL_SMI (the control tool), ACCELFS_SIM_LIBDIR.
 """
 import contextlib
+import ctypes
 import errno
 import json
 import os
@@ -147,6 +148,17 @@ class Waiter:
             self.proc.communicate()
 
 
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+PTRACE_DETACH, PTRACE_SEIZE, PTRACE_INTERRUPT = 17, 0x4206, 0x4207
+WALL = 0x40000000  # __WALL: waitpid on a thread of another process
+SYS_FUTEX = 202    # x86_64
+
+
+def _ptrace(request, tid):
+    return _libc.ptrace(request, tid, None, None)
+
+
 class Node:
     """One mounted simulated node with its own state directory."""
 
@@ -178,6 +190,38 @@ class Node:
     def pid(self):
         with open(os.path.join(self.state, "accelfs.pid")) as f:
             return int(f.read())
+
+    def thread(self, name):
+        """The daemon's thread of that name (its comm: the daemon names its threads)."""
+        pid = self.pid()
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                if f.read().strip() == name:
+                    return int(tid)
+        raise AssertionError(f"accelfs {pid} has no thread named {name}")
+
+    @contextlib.contextmanager
+    def thread_paused(self, name):
+        """The daemon's thread `name` held in a ptrace stop, caught while it waits for work (in
+        futex, holding no lock), so that what it would do next, a test sees it not do: whatever
+        must be true before an answer cannot then rest on that thread's being quick."""
+        tid = self.thread(name)
+        for _ in range(100):
+            if _ptrace(PTRACE_SEIZE, tid) or _ptrace(PTRACE_INTERRUPT, tid):
+                raise AssertionError(f"ptrace of thread {name} ({tid}): {os.strerror(ctypes.get_errno())}")
+            os.waitpid(tid, WALL)
+            with open(f"/proc/{self.pid()}/task/{tid}/syscall") as f:
+                waiting = f.read().split()[0] == str(SYS_FUTEX)
+            if waiting:
+                break
+            _ptrace(PTRACE_DETACH, tid)  # busy: let it finish and catch it at its next wait
+            time.sleep(0.01)
+        else:
+            raise AssertionError(f"thread {name} ({tid}) was never caught waiting")
+        try:
+            yield tid
+        finally:
+            _ptrace(PTRACE_DETACH, tid)
 
     def stop(self):
         if self.mounted:

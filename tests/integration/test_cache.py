@@ -49,6 +49,22 @@ class CacheIsNeverStale(NodeTestCase):
             self.assertFalse(os.path.exists(n.path(*prof, "b")))
             self.assertEqual(int(self.read_exact(*node_prof, "available")), total)
 
+    def test_a_job_removed_through_another_view_is_gone_from_the_device_at_once(self):
+        """The device's entry for a job is cached for long; an rmdir through mig/<profile>/ or
+        placements/<start>/ drops it before it answers, so the very next stat misses it.  The
+        notifier, which deletes gone entries later, is held still meanwhile: a quick notifier is not
+        what makes this true (a crash storm under load once saw the entry after rmdir's 0)."""
+        n = self.node
+        dev = ("ppu6", "mig", "4g.48gb")
+        for other in (("mig", "4g.48gb"), (*dev, "placements", "0")):
+            n.mkdir(*dev, "v")
+            self.assertTrue(os.path.isdir(n.path(*dev, "v")))  # the device's entry, now cached
+            with n.thread_paused("notifier"):
+                os.rmdir(n.path(*other, "v"))
+                self.assertFalse(os.path.isdir(n.path(*dev, "v")), f"removed through {'/'.join(other)}")
+                self.assertNotIn("v", os.listdir(n.path(*dev)))
+            self.assertEqual(n.read(*dev, "available"), "2\n")
+
     def test_a_file_held_open_is_reread_after_a_change(self):
         n = self.node
         path = n.path("ppu4", "mig", "4g.48gb", "available")

@@ -46,6 +46,25 @@ static void cdi_follow(struct accel_node *node, struct accel_snapshot *s)
 	node_unlock(&node->cdi_lock, NODE_LOCK_LEAF);
 }
 
+/*
+ * What the snapshot shows of a card (view_lock held): its view, or, for a
+ * card that has none yet (opened by a rescan, and not read until the
+ * rescan's first reading of it), what the last snapshot showed of the card
+ * with its UUID: its absent self, with the jobs of its records.  Never the
+ * node without the card's jobs, which whatever follows snapshots (the
+ * reclaimer forgetting attachments, the CDI spec dropping devices) would
+ * take for removed.  NULL: a card new to the node, shown once it is read.
+ */
+static struct accel_device *shown(const struct accel_snapshot *old, const struct node_card *nc)
+{
+	if (nc->view)
+		return nc->view;
+	for (size_t i = 0; old && i < old->n_devices; i++)
+		if (!strcmp(old->devices[i]->uuid, nc->ident.uuid))
+			return old->devices[i];
+	return NULL;
+}
+
 struct accel_snapshot *node_publish(struct accel_node *node)
 {
 	struct accel_snapshot *s = NULL, *old;
@@ -56,11 +75,15 @@ struct accel_snapshot *node_publish(struct accel_node *node)
 	old = node->snap; /* replaced only under publish_lock, which we hold */
 	node_lock(&node->view_lock, NODE_LOCK_VIEW);
 	for (size_t f = 0; f < node->n_fams; f++)
-		total += node->fams[f].n_cards;
+		for (size_t c = 0; c < node->fams[f].n_cards; c++)
+			total += shown(old, node->fams[f].cards[c]) != NULL;
 	changed = !old || old->n_devices != total;
 	for (size_t f = 0, k = 0; !changed && f < node->n_fams; f++)
-		for (size_t c = 0; !changed && c < node->fams[f].n_cards; c++, k++)
-			changed = old->devices[k] != node->fams[f].cards[c]->view;
+		for (size_t c = 0; !changed && c < node->fams[f].n_cards; c++) {
+			struct accel_device *d = shown(old, node->fams[f].cards[c]);
+			if (d)
+				changed = old->devices[k++] != d;
+		}
 	if (changed) {
 		s = calloc(1, sizeof(*s));
 		if (s)
@@ -68,10 +91,11 @@ struct accel_snapshot *node_publish(struct accel_node *node)
 		if (s && s->devices) {
 			s->refs = 1;
 			for (size_t f = 0; f < node->n_fams; f++)
-				for (size_t c = 0; c < node->fams[f].n_cards; c++)
-					if (node->fams[f].cards[c]->view)
-						s->devices[s->n_devices++] =
-							accel_device_ref(node->fams[f].cards[c]->view);
+				for (size_t c = 0; c < node->fams[f].n_cards; c++) {
+					struct accel_device *d = shown(old, node->fams[f].cards[c]);
+					if (d)
+						s->devices[s->n_devices++] = accel_device_ref(d);
+				}
 		} else if (s) {
 			free(s);
 			s = NULL;

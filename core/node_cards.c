@@ -486,26 +486,6 @@ int node_family_open(struct accel_node *node, struct node_family *fam)
 
 /* ---- looking again ------------------------------------------------------- */
 
-/*
- * A card just opened (new, or back in place of its absent self) has no view
- * yet, and a snapshot leaves a card without one out: read it before anyone
- * can publish, or a publish in between (a carve elsewhere, the health
- * thread) would show the node without its jobs, and what follows snapshots
- * (the reclaimer forgetting attachments, the CDI spec dropping devices)
- * would take them for removed.
- */
-static void first_readings(struct accel_node *node, struct node_family *fam)
-{
-	for (size_t c = 0; c < fam->n_cards; c++) {
-		struct node_card *nc = fam->cards[c];
-		if (nc->absent || nc->view)
-			continue;
-		node_lock(&nc->lock, NODE_LOCK_CARD);
-		node_card_refresh(node, nc, true);
-		node_unlock(&nc->lock, NODE_LOCK_CARD);
-	}
-}
-
 void node_cards_rescan(struct accel_node *node)
 {
 	node_topo_wrlock(node);
@@ -522,7 +502,6 @@ void node_cards_rescan(struct accel_node *node)
 		if (ret)
 			log_error("%s: out of memory looking for its devices; trying again at the next event",
 			          fam->family->tree_prefix);
-		first_readings(node, fam);
 	}
 	node->topo_generation++;
 	node_topo_unlock(node);

@@ -48,9 +48,9 @@ static void cdi_follow(struct accel_node *node, struct accel_snapshot *s)
 
 /*
  * What the snapshot shows of a card (view_lock held): its view, or, for a
- * card that has none yet (opened by a rescan, and not read until the
- * rescan's first reading of it), what the last snapshot showed of the card
- * with its UUID: its absent self, with the jobs of its records.  Never the
+ * card that has none yet (opened by a rescan, and not read until the same
+ * poll pass reaches it), what the last snapshot showed of the card with its
+ * UUID: its absent self, with the jobs of its records.  Never the
  * node without the card's jobs, which whatever follows snapshots (the
  * reclaimer forgetting attachments, the CDI spec dropping devices) would
  * take for removed.  NULL: a card new to the node, shown once it is read.

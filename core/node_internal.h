@@ -347,7 +347,9 @@ int node_quota_hold(struct accel_node *node, const char *job, uid_t uid, gid_t g
 void node_quota_release(struct accel_node *node, const char *job);
 size_t node_find_record(const struct node_card *nc, const char *job);
 int node_drop_record(struct accel_node *node, struct node_card *nc, size_t i, char *why, size_t whylen);
-/* v's jobs from nc's records, lost (or removing), their reason "<card> <why>"; -ENOMEM. */
+/* A job's name and identity (ids, placement, UUID, owner, creation) from its record; the rest zero. */
+void node_job_from_record(struct accel_job *j, const struct accel_record *r);
+/* v's jobs from nc's records, lost (or removing), their reason "<card> <why>"; -ENOMEM (v cleared, logged). */
 int node_view_record_jobs(const struct node_card *nc, struct accel_device *v, const char *why);
 /* An absent card's view, from its records: its jobs lost (or removing), nothing to carve. */
 void node_absent_rebuild(struct accel_node *node, struct node_card *nc);

@@ -110,18 +110,9 @@ static void describe_job(const struct node_card *nc, const char *profile, const 
 	if (!made || i == (size_t)-1)
 		return;
 	r = &nc->records[i];
-	memset(made, 0, sizeof(*made));
-	snprintf(made->name, sizeof(made->name), "%s", r->job);
+	node_job_from_record(made, r);
 	snprintf(made->profile, sizeof(made->profile), "%s", profile);
 	made->state = ACCEL_JOB_READY;
-	made->profile_id = r->profile_id;
-	made->gi = r->gi;
-	made->ci = r->ci;
-	made->placement = r->placement;
-	snprintf(made->uuid, sizeof(made->uuid), "%s", r->uuid);
-	made->uid = r->uid;
-	made->gid = r->gid;
-	made->created = r->created;
 }
 
 /* Did a reading change what a carve decides on: the mode, or which GPU instances live where? */

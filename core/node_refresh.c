@@ -221,22 +221,13 @@ static int build_jobs(struct node_card *nc, const struct accel_reconcile_out *re
 		char why[ACCEL_TEXT_MAX];
 
 		j = &v->jobs[v->n_jobs++];
-		memset(j, 0, sizeof(*j));
-		snprintf(j->name, sizeof(j->name), "%s", src->job);
+		node_job_from_record(j, src);
 		accel_name_publish(src->profile, nc->card.family->publish_geometry, j->profile, sizeof(j->profile));
 		j->state = rec->state[r];
 		snprintf(j->state_reason, sizeof(j->state_reason), "%s", rec->reason[r]);
 		if (src->phase == ACCEL_RECORD_REMOVING)
 			snprintf(j->state_reason, sizeof(j->state_reason), "%s",
 			         src->note[0] ? src->note : "rmdir in progress");
-		j->profile_id = src->profile_id;
-		j->gi = src->gi;
-		j->ci = src->ci;
-		j->placement = src->placement;
-		snprintf(j->uuid, sizeof(j->uuid), "%s", src->uuid);
-		j->uid = src->uid;
-		j->gid = src->gid;
-		j->created = src->created;
 		if (j->state != ACCEL_JOB_READY)
 			continue;
 		/* A job whose nodes cannot be proven fails closed. */
@@ -470,12 +461,8 @@ static void refuse(struct accel_node *node, struct node_card *nc, const char *wh
 		view_base(nc, &v);
 		if (node_view_record_jobs(nc, &v,
 		                          "cannot be read: the job is shown from its record until the card "
-		                          "answers")) {
-			accel_device_clear(&v);
-			log_error("%s: out of memory building its view; the tree keeps the previous one",
-			          nc->card.name);
+		                          "answers"))
 			return;
-		}
 	}
 	v.refs = 0;
 	v.refused = true;

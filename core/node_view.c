@@ -79,8 +79,23 @@ static void record_profile(struct accel_device *v, const struct accel_record *r,
 	p->span = r->placement.size;
 }
 
+void node_job_from_record(struct accel_job *j, const struct accel_record *r)
+{
+	memset(j, 0, sizeof(*j));
+	snprintf(j->name, sizeof(j->name), "%s", r->job);
+	j->profile_id = r->profile_id;
+	j->gi = r->gi;
+	j->ci = r->ci;
+	j->placement = r->placement;
+	snprintf(j->uuid, sizeof(j->uuid), "%s", r->uuid);
+	j->uid = r->uid;
+	j->gid = r->gid;
+	j->created = r->created;
+}
+
 /*
- * v's jobs from nc's records (v holds none yet): each lost, or removing
+ * v's jobs from nc's records (v holds none yet; cleared, and the failure
+ * logged, when memory runs out): each lost, or removing
  * where a crash interrupted its removal, with "<card> <why>" as its
  * reason, in the profile directory its record names.  For a card whose
  * driver does not answer: its jobs stay in the tree, so that their names
@@ -91,27 +106,21 @@ int node_view_record_jobs(const struct node_card *nc, struct accel_device *v, co
 {
 	v->profiles = calloc(nc->n_records + 1, sizeof(*v->profiles));
 	v->jobs = calloc(nc->n_records + 1, sizeof(*v->jobs));
-	if (!v->profiles || !v->jobs)
+	if (!v->profiles || !v->jobs) {
+		accel_device_clear(v);
+		log_error("%s: out of memory building its view; the tree keeps the previous one", nc->card.name);
 		return -ENOMEM;
+	}
 	for (size_t i = 0; i < nc->n_records; i++) {
 		const struct accel_record *r = &nc->records[i];
 		struct accel_job *j = &v->jobs[v->n_jobs++];
 
-		memset(j, 0, sizeof(*j));
-		snprintf(j->name, sizeof(j->name), "%s", r->job);
+		node_job_from_record(j, r);
 		accel_name_publish(r->profile, nc->fam->family->publish_geometry, j->profile, sizeof(j->profile));
 		record_profile(v, r, j->profile);
 		/* A removal a crash interrupted is finished when the card answers; the rest fail closed until then. */
 		j->state = r->phase == ACCEL_RECORD_REMOVING ? ACCEL_JOB_REMOVING : ACCEL_JOB_LOST;
 		snprintf(j->state_reason, sizeof(j->state_reason), "%s %s", nc->card.name, why);
-		j->profile_id = r->profile_id;
-		j->gi = r->gi;
-		j->ci = r->ci;
-		j->placement = r->placement;
-		snprintf(j->uuid, sizeof(j->uuid), "%s", r->uuid);
-		j->uid = r->uid;
-		j->gid = r->gid;
-		j->created = r->created;
 	}
 	return 0;
 }
@@ -141,11 +150,8 @@ void node_absent_rebuild(struct accel_node *node, struct node_card *nc)
 	if (nc->n_bad && used < sizeof(v.refusal))
 		snprintf(v.refusal + used, sizeof(v.refusal) - used, "; %zu unreadable record(s), e.g. %s: %s",
 		         nc->n_bad, nc->bad[0].path, nc->bad[0].why);
-	if (node_view_record_jobs(nc, &v, "is absent: the job comes back with its card, or rmdir forgets it")) {
-		accel_device_clear(&v);
-		log_error("%s: out of memory building its view; the tree keeps the previous one", nc->card.name);
+	if (node_view_record_jobs(nc, &v, "is absent: the job comes back with its card, or rmdir forgets it"))
 		return;
-	}
 	node_install_view(node, nc, &v);
 }
 

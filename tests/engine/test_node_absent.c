@@ -68,6 +68,35 @@ static void same_instance(const struct accel_job *j, const struct accel_job *mad
 	assert_int_equal(j->placement.start, made->placement.start);
 }
 
+/* ppu5 carved with job, then off the bus at a restart: shown absent, from its records. */
+static void away_at_a_start(struct env *e, const char *job, struct accel_job *made)
+{
+	carve(e, "ppu5", job, made);
+	present(e, 5, 0);
+	restart(e);
+}
+
+/* The next pass reads ppu5 (back on the bus): open, not refused, job the same instance and ready; then removed. */
+static void ready_again_and_removed(struct env *e, const char *job, const struct accel_job *made)
+{
+	struct accel_snapshot *s;
+	const struct accel_device *d;
+	const struct accel_job *j;
+
+	accel_node_refresh_all(e->node);
+	s = accel_node_snapshot(e->node);
+	assert_int_equal(ppus(s), 16);
+	d = accel_snapshot_device(s, "ppu5");
+	assert_non_null(d);
+	assert_false(d->absent || d->refused);
+	j = accel_device_job(d, job);
+	same_instance(j, made);
+	assert_int_equal(j->state, ACCEL_JOB_READY);
+	assert_true(j->n_nodes > 0);
+	accel_snapshot_unref(s);
+	assert_int_equal(rmdir_job(e, "ppu5", job), 0);
+}
+
 static void absent_at_start_keeps_its_jobs_until_it_is_back(void **state)
 {
 	char why[ACCEL_TEXT_MAX], device[32];
@@ -79,9 +108,7 @@ static void absent_at_start_keeps_its_jobs_until_it_is_back(void **state)
 
 	(void)state;
 	start(&e);
-	carve(&e, "ppu5", "away", &made);
-	present(&e, 5, 0);
-	restart(&e);
+	away_at_a_start(&e, "away", &made);
 
 	s = accel_node_snapshot(e.node);
 	assert_int_equal(ppus(s), 16);
@@ -120,17 +147,7 @@ static void absent_at_start_keeps_its_jobs_until_it_is_back(void **state)
 
 	/* Back: the next pass opens it in place of its absent self, and the job is ready again. */
 	present(&e, 5, 1);
-	accel_node_refresh_all(e.node);
-	s = accel_node_snapshot(e.node);
-	assert_int_equal(ppus(s), 16);
-	d = accel_snapshot_device(s, "ppu5");
-	assert_false(d->absent || d->refused);
-	j = accel_device_job(d, "away");
-	same_instance(j, &made);
-	assert_int_equal(j->state, ACCEL_JOB_READY);
-	assert_true(j->n_nodes > 0);
-	accel_snapshot_unref(s);
-	assert_int_equal(rmdir_job(&e, "ppu5", "away"), 0);
+	ready_again_and_removed(&e, "away", &made);
 	stop(&e);
 }
 
@@ -143,9 +160,7 @@ static void rmdir_on_an_absent_card_forgets_the_job(void **state)
 
 	(void)state;
 	start(&e);
-	carve(&e, "ppu5", "forget", &made);
-	present(&e, 5, 0);
-	restart(&e);
+	away_at_a_start(&e, "forget", &made);
 	assert_int_equal(rmdir_job(&e, "ppu5", "nosuch"), -ENOENT);
 	assert_int_equal(rmdir_job(&e, "ppu5", "forget"), 0);
 	assert_false(record_exists(&e, "forget"));
@@ -274,14 +289,7 @@ static void a_card_removed_while_running_is_refused_and_keeps_its_jobs(void **st
 	assert_int_equal(rmdir_job(&e, "ppu5", "stay"), -ENODEV);
 	assert_true(record_exists(&e, "stay"));
 	present(&e, 5, 1);
-	accel_node_refresh_all(e.node);
-	s = accel_node_snapshot(e.node);
-	d = accel_snapshot_device(s, "ppu5");
-	assert_false(d->refused);
-	same_instance(accel_device_job(d, "stay"), &made);
-	assert_int_equal(accel_device_job(d, "stay")->state, ACCEL_JOB_READY);
-	accel_snapshot_unref(s);
-	assert_int_equal(rmdir_job(&e, "ppu5", "stay"), 0);
+	ready_again_and_removed(&e, "stay", &made);
 	stop(&e);
 }
 
@@ -297,9 +305,7 @@ static void a_card_back_that_cannot_be_read_keeps_its_jobs_in_the_tree(void **st
 
 	(void)state;
 	start(&e);
-	carve(&e, "ppu5", "kept", &made);
-	present(&e, 5, 0);
-	restart(&e);
+	away_at_a_start(&e, "kept", &made);
 	present(&e, 5, 1);
 	/* Every reading fails (the other cards keep their last views, refused too). */
 	arm(&e, &accel_family_thead, "DeviceGetMigMode", MIG_ERROR_UNKNOWN, 0, 100000);
@@ -318,14 +324,7 @@ static void a_card_back_that_cannot_be_read_keeps_its_jobs_in_the_tree(void **st
 	assert_int_equal(accel_node_mkdir(e.node, "ppu4", PROFILE, "kept", 0, 0, &other, why, sizeof(why)), -EEXIST);
 	assert_true(record_exists(&e, "kept"));
 	/* Readable again: the same instance, ready. */
-	accel_node_refresh_all(e.node);
-	s = accel_node_snapshot(e.node);
-	d = accel_snapshot_device(s, "ppu5");
-	assert_false(d->refused);
-	same_instance(accel_device_job(d, "kept"), &made);
-	assert_int_equal(accel_device_job(d, "kept")->state, ACCEL_JOB_READY);
-	accel_snapshot_unref(s);
-	assert_int_equal(rmdir_job(&e, "ppu5", "kept"), 0);
+	ready_again_and_removed(&e, "kept", &made);
 	stop(&e);
 }
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* A Slurm task's device cgroup, confined to its own job's accelerator nodes (devcg.h). */
+/* A Slurm task's device nodes, confined to its own job's accelerator nodes (devcg.h). */
 #include "devcg.h"
+#include "devcg_bpf.h"
 #include "mig_jobs.h"
 
 #include <dirent.h>
@@ -12,40 +13,75 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MAX_MAJORS 64
-#define MAX_NODES 256
-
 /* Device drivers accelfs serves, by their name in /proc/devices (the T-Head and NVIDIA families). */
 static const char *const accel_drivers[] = {
 	"alixpu",      "alixpu_ctl",      "alixpu-caps",   "nvidia",          "nvidiactl", "nvidia-uvm",
 	"nvidia-caps", "nvidia-frontend", "nvidia-nvlink", "nvidia-nvswitch", NULL,
 };
 
-struct devnode {
-	unsigned major, minor;
-};
+int devcg_parse_mode(const char *text, enum devcg_mode *mode)
+{
+	if (!strcmp(text, "auto"))
+		*mode = DEVCG_AUTO;
+	else if (!strcmp(text, "v1"))
+		*mode = DEVCG_V1;
+	else if (!strcmp(text, "v2"))
+		*mode = DEVCG_V2;
+	else
+		return -1;
+	return 0;
+}
 
-struct rules {
-	unsigned majors[MAX_MAJORS]; /* denied as a whole */
-	size_t nmajors;
-	struct devnode allow[MAX_NODES]; /* the job's own nodes */
-	size_t nallow;
-};
-
-static void add_major(struct rules *r, unsigned major)
+static void add_major(struct devcg_rules *r, unsigned major)
 {
 	for (size_t i = 0; i < r->nmajors; i++)
 		if (r->majors[i] == major)
 			return;
-	if (r->nmajors < MAX_MAJORS)
+	if (r->nmajors < DEVCG_MAX_MAJORS)
 		r->majors[r->nmajors++] = major;
 }
 
-static int is_accel_major(const struct rules *r, unsigned major)
+static int is_accel_major(const struct devcg_rules *r, unsigned major)
 {
 	for (size_t i = 0; i < r->nmajors; i++)
 		if (r->majors[i] == major)
 			return 1;
+	return 0;
+}
+
+/* The character majors of a file in /proc/devices' format whose driver is an accelerator's. */
+static int scan_proc_devices(const char *path, struct devcg_rules *r, char *err, size_t len)
+{
+	FILE *f = fopen(path, "re");
+	if (!f) {
+		snprintf(err, len, "cannot read %s: %s", path, strerror(errno));
+		return -1;
+	}
+	char line[256];
+	int chr = 0;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned major;
+		char name[128];
+		if (!strncmp(line, "Character", 9))
+			chr = 1;
+		else if (!strncmp(line, "Block", 5))
+			chr = 0;
+		else if (chr && sscanf(line, "%u %127s", &major, name) == 2)
+			for (int i = 0; accel_drivers[i]; i++)
+				if (!strcmp(name, accel_drivers[i]))
+					add_major(r, major);
+	}
+	fclose(f);
+	return 0;
+}
+
+int devcg_host_majors(const struct devcg_config *cfg, struct devcg_rules *r, char *err, size_t len)
+{
+	if (scan_proc_devices("/proc/devices", r, err, len) < 0)
+		return -1;
+	for (size_t i = 0; i < cfg->nproc_devices; i++)
+		if (scan_proc_devices(cfg->proc_devices[i], r, err, len) < 0)
+			return -1;
 	return 0;
 }
 
@@ -54,7 +90,7 @@ static int is_accel_major(const struct rules *r, unsigned major)
  * (a card's `info`): every character node's major is an accelerator major;
  * with `allow`, the node itself is one the task may open.
  */
-static int scan_nodes(const char *path, struct rules *r, int allow, char *err, size_t len)
+static int scan_nodes(const char *path, struct devcg_rules *r, int allow, char *err, size_t len)
 {
 	char buf[16384];
 	if (am_read_file(path, buf, sizeof(buf)) < 0) {
@@ -72,8 +108,8 @@ static int scan_nodes(const char *path, struct rules *r, int allow, char *err, s
 		if (!c || sscanf(c + 3, "%u:%u", &major, &minor) != 2)
 			continue;
 		add_major(r, major);
-		if (allow && r->nallow < MAX_NODES)
-			r->allow[r->nallow++] = (struct devnode){ major, minor };
+		if (allow && r->nallow < DEVCG_MAX_NODES)
+			r->allow[r->nallow++] = (struct devcg_node){ major, minor };
 	}
 	return 0;
 }
@@ -90,8 +126,7 @@ static int is_dir_at(const char *dir, const struct dirent *e)
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* Every accelerator major the node has, and this job's own nodes. */
-static int collect(const char *mount, uint32_t jobid, struct rules *r, char *err, size_t len)
+int devcg_job_nodes(const char *mount, uint32_t jobid, struct devcg_rules *r, char *err, size_t len)
 {
 	char path[4096], dir[4096];
 	DIR *top = opendir(mount);
@@ -110,7 +145,8 @@ static int collect(const char *mount, uint32_t jobid, struct rules *r, char *err
 	closedir(top);
 	if (rc)
 		return rc;
-	/* Every job's nodes, whoever made it: capability majors appear only there. */
+	/* Every job's nodes, whoever made it: on a node whose drivers' names we do not know,
+	 * capability majors appear only there. */
 	snprintf(dir, sizeof(dir), "%s/mig", mount);
 	DIR *mig = opendir(dir);
 	if (!mig) {
@@ -138,41 +174,30 @@ static int collect(const char *mount, uint32_t jobid, struct rules *r, char *err
 		closedir(pd);
 	}
 	closedir(mig);
-	if (rc)
-		return rc;
-	/* On a real node the drivers' majors are known even when no card and no job shows them. */
-	FILE *f = fopen("/proc/devices", "re");
-	if (f) {
-		char line[256];
-		int chr = 0;
-		while (fgets(line, sizeof(line), f)) {
-			unsigned major;
-			char name[128];
-			if (!strncmp(line, "Character", 9))
-				chr = 1;
-			else if (!strncmp(line, "Block", 5))
-				chr = 0;
-			else if (chr && sscanf(line, "%u %127s", &major, name) == 2)
-				for (int i = 0; accel_drivers[i]; i++)
-					if (!strcmp(name, accel_drivers[i]))
-						add_major(r, major);
-		}
-		fclose(f);
-	}
-	return 0;
+	return rc;
 }
 
-/* Where the devices controller (cgroup v1) is mounted, and this process's cgroup in it. */
-static int find_cgroup(char *mnt, size_t mlen, char *rel, size_t rlen, char *err, size_t len)
+/*
+ * Where a hierarchy is mounted: the v1 one carrying the devices controller
+ * (v2 0), or the unified one (v2 1).  "" when none is.
+ */
+static void find_mount(int v2, char *mnt, size_t mlen)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "re");
 	char line[4096];
-	mnt[0] = rel[0] = '\0';
+	mnt[0] = '\0';
 	while (f && fgets(line, sizeof(line), f)) {
 		char *sep = strstr(line, " - ");
 		char point[1024], fstype[64], source[256], opts[1024];
 		if (!sep || sscanf(line, "%*s %*s %*s %*s %1023s", point) != 1 ||
-		    sscanf(sep + 3, "%63s %255s %1023s", fstype, source, opts) != 3 || strcmp(fstype, "cgroup"))
+		    sscanf(sep + 3, "%63s %255s %1023s", fstype, source, opts) != 3)
+			continue;
+		if (v2) {
+			if (!strcmp(fstype, "cgroup2") && !mnt[0])
+				snprintf(mnt, mlen, "%s", point);
+			continue;
+		}
+		if (strcmp(fstype, "cgroup"))
 			continue;
 		char *save = NULL;
 		for (char *o = strtok_r(opts, ",", &save); o; o = strtok_r(NULL, ",", &save))
@@ -181,29 +206,60 @@ static int find_cgroup(char *mnt, size_t mlen, char *rel, size_t rlen, char *err
 	}
 	if (f)
 		fclose(f);
-	f = fopen("/proc/self/cgroup", "re");
+}
+
+/*
+ * This process's cgroup in the v1 hierarchy carrying devices (v2 0) or in
+ * the unified one (v2 1: the "0::" line).  "" when it has none.
+ */
+static void find_own_cgroup(int v2, char *rel, size_t rlen)
+{
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	char line[4096];
+	rel[0] = '\0';
 	while (f && fgets(line, sizeof(line), f)) {
 		char *c1 = strchr(line, ':');
 		char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
 		if (!c2)
 			continue;
 		*c2 = '\0';
+		c2[1 + strcspn(c2 + 1, "\n")] = '\0';
+		if (v2) {
+			if (c1 == line + 1 && line[0] == '0' && c2 == c1 + 1)
+				snprintf(rel, rlen, "%s", c2 + 1);
+			continue;
+		}
 		char *save = NULL;
 		for (char *o = strtok_r(c1 + 1, ",", &save); o; o = strtok_r(NULL, ",", &save))
-			if (!strcmp(o, "devices")) {
-				c2[1 + strcspn(c2 + 1, "\n")] = '\0';
+			if (!strcmp(o, "devices"))
 				snprintf(rel, rlen, "%s", c2 + 1);
-			}
 	}
 	if (f)
 		fclose(f);
-	if (!mnt[0] || !rel[0]) {
-		snprintf(err, len,
-		         "no cgroup v1 devices controller for this task: accelfs confines jobs "
-		         "with it (cgroup v1, TaskPlugin=task/cgroup, ConstrainDevices=yes)");
-		return -1;
+}
+
+/* v1 where this task has a mounted devices controller, else v2 where it has a unified cgroup. */
+static int pick_mode(enum devcg_mode want, char *mnt, size_t mlen, char *rel, size_t rlen, char *err, size_t len)
+{
+	int v2 = want == DEVCG_V2;
+	find_mount(v2, mnt, mlen);
+	find_own_cgroup(v2, rel, rlen);
+	if (want == DEVCG_AUTO && (!mnt[0] || !rel[0])) {
+		v2 = 1;
+		find_mount(v2, mnt, mlen);
+		find_own_cgroup(v2, rel, rlen);
 	}
-	return 0;
+	if (mnt[0] && rel[0])
+		return v2;
+	if (want == DEVCG_V1)
+		snprintf(err, len,
+		         "cgroup=v1, but this task has no cgroup v1 devices controller: set cgroup=auto, or "
+		         "CgroupPlugin=cgroup/v1 and ConstrainDevices=yes (cgroup.conf)");
+	else
+		snprintf(err, len,
+		         "this task has neither a cgroup v1 devices controller nor a cgroup v2 hierarchy mounted: "
+		         "accelfs confines a task with one of them (TaskPlugin=task/cgroup, ConstrainDevices=yes)");
+	return -1;
 }
 
 static int write_file(const char *path, const char *text, char *err, size_t len)
@@ -219,7 +275,7 @@ static int write_file(const char *path, const char *text, char *err, size_t len)
 	return 0;
 }
 
-static int apply(const char *cg, const struct rules *r, char *err, size_t len)
+static int apply_v1(const char *cg, const struct devcg_rules *r, char *err, size_t len)
 {
 	char deny[4200], allow[4200], rule[64];
 	snprintf(deny, sizeof(deny), "%s/devices.deny", cg);
@@ -255,39 +311,86 @@ static int apply(const char *cg, const struct rules *r, char *err, size_t len)
 	return rc;
 }
 
-int devcg_confine(const char *mount, uint32_t jobid, uint32_t taskid, char *err, size_t len)
+/*
+ * The task's own cgroup, relative to the hierarchy's root: Slurm forks a
+ * task in the step's cgroup (v1) or the step's "slurm" leaf, beside the
+ * step daemon (v2), and moves it into task_<id> (v1: step_<s>/task_<id>; v2:
+ * step_<s>/user/task_<id>) while it already runs.  Rules written where it
+ * starts would be shared by every task of the step, and on v2 by slurmstepd
+ * itself; so the task goes to its own cgroup first.
+ */
+static int task_cgroup(int v2, const char *rel, uint32_t jobid, uint32_t taskid, char *out, size_t olen, char *err,
+                       size_t len)
 {
-	static struct rules r; /* large; this runs once in a single-threaded task */
-	char mnt[1024], rel[2048], cg[4096], marker[64];
-	memset(&r, 0, sizeof(r));
-	if (collect(mount, jobid, &r, err, len) < 0 || find_cgroup(mnt, sizeof(mnt), rel, sizeof(rel), err, len) < 0)
-		return -1;
+	char marker[64], relslash[2100];
 	snprintf(marker, sizeof(marker), "/job_%u/", jobid);
-	char relslash[2100];
 	snprintf(relslash, sizeof(relslash), "%s/", rel);
-	if (!strstr(relslash, marker)) {
+	const char *job = strstr(relslash, marker);
+	if (!job) {
 		snprintf(err, len,
-		         "the task is in devices cgroup %s, not in job %u's: set TaskPlugin=task/cgroup "
-		         "and ConstrainDevices=yes (cgroup.conf)",
-		         rel, jobid);
+		         "the task is in %s cgroup %s, not in job %u's: set TaskPlugin=task/cgroup and "
+		         "ConstrainDevices=yes (cgroup.conf)",
+		         v2 ? "the cgroup v2" : "devices", rel, jobid);
 		return -1;
 	}
-	/* Slurm moves each task from the step's cgroup into task_<id> below it while the task
-	 * already runs; go there first, so the rules are not written where every task of the
-	 * step (and a later task cgroup copying them) would share them. */
+	const char *step = strstr(job + strlen(marker) - 1, "/step_");
+	if (!step) {
+		snprintf(out, olen, "%s", rel); /* below the job, in no step: Slurm's own layout is not ours to guess */
+		return 0;
+	}
+	const char *step_end = strchr(step + 1, '/');
+	size_t step_len = (size_t)((step_end ? step_end : relslash + strlen(relslash)) - relslash);
 	const char *base = strrchr(rel, '/');
-	snprintf(cg, sizeof(cg), "%s%s", mnt, rel);
-	if (base && !strncmp(base + 1, "step_", 5)) {
-		char procs[4200], pid[32];
-		snprintf(cg, sizeof(cg), "%s%s/task_%u", mnt, rel, taskid);
-		if (mkdir(cg, 0755) < 0 && errno != EEXIST) {
-			snprintf(err, len, "cannot make the task cgroup %s: %s", cg, strerror(errno));
+	if (base && !strncmp(base + 1, "task_", 5)) {
+		snprintf(out, olen, "%s", rel);
+		return 0;
+	}
+	snprintf(out, olen, "%.*s%s/task_%u", (int)step_len, relslash, v2 ? "/user" : "", taskid);
+	return 0;
+}
+
+/* mkdir -p of rel below root (which exists). */
+static int make_below(const char *root, const char *rel, char *err, size_t len)
+{
+	char path[4096];
+	size_t rlen = strlen(root);
+	snprintf(path, sizeof(path), "%s%s/", root, rel);
+	for (char *slash = strchr(path + rlen + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+		*slash = '\0';
+		if (mkdir(path, 0755) < 0 && errno != EEXIST) {
+			snprintf(err, len, "cannot make the task cgroup %s: %s", path, strerror(errno));
 			return -1;
 		}
+		*slash = '/';
+	}
+	return 0;
+}
+
+int devcg_confine(const struct devcg_config *cfg, uint32_t jobid, uint32_t taskid, int with_partitions, char *err,
+                  size_t len)
+{
+	static struct devcg_rules r; /* large; this runs once in a single-threaded task */
+	char mnt[1024], rel[2048], task[2200], cg[4096];
+	memset(&r, 0, sizeof(r));
+	if (devcg_host_majors(cfg, &r, err, len) < 0)
+		return -1;
+	/* Only a job that asked for partitions needs accelfs: its own nodes are known there. */
+	if (with_partitions && devcg_job_nodes(cfg->mount, jobid, &r, err, len) < 0)
+		return -1;
+	if (r.nmajors == 0)
+		return 0; /* no accelerator driver on this host, none in accelfs: nothing to keep away */
+	int v2 = pick_mode(cfg->mode, mnt, sizeof(mnt), rel, sizeof(rel), err, len);
+	if (v2 < 0 || task_cgroup(v2, rel, jobid, taskid, task, sizeof(task), err, len) < 0)
+		return -1;
+	snprintf(cg, sizeof(cg), "%s%s", mnt, task);
+	if (strcmp(task, rel)) {
+		char procs[4200], pid[32];
+		if (make_below(mnt, task, err, len) < 0)
+			return -1;
 		snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg);
 		snprintf(pid, sizeof(pid), "%d", (int)getpid());
 		if (write_file(procs, pid, err, len) < 0)
 			return -1;
 	}
-	return apply(cg, &r, err, len);
+	return v2 ? devcg_bpf_attach(cg, &r, err, len) : apply_v1(cg, &r, err, len);
 }

@@ -37,6 +37,9 @@ SPANK_PLUGIN(accelfs, 1);
 #define PLUG "accelfs"
 
 static char mount_path[1024] = "/accel";
+/* How tasks are confined (devcg.h): mount= and the plugstack's proc_devices= and cgroup=. */
+static char proc_devices[DEVCG_MAX_PROC_DEVICES][1024];
+static struct devcg_config devcg = { .mount = mount_path };
 static char *opt_value; /* what --accel-mig said, when the option callback saw it */
 /* Set by user_init in a batch step's slurmstepd whose partitions are missing: its tasks (forked
  * from that slurmstepd) refuse to start in task_init. */
@@ -72,12 +75,20 @@ static struct spank_option accel_mig_opt = {
  * where slurm_spank_init was never called. */
 static int parse_args(int ac, char **av)
 {
+	devcg.nproc_devices = 0;
+	devcg.mode = DEVCG_AUTO;
 	for (int i = 0; i < ac; i++) {
 		if (!strncmp(av[i], "mount=", 6) && av[i][6] == '/') {
 			snprintf(mount_path, sizeof(mount_path), "%s", av[i] + 6);
-		} else {
-			slurm_error(PLUG ": unknown argument '%s' in plugstack.conf (known: mount=/ABSOLUTE/PATH)",
-			            av[i]);
+		} else if (!strncmp(av[i], "proc_devices=", 13) && av[i][13] == '/' &&
+		           devcg.nproc_devices < DEVCG_MAX_PROC_DEVICES) {
+			snprintf(proc_devices[devcg.nproc_devices], sizeof(proc_devices[0]), "%s", av[i] + 13);
+			devcg.proc_devices[devcg.nproc_devices] = proc_devices[devcg.nproc_devices];
+			devcg.nproc_devices++;
+		} else if (strncmp(av[i], "cgroup=", 7) || devcg_parse_mode(av[i] + 7, &devcg.mode) < 0) {
+			slurm_error(PLUG ": unknown argument '%s' in plugstack.conf (known: mount=/ABSOLUTE/PATH, "
+			                 "proc_devices=/ABSOLUTE/PATH (at most %d), cgroup=auto|v1|v2)",
+			            av[i], DEVCG_MAX_PROC_DEVICES);
 			return -1;
 		}
 	}
@@ -364,8 +375,10 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
 		return -1;
 	}
 	/* Every task is confined, with --accel-mig or without: a job that asked for nothing
-	 * may open no one's partition either. */
-	if (devcg_confine(mount_path, jobid, taskid, err, sizeof(err)) < 0) {
+	 * may open no one's partition either, and that needs nothing from accelfs (the host's
+	 * drivers name their majors), so accelfs being down stops only jobs that asked. */
+	int with_partitions = requested(sp) != NULL;
+	if (devcg_confine(&devcg, jobid, taskid, with_partitions, err, sizeof(err)) < 0) {
 		slurm_error(PLUG ": job %u task %u: %s", jobid, taskid, err);
 		return -1;
 	}

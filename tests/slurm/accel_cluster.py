@@ -41,7 +41,10 @@ class AccelCluster:
         # Slurm validates against this node but never schedules on it (docs/slurm.md).
         shadow = ",".join(f"mig:{p}:{n}" for p, n in sorted(capacity.items()))
         self.cluster = Cluster(capacity,
-                               plugstack_lines=[f"required {SPANK} mount={self.node.mnt}"],
+                               plugstack_lines=[f"required {SPANK} mount={self.node.mnt} " + " ".join(
+                                   # The simulated drivers' /proc/devices: a task of a job that asked for
+                                   # no partition is kept from their majors without asking accelfs.
+                                   f"proc_devices={self.node.state}/sim/{v}/proc/devices" for v in ("thead", "nvidia"))],
                                extra_conf=["JobSubmitPlugins=lua",
                                            f"NodeName=accelfs-capacity CPUs=16 RealMemory=1000 Gres={shadow} "
                                            "State=FUTURE",

@@ -45,10 +45,20 @@ static void read_small(const char *path, char *buf, size_t len, bool nul_to_spac
 	buf[n] = '\0';
 	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\0'))
 		buf[--n] = '\0';
-	if (nul_to_space)
-		for (ssize_t i = 0; i < n; i++)
-			if (buf[i] == '\0')
-				buf[i] = ' ';
+	/*
+	 * A process names itself: comm and argv are any bytes it likes.  A
+	 * newline or other control byte would forge lines in holders and in
+	 * last_error (a fake "pid=1" holder), so each becomes '?'; cmdline's
+	 * NULs between arguments become spaces first.
+	 */
+	for (ssize_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)buf[i];
+
+		if (c == '\0' && nul_to_space)
+			buf[i] = ' ';
+		else if (c < 0x20 || c == 0x7f)
+			buf[i] = '?';
+	}
 }
 
 struct wanted {

@@ -134,6 +134,27 @@ class Files(JobTestCase):
         self.assertIn(f"pid={card_holder.pid} ", n.read("ppu3", "holders"))
         self.assertNotIn(f"pid={card_holder.pid} ", n.read(*PROF, "job1", "holders"))
 
+    def test_a_holder_cannot_forge_lines_with_its_command_line(self):
+        """A process names itself: a newline in its argv or comm must not become a line of holders."""
+        n = self.node
+        os.mkdir(self.job())
+        card = [x["hostPath"] for spec in n.cdi_specs().values() for d in spec["devices"]
+                for x in d["containerEdits"]["deviceNodes"] if x["path"] == "/dev/alixpu_ppu3"][0]
+        forger = subprocess.Popen(["python3", "-c", "import os,sys,time,ctypes\n"
+                                   "ctypes.CDLL(None).prctl(15, b'x\\npid=1 comm', 0, 0, 0)\n"
+                                   f"a=os.open({card!r}, os.O_PATH)\nprint('held', flush=True)\n"
+                                   "time.sleep(1000)", "\npid=1 command=init fds=9 cmdline=/sbin/init"],
+                                  stdout=subprocess.PIPE, text=True)
+        self.procs.append(forger)
+        self.assertEqual(forger.stdout.readline().strip(), "held")
+        text = n.read("ppu3", "holders")
+        lines = text.splitlines()
+        self.assertFalse([l for l in lines if l.startswith("pid=1 ")], text)
+        mine = [l for l in lines if l.startswith(f"pid={forger.pid} ")]
+        self.assertEqual(len(mine), 1, text)
+        self.assertIn("?pid=1 command=init", mine[0])
+        self.assertIn("command=x?pid=1", mine[0])
+
 
 class Attach(JobTestCase):
     def test_an_attached_job_refuses_rmdir_naming_the_container(self):

@@ -245,15 +245,25 @@ int fs_layout_commit(struct accelfs *fs, struct fs_layout_pending *p)
 	return ret;
 }
 
-/* The whole value, one trailing newline dropped: "enabled", "1". */
-static void word(const char *buf, size_t size, char *out, size_t len)
+/*
+ * The whole value, trailing blanks and newline dropped: "enabled", "1".  A
+ * value longer than out, or holding a NUL or another control byte, is no
+ * word: it is refused whole rather than read up to where it stops making
+ * sense ("1\0junk" is not "1").
+ */
+static bool word(const char *buf, size_t size, char *out, size_t len)
 {
-	size_t n = size < len - 1 ? size : len - 1;
-
-	memcpy(out, buf, n);
-	out[n] = '\0';
-	while (n && (out[n - 1] == '\n' || out[n - 1] == ' ' || out[n - 1] == '\t'))
-		out[--n] = '\0';
+	while (size && (buf[size - 1] == '\n' || buf[size - 1] == ' ' || buf[size - 1] == '\t'))
+		size--;
+	out[0] = '\0';
+	if (size >= len)
+		return false;
+	for (size_t i = 0; i < size; i++)
+		if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f)
+			return false;
+	memcpy(out, buf, size);
+	out[size] = '\0';
+	return true;
 }
 
 static int write_mode(struct accelfs *fs, const struct fs_node *n, const char *w, char *why, size_t whylen)
@@ -296,15 +306,16 @@ int fs_mig_setting_write(struct fs_write *wr, const struct fs_node *n)
 		snprintf(why, sizeof(why), "%s/mig/%s: layouts are not kept on this mount", n->dev->name, file);
 		ret = -ENODEV;
 	} else if (!strcmp(file, "cordon")) {
-		word(buf, size, w, sizeof(w));
-		if (strcmp(w, "0") && strcmp(w, "1")) {
+		if (!word(buf, size, w, sizeof(w)) || (strcmp(w, "0") && strcmp(w, "1"))) {
 			snprintf(why, sizeof(why), "cordon: write 1 (no new job lands on %s) or 0", n->dev->name);
 			ret = -EINVAL;
 		} else {
 			ret = accel_layouts_set_cordon(fs->mount.layouts, n->dev->name, w[0] == '1', why, sizeof(why));
 		}
+	} else if (!word(buf, size, w, sizeof(w))) {
+		snprintf(why, sizeof(why), "mode: write 'enabled' or 'disabled', nothing else");
+		ret = -EINVAL;
 	} else {
-		word(buf, size, w, sizeof(w));
 		ret = write_mode(fs, n, w, why, sizeof(why));
 	}
 	if (ret) {

@@ -210,6 +210,19 @@ class Cordon(LayoutCase):
         self.assertErrno(errno.EBUSY, os.mkdir, self.mig("1g.18gb", "j2"))
         self.assertErrno(errno.EINVAL, write, self.mig("cordon"), "yes\n")
 
+    def test_cordon_and_mode_refuse_junk_after_the_value(self):
+        """The whole write is the value: "1\\0junk" or a 1 padded past 31 bytes is no 1."""
+        n = self.node
+        for junk in ("1\0junk", "0\0", "1" + " " * 40 + "x", "1\n2\n", "\x01"):
+            self.assertErrno(errno.EINVAL, write, self.mig("cordon"), junk)
+            self.assertEqual(n.read(DEV, "mig", "cordon"), "0\n", repr(junk))
+        for junk in ("enabled\0junk", "disabled" + "\0" * 30, "e" * 40):
+            self.assertErrno(errno.EINVAL, write, self.mig("mode"), junk)
+            self.assertEqual(n.read(DEV, "mig", "mode"), "enabled\n", repr(junk))
+        self.assertIn("nothing else", n.read(DEV, "mig", "last_error"))
+        write(self.mig("cordon"), "1 \n")  # trailing blanks and the newline are the shell's, not the value's
+        self.assertEqual(n.read(DEV, "mig", "cordon"), "1\n")
+
     def test_drain_cordons_while_a_line_waits_for_a_holder(self):
         n = self.node
         os.mkdir(self.mig("3g.71gb", "job1"))

@@ -473,8 +473,10 @@ class WithoutSim(unittest.TestCase):
         env = dict(os.environ)
         env["ASAN_OPTIONS"] = f"log_path={node.state}/sanitizer:" + env.get("ASAN_OPTIONS", "")
         env["UBSAN_OPTIONS"] = f"log_path={node.state}/sanitizer:" + env.get("UBSAN_OPTIONS", "")
-        res = subprocess.run([ACCELFS, f"--state-dir={node.state}", node.mnt], capture_output=True,
-                             text=True, timeout=60, env=env)
+        # Without --sim the CDI directory defaults to the system's, which a node mounted by scripts/try holds
+        # (one daemon per CDI directory): a private one, so that the test never meets the host's daemon.
+        res = subprocess.run([ACCELFS, f"--state-dir={node.state}", f"--cdi-dir={node.state}/cdi", node.mnt],
+                             capture_output=True, text=True, timeout=60, env=env)
         self.assertEqual(res.returncode, 0, res.stderr)
         node.mounted = True
         try:

@@ -100,10 +100,38 @@ func StartSim(t testing.TB, topology string) *Sim {
 	t.Cleanup(func() {
 		s.Stop()
 		os.Remove(root)
+		if t.Failed() {
+			s.keepLog()
+		}
 		os.RemoveAll(s.State)
 	})
 	s.Start()
 	return s
+}
+
+// keepLog shows a failed test's daemon log in the test's output and keeps a
+// copy (accelfs-k8s-<test>.log) in MESON_LOG_DIR when meson runs the tests,
+// else in the temporary directory: the state directory it lives in is
+// removed with the test, and a daemon that went away (a read answering
+// ECONNABORTED: its connection aborted as it died) says why only there.
+func (s *Sim) keepLog() {
+	data, err := os.ReadFile(filepath.Join(s.State, "accelfs.log"))
+	if err != nil {
+		s.t.Logf("accelfs's log: %v", err)
+		return
+	}
+	dir := os.Getenv("MESON_LOG_DIR")
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	name := strings.NewReplacer("/", "_", " ", "_").Replace(s.t.Name())
+	path := filepath.Join(dir, "accelfs-k8s-"+name+".log")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		s.t.Logf("cannot keep accelfs's log in %s: %v", path, err)
+	} else {
+		s.t.Logf("accelfs's log is kept in %s", path)
+	}
+	s.t.Logf("accelfs's log (%s):\n%s", s.State, data)
 }
 
 // Start mounts the node (again, after Stop: the same state directory, so the

@@ -8,8 +8,9 @@
  *
  * A failed job prolog drains the whole node ("Prolog error"), so no hook of
  * the prolog or the epilog ever returns an error: a job that cannot get its
- * partitions is requeued (a batch job) or cancelled (an interactive one), its
- * steps refuse to start, and the node stays up.
+ * partitions is requeued (a batch job) or cancelled (an interactive one), or,
+ * over its user's quota, fails in its first task; its steps refuse to start,
+ * and the node stays up.
  *
  * Runs inside slurmd's helpers, which carry Slurm's own library: the few
  * API calls here (requeue, cancel, comment) resolve against it, so the
@@ -42,8 +43,9 @@ static char proc_devices[DEVCG_MAX_PROC_DEVICES][1024];
 static struct devcg_config devcg = { .mount = mount_path };
 static char *opt_value; /* what --accel-mig said, when the option callback saw it */
 /* Set by user_init in a batch step's slurmstepd whose partitions are missing: its tasks (forked
- * from that slurmstepd) refuse to start in task_init. */
+ * from that slurmstepd) refuse to start in task_init, saying why (the prolog's AdminComment). */
 static int refuse_tasks;
+static char refuse_why[640];
 
 static int opt_cb(int val, const char *optarg, int remote)
 {
@@ -194,13 +196,48 @@ static void wait_not_running(uint32_t jobid)
 	sleep(1);
 }
 
+/* Whether the job is a batch job (1), not (0), or slurmctld cannot say (-1). */
+static int is_batch(uint32_t jobid)
+{
+	job_info_msg_t *info = NULL;
+	if (slurm_load_job(&info, jobid, SHOW_ALL) != SLURM_SUCCESS || !info)
+		return -1;
+	int batch = -1;
+	for (uint32_t i = 0; i < info->record_count; i++)
+		if (info->job_array[i].job_id == jobid)
+			batch = info->job_array[i].batch_flag != 0;
+	slurm_free_job_info_msg(info);
+	return batch;
+}
+
+/* The job's AdminComment (what the prolog said), "" when slurmctld cannot say. */
+static void admin_comment(uint32_t jobid, char *out, size_t len)
+{
+	job_info_msg_t *info = NULL;
+	out[0] = '\0';
+	if (slurm_load_job(&info, jobid, SHOW_ALL) != SLURM_SUCCESS || !info)
+		return;
+	for (uint32_t i = 0; i < info->record_count; i++)
+		if (info->job_array[i].job_id == jobid && info->job_array[i].admin_comment)
+			snprintf(out, len, "%s", info->job_array[i].admin_comment);
+	slurm_free_job_info_msg(info);
+}
+
 /*
- * The job cannot have its partitions here.  Requeue a batch job (it runs
- * again once Slurm's counts, which accelfs-slurm-sync keeps equal to what
- * can be carved, say it fits); cancel one that cannot be requeued.  Never
- * fail the prolog: that would drain the node for everyone.
+ * The job cannot have its partitions here.  Never fail the prolog: that
+ * would drain the node for everyone.
+ *
+ * A placement that is gone (ENOSPC, EBUSY, ...) is a race Slurm's counts
+ * will settle: requeue a batch job (it runs again once accelfs-slurm-sync's
+ * counts say it fits) and cancel one that cannot be requeued.
+ *
+ * Over the user's quota (EDQUOT) the job would be refused again on every
+ * node and requeued again and again: a batch job is left to start and fails
+ * there instead (its steps refuse to run: user_init, task_init), with the
+ * quota's sentence in its AdminComment and its error output; an interactive
+ * job is cancelled with the same AdminComment.
  */
-static void give_up(uint32_t jobid, const char *why)
+static void give_up(uint32_t jobid, int e, const char *why)
 {
 	job_desc_msg_t desc;
 	char comment[600];
@@ -212,14 +249,19 @@ static void give_up(uint32_t jobid, const char *why)
 	desc.admin_comment = comment;
 	if (slurm_update_job(&desc) != SLURM_SUCCESS)
 		slurm_info(PLUG ": job %u: cannot set its admin comment: %s", jobid, slurm_strerror(errno));
-	if (slurm_requeue(jobid, 0) == SLURM_SUCCESS) {
+	if (e == EDQUOT && is_batch(jobid) == 1) {
+		slurm_info(PLUG ": job %u fails, not requeued: its user is over the quota on this node", jobid);
+		return;
+	}
+	if (e != EDQUOT && slurm_requeue(jobid, 0) == SLURM_SUCCESS) {
 		slurm_info(PLUG ": job %u requeued: its MIG partitions do not fit on this node now", jobid);
 		wait_not_running(jobid);
 		return;
 	}
-	int rerr = errno;
+	int rerr = e == EDQUOT ? EDQUOT : errno;
 	if (slurm_kill_job(jobid, SIGKILL, 0) == SLURM_SUCCESS) {
-		slurm_info(PLUG ": job %u cancelled (requeue refused: %s)", jobid, slurm_strerror(rerr));
+		slurm_info(PLUG ": job %u cancelled (%s)", jobid,
+		           e == EDQUOT ? "over its user's quota" : slurm_strerror(rerr));
 		wait_not_running(jobid);
 		return;
 	}
@@ -245,7 +287,7 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 		return 0;
 	}
 	if (am_parse_request(want, &req, err, sizeof(err)) < 0) {
-		give_up(jobid, err);
+		give_up(jobid, EINVAL, err);
 		return 0;
 	}
 	uid_t uid;
@@ -253,7 +295,7 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 	job_user(sp, &uid, &gid);
 	int e = am_carve(mount_path, jobid, uid, gid, &req, err, sizeof(err));
 	if (e) {
-		give_up(jobid, err);
+		give_up(jobid, e, err);
 		return 0;
 	}
 	slurm_info(PLUG ": job %u: carved %u MIG partition(s) for --accel-mig=%s under %s", jobid, req.total, want,
@@ -333,6 +375,7 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 			 * drains the node for it ("batch job complete failure").  Refuse its tasks
 			 * instead (task_init): the script exits 1, the job fails, the node stays up. */
 			refuse_tasks = 1;
+			admin_comment(jobid, refuse_why, sizeof(refuse_why));
 			return 0;
 		}
 		return -1;
@@ -390,9 +433,14 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 	(void)ac;
 	(void)av;
 	if (refuse_tasks) {
-		slurm_error(PLUG ": job %u: its MIG partitions are missing on this node (requeued or cancelled by "
-		                 "the prolog); the batch script does not run",
-		            job_id(sp));
+		/* The task's stderr is the job's error output by now: the user reads why there too. */
+		const char *why = refuse_why[0] ? refuse_why : "accelfs: requeued or cancelled by the prolog";
+		fprintf(stderr,
+		        "%s: job %u: its MIG partitions are missing on this node (%s); the batch script does not run\n",
+		        PLUG, job_id(sp), why);
+		slurm_error(PLUG
+		            ": job %u: its MIG partitions are missing on this node (%s); the batch script does not run",
+		            job_id(sp), why);
 		return -1;
 	}
 	return 0;

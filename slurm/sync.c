@@ -16,9 +16,13 @@
  *     and already hold (those are in GresUsed and no longer in `available`).
  *     Profiles share memory slices, so a carve of one lowers the others; a
  *     restarted slurmd registers gres.conf's counts, and the next pass puts
- *     the true ones back.
+ *     the true ones back.  A card that takes no new job (cordoned, draining,
+ *     failed, ...: node.json's admits) counts nothing, and the node's comment
+ *     names it and why (sync_cards.h); the node itself is never drained for
+ *     it, since its other cards and its CPUs still take jobs.
  */
 #include "mig_jobs.h"
+#include "sync_cards.h"
 #include "sync_gres.h"
 
 #include <errno.h>
@@ -145,7 +149,8 @@ static void reclaim_dead(const struct config *cfg, const struct am_part *parts, 
 	}
 }
 
-static int load_node(const struct config *cfg, struct gres_set *total, struct gres_set *used)
+static int load_node(const struct config *cfg, struct gres_set *total, struct gres_set *used, char *comment,
+                     size_t clen)
 {
 	node_info_msg_t *msg = NULL;
 	if (slurm_load_node_single(&msg, (char *)cfg->node, SHOW_ALL | SHOW_DETAIL) != SLURM_SUCCESS || !msg ||
@@ -157,6 +162,7 @@ static int load_node(const struct config *cfg, struct gres_set *total, struct gr
 	}
 	const node_info_t *ni = &msg->node_array[0];
 	int rc = 0;
+	snprintf(comment, clen, "%s", ni->comment ? ni->comment : "");
 	if (gres_parse(ni->gres, total) < 0 || gres_parse(ni->gres_used, used) < 0) {
 		say("cannot read node %s's GRES (Gres=%s GresUsed=%s)", cfg->node, ni->gres ? ni->gres : "",
 		    ni->gres_used ? ni->gres_used : "");
@@ -166,20 +172,48 @@ static int load_node(const struct config *cfg, struct gres_set *total, struct gr
 	return rc;
 }
 
+/*
+ * The node's comment names the cards that take no new job (Slurm keeps a
+ * Reason only on a drained or down node, and draining would stop the other
+ * cards' jobs and the CPU jobs too).  A comment someone else wrote is left
+ * alone: ours start with "accelfs:".
+ */
+static int push_comment(const struct config *cfg, const char *now, const char *want)
+{
+	char node[sizeof(cfg->node)], text[1024];
+	if (!strcmp(now, want) || (now[0] && strncmp(now, "accelfs:", 8)))
+		return 0;
+	update_node_msg_t msg;
+	slurm_init_update_node_msg(&msg);
+	snprintf(node, sizeof(node), "%s", cfg->node);
+	snprintf(text, sizeof(text), "%s", want);
+	msg.node_names = node;
+	msg.comment = text; /* "" clears it */
+	if (slurm_update_node(&msg) != SLURM_SUCCESS) {
+		say("cannot set node %s's comment to '%s': %s", cfg->node, want, slurm_strerror(errno));
+		return -1;
+	}
+	say("node %s: %s", cfg->node, want[0] ? want : "every card takes new jobs again");
+	return 0;
+}
+
 /* Step 2. */
 static int push_counts(const struct config *cfg, const struct gres_set *held)
 {
-	struct am_avail avail[AM_MAX_PROFILES];
-	size_t navail = 0;
-	char err[1024];
+	static struct node_cards cards;
+	char err[1024], comment[1024], want_comment[1024];
 	struct gres_set total, used, want;
 
-	if (am_available(cfg->mount, avail, AM_MAX_PROFILES, &navail, err, sizeof(err)) < 0) {
+	if (cards_read(cfg->mount, &cards, err, sizeof(err)) < 0) {
 		say("%s", err);
 		return -1;
 	}
-	if (load_node(cfg, &total, &used) < 0)
+	const struct am_avail *avail = cards.avail;
+	size_t navail = cards.navail;
+	if (load_node(cfg, &total, &used, comment, sizeof(comment)) < 0)
 		return -1;
+	cards_comment(&cards, want_comment, sizeof(want_comment));
+	int rc = push_comment(cfg, comment, want_comment);
 	want = total;
 	long sum = 0, profiles = 0;
 	for (size_t i = 0; i < want.n; i++) {
@@ -204,7 +238,7 @@ static int push_counts(const struct config *cfg, const struct gres_set *held)
 			gres_put(&want, RESERVE, sum - profiles);
 	}
 	if (gres_equal(&want, &total))
-		return 0;
+		return rc;
 	char before[4096], after[4096];
 	gres_format(&total, before, sizeof(before));
 	gres_format(&want, after, sizeof(after));
@@ -219,7 +253,7 @@ static int push_counts(const struct config *cfg, const struct gres_set *held)
 		return -1;
 	}
 	say("node %s: gres %s -> %s", cfg->node, before, after);
-	return 0;
+	return rc;
 }
 
 static int pass(const struct config *cfg)

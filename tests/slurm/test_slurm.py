@@ -167,6 +167,23 @@ class SlurmTest(unittest.TestCase):
         self.assert_counts_match()
         self.assert_no_drain()
 
+    def comment(self):
+        """The node's comment in Slurm, where accelfs-slurm-sync names the cards that take no job."""
+        res = self.c.run(["sinfo", "-h", "-N", "-n", self.c.host, "-O", "Comment:1000"], check=False)
+        text = res.stdout.strip()
+        return "" if text == "(null)" else text
+
+    def slurm_free(self, profile):
+        total, used = self.c.slurm_gres()
+        return total.get(profile, 0) - used.get(profile, 0)
+
+    def job_output(self, job):
+        try:
+            with open(self.c.path("out", f"{job}.out")) as f:
+                return f.read()
+        except OSError:
+            return ""
+
     def uuid(self, profile, name):
         return self.node.keyvals("mig", profile, name, "status")["uuid"]
 
@@ -364,7 +381,8 @@ class SlurmTest(unittest.TestCase):
 
     def test_quota_charges_the_jobs_user_and_refuses_over_it(self):
         # The partitions of a job are its user's (owner: in status) and count against the user's
-        # quota; one over it is refused (EDQUOT) and the job requeued, the node not drained.
+        # quota; a batch job over it is refused (EDQUOT) and fails with the quota's sentence, not
+        # requeued again and again; the node is not drained.
         user = pwd.getpwnam("daemon")
         quota = self.node.path("quota")
         os.chmod(self.c.path("out"), 0o1777)  # the user's job writes its environment there
@@ -378,15 +396,15 @@ class SlurmTest(unittest.TestCase):
             self.assertEqual(self.node.read("quota"), f"user:{user.pw_uid} slices=4/4 jobs=1/1\n")
             self.env.stop_sync()  # Slurm is told there is room: only the quota says no
             second, rel2 = self.submit("4g.48gb", as_user=user)
-            wait_until(lambda: (self.c.job_field(second, "Restarts") or "0") != "0", WAIT,
-                       f"the job over the quota to be requeued (state {self.state(second)}, reason "
-                       f"{self.c.job_field(second, 'Reason')}){self.env.logs()}")
-            self.assertIn(f"quota exceeded: user:{user.pw_uid} uses slices=4 of 4",
-                          self.c.job_field(second, "AdminComment") or "")
+            self.wait_state(second, "FAILED")
+            self.assertEqual(self.c.job_field(second, "Restarts"), "0")
+            sentence = f"quota exceeded: user:{user.pw_uid} uses slices=4 of 4"
+            self.assertIn(sentence, self.c.job_field(second, "AdminComment") or "")
+            self.assertIn(sentence, self.job_output(second))       # the user reads why in the job's output
+            self.assertFalse(os.path.exists(self.c.path("out", f"env-{second}")), "the script ran")
             self.assertEqual(self.partitions_of(second), {})
             self.assertEqual(self.node.read("quota"), f"user:{user.pw_uid} slices=4/4 jobs=1/1\n")
             self.assert_no_drain()
-            self.c.run(["scancel", str(second)])
             self.release(rel)
             self.wait_state(first, "COMPLETED")
             wait_until(lambda: self.node.read("quota") == f"user:{user.pw_uid} slices=0/4 jobs=0/1\n", WAIT,
@@ -395,6 +413,69 @@ class SlurmTest(unittest.TestCase):
             self.env.start_sync()
             with open(quota, "w") as f:
                 f.write("")
+
+    def test_a_cordoned_card_gives_slurm_nothing_and_the_node_says_why(self):
+        cordon = self.node.path("gpu0", "mig", "cordon")
+        with open(cordon, "w") as f:
+            f.write("1\n")
+        try:
+            # The H200's profiles are gpu0's alone: Slurm may place none of them while it is cordoned.
+            wait_until(lambda: self.slurm_free("7g.141gb") == 0 and self.slurm_free("1g.18gb") == 0, WAIT,
+                       f"Slurm's 7g.141gb and 1g.18gb to go to 0 (comment {self.comment()!r}){self.env.logs()}")
+            wait_until(lambda: self.comment().startswith("accelfs: gpu0 cordoned"), WAIT,
+                       f"the node's comment to name gpu0 (is {self.comment()!r})")
+            self.assertEqual(self.slurm_free("4g.48gb"), self.available()["4g.48gb"])  # the PPU is untouched
+            self.assert_no_drain()  # the node itself still takes jobs
+            job, rel = self.submit("7g.141gb")
+            time.sleep(2)  # several scheduling passes
+            self.assertEqual(self.state(job), "PENDING")  # waits: not started, not requeued
+            self.assertEqual(self.c.job_field(job, "Restarts"), "0")
+            self.assertEqual(self.partitions_of(job), {})
+        finally:
+            with open(cordon, "w") as f:
+                f.write("0\n")
+        self.wait_running(job)
+        wait_until(lambda: self.comment() == "", WAIT, f"the comment to clear (is {self.comment()!r})")
+        self.release(rel)
+        self.wait_state(job, "COMPLETED")
+
+    def test_a_failed_card_gives_slurm_nothing_and_the_node_says_why(self):
+        self.node.smi("gpu", "sim", "xid", "-i", "0", "--action", "reset", "48")
+        try:
+            wait_until(lambda: self.slurm_free("7g.141gb") == 0, WAIT, f"Slurm's 7g.141gb to go to 0{self.env.logs()}")
+            wait_until(lambda: self.comment().startswith("accelfs: gpu0 failed (Xid 48"), WAIT,
+                       f"the node's comment to name gpu0's failure (is {self.comment()!r})")
+            self.assert_no_drain()
+        finally:
+            self.node.smi("gpu", "sim", "recover", "-i", "0")
+        wait_until(lambda: self.comment() == "", WAIT, f"the comment to clear (is {self.comment()!r})")
+        self.assert_counts_match()
+
+    def test_accelfs_down_stops_only_jobs_that_ask_for_partitions(self):
+        # A CPU-only job's tasks are kept from the accelerators by the majors the host's drivers
+        # name (here the simulated drivers' proc/devices): nothing is asked of accelfs.
+        sim_node = os.path.join(self.node.state, "sim", "nvidia", "dev", "nvidia0")
+        probe = (f"python3 -c 'import os,sys\nfor p in sys.argv[1:]:\n"
+                 f"    try: os.close(os.open(p, os.O_RDONLY)); print(p, \"ok\")\n"
+                 f"    except OSError as e: print(p, os.strerror(e.errno))' {sim_node} /dev/null")
+        self.env.stop_sync()
+        self.node.stop()
+        try:
+            plain = self.c.run(["sbatch", "--parsable", "-o", self.c.path("out", "%j.out"), "--chdir=/tmp",
+                                "--wrap", probe]).stdout.strip()
+            self.wait_state(plain, "COMPLETED")
+            out = self.job_output(plain)
+            self.assertIn(f"{sim_node} Operation not permitted", out)
+            self.assertIn("/dev/null ok", out)
+            asking, _ = self.submit("1g.18gb")
+            wait_until(lambda: (self.c.job_field(asking, "Restarts") or "0") != "0", WAIT,
+                       f"the job asking for a partition to be requeued{self.env.logs()}")
+            self.assertIn("No such file or directory", self.c.job_field(asking, "AdminComment") or "")
+            self.c.run(["scancel", str(asking)])
+            self.assert_no_drain()
+        finally:
+            self.node.start()
+            self.env.start_sync()
 
     def test_bad_option_is_refused_where_it_is_typed(self):
         res = self.c.run(["sbatch", "--accel-mig=4g.48gb:zero", "--wrap", "true"], check=False)

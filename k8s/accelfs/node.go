@@ -37,6 +37,77 @@ type Device struct {
 	Profiles   []Profile  `json:"profiles"`
 	Jobs       []Job      `json:"jobs"`
 	Instances  []Instance `json:"instances"`
+	// Admits is what the card can take now (absent before accelfs published it).
+	Admits *Admits `json:"admits"`
+	Cordon bool    `json:"cordon"`
+	Health *Health `json:"health"`
+}
+
+// Admits is a card's answer to "what can this card take now": false
+// NewJobs means mkdir refuses every new job there, Why saying why.
+type Admits struct {
+	NewJobs   bool    `json:"new_jobs"`
+	Condition string  `json:"condition"`
+	Why       *string `json:"why"`
+}
+
+// Card conditions (node.json's admits.condition), most severe first.
+const (
+	CondOK          = "ok"
+	CondDegraded    = "degraded"
+	CondCordoned    = "cordoned"
+	CondDraining    = "draining"
+	CondModePending = "mode-pending"
+	CondMigDisabled = "mig-disabled"
+	CondFailed      = "failed"
+	CondAbsent      = "absent"
+)
+
+// Health is a card's or a job's health file (docs/tree.md).
+type Health struct {
+	State    string  `json:"state"` // ok, degraded, failed
+	Why      *string `json:"why"`
+	Xid      *int    `json:"xid"`
+	Recovery *string `json:"recovery"`
+	Time     *string `json:"time"`
+}
+
+// Health states.
+const (
+	HealthOK       = "ok"
+	HealthDegraded = "degraded"
+	HealthFailed   = "failed"
+)
+
+// Condition is the card's condition: node.json's admits.condition, or, from
+// an accelfs that does not publish it yet, what the card's state and health
+// say (refused: absent; health failed: failed).
+func (d *Device) Condition() string {
+	if d.Admits != nil && d.Admits.Condition != "" {
+		return d.Admits.Condition
+	}
+	switch {
+	case !d.OK():
+		return CondAbsent
+	case d.Health != nil && d.Health.State == HealthFailed:
+		return CondFailed
+	case d.Cordon:
+		return CondCordoned
+	case d.Health != nil && d.Health.State == HealthDegraded:
+		return CondDegraded
+	}
+	return CondOK
+}
+
+// ConditionWhy is the sentence that goes with the condition ("" when none).
+func (d *Device) ConditionWhy() string {
+	if d.Admits != nil && d.Admits.Why != nil {
+		return *d.Admits.Why
+	}
+	if d.Health != nil && d.Health.Why != nil && d.Health.State != HealthOK {
+		return *d.Health.Why
+	}
+	return ""
 }
 
 // Profile is one offered profile of a card with its legal placements.
@@ -80,6 +151,7 @@ type Job struct {
 	Placement *Span   `json:"placement"`
 	UUID      string  `json:"uuid"`
 	Created   string  `json:"created"`
+	Health    *Health `json:"health"`
 }
 
 // Instance is one GPU instance the driver reports on a card, whoever made it.

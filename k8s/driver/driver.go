@@ -57,9 +57,10 @@ type Driver struct {
 	claims cgoresource.ResourceV1Interface
 	helper *kubeletplugin.Helper
 
-	// opMu serializes prepare, unprepare and reconcile (the helper already
-	// serializes the gRPC calls; reconcile runs beside them).
-	opMu sync.Mutex
+	// parts serializes prepare, unprepare and reconcile per claim; the
+	// helper does not serialize the gRPC calls (Serialize(false)), so claims
+	// are prepared in parallel across calls and within one.
+	parts partLocks
 
 	// live holds the claim parts of the claims prepared on this node (or
 	// being prepared): their jobs are accounted for by the scheduler.
@@ -67,6 +68,9 @@ type Driver struct {
 	live   map[string]bool
 
 	kick chan struct{}
+
+	// reconcileFailed: the look at start failed (the loop tries again soon).
+	reconcileFailed bool
 
 	// layoutMu guards layout, the last node.json read: prepare looks its
 	// devices up there.
@@ -97,14 +101,15 @@ func Start(ctx context.Context, cfg Config) (*Driver, error) {
 	// What accelfs holds of ours before anything is served: claims that still
 	// exist keep their jobs, the others' jobs are given back.
 	if err := d.reconcile(ctx); err != nil {
-		logger.Error(err, "Reconcile at start failed; jobs of claims that are gone are kept for now")
+		d.reconcileFailed = true
+		logger.Error(err, "Reconcile at start failed; every job is kept, as taken, until a look succeeds")
 	}
 
 	opts := []kubeletplugin.Option{
 		kubeletplugin.DriverName(publish.DriverName),
 		kubeletplugin.KubeClient(cfg.Client),
 		kubeletplugin.NodeName(cfg.NodeName),
-		kubeletplugin.HealthService(false),
+		kubeletplugin.Serialize(false),
 	}
 	if cfg.NodeUID != "" {
 		opts = append(opts, kubeletplugin.NodeUID(cfg.NodeUID))

@@ -11,8 +11,10 @@ import (
 
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 
 	"accelfs.io/k8s/accelfs"
@@ -323,5 +325,144 @@ func TestReconcile(t *testing.T) {
 	}
 	if n, _ := f.ReadNode(); n.FindJob(busy) != nil {
 		t.Error("the stale job was not given back once free")
+	}
+}
+
+// Claims are prepared in parallel: one claim waiting for its CDI spec does
+// not hold up another claim's prepare (issue 35: one lock across the wait).
+func TestPrepareParallel(t *testing.T) {
+	f := fakeNode(t, "node-default.json")
+	d := newTestDriver(t, f)
+	d.cfg.CDITimeout = time.Minute
+	slow := claim("d1111111-2222-4333-8444-555555555555", "slow", "gpu0-1g-18gb-0")
+	fast := claim("d2111111-2222-4333-8444-555555555555", "fast", "gpu0-1g-18gb-1")
+	f.HoldCDI(JobName(slow.UID, 0), true)
+	slowDone := make(chan kubeletplugin.PrepareResult, 1)
+	go func() {
+		out, _ := d.PrepareResourceClaims(context.Background(), []*resourceapi.ResourceClaim{slow})
+		slowDone <- out[slow.UID]
+	}()
+	// Wait until the slow claim's job exists: its prepare is in its CDI wait.
+	for {
+		n, _ := f.ReadNode()
+		if n.FindJob(JobName(slow.UID, 0)) != nil {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if res := prepare(t, d, fast); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	select {
+	case res := <-slowDone:
+		t.Fatalf("the fast claim was prepared only after the slow one ended: %+v", res)
+	default:
+	}
+	f.HoldCDI(JobName(slow.UID, 0), false)
+	if res := <-slowDone; res.Err != nil {
+		t.Fatal(res.Err)
+	}
+}
+
+// Claims of one call are prepared side by side: both wait for their CDI
+// specs at once.
+func TestPrepareOneCallParallel(t *testing.T) {
+	f := fakeNode(t, "node-default.json")
+	d := newTestDriver(t, f)
+	d.cfg.CDITimeout = time.Minute
+	a := claim("d3111111-2222-4333-8444-555555555555", "a", "gpu0-1g-18gb-0")
+	b := claim("d4111111-2222-4333-8444-555555555555", "b", "ppu0-4g-48gb-0")
+	f.HoldCDI(JobName(a.UID, 0), true)
+	f.HoldCDI(JobName(b.UID, 0), true)
+	done := make(chan map[types.UID]kubeletplugin.PrepareResult, 1)
+	go func() {
+		out, _ := d.PrepareResourceClaims(context.Background(), []*resourceapi.ResourceClaim{a, b})
+		done <- out
+	}()
+	// Both jobs are carved while neither's spec is there: serial prepares
+	// would carve the second only after the first's wait.
+	for {
+		n, _ := f.ReadNode()
+		if n.FindJob(JobName(a.UID, 0)) != nil && n.FindJob(JobName(b.UID, 0)) != nil {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	f.HoldCDI(JobName(a.UID, 0), false)
+	f.HoldCDI(JobName(b.UID, 0), false)
+	for uid, res := range <-done {
+		if res.Err != nil {
+			t.Errorf("%s: %v", uid, res.Err)
+		}
+	}
+}
+
+// A reconcile whose list of claims fails keeps every job, and keeps them
+// taken in the scheduler's view: none is accounted, so their slices are
+// not offered (issue 35: stale jobs looked free). A later look that lists
+// accounts for the live claim's job and gives back the stale one.
+func TestReconcileListFailsClosed(t *testing.T) {
+	f := fakeNode(t, "node-default.json")
+	kept := claim("e1111111-2222-4333-8444-555555555555", "kept", "gpu0-1g-18gb-0")
+	stale := JobName("e2111111-2222-4333-8444-555555555555", 0)
+	if err := f.CarveAt("gpu0", "1g.18gb", 0, JobName(kept.UID, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.CarveAt("gpu0", "1g.18gb", 1, stale); err != nil {
+		t.Fatal(err)
+	}
+	d := newTestDriver(t, f, kept)
+	fail := true
+	d.cfg.Client.(*fake.Clientset).PrependReactor("list", "resourceclaims", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if fail {
+			return true, nil, errors.New("the API server is away")
+		}
+		return false, nil, nil
+	})
+	if err := d.reconcile(context.Background()); err == nil {
+		t.Fatal("a failed list is the reconcile's error")
+	}
+	n, _ := f.ReadNode()
+	for _, job := range []string{JobName(kept.UID, 0), stale} {
+		if n.FindJob(job) == nil {
+			t.Errorf("%s given back on a failed list", job)
+		}
+		if d.accounted(job) {
+			t.Errorf("%s accounted as the scheduler's on a failed list: its slices would look free", job)
+		}
+	}
+	res := publish.Build(n, publish.Options{PoolName: nodeName, Accounted: d.accounted})
+	for _, s := range res.Resources.Pools[nodeName].Slices {
+		for _, dev := range s.Devices {
+			if dev.Name == "gpu0-1g-18gb-0" || dev.Name == "gpu0-1g-18gb-1" {
+				t.Errorf("%s offered while the reconcile cannot say whose its job is", dev.Name)
+			}
+		}
+	}
+	fail = false
+	if err := d.reconcile(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	n, _ = f.ReadNode()
+	if n.FindJob(stale) != nil || n.FindJob(JobName(kept.UID, 0)) == nil || !d.accounted(JobName(kept.UID, 0)) {
+		t.Error("the look after a failed one did not settle the jobs")
+	}
+}
+
+// A job on a card whose devices are not in node.json now cannot be judged:
+// it is kept.
+func TestReconcileKeepsUnknown(t *testing.T) {
+	f := fakeNode(t, "node-default.json")
+	c := claim("e3111111-2222-4333-8444-555555555555", "c", "ppu1-4g-48gb-0")
+	if err := f.CarveAt("ppu1", "4g.48gb", 0, JobName(c.UID, 0)); err != nil {
+		t.Fatal(err)
+	}
+	d := newTestDriver(t, f, c)
+	f.Refuse("ppu1", "gone from the bus")
+	if err := d.reconcile(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := f.ReadNode(); n.FindJob(JobName(c.UID, 0)) == nil {
+		t.Error("a job the reconcile cannot judge was given back")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"syscall"
 	"time"
 
@@ -21,11 +22,18 @@ import (
 // answered once the daemon's CDI specs list them, or an error: the kubelet
 // then tries again, and a repeated call finds the jobs already made.
 func (d *Driver) PrepareResourceClaims(ctx context.Context, claims []*resourceapi.ResourceClaim) (map[types.UID]kubeletplugin.PrepareResult, error) {
-	d.opMu.Lock()
-	defer d.opMu.Unlock()
+	results := make([]kubeletplugin.PrepareResult, len(claims))
+	var wg sync.WaitGroup
+	for i, claim := range claims {
+		wg.Go(func() {
+			defer d.parts.lock(claimPart(claim.UID))()
+			results[i] = d.prepareClaim(ctx, claim)
+		})
+	}
+	wg.Wait()
 	out := make(map[types.UID]kubeletplugin.PrepareResult, len(claims))
-	for _, claim := range claims {
-		out[claim.UID] = d.prepareClaim(ctx, claim)
+	for i, claim := range claims {
+		out[claim.UID] = results[i]
 	}
 	return out, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,16 +23,26 @@ import (
 // still holds (EBUSY: a container, a process on it) is the claim's error, so
 // the kubelet tries again.
 func (d *Driver) UnprepareResourceClaims(ctx context.Context, claims []kubeletplugin.NamespacedObject) (map[types.UID]error, error) {
-	d.opMu.Lock()
-	defer d.opMu.Unlock()
 	defer d.poke()
-	node, err := d.fs.ReadNode()
-	if err != nil {
-		return nil, fmt.Errorf("accelfs: %w", err)
+	errs := make([]error, len(claims))
+	var wg sync.WaitGroup
+	for i, c := range claims {
+		wg.Go(func() {
+			defer d.parts.lock(claimPart(c.UID))()
+			// Read under the claim's lock: its jobs are made only by its
+			// own prepare, which the lock keeps out until this is done.
+			node, err := d.fs.ReadNode()
+			if err != nil {
+				errs[i] = fmt.Errorf("accelfs: %w", err)
+				return
+			}
+			errs[i] = d.unprepareClaim(ctx, node, c)
+		})
 	}
+	wg.Wait()
 	out := make(map[types.UID]error, len(claims))
-	for _, c := range claims {
-		out[c.UID] = d.unprepareClaim(ctx, node, c)
+	for i, c := range claims {
+		out[c.UID] = errs[i]
 	}
 	return out, nil
 }
@@ -67,17 +78,22 @@ func (d *Driver) poke() {
 }
 
 // reconcile looks at accelfs's jobs of this plugin against the API server's
-// claims. A job stays when its claim exists and is still allocated that
-// device at that placement; otherwise it is given back (a claim deleted while
-// the plugin or the kubelet was down). A job something holds answers EBUSY to
-// the rmdir and stays until the next look.
+// claims. It fails closed: a job is given back only when it is proven stale
+// (its claim is gone, or the claim is allocated a device of this node that
+// is not the job's card, profile and placement); a job it cannot judge
+// stays, and so does every job when the claims cannot be listed. A job
+// whose claim is not known to be prepared here is taken away from the
+// counters until a prepare or a later look accounts for it, so that a
+// failed list never shows a stale job's slices as free. A job something
+// holds answers EBUSY to the rmdir and stays until the next look.
+//
+// No lock is held across the list: the jobs are read first, then the
+// claims (a claim made after the read has no job in it, so nothing carved
+// meanwhile is taken for stale), and each job given back is given back
+// under its own claim's lock.
 func (d *Driver) reconcile(ctx context.Context) error {
-	d.opMu.Lock()
-	defer d.opMu.Unlock()
 	defer d.poke()
 	logger := klog.FromContext(ctx)
-	// The jobs first, then the claims: a claim made after the read has no
-	// job in it, so nothing carved meanwhile is taken for stale.
 	node, err := d.fs.ReadNode()
 	if err != nil {
 		return fmt.Errorf("accelfs: %w", err)
@@ -103,11 +119,9 @@ func (d *Driver) reconcile(ctx context.Context) error {
 	defer cancel()
 	list, err := d.claims.ResourceClaims("").List(ctxList, metav1.ListOptions{})
 	if err != nil {
-		// Unknown: every job stays, accounted as the scheduler's.
-		for _, j := range jobs {
-			d.setLive(j.part, true)
-		}
-		return fmt.Errorf("list ResourceClaims: %w", err)
+		// Unknown: every job stays, and stays taken in the scheduler's view
+		// unless a prepare on this node accounts for it.
+		return fmt.Errorf("list ResourceClaims (%d jobs kept, as taken unless prepared here): %w", len(jobs), err)
 	}
 	byPart := map[string]*resourceapi.ResourceClaim{}
 	for i := range list.Items {
@@ -115,52 +129,97 @@ func (d *Driver) reconcile(ctx context.Context) error {
 	}
 	for _, j := range jobs {
 		claim := byPart[j.part]
-		if claim != nil && d.stillAllocated(node, claim, j.idx, j.job) {
+		verdict := stale
+		if claim != nil {
+			verdict = d.stillAllocated(node, claim, j.idx, j.job)
+		}
+		switch verdict {
+		case current:
 			d.setLive(j.part, true)
+			continue
+		case unknown:
+			logger.Info("Kept a job the reconcile cannot judge (its card's devices are not in node.json now)", "job", j.job.Name, "card", j.card.Name)
 			continue
 		}
 		why := "its claim is gone"
 		if claim != nil {
 			why = fmt.Sprintf("claim %s is no longer allocated that device", klog.KObj(claim))
 		}
-		if err := d.fs.Remove(j.card.Name, j.job.Profile, j.job.Name); err != nil && !accelfs.IsGone(err) {
-			logger.Error(err, "Kept a job whose claim is gone: rmdir refused; tried again later", "job", j.job.Name, "why", why)
-			continue
-		}
-		logger.Info("Gave back a job", "job", j.job.Name, "card", j.card.Name, "profile", j.job.Profile, "why", why)
+		d.giveBack(ctx, j.card.Name, j.job, why)
 	}
 	return nil
 }
 
+// giveBack removes a stale job under its claim's lock, unless a prepare of
+// that claim got there first (the claim is live again: the job is its).
+func (d *Driver) giveBack(ctx context.Context, card string, job accelfs.Job, why string) {
+	logger := klog.FromContext(ctx)
+	part, _, _ := ParseJobName(job.Name)
+	defer d.parts.lock(part)()
+	if d.accounted(job.Name) {
+		return
+	}
+	if err := d.fs.Remove(card, job.Profile, job.Name); err != nil && !accelfs.IsGone(err) {
+		logger.Error(err, "Kept a stale job: rmdir refused; tried again later", "job", job.Name, "why", why)
+		return
+	}
+	logger.Info("Gave back a job", "job", job.Name, "card", card, "profile", job.Profile, "why", why)
+}
+
+type verdict int
+
+const (
+	current verdict = iota // the claim is allocated the job's placement
+	stale                  // provably not: give it back
+	unknown                // cannot say: keep it
+)
+
 // stillAllocated says whether the claim's idx-th result of this driver is a
 // device of this node at the job's card, profile and placement.
-func (d *Driver) stillAllocated(node *accelfs.Node, claim *resourceapi.ResourceClaim, idx int, job accelfs.Job) bool {
+func (d *Driver) stillAllocated(node *accelfs.Node, claim *resourceapi.ResourceClaim, idx int, job accelfs.Job) verdict {
 	results := ourResults(claim)
 	if idx >= len(results) || results[idx].Pool != d.cfg.NodeName {
-		return false
+		return stale
 	}
 	p, ok := publish.Lookup(node, results[idx].Device)
-	if !ok || p.Card.Name != job.Device || p.Profile.Name != job.Profile {
-		return false
+	if !ok {
+		return unknown // its card is away or changed mode: not a proof
+	}
+	if p.Card.Name != job.Device || p.Profile.Name != job.Profile {
+		return stale
 	}
 	// A lost job holds no placement; its claim's next prepare carves it again.
-	return job.Placement == nil || *job.Placement == p.Span
+	if job.Placement == nil || *job.Placement == p.Span {
+		return current
+	}
+	return stale
 }
+
+// reconcileRetry is the first wait before a failed reconcile is tried again.
+var reconcileRetry = 10 * time.Second
 
 func (d *Driver) reconcileLoop(ctx context.Context) {
 	if d.cfg.ReconcileEvery < 0 {
 		return
 	}
-	t := time.NewTicker(d.cfg.ReconcileEvery)
-	defer t.Stop()
+	// A failed look is tried again soon (doubling up to the period): until
+	// it succeeds, jobs not prepared here are kept as taken.
+	next := d.cfg.ReconcileEvery
+	if d.reconcileFailed {
+		next = min(reconcileRetry, d.cfg.ReconcileEvery)
+	}
+	retry := reconcileRetry
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-time.After(next):
 			if err := d.reconcile(ctx); err != nil {
-				klog.FromContext(ctx).Error(err, "Reconcile failed")
+				klog.FromContext(ctx).Error(err, "Reconcile failed; tried again", "in", retry)
+				next, retry = min(retry, d.cfg.ReconcileEvery), min(2*retry, d.cfg.ReconcileEvery)
+				continue
 			}
+			next, retry = d.cfg.ReconcileEvery, reconcileRetry
 		}
 	}
 }

@@ -24,6 +24,7 @@ type Fake struct {
 	mu      sync.Mutex
 	node    *accelfs.Node
 	cdi     map[string]bool
+	cdiHeld map[string]bool
 	busy    map[string]bool
 	lastErr map[string]string // each profile directory's last_error, by card/profile
 	changed chan struct{}     // closed at every change, then replaced
@@ -313,7 +314,18 @@ func (f *Fake) Status(card, profile, job string) (*accelfs.Status, error) {
 func (f *Fake) HasCDIDevice(job string) (bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.cdi[job], nil
+	return f.cdi[job] && !f.cdiHeld[job], nil
+}
+
+// HoldCDI keeps the job's device out of the CDI specs (a slow hook) until
+// released.
+func (f *Fake) HoldCDI(job string, hold bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.cdiHeld == nil {
+		f.cdiHeld = map[string]bool{}
+	}
+	f.cdiHeld[job] = hold
 }
 
 // Watch returns a watcher that wakes at every change of the model.

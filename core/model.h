@@ -93,6 +93,7 @@ struct accel_device {
 	char uuid[ACCEL_UUID_MAX];
 	char product[96];
 	char bus_id[32];
+	unsigned pci_id; /* PCI device id << 16 | vendor id, as the driver says; 0: unknown */
 	unsigned long long memory_mib;
 	char library[256];   /* the driver library that answers for it */
 	char pci_driver[32]; /* bound kernel driver as udev knows it; "" if unknown */

@@ -64,6 +64,7 @@ static void read_identity(struct node_card *nc)
 		if (lib->DeviceGetPciInfo_v3(nc->card.handle, &pci) == MIG_SUCCESS) {
 			pci.busId[sizeof(pci.busId) - 1] = '\0';
 			snprintf(v->bus_id, sizeof(v->bus_id), "%s", pci.busId);
+			v->pci_id = pci.pciDeviceId;
 		}
 	}
 	if (lib->DeviceGetMemoryInfo) {

@@ -247,6 +247,14 @@ static json_t *device(const struct accel_device *d, struct accel_attach *reg, st
 		json_decref(o);
 		o = NULL;
 	}
+	if (o && d->pci_id) {
+		char pci[16];
+		snprintf(pci, sizeof(pci), "0x%08X", d->pci_id);
+		if (json_object_set_new(o, "pci_id", json_string(pci))) {
+			json_decref(o);
+			return NULL;
+		}
+	}
 	/* The tree's number: T-Head's card ordinal, NVIDIA's NVML index (info names it the same way). */
 	if (o && json_object_set_new(o, f->card_node_by_minor ? "index" : "ordinal", json_integer(d->ordinal))) {
 		json_decref(o);

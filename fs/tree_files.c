@@ -46,6 +46,9 @@ static void device_info_text(struct fs_text *t, const struct accel_device *d)
 	else
 		fs_put(t, "minor: %u\n", d->minor);
 	fs_put(t, "bus_id: %s\n", d->bus_id[0] ? d->bus_id : "unknown");
+	/* What mig-parted's device-filter matches: a tool reads it here, without the driver. */
+	if (d->pci_id)
+		fs_put(t, "pci_id: 0x%08X\n", d->pci_id);
 	if (d->memory_mib)
 		fs_put(t, "memory_mib: %llu\n", d->memory_mib);
 	fs_put(t, "mig_mode: %s\n", d->mig_enabled ? "enabled" : "disabled");

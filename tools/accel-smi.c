@@ -58,10 +58,14 @@ static void usage(FILE *f)
 	      "  mig -i N [-gi G] -lci      compute instances\n"
 	      "  mig -i N -gi G [-ci C] -dci  destroy compute instances\n"
 	      "\n"
-	      "the mounted tree (-f gpu unless -f is given):\n"
-	      "  layout apply -f CONFIG.yaml -c NAME [--mount DIR] [--dry-run]\n"
-	      "                             write each card's entry of a mig-parted configuration\n"
-	      "                             (version: v1, mig-configs) as its <dev>/mig/layout\n"
+	      "the mounted tree (a mig-parted configuration: version: v1, mig-configs):\n"
+	      "  layout apply -f CONFIG.yaml -c NAME [--mount DIR] [--dry-run] [--wait[=SECONDS]]\n"
+	      "                             write each card's entry as its <dev>/mig/layout; exit 0\n"
+	      "                             when every line is applied, 3 while some are pending\n"
+	      "  layout assert -f CONFIG.yaml -c NAME [--mount DIR]\n"
+	      "                             exit 0 if the cards are as the configuration asks, else 1\n"
+	      "  layout export [-c NAME] [--mount DIR]\n"
+	      "                             the cards as they are, as a configuration (default: current)\n"
 	      "\n"
 	      "simulated drivers only:\n"
 	      "  sim busy -i N -gi G -ci C COUNT [PID[:MIB]...]\n"
@@ -89,7 +93,6 @@ struct cli {
 	bool sim_create; /* --sim-create: a missing STATE_DIR is made, not refused */
 	const char *state_dir;
 	const char *topology;
-	bool family_given;
 	enum { CMD_NONE, CMD_LIST, CMD_QUERY, CMD_SET_MIG, CMD_MIG, CMD_SIM, CMD_JSON, CMD_HEALTH, CMD_LAYOUT } cmd;
 	int mig_mode;
 	int rest_argc;
@@ -114,10 +117,8 @@ static int parse(int argc, char **argv, struct cli *c, struct smi *s)
 
 		if ((!strcmp(a, "-f") || !strcmp(a, "--family")) && next) {
 			c->family = argv[++i];
-			c->family_given = true;
 		} else if (!strncmp(a, "--family=", 9)) {
 			c->family = a + 9;
-			c->family_given = true;
 		} else if (!strcmp(a, "--sim")) {
 			c->sim = true;
 		} else if (!strcmp(a, "--sim-create")) {
@@ -237,8 +238,6 @@ static int smi_main(int argc, char **argv)
 		usage(stderr);
 		return SMI_USAGE;
 	}
-	if (c.cmd == CMD_LAYOUT && !c.family_given)
-		c.family = "gpu"; /* mig-parted's files name NVIDIA GPUs */
 	s.family = accel_family_by_prefix(c.family);
 	if (!s.family) {
 		fprintf(stderr, "accel-smi: -f takes ppu or gpu, not \"%s\"\n", c.family);

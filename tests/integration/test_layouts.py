@@ -12,7 +12,7 @@ import subprocess
 import threading
 import unittest
 
-from harness import NodeTestCase, topology_path, wait_until
+from harness import ACCEL_SMI, NodeTestCase, topology_path, wait_until
 from test_containers import as_user
 from invariants import format_problems, parse_instances, settled
 
@@ -359,9 +359,15 @@ class MigParted(LayoutCase):
 
     CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "mig-parted-h200.yaml")
 
-    def apply(self, name):
-        return subprocess.run([*self.node.smi_cmd("gpu"), "layout", "apply", "-f", self.CONFIG, "-c", name,
-                               "--mount", self.node.mnt], capture_output=True, text=True, timeout=120)
+    def apply(self, name, *more, config=None, verb="apply"):
+        return subprocess.run([*self.node.smi_cmd("gpu"), "layout", verb, "-f", config or self.CONFIG, "-c", name,
+                               "--mount", self.node.mnt, *more], capture_output=True, text=True, timeout=120)
+
+    def config(self, text):
+        path = os.path.join(self.node.state, "config.yaml")
+        with open(path, "w") as f:
+            f.write(text)
+        return path
 
     def test_a_mig_parted_configuration_applies_only_the_difference(self):
         n = self.node
@@ -374,8 +380,9 @@ class MigParted(LayoutCase):
         self.assertEqual(len(small), 2)
         os.mkdir(self.mig("1g.18gb", "mine", dev="gpu1"))
         mine = self.identity("mine", dev="gpu1", profile="1g.18gb")
-        res = self.apply("all-1g.18gb")
-        self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
+        res = self.apply("all-1g.18gb", "--wait=30")
+        # written everywhere, but gpu1's seventh waits for mine: mig-parted's "not there yet", exit 3
+        self.assertEqual(res.returncode, 3, res.stdout + res.stderr)
         # gpu0 keeps its two small ones where they are and trades the rest for five more
         jobs = self.by_job("gpu0")
         self.assertEqual({j: jobs[j]["gi"] for j in small}, small)
@@ -384,6 +391,64 @@ class MigParted(LayoutCase):
         self.assertEqual(self.identity("mine", dev="gpu1", profile="1g.18gb"), mine)
         self.assertIn("1g.18gb x7: pending: 6 of 7 applied; placement 0:1 held by mine", self.status("gpu1"))
         self.assertSettled("after all-1g.18gb")
+
+    def test_wait_assert_and_export_have_mig_parted_s_meanings(self):
+        n = self.node
+        os.mkdir(self.mig("1g.18gb", "mine", dev="gpu1"))
+        self.assertEqual(self.apply("mixed", verb="assert").returncode, 1)
+        res = self.apply("all-1g.18gb", "--wait=1")
+        self.assertEqual(res.returncode, 3, res.stdout + res.stderr)
+        self.assertIn("1g.18gb x7: pending: 6 of 7 applied", res.stdout)
+        res = self.apply("all-1g.18gb", verb="assert")
+        self.assertEqual(res.returncode, 0, res.stdout)  # seven on each card, mine counted: it is one of them
+        res = self.apply("mixed", verb="assert")
+        self.assertEqual(res.returncode, 1, res.stdout)
+        self.assertIn("gpu0: does not match: 1g.18gb: 7, asked 2; 2g.35gb: 0, asked 1; 3g.71gb: 0, asked 1", res.stdout)
+        os.rmdir(self.mig("1g.18gb", "mine", dev="gpu1"))
+        res = self.apply("all-1g.18gb", "--wait=60")
+        self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
+        self.assertEqual(self.apply("all-1g.18gb", verb="assert").returncode, 0)
+        # export is a configuration assert takes back, cards alike in one entry
+        res = self.apply("mixed", "--wait")
+        self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
+        out = subprocess.run([*n.smi_cmd("gpu"), "layout", "export", "--mount", n.mnt], capture_output=True,
+                             text=True, timeout=60)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertTrue(out.stdout.startswith("version: v1\nmig-configs:\n  current:\n"), out.stdout)
+        self.assertIn('"3g.71gb": 1', out.stdout)
+        path = self.config(out.stdout)
+        self.assertEqual(self.apply("current", verb="assert", config=path).returncode, 0)
+        self.assertEqual(self.apply("all-1g.18gb", verb="assert").returncode, 1)
+
+    def test_a_device_the_node_lacks_refuses_the_whole_file(self):
+        n = self.node
+        before = {d: n.read(d, "mig", "layout") for d in ("gpu0", "gpu1", "gpu2")}
+        path = self.config("version: v1\nmig-configs:\n  typo:\n    - devices: [0]\n      mig-enabled: true\n"
+                           "      mig-devices:\n        \"1g.18gb\": 7\n    - devices: [5]\n      mig-enabled: true\n"
+                           "      mig-devices: {}\n")
+        res = self.apply("typo", config=path)
+        self.assertEqual(res.returncode, 1)
+        self.assertIn("line 8 names device 5, and there is no gpu5", res.stderr)
+        self.assertEqual({d: n.read(d, "mig", "layout") for d in before}, before)
+
+    def test_device_filter_reads_the_pci_id_from_the_tree_without_a_driver(self):
+        n = self.node
+        self.assertRegex(n.keyvals("gpu2", "info")["pci_id"], r"^0x[0-9A-F]{8}$")
+        env = dict(os.environ, LD_LIBRARY_PATH="/nonexistent")
+        res = subprocess.run([ACCEL_SMI, "-f", "gpu", "layout", "apply", "-f", self.CONFIG, "-c", "mixed",
+                              "--mount", n.mnt, "--wait=60"], capture_output=True, text=True, timeout=120, env=env)
+        self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
+        self.assertEqual(self.status("gpu2"), "mode enabled: applied\n7g.141gb: applied\n")
+
+    def test_the_family_is_ppu_unless_told_as_every_command_s(self):
+        n = self.node
+        res = subprocess.run([ACCEL_SMI, f"--sim={n.state}", "layout", "export", "--mount", n.mnt],
+                             capture_output=True, text=True, timeout=60)
+        self.assertEqual(res.returncode, 0, res.stderr)
+        self.assertIn("devices: [0", res.stdout)
+        self.assertEqual(res.stdout, subprocess.run([ACCEL_SMI, f"--sim={n.state}", "-f", "ppu", "layout", "export",
+                                                     "--mount", n.mnt], capture_output=True, text=True,
+                                                    timeout=60).stdout)
 
     def test_what_a_card_cannot_say_is_reported_per_card_and_not_written(self):
         n = self.node
@@ -402,7 +467,7 @@ class MigParted(LayoutCase):
         n = self.node
         self.assertEqual(self.apply("all-1g.18gb").returncode, 0)
         res = self.apply("all-disabled")
-        self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
+        self.assertEqual(res.returncode, 3, res.stdout + res.stderr)  # gpu2's line waits for a reset
         self.assertEqual([n.read(d, "mig", "mode") for d in ("gpu0", "gpu1")], ["disabled\n"] * 2)
         # gpu2's driver holds the change pending until a reset: the status says so, nothing resets it
         self.assertIn("reset", self.status("gpu2"))

@@ -66,6 +66,9 @@ type Driver struct {
 	// being prepared): their jobs are accounted for by the scheduler.
 	liveMu sync.Mutex
 	live   map[string]bool
+	// devOf: the device each prepared job stands for (by job name), whose
+	// health is streamed to the kubelet.
+	devOf map[string]string
 
 	kick chan struct{}
 
@@ -76,6 +79,8 @@ type Driver struct {
 	// devices up there.
 	layoutMu sync.Mutex
 	layoutOf *accelfs.Node
+	// layoutNew is closed when layoutOf is replaced (the health stream waits on it).
+	layoutNew chan struct{}
 
 	pubMu     sync.Mutex
 	last      *resourceslice.DriverResources
@@ -165,14 +170,16 @@ func newDriver(ctx context.Context, cfg Config) (*Driver, *accelfs.Node, error) 
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	return &Driver{
-		cfg:      cfg,
-		fs:       cfg.FS,
-		claims:   draclient.New(cfg.Client),
-		live:     map[string]bool{},
-		kick:     make(chan struct{}, 1),
-		layoutOf: node,
-		ctx:      ctx,
-		cancel:   cancel,
+		cfg:       cfg,
+		fs:        cfg.FS,
+		claims:    draclient.New(cfg.Client),
+		live:      map[string]bool{},
+		devOf:     map[string]string{},
+		layoutNew: make(chan struct{}),
+		kick:      make(chan struct{}, 1),
+		layoutOf:  node,
+		ctx:       ctx,
+		cancel:    cancel,
 	}, node, nil
 }
 
@@ -203,12 +210,6 @@ func (d *Driver) HandleError(ctx context.Context, err error, msg string) {
 	}
 }
 
-// WatchHealthStatus: device health comes from accelfs (a refused card's
-// devices are withdrawn), not from a health stream.
-func (d *Driver) WatchHealthStatus(context.Context, chan<- kubeletplugin.DeviceHealthReport) error {
-	return kubeletplugin.ErrHealthNotSupported
-}
-
 func (d *Driver) setLive(part string, live bool) {
 	d.liveMu.Lock()
 	defer d.liveMu.Unlock()
@@ -216,7 +217,26 @@ func (d *Driver) setLive(part string, live bool) {
 		d.live[part] = true
 	} else {
 		delete(d.live, part)
+		for job := range d.devOf {
+			if p, _, _ := ParseJobName(job); p == part {
+				delete(d.devOf, job)
+			}
+		}
 	}
+}
+
+// setDevice records which device a prepared job stands for.
+func (d *Driver) setDevice(job, device string) {
+	d.liveMu.Lock()
+	defer d.liveMu.Unlock()
+	d.devOf[job] = device
+}
+
+// layoutChanged is closed at the next new reading of node.json.
+func (d *Driver) layoutChanged() <-chan struct{} {
+	d.layoutMu.Lock()
+	defer d.layoutMu.Unlock()
+	return d.layoutNew
 }
 
 // layout is the last node.json read (by the watch, a publish, a prepare).
@@ -229,7 +249,12 @@ func (d *Driver) layout() *accelfs.Node {
 func (d *Driver) setLayout(n *accelfs.Node) {
 	d.layoutMu.Lock()
 	defer d.layoutMu.Unlock()
+	if d.layoutOf == n {
+		return
+	}
 	d.layoutOf = n
+	close(d.layoutNew)
+	d.layoutNew = make(chan struct{})
 }
 
 // readNode reads node.json afresh and keeps it as the layout.

@@ -72,6 +72,9 @@ func (d *Driver) prepareClaim(ctx context.Context, claim *resourceapi.ResourceCl
 			return kubeletplugin.PrepareResult{Err: err}
 		}
 	}
+	for i, job := range jobs {
+		d.setDevice(job, results[i].Device)
+	}
 	logger.V(2).Info("Prepared", "jobs", jobs, "carved", len(carved))
 	return kubeletplugin.PrepareResult{Devices: devices}
 }

@@ -136,6 +136,7 @@ func (d *Driver) reconcile(ctx context.Context) error {
 		switch verdict {
 		case current:
 			d.setLive(j.part, true)
+			d.setDevice(j.job.Name, ourResults(claim)[j.idx].Device)
 			continue
 		case unknown:
 			logger.Info("Kept a job the reconcile cannot judge (its card's devices are not in node.json now)", "job", j.job.Name, "card", j.card.Name)

@@ -414,3 +414,75 @@ func TestDeviceClassesManifest(t *testing.T) {
 		t.Fatalf("%s is not what accelfs-dra classes prints for the simulated node (ACCELFS_K8S_UPDATE=1 go test ./publish rewrites it):\n%s", path, got)
 	}
 }
+
+// A card's condition (node.json's admits, or its health from an accelfs
+// that has no admits yet) taints every device of the card; back to ok, the
+// taint is gone (issue 32: cordon and failure were invisible to the
+// scheduler).
+func TestTaintsFromCondition(t *testing.T) {
+	xid := 79
+	for _, tc := range []struct {
+		name   string
+		set    func(*accelfs.Device)
+		key    string
+		value  string
+		effect resourceapi.DeviceTaintEffect
+	}{
+		{"cordoned", func(d *accelfs.Device) {
+			d.Admits = &accelfs.Admits{NewJobs: false, Condition: accelfs.CondCordoned}
+			d.Cordon = true
+		}, publish.TaintCordoned, "", resourceapi.DeviceTaintEffectNoSchedule},
+		{"draining", func(d *accelfs.Device) {
+			d.Admits = &accelfs.Admits{Condition: accelfs.CondDraining}
+		}, publish.TaintDraining, "", resourceapi.DeviceTaintEffectNoSchedule},
+		{"mode-pending", func(d *accelfs.Device) {
+			d.Admits = &accelfs.Admits{Condition: accelfs.CondModePending}
+		}, publish.TaintModePending, "", resourceapi.DeviceTaintEffectNoSchedule},
+		{"failed", func(d *accelfs.Device) {
+			d.Admits = &accelfs.Admits{Condition: accelfs.CondFailed}
+			d.Health = &accelfs.Health{State: accelfs.HealthFailed, Xid: &xid}
+		}, publish.TaintFailed, "79", resourceapi.DeviceTaintEffectNoSchedule},
+		{"failed, no admits yet", func(d *accelfs.Device) {
+			d.Health = &accelfs.Health{State: accelfs.HealthFailed, Xid: &xid}
+		}, publish.TaintFailed, "79", resourceapi.DeviceTaintEffectNoSchedule},
+		{"cordon, no admits yet", func(d *accelfs.Device) {
+			d.Cordon = true
+		}, publish.TaintCordoned, "", resourceapi.DeviceTaintEffectNoSchedule},
+		{"degraded", func(d *accelfs.Device) {
+			d.Admits = &accelfs.Admits{NewJobs: true, Condition: accelfs.CondDegraded}
+			d.Health = &accelfs.Health{State: accelfs.HealthDegraded, Xid: &xid}
+		}, publish.TaintDegraded, "79", resourceapi.DeviceTaintEffectNone},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := node(t, "node-small.json")
+			tc.set(n.Card("ppu0"))
+			res := publish.Build(n, publish.Options{PoolName: pool})
+			seen := 0
+			for name, dev := range devices(res.Resources.Pools[pool]) {
+				if !strings.HasPrefix(name, "ppu0-") {
+					if len(dev.Taints) != 0 {
+						t.Errorf("%s of another card tainted: %v", name, dev.Taints)
+					}
+					continue
+				}
+				seen++
+				if len(dev.Taints) != 1 || dev.Taints[0].Key != tc.key || dev.Taints[0].Value != tc.value || dev.Taints[0].Effect != tc.effect {
+					t.Errorf("%s: taints %+v, want %s=%s:%s", name, dev.Taints, tc.key, tc.value, tc.effect)
+				}
+			}
+			if seen == 0 {
+				t.Fatal("ppu0's devices are not published")
+			}
+			// Recovered: the same node with the card back to ok.
+			c := n.Card("ppu0")
+			c.Admits = &accelfs.Admits{NewJobs: true, Condition: accelfs.CondOK}
+			c.Cordon, c.Health = false, &accelfs.Health{State: accelfs.HealthOK}
+			res = publish.Build(n, publish.Options{PoolName: pool})
+			for name, dev := range devices(res.Resources.Pools[pool]) {
+				if len(dev.Taints) != 0 {
+					t.Errorf("after recovery %s keeps %v", name, dev.Taints)
+				}
+			}
+		})
+	}
+}

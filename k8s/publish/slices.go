@@ -126,7 +126,9 @@ func Build(node *accelfs.Node, opts Options) Result {
 			res.Withheld++
 			continue
 		}
-		devices = append(devices, device(p, set))
+		dev := device(p, set)
+		dev.Taints = Taints(p.Card)
+		devices = append(devices, dev)
 	}
 	res.Offered = len(devices)
 	for _, card := range node.Devices {
@@ -162,6 +164,47 @@ func Build(node *accelfs.Node, opts Options) Result {
 	}
 	res.Resources = resourceslice.DriverResources{Pools: map[string]resourceslice.Pool{opts.PoolName: {Slices: slices}}}
 	return res
+}
+
+// Taint keys: one per card condition (KEP-5055: the driver's domain, a
+// simple value). The effect says what the scheduler does.
+const (
+	TaintCordoned    = DriverName + "/cordoned"     // NoSchedule
+	TaintDraining    = DriverName + "/draining"     // NoSchedule
+	TaintModePending = DriverName + "/mode-pending" // NoSchedule
+	TaintFailed      = DriverName + "/failed"       // NoSchedule; value: the Xid when known
+	TaintDegraded    = DriverName + "/degraded"     // None (informational); value: the Xid
+)
+
+// Taints are the taints of every device of a card, from what the card can
+// take now (node.json's admits): a card that takes no new job (cordoned,
+// draining, a mode change from a layout waiting, failed) taints its devices
+// NoSchedule, so the scheduler places no new claim there and a pending pod
+// says which taint kept it; running pods keep running, as the card's jobs
+// do. A failed card is NoSchedule too, as NVIDIA's driver does for a fatal
+// Xid and KEP-5055 leaves eviction to the operator (a DeviceTaintRule with
+// NoExecute); degraded (the driver asks for nothing) is informational
+// (None). Recovery (the condition back to ok) publishes the devices without
+// the taint. TimeAdded is left to the API server (kept across updates by the
+// ResourceSlice controller).
+func Taints(card *accelfs.Device) []resourceapi.DeviceTaint {
+	xid := ""
+	if card.Health != nil && card.Health.Xid != nil {
+		xid = fmt.Sprint(*card.Health.Xid)
+	}
+	switch card.Condition() {
+	case accelfs.CondCordoned:
+		return []resourceapi.DeviceTaint{{Key: TaintCordoned, Effect: resourceapi.DeviceTaintEffectNoSchedule}}
+	case accelfs.CondDraining:
+		return []resourceapi.DeviceTaint{{Key: TaintDraining, Effect: resourceapi.DeviceTaintEffectNoSchedule}}
+	case accelfs.CondModePending:
+		return []resourceapi.DeviceTaint{{Key: TaintModePending, Effect: resourceapi.DeviceTaintEffectNoSchedule}}
+	case accelfs.CondFailed:
+		return []resourceapi.DeviceTaint{{Key: TaintFailed, Value: xid, Effect: resourceapi.DeviceTaintEffectNoSchedule}}
+	case accelfs.CondDegraded:
+		return []resourceapi.DeviceTaint{{Key: TaintDegraded, Value: xid, Effect: resourceapi.DeviceTaintEffectNone}}
+	}
+	return nil
 }
 
 func accounted(card *accelfs.Device, job string, opts Options) bool {

@@ -424,3 +424,23 @@ func (f *Fake) Refuse(card, why string) {
 	}
 	f.recompute()
 }
+
+// SetCardState sets what the card can take now (admits, nil for an accelfs
+// without it), its cordon and its health, as node.json shows them.
+func (f *Fake) SetCardState(card string, admits *accelfs.Admits, cordon bool, health *accelfs.Health) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	d := f.node.Card(card)
+	d.Admits, d.Cordon, d.Health = admits, cordon, health
+	f.recompute()
+}
+
+// SetJobHealth sets a job's health (an Xid on its instance).
+func (f *Fake) SetJobHealth(job string, health *accelfs.Health) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if j := f.node.FindJob(job); j != nil {
+		j.Health = health
+	}
+	f.recompute()
+}

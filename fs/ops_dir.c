@@ -163,6 +163,28 @@ static int mkdir_in_placements(struct accelfs *fs, const struct fs_node *n, cons
 	return -EINVAL;
 }
 
+/*
+ * Who pays for a job (docs/tree.md, "Who pays"): its creator's effective
+ * group, unless the creator was let in by the directory's group as a
+ * supplementary member (the kernel checked the group bits, not the owner's
+ * nor the others'): then that group, which delegated the card, pays and
+ * owns the job.  So `chgrp ml /accel/ppu3` and `group:ml slices=8` agree.
+ */
+static gid_t charged_gid(fuse_req_t req, const struct stat *dir)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	gid_t groups[256];
+	int n;
+
+	if (!ctx->uid || ctx->uid == dir->st_uid || ctx->gid == dir->st_gid || !(dir->st_mode & S_IWGRP))
+		return ctx->gid;
+	n = fuse_req_getgroups(req, (int)(sizeof(groups) / sizeof(groups[0])), groups);
+	for (int i = 0; i < n && i < (int)(sizeof(groups) / sizeof(groups[0])); i++)
+		if (groups[i] == dir->st_gid)
+			return dir->st_gid;
+	return ctx->gid;
+}
+
 void fs_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 {
 	struct accelfs *fs = fs_of(req);
@@ -193,6 +215,9 @@ void fs_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mod
 			fuse_reply_err(req, EPERM);
 		return;
 	}
+	struct stat dir;
+	fs_fill_attr(fs, snap, path, &n, parent, &dir);
+	gid_t gid = charged_gid(req, &dir);
 	bool node_level = n.kind == FS_NODE_PROFILE;
 	bool at_placement = n.kind == FS_PLACEMENT; /* placements/<start>/: exactly there */
 	struct accel_span placement = n.placement;
@@ -203,13 +228,13 @@ void fs_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mod
 
 	memset(&made, 0, sizeof(made));
 	if (node_level)
-		ret = accel_node_mkdir_any(fs->node, profile, name, ctx->uid, ctx->gid, device, sizeof(device), &made,
+		ret = accel_node_mkdir_any(fs->node, profile, name, ctx->uid, gid, device, sizeof(device), &made,
 		                           why, sizeof(why));
 	else if (at_placement)
-		ret = accel_node_mkdir_at(fs->node, device, profile, name, placement.start, ctx->uid, ctx->gid, &made,
+		ret = accel_node_mkdir_at(fs->node, device, profile, name, placement.start, ctx->uid, gid, &made,
 		                          why, sizeof(why));
 	else
-		ret = accel_node_mkdir(fs->node, device, profile, name, ctx->uid, ctx->gid, &made, why, sizeof(why));
+		ret = accel_node_mkdir(fs->node, device, profile, name, ctx->uid, gid, &made, why, sizeof(why));
 	/* What the carve changed (available, instances) is what the next read shows. */
 	fs_notify_flush(fs);
 	/*

@@ -133,6 +133,33 @@ class Quota(NodeTestCase):
         self.assertEqual(json.loads(n.read("node.json"))["quota"], {"default": {"jobs": 3}, "principals": [
             {"principal": f"user:{USER}", "default": True, "limits": {"jobs": {"limit": 3, "used": 1}}}]})
 
+    def test_a_member_let_in_by_the_card_s_group_charges_that_group(self):
+        """README's pairing: chgrp ml /accel/ppu3 next to group:ml slices=8, members with private groups."""
+        n = self.node
+        write(n.path("quota"), f"group:{GROUP} slices=8\n")
+        os.chown(n.path("ppu3"), 0, GROUP)
+        os.chmod(n.path("ppu3"), 0o775)
+        # USER's primary group is its own (Debian's private groups); GROUP is a supplementary one
+        res = as_user(USER, [USER, GROUP], "mkdir", n.path("ppu3", "mig", "4g.48gb", "m1"))
+        self.assertEqual(res.returncode, 0, res.stderr)
+        self.assertEqual(n.keyvals("ppu3", "mig", "4g.48gb", "m1", "status")["owner"], f"{USER}:{GROUP}")
+        self.assertEqual(self.quota(), f"group:{GROUP} slices=4/8\n")
+        res = as_user(OTHER, [OTHER, GROUP], "mkdir", n.path("ppu3", "mig", "4g.48gb", "m2"))
+        self.assertEqual(res.returncode, 0, res.stderr)
+        self.assertEqual(self.quota(), f"group:{GROUP} slices=8/8\n")
+        res = as_user(OTHER, [OTHER, GROUP], "mkdir", n.path("ppu4", "mig", "4g.48gb", "m3"))
+        self.assertNotEqual(res.returncode, 0, "ppu4 is not the group's: the kernel refuses")
+        os.chown(n.path("ppu4"), 0, GROUP)
+        os.chmod(n.path("ppu4"), 0o775)
+        res = as_user(OTHER, [OTHER, GROUP], "mkdir", n.path("ppu4", "mig", "4g.48gb", "m3"))
+        self.assertIn("Disk quota exceeded", res.stderr)
+        # the owner of the card, or root, pays as itself: it was not let in by the group
+        os.chown(n.path("ppu5"), USER, GROUP)
+        os.chmod(n.path("ppu5"), 0o775)
+        res = as_user(USER, [USER, GROUP], "mkdir", n.path("ppu5", "mig", "4g.48gb", "own"))
+        self.assertEqual(res.returncode, 0, res.stderr)
+        self.assertEqual(n.keyvals("ppu5", "mig", "4g.48gb", "own", "status")["owner"], f"{USER}:{USER}")
+
     def test_poll_wakes_when_use_changes(self):
         n = self.node
         write(n.path("quota"), "user:0 slices=16\n")

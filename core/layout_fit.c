@@ -85,7 +85,8 @@ size_t layout_fit(struct layout_unit *u, size_t n, const struct accel_span *used
 	f.u = u;
 	f.n = n > ACCEL_LAYOUT_MAX_UNITS ? ACCEL_LAYOUT_MAX_UNITS : n;
 	f.n_used = n_used < 64 + ACCEL_LAYOUT_MAX_UNITS ? n_used : 64 + ACCEL_LAYOUT_MAX_UNITS;
-	memcpy(f.used, used, f.n_used * sizeof(*used));
+	if (f.n_used) /* used may be NULL with nothing in it: memcpy must not be given NULL */
+		memcpy(f.used, used, f.n_used * sizeof(*used));
 	for (size_t i = 0; i < f.n; i++)
 		f.best[i] = -1;
 	search(&f, 0, 0, compute_free);

@@ -249,7 +249,8 @@ static int carve_on(struct accel_node *node, struct node_card *nc, const char *p
 
 		before.gis = calloc(nc->inv.n_gis + 1, sizeof(*before.gis));
 		if (before.gis) {
-			memcpy(before.gis, nc->inv.gis, nc->inv.n_gis * sizeof(*before.gis));
+			if (nc->inv.n_gis) /* an empty card's gis may be NULL: never memcpy from NULL */
+				memcpy(before.gis, nc->inv.gis, nc->inv.n_gis * sizeof(*before.gis));
 			before.n_gis = nc->inv.n_gis;
 		}
 		/* The driver said no, or the card looked full: what is on it now is the driver's to say. */

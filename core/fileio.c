@@ -52,9 +52,18 @@ static int replace_file(const char *path, const void *data, size_t len, mode_t m
 	const char *p = data;
 	int fd, ret = 0;
 
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp))
+	/*
+	 * A temporary name of this write's own: two threads replacing one file
+	 * at once must never write into one temporary file (the survivor would
+	 * be a blend of both), so the name carries the thread and a count, and
+	 * O_EXCL refuses one left by a crash rather than share it.
+	 */
+	static unsigned long serial;
+	unsigned long n = __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED);
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d.%d.%lu", path, (int)getpid(), (int)gettid(), n) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
 	if (fd < 0)
 		return -errno;
 	while (len > 0) {

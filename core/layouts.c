@@ -22,6 +22,12 @@
 
 struct layout_entry {
 	char device[16];
+	/*
+	 * One write of this card's layout at a time, from its check to its
+	 * apply: what is kept on disk and what the table says are always the
+	 * same write's.  Before apply_lock.
+	 */
+	pthread_mutex_t set_lock;
 	pthread_mutex_t apply_lock; /* one apply of this card at a time; before every lock of the node */
 	/* The rest: ls->lock. */
 	bool declared;
@@ -62,6 +68,7 @@ static struct layout_entry *entry_of(struct accel_layouts *ls, const char *devic
 	ls->entries = grown;
 	snprintf(e->device, sizeof(e->device), "%s", device);
 	e->l.mode = -1;
+	pthread_mutex_init(&e->set_lock, NULL);
 	pthread_mutex_init(&e->apply_lock, NULL);
 	ls->entries[ls->n_entries++] = e;
 	return e;
@@ -339,6 +346,7 @@ void accel_layouts_close(struct accel_layouts *ls)
 	if (ls->started)
 		pthread_join(ls->thread, NULL);
 	for (size_t i = 0; i < ls->n_entries; i++) {
+		pthread_mutex_destroy(&ls->entries[i]->set_lock);
 		pthread_mutex_destroy(&ls->entries[i]->apply_lock);
 		free(ls->entries[i]->status);
 		free(ls->entries[i]);
@@ -400,25 +408,33 @@ int accel_layouts_set(struct accel_layouts *ls, const char *device, const char *
 	struct accel_layout *l = malloc(sizeof(*l));
 	char canon[ACCEL_LAYOUT_TEXT_MAX + 1];
 	struct layout_entry *e = NULL;
-	int ret = l ? parse_check(ls, device, text, len, l, why, whylen) : -ENOMEM;
+	int ret;
 
+	if (!l)
+		return -ENOMEM;
+	pthread_mutex_lock(&ls->lock);
+	e = entry_of(ls, device);
+	pthread_mutex_unlock(&ls->lock);
+	if (!e) {
+		free(l);
+		snprintf(why, whylen, "out of memory");
+		return -ENOMEM;
+	}
+	/* Checked, kept and declared as one: a concurrent writer's text is wholly before or after this one. */
+	pthread_mutex_lock(&e->set_lock);
+	ret = parse_check(ls, device, text, len, l, why, whylen);
 	if (!ret) {
 		accel_layout_format(l, canon, sizeof(canon));
 		ret = keep(ls, device, "layout", canon, strlen(canon), why, whylen);
 	}
 	if (!ret) {
 		pthread_mutex_lock(&ls->lock);
-		e = entry_of(ls, device);
-		if (e) {
-			e->l = *l;
-			e->declared = true;
-		}
+		e->l = *l;
+		e->declared = true;
 		pthread_mutex_unlock(&ls->lock);
-		if (e)
-			apply_entry(ls, e, false);
-		else
-			accel_layouts_kick(ls);
+		apply_entry(ls, e, false);
 	}
+	pthread_mutex_unlock(&e->set_lock);
 	free(l);
 	return ret;
 }

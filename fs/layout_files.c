@@ -18,6 +18,7 @@
 #include "core/log.h"
 #include "core/node.h"
 #include "fs/accelfs.h"
+#include "fs/deferred.h"
 #include "fs/render.h"
 #include "fs/text.h"
 
@@ -144,20 +145,6 @@ bool fs_layout_deferred(const struct fs_node *n)
 	return named(n, "layout");
 }
 
-struct fs_layout_pending {
-	char device[16];
-	char *text;
-	size_t len;
-	bool bad; /* a write was refused: close applies nothing */
-};
-
-void fs_layout_pending_free(struct fs_layout_pending *p)
-{
-	if (p)
-		free(p->text);
-	free(p);
-}
-
 static int refuse(struct accelfs *fs, const char *device, const char *why, int ret)
 {
 	char key[64];
@@ -168,13 +155,28 @@ static int refuse(struct accelfs *fs, const char *device, const char *why, int r
 	return ret;
 }
 
-int fs_layout_write_part(struct accelfs *fs, const struct fs_node *n, uid_t uid, struct fs_layout_pending **pending,
+/* Apply what the handle's writes brought: the whole layout (fs/deferred.h). */
+static int layout_commit(struct accelfs *fs, struct fs_deferred *p)
+{
+	char why[ACCEL_TEXT_MAX] = "", key[64];
+	int ret = 0;
+
+	snprintf(key, sizeof(key), "%s/mig", p->device);
+	if (fs->mount.layouts) {
+		ret = accel_layouts_set(fs->mount.layouts, p->device, p->text ? p->text : "", p->len, why, sizeof(why));
+		if (ret)
+			refuse(fs, p->device, why, ret);
+		else
+			accel_node_set_last_error(fs->node, key, "");
+	}
+	return ret;
+}
+
+int fs_layout_write_part(struct accelfs *fs, const struct fs_node *n, uid_t uid, struct fs_deferred **pending,
                          const char *buf, size_t size, off_t off)
 {
-	struct fs_layout_pending *p = *pending;
+	struct fs_deferred *p = *pending;
 	char why[ACCEL_TEXT_MAX];
-	size_t whole;
-	char *grown;
 	int ret;
 
 	if (!may_write(fs, n->dev->name, uid))
@@ -182,33 +184,20 @@ int fs_layout_write_part(struct accelfs *fs, const struct fs_node *n, uid_t uid,
 	if (!fs->mount.layouts)
 		return refuse(fs, n->dev->name, "layouts are not kept on this mount", -ENODEV);
 	if (!p) {
-		p = *pending = calloc(1, sizeof(*p));
+		p = *pending = fs_deferred_new(n->dev->name, layout_commit);
 		if (!p)
 			return -ENOMEM;
-		snprintf(p->device, sizeof(p->device), "%s", n->dev->name);
 	}
 	if (p->bad)
 		return refuse(fs, n->dev->name,
 		              "an earlier write of this layout was refused: nothing will be applied; "
 		              "write the whole layout again",
 		              -EINVAL);
-	if ((size_t)off != p->len || p->len + size > ACCEL_LAYOUT_TEXT_MAX) {
-		p->bad = true;
-		snprintf(why, sizeof(why),
-		         "write the layout from its start, in order, at most %d bytes: nothing applied",
-		         ACCEL_LAYOUT_TEXT_MAX);
-		return refuse(fs, n->dev->name, why, -EINVAL);
-	}
-	grown = realloc(p->text, p->len + size + 1);
-	if (!grown)
-		return -ENOMEM;
-	p->text = grown;
-	memcpy(p->text + p->len, buf, size);
-	p->len += size;
+	ret = fs_deferred_add(p, buf, size, off, ACCEL_LAYOUT_TEXT_MAX, "the layout", why, sizeof(why));
+	if (ret)
+		return refuse(fs, n->dev->name, why, ret);
 	/* Each complete line is checked as it comes, so the write that brings a bad one fails. */
-	for (whole = p->len; whole && p->text[whole - 1] != '\n'; whole--)
-		;
-	ret = accel_layouts_check(fs->mount.layouts, p->device, p->text, whole, why, sizeof(why));
+	ret = accel_layouts_check(fs->mount.layouts, p->device, p->text, fs_deferred_whole(p), why, sizeof(why));
 	if (ret) {
 		p->bad = true;
 		return refuse(fs, n->dev->name, why, ret);
@@ -225,23 +214,6 @@ int fs_layout_text_write(struct fs_write *w, const struct fs_node *n)
 	pthread_mutex_lock(w->handle_lock);
 	ret = fs_layout_write_part(w->fs, n, w->uid, w->pending, w->buf, w->size, w->off);
 	pthread_mutex_unlock(w->handle_lock);
-	return ret;
-}
-
-int fs_layout_commit(struct accelfs *fs, struct fs_layout_pending *p)
-{
-	char why[ACCEL_TEXT_MAX] = "", key[64];
-	int ret = 0;
-
-	snprintf(key, sizeof(key), "%s/mig", p->device);
-	if (!p->bad && fs->mount.layouts) {
-		ret = accel_layouts_set(fs->mount.layouts, p->device, p->text ? p->text : "", p->len, why, sizeof(why));
-		if (ret)
-			refuse(fs, p->device, why, ret);
-		else
-			accel_node_set_last_error(fs->node, key, "");
-	}
-	fs_layout_pending_free(p);
 	return ret;
 }
 

@@ -36,22 +36,18 @@ int fs_mig_last_error_render(struct fs_text *t, struct accel_node *node, const s
 
 /* Is n <dev>/mig/cordon or mode (their rows' write is fs_mig_setting_write)? */
 bool fs_layout_writes(const struct fs_node *n);
-/*
- * Is n <dev>/mig/layout?  Its writes come a line at a time (a shell's
- * builtins write each line alone): each is checked with what came before
- * (fs_layout_write_part: -EINVAL at the write that brings a bad line, and
- * the handle applies nothing), and the writer's close applies the whole
- * (fs_layout_commit, from FLUSH: close(2)'s errno).
- */
+/* Is n <dev>/mig/layout (its writer is the device's delegate too)? */
 bool fs_layout_deferred(const struct fs_node *n);
-struct fs_layout_pending;
-int fs_layout_write_part(struct accelfs *fs, const struct fs_node *n, uid_t uid, struct fs_layout_pending **pending,
+struct fs_deferred;
+/*
+ * The layout's writes, a line at a time (fs/deferred.h): each is checked
+ * with what came before (-EINVAL at the write that brings a bad line, and
+ * the handle applies nothing); the writer's close applies the whole.
+ */
+int fs_layout_write_part(struct accelfs *fs, const struct fs_node *n, uid_t uid, struct fs_deferred **pending,
                          const char *buf, size_t size, off_t off);
 /* The layout row's write: fs_layout_write_part on the handle's kept text (w->pending). */
 int fs_layout_text_write(struct fs_write *w, const struct fs_node *n);
-/* Apply what was written, and free p: 0 or -errno. */
-int fs_layout_commit(struct accelfs *fs, struct fs_layout_pending *p);
-void fs_layout_pending_free(struct fs_layout_pending *p);
 /* The write of cordon and mode (their rows'): the bytes taken, or -errno (last_error of <dev>/mig and the log say why). */
 int fs_mig_setting_write(struct fs_write *w, const struct fs_node *n);
 

@@ -63,14 +63,15 @@ struct open_file {
 	bool cached;   /* served from the page cache (keep_cache): a read at offset 0 always generates */
 	bool polled;   /* registered with fs/waiters.c */
 	unsigned pins; /* under the pollers' lock: checks rendering it now (fs/waiters.c) */
-	/* A layout being written: applied whole when the writer closes (fs/layout_files.h) */
-	struct fs_layout_pending *pending;
+	/* A text being written (layout, quota): applied whole when its writer closes (fs/deferred.h) */
+	struct fs_deferred *pending;
+	pid_t opener;                  /* the thread that opened it: its process's close is the writer's */
 	struct open_file *next, *prev; /* struct accelfs's list, under its files_lock */
 };
 
 struct accelfs;
 struct fs_node;
-struct fs_layout_pending;
+struct fs_deferred;
 /* At exit, once the session is gone: free the open files the kernel never released. */
 void fs_open_files_free(struct accelfs *fs);
 

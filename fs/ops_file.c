@@ -15,7 +15,8 @@
 #include "core/log.h"
 #include "fs/accelfs.h"
 #include "fs/cache.h"
-#include "fs/layout_files.h"
+#include "core/proc_files.h"
+#include "fs/deferred.h"
 #include "fs/notify.h"
 #include "fs/openfile.h"
 #include "fs/ops_internal.h"
@@ -30,7 +31,7 @@ static const struct fs_file_ops generated_ops;
 static void free_open_file(struct open_file *of)
 {
 	free(of->buf);
-	fs_layout_pending_free(of->pending);
+	fs_deferred_free(of->pending);
 	free(of);
 }
 
@@ -97,6 +98,7 @@ void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	}
 	of->h.ops = &generated_ops;
 	of->ino = ino;
+	of->opener = fuse_req_ctx(req)->pid;
 	of->cached = fs_node_cached(&n);
 	/*
 	 * The text is generated now: what the first read serves, what the
@@ -105,8 +107,34 @@ void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	 */
 	of->err = fs_render(fs->node, snap, &n, &of->buf, &of->len);
 	of->gen = snap->generation;
-	accel_snapshot_unref(snap);
 	pthread_mutex_init(&of->lock, NULL);
+	/*
+	 * close(2) of a generated file has nothing to do: spare the kernel a
+	 * FLUSH request.  But a writer of a file written whole (layout, quota):
+	 * shells write it a line at a time, and close applies the whole (its
+	 * errno is close's; fs/deferred.h).
+	 */
+	bool deferred = (fi->flags & O_ACCMODE) != O_RDONLY && n.entry && (n.entry->flags & FS_ENTRY_DEFERRED);
+	fi->noflush = !deferred;
+	if (deferred && (fi->flags & O_TRUNC)) {
+		/* `: > file` says "empty": the text starts empty now, and the writer's close applies it. */
+		struct fs_write w = { .fs = fs,
+			              .req = req,
+			              .uid = fuse_req_ctx(req)->uid,
+			              .buf = "",
+			              .pending = &of->pending,
+			              .handle_lock = &of->lock };
+		ret = n.entry->write ? n.entry->write(&w, &n) : -EACCES;
+		if (ret < 0) {
+			accel_snapshot_unref(snap);
+			pthread_mutex_destroy(&of->lock);
+			free_open_file(of);
+			fs_notify_check(fs); /* the refusal's last_error */
+			fuse_reply_err(req, -ret);
+			return;
+		}
+	}
+	accel_snapshot_unref(snap);
 	pthread_mutex_lock(&fs->files_lock);
 	of->next = fs->files;
 	if (of->next)
@@ -114,12 +142,6 @@ void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fs->files = of;
 	pthread_mutex_unlock(&fs->files_lock);
 	fi->fh = (uint64_t)(uintptr_t)of;
-	/*
-	 * close(2) of a generated file has nothing to do: spare the kernel a
-	 * FLUSH request.  But a layout's writer: shells write it a line at a
-	 * time, and close applies the whole (its errno is close's).
-	 */
-	fi->noflush = (fi->flags & O_ACCMODE) == O_RDONLY || !fs_layout_deferred(&n);
 	/*
 	 * A writer of a page-cached file (mig/mode) goes around the page cache:
 	 * a buffered write holds the page locked until we answer, and what the
@@ -243,27 +265,45 @@ static void generated_write(fuse_req_t req, const char *buf, size_t size, off_t 
 		fuse_reply_write(req, (size_t)ret);
 }
 
-/* close(2) of a generated file has nothing to do (it opens with noflush), but a layout's writer's. */
+/*
+ * close(2) of a generated file has nothing to do (it opens with noflush), but
+ * a writer's of a file written whole (fs/deferred.h): the close of the process
+ * that opened it applies the text, and answers with the apply's errno.  A
+ * copy of the descriptor in another process (a child forked mid-write, now
+ * exiting) applies nothing: its text may not be whole.
+ */
 static void generated_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct accelfs *fs = fs_of(req);
 	struct open_file *of = (struct open_file *)(uintptr_t)fi->fh;
-	struct fs_layout_pending *p;
+	struct fs_deferred *p = NULL;
 
 	(void)ino;
 	pthread_mutex_lock(&of->lock);
-	p = of->pending;
-	of->pending = NULL;
+	if (of->pending && of->pending->written && accel_proc_same_process(of->opener, fuse_req_ctx(req)->pid)) {
+		p = of->pending;
+		of->pending = NULL;
+	}
 	pthread_mutex_unlock(&of->lock);
-	int ret = p ? fs_layout_commit(fs, p) : 0; /* frees p */
+	int ret = fs_deferred_commit(fs, p); /* frees p */
 	fs_notify_check(fs);
 	fuse_reply_err(req, -ret);
 }
 
+/* The last descriptor is gone: a text the opener's close did not take (written after it) is applied now. */
 static void generated_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	struct accelfs *fs = fs_of(req);
+	struct open_file *of = (struct open_file *)(uintptr_t)fi->fh;
+	struct fs_deferred *p = of->pending;
+
 	(void)ino;
-	release_open_file(fs_of(req), (struct open_file *)(uintptr_t)fi->fh);
+	of->pending = NULL;
+	release_open_file(fs, of);
+	if (p) {
+		fs_deferred_commit(fs, p); /* its errno has no caller left: last_error says it */
+		fs_notify_check(fs);
+	}
 	fuse_reply_err(req, 0);
 }
 

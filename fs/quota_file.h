@@ -19,7 +19,12 @@ struct accelfs;
 
 int fs_quota_render(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
                     const struct fs_node *n);
-/* A write of the whole table: the bytes taken, or -errno (EPERM for anyone but root, EINVAL for bad text). */
+/*
+ * A write of the table (fs/deferred.h): the writes of one open file are one
+ * text, each complete line checked with those before it (EINVAL at the write
+ * that brings a bad one, and nothing is applied), the whole applied at the
+ * writer's close; EPERM for anyone but root.  The bytes taken, or -errno.
+ */
 int fs_quota_write(struct fs_write *w, const struct fs_node *n);
 
 #endif

@@ -44,7 +44,7 @@ struct fs_dies;
 struct accel_node;
 struct accel_attach;
 struct accel_layouts;
-struct fs_layout_pending;
+struct fs_deferred;
 
 /*
  * What a mount serves besides the node's snapshots.  struct accelfs holds
@@ -71,8 +71,8 @@ struct fs_write {
 	size_t size;
 	off_t off;
 	bool answered; /* the write function answered req itself, or will later (dies/<n>/driver) */
-	/* What the handle keeps between writes until its close applies it (<dev>/mig/layout), under its lock. */
-	struct fs_layout_pending **pending;
+	/* What the handle keeps between writes until its writer's close applies it (fs/deferred.h), under its lock. */
+	struct fs_deferred **pending;
 	pthread_mutex_t *handle_lock;
 };
 /* Take w's bytes for file n (n lives in the snapshot it was resolved in): the bytes taken, or -errno. */
@@ -96,6 +96,8 @@ enum fs_entry_flags {
 	 * the kernel keeps their entries and attributes a second at most.
 	 */
 	FS_ENTRY_LIVE = 1 << 3,
+	/* Written whole, a line at a time: the writer's close applies the text its writes brought (fs/deferred.h). */
+	FS_ENTRY_DEFERRED = 1 << 4,
 };
 
 /*

@@ -418,11 +418,11 @@ static const struct fs_entry root_files[] = {
 	{ .name = "mig", .kind = FS_NODE_MIG },
 	/* the slot moves without a snapshot: so does everything below dies/ */
 	{ .name = "dies", .kind = FS_DIES, .flags = FS_ENTRY_LIVE, .offered = has_dies },
-	/* limits change with no new snapshot; root writes the table (fs/quota_file.c) */
+	/* limits change with no new snapshot; root writes the table, whole at close (fs/quota_file.c) */
 	{ .name = "quota",
 	  .kind = FS_FILE,
 	  .mode = 0644,
-	  .flags = FS_ENTRY_WRITABLE,
+	  .flags = FS_ENTRY_WRITABLE | FS_ENTRY_DEFERRED,
 	  .render = fs_quota_render,
 	  .write = fs_quota_write },
 	{ 0 },
@@ -449,11 +449,11 @@ static const struct fs_entry mig_files[] = {
 	{ .name = "instances", .kind = FS_FILE, .flags = FS_ENTRY_CACHED, .render = mig_instances },
 	{ .name = "map", .kind = FS_FILE, .flags = FS_ENTRY_CACHED, .render = mig_map },
 	/* the layout's files change with no new snapshot */
-	/* its writes are kept with the handle and applied at close (fs/ops_file.c's flush) */
+	/* its writes are kept with the handle and applied at its writer's close (fs/deferred.h) */
 	{ .name = "layout",
 	  .kind = FS_FILE,
 	  .mode = 0644,
-	  .flags = FS_ENTRY_WRITABLE,
+	  .flags = FS_ENTRY_WRITABLE | FS_ENTRY_DEFERRED,
 	  .render = fs_layout_render,
 	  .write = fs_layout_text_write },
 	{ .name = "layout_status", .kind = FS_FILE, .render = fs_layout_status_render },

@@ -283,6 +283,55 @@ _Static_assert(offsetof(mig_process_info_t, usedGpuMemory) == 8, "usedGpuMemory 
 _Static_assert(offsetof(mig_process_info_t, computeInstanceId) == 20, "computeInstanceId sits at offset 20");
 
 /*
+ * Utilization (core/usage.c): NVML's GPU Performance Monitoring (GPM,
+ * Hopper and later).  A sample is an opaque buffer the library allocates
+ * (nvmlGpmSample_t); GpmSampleGet fills it for the card, GpmMigSampleGet for
+ * one GPU instance of it; GpmMetricsGet turns two samples of one target into
+ * rates over the time between them.  nvmlGpmMetricsGet_t ends in an array of
+ * NVML_GPM_METRIC_MAX entries (98 in the first headers, larger since); the
+ * library reads numMetrics of them, so a shorter array declared here is the
+ * same call as long as numMetrics never exceeds it.
+ */
+typedef struct mig_gpm_sample_st *mig_gpm_sample_t;
+
+#define MIG_GPM_METRIC_SM_UTIL 2U       /* percent of time the SMs were busy (SM activity), 0.0 - 100.0 */
+#define MIG_GPM_METRIC_SM_OCCUPANCY 3U  /* percent of warps resident vs the maximum, 0.0 - 100.0 */
+#define MIG_GPM_METRIC_DRAM_BW_UTIL 10U /* percent of DRAM bandwidth used vs the theoretical maximum */
+
+typedef struct {
+	unsigned int metricId;   /* in: MIG_GPM_METRIC_* */
+	mig_return_t nvmlReturn; /* out: this metric's own result; value is valid when SUCCESS */
+	double value;            /* out */
+	struct {
+		char *shortName;
+		char *longName;
+		char *unit;
+	} metricInfo; /* out: the library's names, may be NULL */
+} mig_gpm_metric_t;
+
+#define MIG_GPM_METRICS_MAX 8 /* what accelfs asks at most; NVML's array is longer (see above) */
+
+typedef struct {
+	unsigned int version;    /* MIG_GPM_METRICS_GET_VERSION */
+	unsigned int numMetrics; /* entries of metrics[] to fill, at most MIG_GPM_METRICS_MAX */
+	mig_gpm_sample_t sample1;
+	mig_gpm_sample_t sample2;
+	mig_gpm_metric_t metrics[MIG_GPM_METRICS_MAX];
+} mig_gpm_metrics_get_t;
+
+#define MIG_GPM_METRICS_GET_VERSION 1U
+
+typedef struct {
+	unsigned int version;           /* MIG_GPM_SUPPORT_VERSION */
+	unsigned int isSupportedDevice; /* out: non-zero when the card has GPM */
+} mig_gpm_support_t;
+
+#define MIG_GPM_SUPPORT_VERSION 1U
+
+_Static_assert(sizeof(mig_gpm_metric_t) == 40, "nvmlGpmMetric_t is 40 bytes on LP64");
+_Static_assert(offsetof(mig_gpm_metrics_get_t, metrics) == 24, "nvmlGpmMetricsGet_t's metrics[] sit at offset 24");
+
+/*
  * The functions accelfs calls, as an X-macro:
  *   X(suffix, (parameter list), (argument names))
  * The exported symbol is <prefix><suffix>, e.g. nvmlDeviceGetMigMode or
@@ -360,7 +409,26 @@ _Static_assert(offsetof(mig_process_info_t, computeInstanceId) == 20, "computeIn
 	  (device, profileId, count))                                                                                  \
 	X(DeviceGetComputeRunningProcesses_v3,                                                                         \
 	  (mig_device_t device, unsigned int *infoCount, mig_process_info_t *infos), (device, infoCount, infos))       \
-	MIG_ABI_HEALTH_FUNCTIONS(X)
+	MIG_ABI_HEALTH_FUNCTIONS(X)                                                                                    \
+	MIG_ABI_USAGE_FUNCTIONS(X)
+
+/*
+ * The utilization seam (core/usage.c), optional: a library without GPM
+ * (older NVML, T-Head's HGML, whose documents name no such call) still
+ * serves the tree, and utilization then says `unknown:` and why.
+ * TotalEnergyConsumption is the card's energy in millijoules since the
+ * driver was loaded.  A MIG device's memory is DeviceGetMemoryInfo (above)
+ * on its MIG device handle.
+ */
+#define MIG_ABI_USAGE_FUNCTIONS(X)                                                                                     \
+	X(GpmSampleAlloc, (mig_gpm_sample_t * gpmSample), (gpmSample))                                                 \
+	X(GpmSampleFree, (mig_gpm_sample_t gpmSample), (gpmSample))                                                    \
+	X(GpmSampleGet, (mig_device_t device, mig_gpm_sample_t gpmSample), (device, gpmSample))                        \
+	X(GpmMigSampleGet, (mig_device_t device, unsigned int gpuInstanceId, mig_gpm_sample_t gpmSample),              \
+	  (device, gpuInstanceId, gpmSample))                                                                          \
+	X(GpmMetricsGet, (mig_gpm_metrics_get_t * metricsGet), (metricsGet))                                           \
+	X(GpmQueryDeviceSupport, (mig_device_t device, mig_gpm_support_t * gpmSupport), (device, gpmSupport))          \
+	X(DeviceGetTotalEnergyConsumption, (mig_device_t device, unsigned long long *energy), (device, energy))
 
 /*
  * The health seam (core/health_*.c), optional too: a library without it

@@ -103,6 +103,15 @@ enum accelsim_path {
  *                  where the vendor has it, the recovery-action event.  NONE
  *                  stands for the reset having been done: the volatile ECC
  *                  counts start again from zero, as after a real reset.
+ * SimSetUsage      GPU instance gpuInstanceId of card `index` (MIG_EVENT_NO_INSTANCE:
+ *                  the card itself) is from now on this busy: SM activity,
+ *                  SM occupancy and DRAM bandwidth in hundredths of a percent
+ *                  (0..10000), and uses memoryUsed bytes (what
+ *                  DeviceGetMemoryInfo says on its MIG device, or the card).
+ *                  Its GPM counters grow at these rates (sim_api_usage.c).
+ * SimSetEnergy     card `index`'s energy counter (TotalEnergyConsumption), mJ.
+ * SimSetGpmSupport 0: the card has no GPM (GpmQueryDeviceSupport says so, its
+ *                  samples answer NOT_SUPPORTED); 1: it has (the default).
  */
 #define ACCELSIM_FUNCTIONS(X)                                                                                          \
 	X(SimSetBusy,                                                                                                  \
@@ -130,7 +139,13 @@ enum accelsim_path {
 	X(SimAddEccErrors,                                                                                             \
 	  (unsigned int index, unsigned int errorType, unsigned int location, unsigned long long count),               \
 	  (index, errorType, location, count))                                                                         \
-	X(SimSetRecoveryAction, (unsigned int index, unsigned int action), (index, action))
+	X(SimSetRecoveryAction, (unsigned int index, unsigned int action), (index, action))                            \
+	X(SimSetUsage,                                                                                                 \
+	  (unsigned int index, unsigned int gpuInstanceId, unsigned int sm, unsigned int occupancy, unsigned int dram, \
+	   unsigned long long memoryUsed),                                                                             \
+	  (index, gpuInstanceId, sm, occupancy, dram, memoryUsed))                                                     \
+	X(SimSetEnergy, (unsigned int index, unsigned long long energyMj), (index, energyMj))                          \
+	X(SimSetGpmSupport, (unsigned int index, unsigned int supported), (index, supported))
 
 /* Function pointer types: accelsim_fn_<suffix>_t, for dlsym() users. */
 #define ACCELSIM_DECLARE_TYPE(suffix, params, args) typedef mig_return_t(*accelsim_fn_##suffix##_t) params;

@@ -4,6 +4,8 @@
  * a simulated node, through the simulators' control extension
  * (SimRaiseEvent, SimAddEccErrors, SimSetRecoveryAction in sim/accelsim.h).
  * A daemon's event set receives each exactly as it would the real driver's.
+ * `accel-smi sim usage|energy|gpm`: what its GPM counters, memory and energy
+ * meter say (SimSetUsage, SimSetEnergy, SimSetGpmSupport).
  */
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -61,7 +63,12 @@ void smi_sim_health_usage(FILE *f)
 	      "  ecc -i N [--uncorrected] [--location dram|sram|l1|l2|...] COUNT\n"
 	      "                                  COUNT more ECC errors (default corrected, in DRAM), and the\n"
 	      "                                  single- or double-bit ECC event\n"
-	      "  recover -i N                    the card was reset: recovery action none, volatile ECC zeroed\n",
+	      "  recover -i N                    the card was reset: recovery action none, volatile ECC zeroed\n"
+	      "  usage -i N [-gi G] [--sm PCT] [--occupancy PCT] [--dram PCT] [--memory BYTES]\n"
+	      "                                  GPU instance G (without -gi: the card) is this busy from now on\n"
+	      "                                  (GPM rates, percent; omitted: 0) and uses BYTES of its memory\n"
+	      "  energy -i N MILLIJOULES          the card's energy counter reads MILLIJOULES\n"
+	      "  gpm -i N on|off                 the card has GPM (on, the default) or not\n",
 	      f);
 }
 
@@ -167,8 +174,100 @@ static int cmd_recover(struct smi *s)
 	return SMI_OK;
 }
 
+/* "12.5" -> 1250 hundredths of a percent, 0..100 */
+static bool parse_percent(const char *arg, unsigned *out)
+{
+	char *end;
+	double v;
+
+	if (!arg || !*arg)
+		return false;
+	v = strtod(arg, &end);
+	if (*end || !(v >= 0.0 && v <= 100.0))
+		return false;
+	*out = (unsigned)(v * 100.0 + 0.5);
+	return true;
+}
+
+static int cmd_usage(struct smi *s, int argc, char **argv)
+{
+	unsigned gi = s->gi == SMI_ALL ? MIG_EVENT_NO_INSTANCE : (unsigned)s->gi;
+	unsigned rate[3] = { 0, 0, 0 };
+	static const char *const opts[3] = { "--sm", "--occupancy", "--dram" };
+	unsigned long long mem = 0;
+	bool ok = s->device != SMI_ALL && s->ci == SMI_ALL;
+	mig_return_t r;
+
+	for (int i = 0; ok && i < argc; i++) {
+		int k = -1;
+
+		for (int j = 0; j < 3; j++)
+			if (!strcmp(argv[i], opts[j]))
+				k = j;
+		if (k >= 0 && i + 1 < argc)
+			ok = parse_percent(argv[++i], &rate[k]);
+		else if (!strcmp(argv[i], "--memory") && i + 1 < argc)
+			ok = parse_count(argv[++i], &mem);
+		else
+			ok = false;
+	}
+	if (!ok) {
+		fprintf(stderr, "usage: accel-smi sim usage -i N [-gi G] [--sm PCT] [--occupancy PCT] [--dram PCT] "
+		                "[--memory BYTES]\n");
+		return SMI_USAGE;
+	}
+	r = CONTROL(s, SimSetUsage)((unsigned)s->device, gi, rate[0], rate[1], rate[2], mem);
+	if (r)
+		return smi_fail(s, r, "Unable to set the usage of %s %d", s->word, s->device);
+	printf("%s %d", s->word, s->device);
+	if (gi != MIG_EVENT_NO_INSTANCE)
+		printf(" GPU instance %u", gi);
+	printf(": SM activity %.2f%%, SM occupancy %.2f%%, DRAM bandwidth %.2f%%, memory used %llu bytes\n",
+	       rate[0] / 100.0, rate[1] / 100.0, rate[2] / 100.0, mem);
+	return SMI_OK;
+}
+
+static int cmd_energy(struct smi *s, int argc, char **argv)
+{
+	unsigned long long mj = 0;
+	mig_return_t r;
+
+	if (s->device == SMI_ALL || argc != 1 || !parse_count(argv[0], &mj)) {
+		fprintf(stderr, "usage: accel-smi sim energy -i N MILLIJOULES\n");
+		return SMI_USAGE;
+	}
+	r = CONTROL(s, SimSetEnergy)((unsigned)s->device, mj);
+	if (r)
+		return smi_fail(s, r, "Unable to set the energy counter of %s %d", s->word, s->device);
+	printf("%s %d: energy counter %llu mJ\n", s->word, s->device, mj);
+	return SMI_OK;
+}
+
+static int cmd_gpm(struct smi *s, int argc, char **argv)
+{
+	mig_return_t r;
+	bool on;
+
+	if (s->device == SMI_ALL || argc != 1 || (strcmp(argv[0], "on") && strcmp(argv[0], "off"))) {
+		fprintf(stderr, "usage: accel-smi sim gpm -i N on|off\n");
+		return SMI_USAGE;
+	}
+	on = !strcmp(argv[0], "on");
+	r = CONTROL(s, SimSetGpmSupport)((unsigned)s->device, on);
+	if (r)
+		return smi_fail(s, r, "Unable to set GPM support of %s %d", s->word, s->device);
+	printf("%s %d: GPM %s\n", s->word, s->device, on ? "supported" : "not supported");
+	return SMI_OK;
+}
+
 int smi_sim_health(struct smi *s, const char *cmd, int argc, char **argv)
 {
+	if (!strcmp(cmd, "usage"))
+		return cmd_usage(s, argc, argv);
+	if (!strcmp(cmd, "energy"))
+		return cmd_energy(s, argc, argv);
+	if (!strcmp(cmd, "gpm"))
+		return cmd_gpm(s, argc, argv);
 	if (!strcmp(cmd, "xid"))
 		return cmd_xid(s, argc, argv);
 	if (!strcmp(cmd, "ecc"))

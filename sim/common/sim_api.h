@@ -82,6 +82,20 @@ mig_return_t sim_DeviceGetMemoryErrorCounter(struct sim_ctx *ctx, mig_device_t d
 mig_return_t sim_DeviceGetFieldValues(struct sim_ctx *ctx, mig_device_t device, int valuesCount,
                                       mig_field_value_t *values);
 
+/* The utilization seam (MIG_ABI_USAGE_FUNCTIONS, sim_api_usage.c). */
+mig_return_t sim_GpmSampleAlloc(struct sim_ctx *ctx, mig_gpm_sample_t *gpmSample);
+mig_return_t sim_GpmSampleFree(struct sim_ctx *ctx, mig_gpm_sample_t gpmSample);
+mig_return_t sim_GpmSampleGet(struct sim_ctx *ctx, mig_device_t device, mig_gpm_sample_t gpmSample);
+mig_return_t sim_GpmMigSampleGet(struct sim_ctx *ctx, mig_device_t device, unsigned int gpuInstanceId,
+                                 mig_gpm_sample_t gpmSample);
+mig_return_t sim_GpmMetricsGet(struct sim_ctx *ctx, mig_gpm_metrics_get_t *metricsGet);
+mig_return_t sim_GpmQueryDeviceSupport(struct sim_ctx *ctx, mig_device_t device, mig_gpm_support_t *gpmSupport);
+mig_return_t sim_DeviceGetTotalEnergyConsumption(struct sim_ctx *ctx, mig_device_t device, unsigned long long *energy);
+/* A GPU instance was made on card ordinal with id gi: it starts idle (its id's counters keep counting). */
+void sim_usage_gi_made(struct sim_ctx *ctx, unsigned ordinal, unsigned gi);
+/* The memory the test says GPU instance gi (MIG_EVENT_NO_INSTANCE: the card) uses, in bytes. */
+unsigned long long sim_usage_memory_used(struct sim_ctx *ctx, unsigned ordinal, unsigned gi);
+
 /* <prefix>ErrorString. */
 const char *sim_ErrorString(struct sim_ctx *ctx, mig_return_t result);
 
@@ -107,5 +121,9 @@ mig_return_t sim_SimRaiseEvent(struct sim_ctx *ctx, unsigned int index, unsigned
 mig_return_t sim_SimAddEccErrors(struct sim_ctx *ctx, unsigned int index, unsigned int errorType, unsigned int location,
                                  unsigned long long count);
 mig_return_t sim_SimSetRecoveryAction(struct sim_ctx *ctx, unsigned int index, unsigned int action);
+mig_return_t sim_SimSetUsage(struct sim_ctx *ctx, unsigned int index, unsigned int gpuInstanceId, unsigned int sm,
+                             unsigned int occupancy, unsigned int dram, unsigned long long memoryUsed);
+mig_return_t sim_SimSetEnergy(struct sim_ctx *ctx, unsigned int index, unsigned long long energyMj);
+mig_return_t sim_SimSetGpmSupport(struct sim_ctx *ctx, unsigned int index, unsigned int supported);
 
 #endif

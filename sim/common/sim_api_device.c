@@ -194,7 +194,7 @@ mig_return_t sim_DeviceGetMemoryInfo(struct sim_ctx *ctx, mig_device_t device, m
 	mig_return_t r = sim_enter(ctx, SIM_FN_DeviceGetMemoryInfo, &call);
 	const struct sim_handle *hh;
 	struct sim_device *d;
-	unsigned long long mib;
+	unsigned long long mib, used;
 
 	if (r)
 		return r;
@@ -214,10 +214,13 @@ mig_return_t sim_DeviceGetMemoryInfo(struct sim_ctx *ctx, mig_device_t device, m
 			return sim_leave(&call, r);
 		p = sim_gi_profile_by_id(d, gi->profile_id);
 		mib = p ? p->memory_mib : 0;
+		used = sim_usage_memory_used(ctx, d->ordinal, gi->id);
+	} else {
+		used = sim_usage_memory_used(ctx, d->ordinal, MIG_EVENT_NO_INSTANCE);
 	}
-	/* Nothing really runs on simulated memory. */
+	/* Nothing really runs on simulated memory: used is what a test set (SimSetUsage), at most the total. */
 	memory->total = mib << 20;
-	memory->used = 0;
-	memory->free = memory->total;
+	memory->used = used < memory->total ? used : memory->total;
+	memory->free = memory->total - memory->used;
 	return sim_leave(&call, MIG_SUCCESS);
 }

@@ -165,6 +165,7 @@ mig_return_t sim_DeviceCreateGpuInstanceWithPlacement(struct sim_ctx *ctx, mig_d
 		sim_nodes_gi_removed(ctx, d, gi.id);
 		return sim_leave(&call, r);
 	}
+	sim_usage_gi_made(ctx, d->ordinal, gi.id);
 	*gpuInstance = h;
 	return sim_leave(&call, MIG_SUCCESS);
 }

@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAGIC "simhlt1"
+#define MAGIC "simhlt2"
 
 /* A shared mapping of len bytes of path, the file grown to it from nothing if shorter; NULL with err. */
 static void *map_file(const char *path, size_t len, char *err, size_t errlen)

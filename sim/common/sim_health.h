@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "core/mig_abi.h"
+#include "sim/common/sim_model.h"
 
 #define SIM_HEALTH_RING 4096
 #define SIM_HEALTH_CARDS 64
@@ -46,11 +47,36 @@ struct sim_health_card {
 	uint64_t ecc[2][2][MIG_MEMORY_LOCATION_COUNT]; /* [errorType][counterType][location] */
 };
 
+/*
+ * What the simulated GPM counters and energy meter say (sim_api_usage.c):
+ * one target per GPU instance id and one for the card.  A rate is in
+ * hundredths of a percent; acc_* integrate it over CLOCK_MONOTONIC
+ * nanoseconds since the file was made, up to set_ns, so that a sample
+ * taken at t reads acc + rate * (t - set_ns), as a hardware counter would.
+ */
+struct sim_usage_target {
+	int64_t set_ns;
+	uint32_t sm, occ, dram;        /* rates, 0..10000 */
+	uint32_t pad;
+	uint64_t acc_sm, acc_occ, acc_dram;
+	uint64_t mem_used;             /* bytes the instance (or the card) uses */
+};
+
+#define SIM_USAGE_CARD SIM_MAX_GI /* targets[SIM_USAGE_CARD] is the card's own */
+
+struct sim_usage_card {
+	uint32_t no_gpm;    /* the card answers GpmQueryDeviceSupport with isSupportedDevice 0 */
+	uint32_t pad;
+	uint64_t energy_mj; /* DeviceGetTotalEnergyConsumption */
+	struct sim_usage_target targets[SIM_MAX_GI + 1];
+};
+
 struct sim_health_file {
 	char magic[8];
 	uint64_t next; /* the next sequence number to claim */
 	struct sim_health_card cards[SIM_HEALTH_CARDS];
 	struct sim_health_event ring[SIM_HEALTH_RING];
+	struct sim_usage_card usage[SIM_HEALTH_CARDS];
 };
 
 /* Map path and its wake word path (creating or adopting them); NULL with a message in err. */

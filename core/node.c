@@ -181,6 +181,12 @@ struct accel_node *accel_node_start(const struct accel_node_options *opt, char *
 	pthread_mutex_init(&node->poll_lock, NULL);
 	pthread_rwlock_init(&node->topo, NULL);
 	accel_cond_init_monotonic(&node->poll_cond);
+	node->usage = node_usage_new();
+	if (!node->usage) {
+		snprintf(err, errlen, "out of memory");
+		accel_node_stop(node);
+		return NULL;
+	}
 
 	if (accel_mkdirs(node->state_dir, 0755)) {
 		snprintf(err, errlen, "cannot create the state directory %s: %s", node->state_dir, strerror(errno));
@@ -252,6 +258,7 @@ void accel_node_stop(struct accel_node *node)
 		node_cdi_withdraw(node);
 		node_unlock(&node->cdi_lock, NODE_LOCK_LEAF);
 	}
+	node_usage_free(node->usage); /* its GPM samples go back to the libraries before they close */
 	for (size_t f = 0; f < node->n_fams; f++)
 		node_family_close(&node->fams[f]);
 	node_names_free(node);

@@ -189,6 +189,20 @@ int accel_node_job_processes_text(struct accel_node *node, const char *device, c
                                   const char *lead, const char *unknown, char **text);
 
 /* Processes holding a device's nodes. */
+/*
+ * What job j of device d uses (j NULL: the card), from the driver's counters
+ * (core/usage.h): answered from the last reading when it is under
+ * ACCEL_USAGE_WINDOW_MS old, otherwise read now; may_wait (a file's
+ * reader, not a scrape) waits one window when nothing was sampled lately.
+ * Never under a card's lock.  0, or -ENOMEM.
+ */
+struct accel_usage;
+int accel_node_usage(struct accel_node *node, const struct accel_snapshot *s, const struct accel_device *d,
+                     const struct accel_job *j, bool may_wait, struct accel_usage *out);
+/* The utilization file's text of the same (malloc'd into *text): 0 or -ENOMEM. */
+int accel_node_usage_text(struct accel_node *node, const struct accel_snapshot *s, const struct accel_device *d,
+                          const struct accel_job *j, char **text);
+
 int accel_node_holders(struct accel_node *node, const char *device, struct accel_holder **out, size_t *n);
 
 /* Wake the poller now (a udev event, a test). */

@@ -185,6 +185,12 @@ struct accel_node {
 	 */
 	struct node_quota *quota;
 	pthread_mutex_t quota_lock;
+	/*
+	 * What jobs and cards use (core/node_usage.c): one sampling state per
+	 * job identity, asked only by readers.  Its locks are leaves of their
+	 * own; a reading takes topo read-held and never a card's lock.
+	 */
+	struct node_usage *usage;
 	/* Guarded by names_lock: what carves in progress cost. */
 	struct node_quota_hold *quota_holds;
 	size_t n_quota_holds;
@@ -256,6 +262,10 @@ struct node_card *node_find_card(struct accel_node *node, const char *device);
  * (rescan: takes topo write-held; changed: topo read-held, a few driver
  * calls that say whether a rescan would find anything).
  */
+/* node_usage.c: the utilization cache, made at start, freed before the families close. */
+struct node_usage *node_usage_new(void);
+void node_usage_free(struct node_usage *u);
+
 int node_family_open(struct accel_node *node, struct node_family *fam);
 void node_family_close(struct node_family *fam);
 void node_cards_rescan(struct accel_node *node);

@@ -63,12 +63,12 @@ void accel_usage_unknown(struct accel_usage_probe *p, const char *why)
 static bool gpm_usable(struct accel_usage_probe *p, const struct accel_usage_target *t)
 {
 	const struct mig_lib *lib = t->lib;
-	const char *fn = !lib->GpmSampleAlloc                 ? "GpmSampleAlloc"
-	                 : !lib->GpmMetricsGet                ? "GpmMetricsGet"
-	                 : t->mig && !lib->GpmMigSampleGet    ? "GpmMigSampleGet"
-	                 : !t->mig && !lib->GpmSampleGet      ? "GpmSampleGet"
-	                 : !lib->GpmQueryDeviceSupport        ? "GpmQueryDeviceSupport"
-	                                                      : NULL;
+	const char *fn = !lib->GpmSampleAlloc              ? "GpmSampleAlloc"
+	                 : !lib->GpmMetricsGet             ? "GpmMetricsGet"
+	                 : t->mig && !lib->GpmMigSampleGet ? "GpmMigSampleGet"
+	                 : !t->mig && !lib->GpmSampleGet   ? "GpmSampleGet"
+	                 : !lib->GpmQueryDeviceSupport     ? "GpmQueryDeviceSupport"
+	                                                   : NULL;
 
 	if (p->support_asked)
 		return p->supported;
@@ -86,7 +86,8 @@ static bool gpm_usable(struct accel_usage_probe *p, const struct accel_usage_tar
 		p->supported = s.isSupportedDevice != 0;
 		if (!p->supported)
 			snprintf(p->support_why, sizeof(p->support_why),
-			         "%s has no GPU performance monitoring (GPM needs a Hopper or later card)", t->card_name);
+			         "%s has no GPU performance monitoring (GPM needs a Hopper or later card)",
+			         t->card_name);
 	}
 	p->support_asked = true;
 	return p->supported;
@@ -138,7 +139,8 @@ static bool window(struct accel_usage_probe *p, const struct accel_usage_target 
 	}
 	for (unsigned i = 0; i < 3; i++) {
 		if (m.metrics[i].nvmlReturn != MIG_SUCCESS) {
-			driver_failed(u->gpm_why, sizeof(u->gpm_why), t, "reading a GPM metric", m.metrics[i].nvmlReturn);
+			driver_failed(u->gpm_why, sizeof(u->gpm_why), t, "reading a GPM metric",
+			              m.metrics[i].nvmlReturn);
 			return false;
 		}
 		*out[i] = m.metrics[i].value;
@@ -170,7 +172,8 @@ static void gpm_step(struct accel_usage_probe *p, const struct accel_usage_targe
 		if (u->sm_activity > u->sm_activity_peak)
 			u->sm_activity_peak = u->sm_activity;
 	} else if (p->prev < 0) {
-		snprintf(u->gpm_why, sizeof(u->gpm_why), "the first sample was taken now: the next reading has a window");
+		snprintf(u->gpm_why, sizeof(u->gpm_why),
+		         "the first sample was taken now: the next reading has a window");
 	}
 	p->prev = cur;
 	p->prev_ms = now_ms;
@@ -247,8 +250,8 @@ static void energy_step(struct accel_usage_probe *p, const struct accel_usage_ta
 		return;
 	}
 	if (t->mig && (!t->sms || !t->card_sms)) {
-		snprintf(u->energy_why, sizeof(u->energy_why), "%s: the SM counts of the instance and the card are not known",
-		         t->card_name);
+		snprintf(u->energy_why, sizeof(u->energy_why),
+		         "%s: the SM counts of the instance and the card are not known", t->card_name);
 		return;
 	}
 	r = t->lib->DeviceGetTotalEnergyConsumption(t->card, &mj);
@@ -308,10 +311,8 @@ void accel_usage_text(const struct accel_usage *u, bool job, FILE *f)
 		fprintf(f, "sm_activity_mean_percent: %.1f\n", u->sm_activity_mean);
 		fprintf(f, "sm_activity_peak_percent: %.1f\n", u->sm_activity_peak);
 	} else {
-		fprintf(f, "sm_activity_mean_percent: unknown: %s\n",
-		        u->gpm_why[0] ? gwhy : "no window measured yet");
-		fprintf(f, "sm_activity_peak_percent: unknown: %s\n",
-		        u->gpm_why[0] ? gwhy : "no window measured yet");
+		fprintf(f, "sm_activity_mean_percent: unknown: %s\n", u->gpm_why[0] ? gwhy : "no window measured yet");
+		fprintf(f, "sm_activity_peak_percent: unknown: %s\n", u->gpm_why[0] ? gwhy : "no window measured yet");
 	}
 	if (u->memory) {
 		fprintf(f, "memory_used_bytes: %llu\n", u->memory_used);

@@ -42,6 +42,27 @@ void fs_job_processes_lines(struct fs_text *t, struct accel_node *node, const st
 	free(more);
 }
 
+int fs_usage_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s, const struct fs_node *n)
+{
+	char *text;
+	int ret;
+
+	if (n->job && n->job->state != ACCEL_JOB_READY)
+		return -ENODEV;
+	/* Sampled now, or answered from a reading under a window old (core/node_usage.c); never a card's lock. */
+	ret = accel_node_usage_text(node, s, n->dev, n->job, &text);
+	if (!ret)
+		fs_put(t, "%s", text);
+	free(text);
+	return ret;
+}
+
+uint64_t fs_usage_size(const struct fs_node *n)
+{
+	(void)n;
+	return 0; /* as /proc's live files: a stat (ls -l) never samples the driver, a read does */
+}
+
 int fs_dies_last_error_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
                             const struct fs_node *n)
 {

@@ -7,6 +7,8 @@
 #ifndef ACCELFS_LIVE_TEXT_H
 #define ACCELFS_LIVE_TEXT_H
 
+#include <stdint.h>
+
 #include "fs/tree.h"
 
 /* A job's processes file (a row's render): -ENODEV for a job not ready, -ENOENT for one gone since s. */
@@ -15,6 +17,12 @@ int fs_job_processes_text(struct fs_text *t, struct accel_node *node, const stru
 /* status's "process: ..." lines of a ready job, or its "processes: unknown: why"; none for a job gone. */
 void fs_job_processes_lines(struct fs_text *t, struct accel_node *node, const struct accel_device *d,
                             const struct accel_job *j);
+/*
+ * A job's utilization, or a device's (n->job NULL): sampled while read
+ * (core/node_usage.c); -ENODEV for a job not ready.  Its size is 0 (fs_usage_size).
+ */
+int fs_usage_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s, const struct fs_node *n);
+uint64_t fs_usage_size(const struct fs_node *n);
 /* dies/last_error (a row's render): as a profile directory's last_error. */
 int fs_dies_last_error_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
                             const struct fs_node *n);

@@ -69,6 +69,11 @@ type Driver struct {
 	// devOf: the device each prepared job stands for (by job name), whose
 	// health is streamed to the kubelet.
 	devOf map[string]string
+	// evict: devices of live claims that cannot be served (heal.go);
+	// healing: lost jobs being carved again.
+	evict   map[string]evictEntry
+	healing map[string]bool
+	healed  int // lost instances carved again
 
 	kick chan struct{}
 
@@ -175,6 +180,8 @@ func newDriver(ctx context.Context, cfg Config) (*Driver, *accelfs.Node, error) 
 		claims:    draclient.New(cfg.Client),
 		live:      map[string]bool{},
 		devOf:     map[string]string{},
+		evict:     map[string]evictEntry{},
+		healing:   map[string]bool{},
 		layoutNew: make(chan struct{}),
 		kick:      make(chan struct{}, 1),
 		layoutOf:  node,
@@ -220,6 +227,11 @@ func (d *Driver) setLive(part string, live bool) {
 		for job := range d.devOf {
 			if p, _, _ := ParseJobName(job); p == part {
 				delete(d.devOf, job)
+			}
+		}
+		for dev, e := range d.evict {
+			if e.part == part {
+				delete(d.evict, dev)
 			}
 		}
 	}

@@ -56,6 +56,12 @@ func (d *Driver) prepareClaim(ctx context.Context, claim *resourceapi.ResourceCl
 		job := JobName(claim.UID, i)
 		if err := d.prepareDevice(r, job, &carved); err != nil {
 			d.rollback(ctx, carved)
+			if errors.Is(err, syscall.ENOSPC) {
+				if node, rerr := d.readNode(); rerr == nil && heldOutside(node, r.Device) {
+					d.setEvict(claimPart(claim.UID), r.Device, evictTaken)
+					err = unservable(err)
+				}
+			}
 			return kubeletplugin.PrepareResult{Err: fmt.Errorf("device %s of request %s (job %s): %w", r.Device, r.Request, job, err)}
 		}
 		jobs = append(jobs, job)
@@ -74,6 +80,7 @@ func (d *Driver) prepareClaim(ctx context.Context, claim *resourceapi.ResourceCl
 	}
 	for i, job := range jobs {
 		d.setDevice(job, results[i].Device)
+		d.clearEvict(results[i].Device)
 	}
 	logger.V(2).Info("Prepared", "jobs", jobs, "carved", len(carved))
 	return kubeletplugin.PrepareResult{Devices: devices}

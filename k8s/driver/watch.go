@@ -45,6 +45,7 @@ func (d *Driver) watchLoop(ctx context.Context) {
 			if err := d.publish(ctx, ev.node); err != nil {
 				logger.Error(err, "Publish")
 			}
+			d.heal(ctx, ev.node)
 		case <-d.kick:
 			node, err := d.fs.ReadNode()
 			if err == nil {
@@ -113,7 +114,7 @@ func (d *Driver) watchNode(ctx context.Context, events chan nodeEvent) {
 // controller when it differs from what was handed last.
 func (d *Driver) publish(ctx context.Context, node *accelfs.Node) error {
 	d.setLayout(node)
-	res := publish.Build(node, publish.Options{PoolName: d.cfg.NodeName, Accounted: d.accounted})
+	res := publish.Build(node, publish.Options{PoolName: d.cfg.NodeName, Accounted: d.accounted, Evict: d.evicted})
 	d.pubMu.Lock()
 	defer d.pubMu.Unlock()
 	if d.last != nil && apiequality.Semantic.DeepEqual(*d.last, res.Resources) {

@@ -49,6 +49,13 @@ type Options struct {
 	// claim that is gone or being unprepared) is taken away from the
 	// counters. Nil: no job is.
 	Accounted func(job string) bool
+	// Evict names the devices allocated to a claim of this node that the
+	// plugin cannot serve (their placement was taken behind the
+	// scheduler's back, or a lost instance could not be carved again): a
+	// device it answers true for is published, taken or not, with a
+	// NoExecute taint (TaintUnservable), so that its pod is evicted and
+	// scheduled again. Nil: none.
+	Evict func(device string) (why string, evict bool)
 }
 
 // Result is the pool to publish and what was left out of it.
@@ -122,12 +129,19 @@ func Build(node *accelfs.Node, opts Options) Result {
 		if !ok {
 			continue
 		}
-		if !p.Card.OK() || !p.Card.MigEnabled() || takenBy(p, opts) != "" {
+		why, evict := "", false
+		if opts.Evict != nil {
+			why, evict = opts.Evict(p.Device)
+		}
+		if !p.Card.OK() || !p.Card.MigEnabled() || (!evict && takenBy(p, opts) != "") {
 			res.Withheld++
 			continue
 		}
 		dev := device(p, set)
 		dev.Taints = Taints(p.Card)
+		if evict {
+			dev.Taints = append(dev.Taints, resourceapi.DeviceTaint{Key: TaintUnservable, Value: why, Effect: resourceapi.DeviceTaintEffectNoExecute})
+		}
 		devices = append(devices, dev)
 	}
 	res.Offered = len(devices)
@@ -174,6 +188,9 @@ const (
 	TaintModePending = DriverName + "/mode-pending" // NoSchedule
 	TaintFailed      = DriverName + "/failed"       // NoSchedule; value: the Xid when known
 	TaintDegraded    = DriverName + "/degraded"     // None (informational); value: the Xid
+	// TaintUnservable: NoExecute on one device whose claim the plugin cannot
+	// serve; value: "taken" or "lost".
+	TaintUnservable = DriverName + "/unservable"
 )
 
 // Taints are the taints of every device of a card, from what the card can

@@ -49,6 +49,8 @@ int fs_usage_text(struct fs_text *t, struct accel_node *node, const struct accel
 
 	if (n->job && n->job->state != ACCEL_JOB_READY)
 		return -ENODEV;
+	if (!node)
+		return 0;
 	/* Sampled now, or answered from a reading under a window old (core/node_usage.c); never a card's lock. */
 	ret = accel_node_usage_text(node, s, n->dev, n->job, &text);
 	if (!ret)

@@ -15,6 +15,7 @@
 #include "core/mig_abi.h"
 #include "core/node.h"
 #include "core/processes.h"
+#include "fs/usage_text.h"
 #include "core/quota.h"
 #include "fs/dies.h"
 #include "fs/tree.h"
@@ -140,6 +141,7 @@ struct job_ctx {
 	const struct accel_device *d;
 	struct accel_attach *reg;
 	struct accel_node *node;
+	const struct accel_snapshot *s;
 };
 
 /* The job's processes file, as {pid, used_memory_bytes, command}; null where it says unknown (or no node). */
@@ -192,7 +194,8 @@ static json_t *job(const void *elem, const void *ctx)
 			  jc->reg ? json_string(accel_reclaim_str(accel_attach_reclaim(jc->reg, j->name, j->uuid)))
 				  : json_null()) ||
 	          json_object_set_new(o, "containers", containers(jc->reg, j)) ||
-	          json_object_set_new(o, "processes", processes(jc, j)))) {
+	          json_object_set_new(o, "processes", processes(jc, j)) ||
+	          json_object_set_new(o, "utilization", fs_usage_json(jc->node, jc->s, d, j)))) {
 		json_decref(o);
 		return NULL;
 	}
@@ -229,10 +232,11 @@ static json_t *list(const void *arr, size_t n, size_t size, json_t *(*fn)(const 
 	return a;
 }
 
-static json_t *device(const struct accel_device *d, struct accel_attach *reg, struct accel_node *node)
+static json_t *device(const struct accel_snapshot *s, const struct accel_device *d, struct accel_attach *reg,
+                      struct accel_node *node)
 {
 	const struct accel_family *f = d->family;
-	struct job_ctx jc = { d, reg, node };
+	struct job_ctx jc = { d, reg, node, s };
 	json_t *o;
 
 	o = json_pack("{s:s,s:s,s:s,s:s,s:I,s:s,s:o,s:s,s:s,s:s,s:s,s:o,s:o,s:s,s:o}", "name", d->name, "vendor",
@@ -243,7 +247,8 @@ static json_t *device(const struct accel_device *d, struct accel_attach *reg, st
 	              d->pci_driver[0] ? d->pci_driver : "unknown", "syspath", str_or_null(d->udev_syspath), "nodes",
 	              devnodes(d->card_nodes, d->n_card_nodes), "state", accel_device_state_str(d), "refusal",
 	              d->refused ? json_string(d->refusal) : json_null());
-	if (o && json_object_set_new(o, "health", health(&d->health))) {
+	if (o && (json_object_set_new(o, "health", health(&d->health)) ||
+	          json_object_set_new(o, "utilization", fs_usage_json(node, s, d, NULL)))) {
 		json_decref(o);
 		o = NULL;
 	}
@@ -459,7 +464,7 @@ int fs_node_json_text(struct fs_text *t, const struct accel_snapshot *s, struct 
 	int ret;
 
 	for (size_t i = 0; devs && i < s->n_devices; i++)
-		if (json_array_append_new(devs, device(s->devices[i], mount ? mount->attach : NULL, node))) {
+		if (json_array_append_new(devs, device(s, s->devices[i], mount ? mount->attach : NULL, node))) {
 			json_decref(devs);
 			devs = NULL;
 		}

@@ -24,6 +24,7 @@
 #include "fs/mig_map.h"
 #include "fs/live_text.h"
 #include "fs/node_json.h"
+#include "fs/usage_text.h"
 #include "fs/quota_file.h"
 #include "fs/render.h"
 #include "fs/tree.h"
@@ -172,6 +173,7 @@ static int metrics(struct fs_text *t, struct accel_node *node, const struct acce
 		return ret;
 	fs_metrics_text(t, s, n->mount->dies, &quota);
 	accel_quota_table_free(&quota);
+	fs_usage_metrics(t, node, s); /* live: a scrape samples what jobs use (never the textfile copy) */
 	return 0;
 }
 

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: MIT */
+#include "fs/usage_text.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/node.h"
+#include "core/usage.h"
+
+static void label(struct fs_text *t, const char *name, const char *value, bool first)
+{
+	fs_put(t, "%s%s=\"", first ? "" : ",", name);
+	for (const char *c = value; *c; c++) {
+		if (*c == '\\' || *c == '"')
+			fs_put(t, "\\%c", *c);
+		else if (*c == '\n')
+			fs_put(t, "%s", "\\n");
+		else
+			fs_put(t, "%c", *c);
+	}
+	fs_put(t, "%c", '"');
+}
+
+static void job_labels(struct fs_text *t, const struct accel_device *d, const struct accel_job *j)
+{
+	char num[16];
+
+	label(t, "job", j->name, true);
+	label(t, "device", d->name, false);
+	label(t, "profile", j->profile, false);
+	snprintf(num, sizeof(num), "%u", j->gi);
+	label(t, "gi", num, false);
+	label(t, "GPU_I_ID", num, false); /* DCGM exporter's name for it */
+	snprintf(num, sizeof(num), "%u", j->ci);
+	label(t, "ci", num, false);
+	label(t, "uuid", j->uuid, false);
+	label(t, "UUID", d->uuid, false); /* DCGM exporter's: the parent card's UUID */
+	snprintf(num, sizeof(num), "%u", (unsigned)j->uid);
+	label(t, "owner", num, false);
+}
+
+enum { G_INFO, G_WINDOW, G_SM, G_OCC, G_DRAM, G_SM_MEAN, G_SM_PEAK, G_MEM, G_MEM_TOTAL, G_MEM_PEAK, G_ENERGY, G_N };
+
+static const struct {
+	const char *name, *help;
+} gauges[G_N] = {
+	[G_INFO] = { "accelfs_job_info", "One per job, with what identifies it and its GPU instance (always 1)." },
+	[G_WINDOW] = { "accelfs_job_usage_window_seconds", "The window the job's GPM rates were measured over." },
+	[G_SM] = { "accelfs_job_sm_active_ratio", "SM activity of the job's GPU instance over the window (GPM)." },
+	[G_OCC] = { "accelfs_job_sm_occupancy_ratio", "SM occupancy of the job's GPU instance over the window (GPM)." },
+	[G_DRAM] = { "accelfs_job_dram_active_ratio", "DRAM bandwidth used over the window vs the maximum (GPM)." },
+	[G_SM_MEAN] = { "accelfs_job_sm_active_mean_ratio", "Time-weighted mean SM activity since first observed." },
+	[G_SM_PEAK] = { "accelfs_job_sm_active_peak_ratio", "Highest window SM activity since first observed." },
+	[G_MEM] = { "accelfs_job_memory_used_bytes", "Memory the job's MIG device uses." },
+	[G_MEM_TOTAL] = { "accelfs_job_memory_total_bytes", "Memory of the job's MIG device." },
+	[G_MEM_PEAK] = { "accelfs_job_memory_used_peak_bytes", "Most memory seen used since first observed." },
+	[G_ENERGY] = { "accelfs_job_energy_estimate_joules",
+	               "An ESTIMATE: the card's energy since first observed times the job's share of its SMs." },
+};
+
+/* The value of gauge g, or false where the driver cannot say (the series is then left out). */
+static bool value(int g, const struct accel_usage *u, double *v)
+{
+	switch (g) {
+	case G_INFO:
+		*v = 1;
+		return true;
+	case G_WINDOW:
+		*v = (double)u->window_ms / 1000.0;
+		return u->gpm;
+	case G_SM:
+		*v = u->sm_activity / 100.0;
+		return u->gpm;
+	case G_OCC:
+		*v = u->sm_occupancy / 100.0;
+		return u->gpm;
+	case G_DRAM:
+		*v = u->dram_bandwidth / 100.0;
+		return u->gpm;
+	case G_SM_MEAN:
+		*v = u->sm_activity_mean / 100.0;
+		return u->observed_ms > 0;
+	case G_SM_PEAK:
+		*v = u->sm_activity_peak / 100.0;
+		return u->observed_ms > 0;
+	case G_MEM:
+		*v = (double)u->memory_used;
+		return u->memory;
+	case G_MEM_TOTAL:
+		*v = (double)u->memory_total;
+		return u->memory;
+	case G_MEM_PEAK:
+		*v = (double)u->memory_used_peak;
+		return u->memory;
+	default:
+		*v = u->energy_joules;
+		return u->energy;
+	}
+}
+
+void fs_usage_metrics(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s)
+{
+	size_t n = 0, k = 0;
+	struct accel_usage *us;
+
+	if (!node) /* rendered without a node (tests/service's render check): nothing to ask */
+		return;
+	for (size_t i = 0; i < s->n_devices; i++)
+		n += s->devices[i]->n_jobs;
+	us = calloc(n ? n : 1, sizeof(*us));
+	if (!us) {
+		t->oom = true;
+		return;
+	}
+	/* Each ready job read once (a scrape never waits), then every family written from the readings. */
+	for (size_t i = 0; i < s->n_devices; i++)
+		for (size_t j = 0; j < s->devices[i]->n_jobs; j++, k++) {
+			const struct accel_job *job = &s->devices[i]->jobs[j];
+
+			if (job->state != ACCEL_JOB_READY ||
+			    accel_node_usage(node, s, s->devices[i], job, false, &us[k]))
+				memset(&us[k], 0, sizeof(us[k]));
+		}
+	for (int g = 0; g < G_N; g++) {
+		fs_put(t, "# HELP %s %s\n# TYPE %s gauge\n", gauges[g].name, gauges[g].help, gauges[g].name);
+		k = 0;
+		for (size_t i = 0; i < s->n_devices; i++)
+			for (size_t j = 0; j < s->devices[i]->n_jobs; j++, k++) {
+				const struct accel_job *job = &s->devices[i]->jobs[j];
+				double v;
+
+				if (!value(g, &us[k], &v) || (g != G_INFO && job->state != ACCEL_JOB_READY))
+					continue;
+				fs_put(t, "%s{", gauges[g].name);
+				job_labels(t, s->devices[i], job);
+				fs_put(t, "} %.17g\n", v);
+			}
+	}
+	free(us);
+}
+
+static json_t *num_or_null(bool known, double v)
+{
+	return known ? json_real(v) : json_null();
+}
+
+json_t *fs_usage_json(struct accel_node *node, const struct accel_snapshot *s, const struct accel_device *d,
+                      const struct accel_job *j)
+{
+	struct accel_usage u;
+
+	if (!node || (j && j->state != ACCEL_JOB_READY) || accel_node_usage(node, s, d, j, false, &u))
+		return json_null();
+	return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "window_ms",
+	                 u.gpm ? json_integer((json_int_t)u.window_ms) : json_null(), "sm_activity_percent",
+	                 num_or_null(u.gpm, u.sm_activity), "sm_occupancy_percent", num_or_null(u.gpm, u.sm_occupancy),
+	                 "dram_bandwidth_percent", num_or_null(u.gpm, u.dram_bandwidth), "sm_activity_mean_percent",
+	                 num_or_null(u.observed_ms > 0, u.sm_activity_mean), "sm_activity_peak_percent",
+	                 num_or_null(u.observed_ms > 0, u.sm_activity_peak), "memory_used_bytes",
+	                 u.memory ? json_integer((json_int_t)u.memory_used) : json_null(), "memory_total_bytes",
+	                 u.memory ? json_integer((json_int_t)u.memory_total) : json_null(), "memory_used_peak_bytes",
+	                 u.memory ? json_integer((json_int_t)u.memory_used_peak) : json_null(),
+	                 j ? "energy_estimate_joules" : "energy_joules", num_or_null(u.energy, u.energy_joules),
+	                 "gpm_unknown", u.gpm ? json_null() : json_string(u.gpm_why), "energy_unknown",
+	                 u.energy ? json_null() : json_string(u.energy_why));
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What jobs use (core/usage.h), for /accel/metrics and node.json: sampled
+ * as they are read (a scrape never waits for a window: it measures the one
+ * since the previous scrape, core/node_usage.c).  Not part of the textfile
+ * copy of the metrics (fs/textfile.h), which the daemon writes without
+ * anyone asking: an idle daemon samples nothing.
+ */
+#ifndef ACCELFS_USAGE_TEXT_H
+#define ACCELFS_USAGE_TEXT_H
+
+#include <jansson.h>
+
+#include "core/model.h"
+#include "fs/text.h"
+
+struct accel_node;
+
+/*
+ * The per-job gauges (accelfs_job_*), labelled job, device, profile, gi, ci,
+ * uuid, owner, and UUID and GPU_I_ID as DCGM exporter labels its per-MIG
+ * series, so that the two join on (UUID, GPU_I_ID); and the devices'.
+ */
+void fs_usage_metrics(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s);
+
+/* node.json's "utilization" of job j of d (NULL: the card's), or null where node is NULL or j not ready. */
+json_t *fs_usage_json(struct accel_node *node, const struct accel_snapshot *s, const struct accel_device *d,
+                      const struct accel_job *j);
+
+#endif

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "core/cdi.h"
+#include "core/usage_cache.h"
 #include "core/devnodes.h"
 #include "core/log.h"
 #include "core/timed_wait.h"

@@ -262,10 +262,6 @@ struct node_card *node_find_card(struct accel_node *node, const char *device);
  * (rescan: takes topo write-held; changed: topo read-held, a few driver
  * calls that say whether a rescan would find anything).
  */
-/* node_usage.c: the utilization cache, made at start, freed before the families close. */
-struct node_usage *node_usage_new(void);
-void node_usage_free(struct node_usage *u);
-
 int node_family_open(struct accel_node *node, struct node_family *fam);
 void node_family_close(struct node_family *fam);
 void node_cards_rescan(struct accel_node *node);

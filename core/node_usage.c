@@ -20,139 +20,7 @@
 #include <time.h>
 
 #include "core/usage.h"
-
-#define KEY_MAX (ACCEL_UUID_MAX + 32)
-
-struct usage_entry {
-	struct usage_entry *next;
-	char key[KEY_MAX];
-	unsigned users;       /* readers holding it: never freed while one does */
-	pthread_mutex_t lock; /* one reading at a time; guards probe */
-	struct accel_usage_probe probe;
-};
-
-struct node_usage {
-	pthread_mutex_t lock; /* a leaf: the list, users, pruned */
-	struct usage_entry *head;
-	uint64_t pruned; /* the snapshot generation the list was last pruned against */
-};
-
-struct node_usage *node_usage_new(void)
-{
-	struct node_usage *u = calloc(1, sizeof(*u));
-
-	if (u)
-		pthread_mutex_init(&u->lock, NULL);
-	return u;
-}
-
-static void entry_free(struct usage_entry *e)
-{
-	accel_usage_probe_free(&e->probe);
-	pthread_mutex_destroy(&e->lock);
-	free(e);
-}
-
-void node_usage_free(struct node_usage *u)
-{
-	if (!u)
-		return;
-	while (u->head) {
-		struct usage_entry *e = u->head;
-
-		u->head = e->next;
-		entry_free(e);
-	}
-	pthread_mutex_destroy(&u->lock);
-	free(u);
-}
-
-static void job_key(char *buf, size_t len, const struct accel_job *j)
-{
-	snprintf(buf, len, "%s@%lld", j->uuid, (long long)j->created);
-}
-
-static void card_key(char *buf, size_t len, const struct accel_device *d)
-{
-	snprintf(buf, len, "card:%s", d->uuid);
-}
-
-static bool key_in(const struct accel_snapshot *s, const char *key)
-{
-	char k[KEY_MAX];
-
-	for (size_t i = 0; i < s->n_devices; i++) {
-		const struct accel_device *d = s->devices[i];
-
-		card_key(k, sizeof(k), d);
-		if (!strcmp(k, key))
-			return true;
-		for (size_t j = 0; j < d->n_jobs; j++) {
-			job_key(k, sizeof(k), &d->jobs[j]);
-			if (!strcmp(k, key))
-				return true;
-		}
-	}
-	return false;
-}
-
-/* Drop the entries of jobs and cards s no longer shows, once per snapshot generation (u->lock held). */
-static void prune(struct node_usage *u, const struct accel_snapshot *s, struct usage_entry **gone)
-{
-	if (s->generation <= u->pruned)
-		return;
-	u->pruned = s->generation;
-	for (struct usage_entry **at = &u->head; *at;) {
-		struct usage_entry *e = *at;
-
-		if (!e->users && !key_in(s, e->key)) {
-			*at = e->next;
-			e->next = *gone;
-			*gone = e;
-		} else {
-			at = &e->next;
-		}
-	}
-}
-
-static struct usage_entry *entry_get(struct accel_node *node, const struct accel_snapshot *s, const char *key)
-{
-	struct node_usage *u = node->usage;
-	struct usage_entry *e, *gone = NULL;
-
-	node_lock(&u->lock, NODE_LOCK_LEAF);
-	prune(u, s, &gone);
-	for (e = u->head; e && strcmp(e->key, key); e = e->next)
-		;
-	if (!e) {
-		e = calloc(1, sizeof(*e));
-		if (e) {
-			snprintf(e->key, sizeof(e->key), "%s", key);
-			pthread_mutex_init(&e->lock, NULL);
-			accel_usage_probe_init(&e->probe);
-			e->next = u->head;
-			u->head = e;
-		}
-	}
-	if (e)
-		e->users++;
-	node_unlock(&u->lock, NODE_LOCK_LEAF);
-	/* Samples go back to the driver outside the table's lock. */
-	while (gone) {
-		struct usage_entry *next = gone->next;
-
-		entry_free(gone);
-		gone = next;
-	}
-	return e;
-}
-
-static void entry_put(struct accel_node *node, struct usage_entry *e)
-{
-	node_lock(&node->usage->lock, NODE_LOCK_LEAF);
-	e->users--;
-	node_unlock(&node->usage->lock, NODE_LOCK_LEAF);
-}
+#include "core/usage_cache.h"
 
 /* One reading of d (j: its job's GPU instance, NULL: the card), topo read-held only for the calls. */
 static void step(struct accel_node *node, const struct accel_device *d, const struct accel_job *j,
@@ -183,16 +51,16 @@ static void step(struct accel_node *node, const struct accel_device *d, const st
 int accel_node_usage(struct accel_node *node, const struct accel_snapshot *s, const struct accel_device *d,
                      const struct accel_job *j, bool may_wait, struct accel_usage *out)
 {
-	char key[KEY_MAX];
-	struct usage_entry *e;
+	char key[NODE_USAGE_KEY_MAX];
+	struct node_usage_entry *e;
 	struct accel_usage_probe *p;
 	int64_t now;
 
 	if (j)
-		job_key(key, sizeof(key), j);
+		node_usage_job_key(key, sizeof(key), j);
 	else
-		card_key(key, sizeof(key), d);
-	e = entry_get(node, s, key);
+		node_usage_card_key(key, sizeof(key), d);
+	e = node_usage_get(node->usage, s, key);
 	if (!e)
 		return -ENOMEM;
 	p = &e->probe;
@@ -217,7 +85,7 @@ int accel_node_usage(struct accel_node *node, const struct accel_snapshot *s, co
 	}
 	*out = p->last;
 	pthread_mutex_unlock(&e->lock);
-	entry_put(node, e);
+	node_usage_put(node->usage, e);
 	return 0;
 }
 

@@ -56,16 +56,16 @@ struct sim_health_card {
  */
 struct sim_usage_target {
 	int64_t set_ns;
-	uint32_t sm, occ, dram;        /* rates, 0..10000 */
+	uint32_t sm, occ, dram; /* rates, 0..10000 */
 	uint32_t pad;
 	uint64_t acc_sm, acc_occ, acc_dram;
-	uint64_t mem_used;             /* bytes the instance (or the card) uses */
+	uint64_t mem_used; /* bytes the instance (or the card) uses */
 };
 
 #define SIM_USAGE_CARD SIM_MAX_GI /* targets[SIM_USAGE_CARD] is the card's own */
 
 struct sim_usage_card {
-	uint32_t no_gpm;    /* the card answers GpmQueryDeviceSupport with isSupportedDevice 0 */
+	uint32_t no_gpm; /* the card answers GpmQueryDeviceSupport with isSupportedDevice 0 */
 	uint32_t pad;
 	uint64_t energy_mj; /* DeviceGetTotalEnergyConsumption */
 	struct sim_usage_target targets[SIM_MAX_GI + 1];

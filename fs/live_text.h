@@ -23,6 +23,12 @@ void fs_job_processes_lines(struct fs_text *t, struct accel_node *node, const st
  */
 int fs_usage_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s, const struct fs_node *n);
 uint64_t fs_usage_size(const struct fs_node *n);
+/* The row of a utilization file (a device's, flags 0; a job's, FS_ENTRY_JOB_READY). */
+#define FS_USAGE_ROW(row_flags)                                                                                        \
+	{                                                                                                              \
+		.name = "utilization", .kind = FS_FILE, .flags = (row_flags), .render = fs_usage_text,                 \
+		.size = fs_usage_size                                                                                  \
+	}
 /* dies/last_error (a row's render): as a profile directory's last_error. */
 int fs_dies_last_error_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
                             const struct fs_node *n);

@@ -435,7 +435,7 @@ static const struct fs_entry device_files[] = {
 	{ .name = "health", .kind = FS_FILE, .flags = FS_ENTRY_CACHED, .render = device_health },
 	/* holders change with no new snapshot */
 	{ .name = "holders", .kind = FS_FILE, .render = device_holders },
-	{ .name = "utilization", .kind = FS_FILE, .render = fs_usage_text, .size = fs_usage_size }, /* live */
+	FS_USAGE_ROW(0), /* live */
 	{ .name = "mig", .kind = FS_MIG },
 	{ 0 },
 };
@@ -507,11 +507,7 @@ static const struct fs_entry job_files[] = {
 	/* what the driver's events said about the job's instance (core/health.h) */
 	{ .name = "processes", .kind = FS_FILE, .flags = FS_ENTRY_JOB_READY, .render = fs_job_processes_text },
 	{ .name = "health", .kind = FS_FILE, .flags = FS_ENTRY_CACHED, .render = job_health },
-	{ .name = "utilization", /* live: sampled while read, never by an idle daemon (fs/live_text.h) */
-	  .kind = FS_FILE,
-	  .flags = FS_ENTRY_JOB_READY,
-	  .render = fs_usage_text,
-	  .size = fs_usage_size },
+	FS_USAGE_ROW(FS_ENTRY_JOB_READY), /* live: sampled while read, never by an idle daemon */
 	/* holders, containers and reclaim: the attach registry, not the snapshot (fs/containers_*.c) */
 	{ .name = "holders", .kind = FS_FILE, .render = fs_holders_text },
 	{ .name = "containers",

@@ -97,7 +97,7 @@ static long sys_bpf(int cmd, union bpf_attr *attr)
 	return syscall(SYS_bpf, cmd, attr, sizeof(*attr));
 }
 
-int devcg_bpf_attach(const char *cgdir, const struct devcg_rules *r, char *err, size_t len)
+int devcg_bpf_load(const struct devcg_rules *r, char *err, size_t len)
 {
 	static struct bpf_insn prog[DEVCG_BPF_MAX_INSNS];
 	static char log[16384];
@@ -115,8 +115,8 @@ int devcg_bpf_attach(const char *cgdir, const struct devcg_rules *r, char *err, 
 	attr.log_size = sizeof(log);
 	attr.log_level = 1;
 	snprintf(attr.prog_name, sizeof(attr.prog_name), "accelfs_devcg");
-	int prog_fd = (int)sys_bpf(BPF_PROG_LOAD, &attr);
-	if (prog_fd < 0) {
+	int fd = (int)sys_bpf(BPF_PROG_LOAD, &attr);
+	if (fd < 0) {
 		int e = errno;
 		snprintf(err, len, "cannot load the cgroup v2 device program (%zu instructions): %s%s%s%s", n,
 		         strerror(e),
@@ -124,21 +124,81 @@ int devcg_bpf_attach(const char *cgdir, const struct devcg_rules *r, char *err, 
 		                 ? " (needs CAP_BPF or CAP_SYS_ADMIN: the plugin runs as root in task_init_privileged)"
 		                 : "",
 		         log[0] ? ": " : "", log);
+	}
+	return fd;
+}
+
+static int attach_multi(int cg_fd, int prog_fd)
+{
+	union bpf_attr attr;
+	memset(&attr, 0, sizeof(attr));
+	attr.target_fd = (uint32_t)cg_fd;
+	attr.attach_bpf_fd = (uint32_t)prog_fd;
+	attr.attach_type = BPF_CGROUP_DEVICE;
+	attr.attach_flags = BPF_F_ALLOW_MULTI;
+	return (int)sys_bpf(BPF_PROG_ATTACH, &attr);
+}
+
+/*
+ * Attach, to the task's own cgroup, every device program that applies to it
+ * now (the kernel's effective list: Slurm's on the step or the job,
+ * systemd's above), each with BPF_F_ALLOW_MULTI.  The kernel runs a
+ * cgroup's programs and then climbs only through ancestors attached with
+ * BPF_F_ALLOW_MULTI: Slurm's cgroup/v2 attaches with BPF_F_ALLOW_OVERRIDE,
+ * so a program of ours alone on the task's cgroup would replace Slurm's
+ * (every GRES File= it keeps from the task) instead of adding to it.  With
+ * the same programs attached here too, every one of them still has to allow.
+ */
+static int keep_effective(int cg_fd, const char *cgdir, char *err, size_t len)
+{
+	uint32_t ids[64];
+	union bpf_attr attr;
+	memset(&attr, 0, sizeof(attr));
+	attr.query.target_fd = (uint32_t)cg_fd;
+	attr.query.attach_type = BPF_CGROUP_DEVICE;
+	attr.query.query_flags = BPF_F_QUERY_EFFECTIVE;
+	attr.query.prog_ids = (uint64_t)(uintptr_t)ids;
+	attr.query.prog_cnt = sizeof(ids) / sizeof(ids[0]);
+	if (sys_bpf(BPF_PROG_QUERY, &attr) < 0) {
+		snprintf(err, len, "cannot list the device programs that apply to %s: %s", cgdir, strerror(errno));
 		return -1;
 	}
+	for (uint32_t i = 0; i < attr.query.prog_cnt; i++) {
+		union bpf_attr get;
+		memset(&get, 0, sizeof(get));
+		get.prog_id = ids[i];
+		int fd = (int)sys_bpf(BPF_PROG_GET_FD_BY_ID, &get);
+		if (fd < 0) {
+			snprintf(err, len, "cannot take device program %u (applies to %s): %s", ids[i], cgdir,
+			         strerror(errno));
+			return -1;
+		}
+		int rc = attach_multi(cg_fd, fd);
+		int e = errno;
+		close(fd);
+		if (rc < 0 && e != EEXIST) {
+			snprintf(err, len, "cannot keep device program %u on %s: %s%s", ids[i], cgdir, strerror(e),
+			         e == EPERM ? " (a program attached there without BPF_F_ALLOW_MULTI admits no other)"
+			                    : "");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int devcg_bpf_attach(const char *cgdir, const struct devcg_rules *r, char *err, size_t len)
+{
+	int prog_fd = devcg_bpf_load(r, err, len);
+	if (prog_fd < 0)
+		return -1;
 	int cg_fd = open(cgdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cg_fd < 0) {
 		snprintf(err, len, "cannot open the task's cgroup %s: %s", cgdir, strerror(errno));
 		close(prog_fd);
 		return -1;
 	}
-	memset(&attr, 0, sizeof(attr));
-	attr.target_fd = (uint32_t)cg_fd;
-	attr.attach_bpf_fd = (uint32_t)prog_fd;
-	attr.attach_type = BPF_CGROUP_DEVICE;
-	attr.attach_flags = BPF_F_ALLOW_MULTI;
-	int rc = 0;
-	if (sys_bpf(BPF_PROG_ATTACH, &attr) < 0) {
+	int rc = keep_effective(cg_fd, cgdir, err, len);
+	if (rc == 0 && attach_multi(cg_fd, prog_fd) < 0) {
 		int e = errno;
 		snprintf(err, len, "cannot attach the device program to %s: %s%s", cgdir, strerror(e),
 		         e == EPERM ? " (a program attached there without BPF_F_ALLOW_MULTI admits no other)" : "");

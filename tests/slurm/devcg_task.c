@@ -6,9 +6,10 @@
  * suite (test_devcg.py) runs it in a cgroup laid out as Slurm's.
  *
  *   devcg_task --job=ID --task=N [--mount=DIR] [--partitions] [--cgroup=auto|v1|v2]
- *              [--proc-devices=FILE]... [--others=CGROUP:MAJOR:MINOR] [--] PATH...
+ *              [--proc-devices=FILE]... [--others=CGROUP:MAJOR:MINOR:override|multi]... [--] PATH...
  *
- * --others stands for the program Slurm's cgroup/v2 plugin (or systemd) attaches
+ * --others stands for a program Slurm's cgroup/v2 plugin (BPF_F_ALLOW_OVERRIDE,
+ * on the job's and the step's cgroups) or systemd (BPF_F_ALLOW_MULTI) attaches
  * above the task: before confining, it attaches to the cgroup v2 directory
  * CGROUP a device program that keeps MAJOR from everyone but MAJOR:MINOR.
  * After confining, "cgroup: REL" says where the task is (the unified
@@ -23,9 +24,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <linux/bpf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static const char *errno_name(int e)
@@ -46,6 +49,37 @@ static const char *errno_name(int e)
 	}
 }
 
+/* CGROUP:MAJOR:MINOR:override|multi, attached as Slurm or systemd would. */
+static int attach_other(char *spec)
+{
+	static struct devcg_rules r;
+	char err[2048], mode[16];
+	char *colon = strchr(spec, ':');
+	memset(&r, 0, sizeof(r));
+	if (!colon || sscanf(colon + 1, "%u:%u:%15s", &r.allow[0].major, &r.allow[0].minor, mode) != 3) {
+		fprintf(stderr, "devcg_task: --others=CGROUP:MAJOR:MINOR:override|multi\n");
+		return -1;
+	}
+	*colon = '\0';
+	r.majors[0] = r.allow[0].major;
+	r.nmajors = r.nallow = 1;
+	int prog = devcg_bpf_load(&r, err, sizeof(err));
+	int cg = open(spec, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	union bpf_attr attr;
+	memset(&attr, 0, sizeof(attr));
+	attr.target_fd = (uint32_t)cg;
+	attr.attach_bpf_fd = (uint32_t)prog;
+	attr.attach_type = BPF_CGROUP_DEVICE;
+	attr.attach_flags = strcmp(mode, "multi") ? BPF_F_ALLOW_OVERRIDE : BPF_F_ALLOW_MULTI;
+	if (prog < 0 || cg < 0 || syscall(SYS_bpf, BPF_PROG_ATTACH, &attr, sizeof(attr)) < 0) {
+		fprintf(stderr, "others: %s: %s\n", spec, prog < 0 ? err : strerror(errno));
+		return -1;
+	}
+	close(cg);
+	close(prog);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -54,7 +88,8 @@ int main(int argc, char **argv)
 		{ "cgroup", required_argument, NULL, 'c' }, { "proc-devices", required_argument, NULL, 'd' },
 		{ "others", required_argument, NULL, 'o' }, { NULL, 0, NULL, 0 },
 	};
-	char others[1024] = "";
+	char others[8][1024];
+	int nothers = 0;
 	struct devcg_config cfg = { .mount = "/accel", .mode = DEVCG_AUTO };
 	unsigned long job = 0, task = 0;
 	int partitions = 0, c;
@@ -86,7 +121,9 @@ int main(int argc, char **argv)
 			cfg.proc_devices[cfg.nproc_devices++] = optarg;
 			break;
 		case 'o':
-			snprintf(others, sizeof(others), "%s", optarg);
+			if (nothers == 8)
+				return 2;
+			snprintf(others[nothers++], sizeof(others[0]), "%s", optarg);
 			break;
 		default:
 			return 2;
@@ -97,21 +134,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	char err[2048];
-	if (others[0]) {
-		static struct devcg_rules r;
-		char *colon = strchr(others, ':');
-		if (!colon || sscanf(colon + 1, "%u:%u", &r.allow[0].major, &r.allow[0].minor) != 2) {
-			fprintf(stderr, "devcg_task: --others=CGROUP:MAJOR:MINOR\n");
-			return 2;
-		}
-		*colon = '\0';
-		r.majors[0] = r.allow[0].major;
-		r.nmajors = r.nallow = 1;
-		if (devcg_bpf_attach(others, &r, err, sizeof(err)) < 0) {
-			fprintf(stderr, "others: %s\n", err);
+	for (int i = 0; i < nothers; i++)
+		if (attach_other(others[i]) < 0)
 			return 1;
-		}
-	}
 	if (devcg_confine(&cfg, (uint32_t)job, (uint32_t)task, partitions, err, sizeof(err)) < 0) {
 		fprintf(stderr, "confine: %s\n", err);
 		return 1;

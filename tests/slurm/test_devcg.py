@@ -150,17 +150,27 @@ class DevcgTest(unittest.TestCase):
         self.assertEqual(rc, 1)
         self.assertIn("is accelfs mounted there?", err)
 
-    def test_v2_composes_with_the_program_slurm_attaches(self):
-        # Slurm's cgroup/v2 plugin attaches its own device program to the job's cgroup (with
-        # BPF_F_ALLOW_MULTI): every program must allow, so what it refuses stays refused.
+    def test_v2_keeps_the_programs_slurm_attaches(self):
+        # Slurm's cgroup/v2 plugin attaches its device program to the job's and the step's cgroups
+        # with BPF_F_ALLOW_OVERRIDE. The kernel climbs from a cgroup with programs only through
+        # ancestors attached with BPF_F_ALLOW_MULTI, so a program of ours alone on the task's cgroup
+        # would replace Slurm's: what Slurm refuses must stay refused.
         t = self.v2_tree()
-        job = t.make("job_7")
+        job, step = t.make("job_7"), t.make("job_7/step_0")
         start = t.make("job_7/step_0/slurm")
-        rc, got, _, err = self.task(start, 7, f"--others={job}:1:3",
+        rc, got, _, err = self.task(start, 7, f"--others={job}:1:3:override", f"--others={step}:1:3:override",
                                     paths=[self.cap[8], self.cap[7], "/dev/null", "/dev/zero"])
         self.assertEqual(rc, 0, err)
         self.assertEqual(got, {self.cap[8]: "EPERM", self.cap[7]: "ENXIO", "/dev/null": "ok",
                                "/dev/zero": "EPERM"})  # refused by "Slurm's" program, not ours
+
+    def test_v2_composes_with_a_program_attached_with_allow_multi(self):
+        # systemd attaches with BPF_F_ALLOW_MULTI: every program on the way up must allow.
+        t = self.v2_tree()
+        start = t.make("job_7/step_0/slurm")
+        rc, got, _, err = self.task(start, 7, f"--others={t.top}:1:3:multi", paths=[self.cap[7], "/dev/zero"])
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(got, {self.cap[7]: "ENXIO", "/dev/zero": "EPERM"})
 
     def test_v2_a_task_outside_its_jobs_cgroup_is_refused(self):
         t = self.v2_tree()

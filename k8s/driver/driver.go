@@ -75,6 +75,8 @@ type Driver struct {
 	healing map[string]bool
 	healed  int // lost instances carved again
 
+	metrics metrics
+
 	kick chan struct{}
 
 	// reconcileFailed: the look at start failed (the loop tries again soon).

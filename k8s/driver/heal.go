@@ -23,8 +23,12 @@ type evictEntry struct{ part, why string }
 // it is published with a NoExecute taint until the claim is unprepared.
 func (d *Driver) setEvict(part, device, why string) {
 	d.liveMu.Lock()
+	_, had := d.evict[device]
 	d.evict[device] = evictEntry{part, why}
 	d.liveMu.Unlock()
+	if !had {
+		d.metrics.add(&d.metrics.evicted)
+	}
 	d.poke()
 }
 
@@ -128,6 +132,7 @@ func (d *Driver) healJob(ctx context.Context, job, device string) {
 	}
 	if len(carved) > 0 {
 		d.healed++
+		d.metrics.add(&d.metrics.healed)
 		logger.Info("Carved a lost instance again at its placement")
 	}
 }

@@ -27,7 +27,9 @@ func (d *Driver) PrepareResourceClaims(ctx context.Context, claims []*resourceap
 	for i, claim := range claims {
 		wg.Go(func() {
 			defer d.parts.lock(claimPart(claim.UID))()
+			start := time.Now()
 			results[i] = d.prepareClaim(ctx, claim)
+			d.metrics.observe(&d.metrics.prepare, &d.metrics.prepareErrors, start, results[i].Err)
 		})
 	}
 	wg.Wait()

@@ -29,6 +29,8 @@ func (d *Driver) UnprepareResourceClaims(ctx context.Context, claims []kubeletpl
 	for i, c := range claims {
 		wg.Go(func() {
 			defer d.parts.lock(claimPart(c.UID))()
+			start := time.Now()
+			defer func() { d.metrics.observe(&d.metrics.unprepare, &d.metrics.unprepareErrors, start, errs[i]) }()
 			// Read under the claim's lock: its jobs are made only by its
 			// own prepare, which the lock keeps out until this is done.
 			node, err := d.fs.ReadNode()

@@ -11,12 +11,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"syscall"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -83,6 +85,8 @@ func run() int {
 	fallback := fs.Duration("resync", 30*time.Second, "re-read node.json at least this often (changes wake the plugin at once)")
 	reconcileEvery := fs.Duration("reconcile-every", 5*time.Minute, "look for jobs of claims that are gone this often (and at start; negative: only at start)")
 	cdiTimeout := fs.Duration("cdi-timeout", 20*time.Second, "how long a prepare waits for a carved job's CDI device")
+	httpAddr := fs.String("http-addr", "", "serve /metrics, /healthz and /readyz there (\":8081\"; empty: not served)")
+	podUID := fs.String("pod-uid", os.Getenv("POD_UID"), "this plugin's pod UID (default $POD_UID): set, a new pod of a rolling update runs beside the old one, each with sockets of its own")
 	klog.InitFlags(fs)
 	fs.Usage = usage(fs, "usage: accelfs-dra [flags]   |   accelfs-dra classes [--node-json=FILE]\n"+
 		"The accelfs DRA kubelet plugin (docs/kubernetes.md).\n")
@@ -136,10 +140,20 @@ func run() int {
 		Fallback:       *fallback,
 		ReconcileEvery: *reconcileEvery,
 		CDITimeout:     *cdiTimeout,
+		PluginOptions:  pluginOptions(*podUID),
 	})
 	if err != nil {
 		logger.Error(err, "Start")
 		return 1
+	}
+	if *httpAddr != "" {
+		srv := &http.Server{Addr: *httpAddr, Handler: d.Handler(), ReadHeaderTimeout: 10 * time.Second}
+		go func() {
+			if err := srv.ListenAndServe(); err != nil && err != http.ErrServerClosed {
+				logger.Error(err, "HTTP server (metrics, probes)")
+			}
+		}()
+		defer srv.Close()
 	}
 	<-d.Done()
 	cause := d.Err()
@@ -150,6 +164,17 @@ func run() int {
 	}
 	logger.Error(cause, "Stopped on an error")
 	return 1
+}
+
+// pluginOptions: with the pod's UID, two plugin pods of a rolling update
+// serve side by side (the kubeletplugin library's RollingUpdate): the kubelet
+// talks to either, and the plugin keeps no state across calls (a claim's
+// jobs are its state, both reconcile).
+func pluginOptions(podUID string) []kubeletplugin.Option {
+	if podUID == "" {
+		return nil
+	}
+	return []kubeletplugin.Option{kubeletplugin.RollingUpdate(types.UID(podUID))}
 }
 
 func restConfig(kubeconfig string) (*rest.Config, error) {

@@ -132,11 +132,29 @@ struct accel_device {
 	int refs;
 };
 
+/*
+ * A family of devices as the node found it: whether its driver library
+ * loaded, and if not why, so that a node with no driver says so (metrics,
+ * node.json) instead of only showing no device.
+ */
+#define ACCEL_SNAPSHOT_FAMILIES 4
+struct accel_family_state {
+	char prefix[8];    /* the tree prefix: "ppu", "gpu" */
+	char vendor[16];   /* "T-Head", "NVIDIA" */
+	bool disabled;     /* not looked for (accel_family_config.disabled) */
+	bool loaded;       /* the driver library loaded */
+	char library[256]; /* the library loaded, or the name looked for */
+	char reason[16];   /* "" when loaded, else "disabled", "not_found" or "unusable" (found, refused) */
+	char why[512];     /* not loaded: the loader's sentence; "" when loaded */
+};
+
 struct accel_snapshot {
 	int refs; /* atomically updated */
 	uint64_t generation;
 	struct accel_device **devices; /* shared views, referenced */
 	size_t n_devices;
+	struct accel_family_state families[ACCEL_SNAPSHOT_FAMILIES]; /* in the order of accel_families[] */
+	size_t n_families;
 };
 
 struct accel_snapshot *accel_snapshot_ref(struct accel_snapshot *s);

@@ -206,8 +206,10 @@ struct accel_node *accel_node_start(const struct accel_node_options *opt, char *
 		snprintf(fam->library, sizeof(fam->library), "%s", cfg->library ? cfg->library : "");
 		snprintf(fam->dev_root, sizeof(fam->dev_root), "%s", cfg->dev_root ? cfg->dev_root : "/dev");
 		snprintf(fam->proc_root, sizeof(fam->proc_root), "%s", cfg->proc_root ? cfg->proc_root : "/proc");
-		if (cfg->disabled)
+		if (cfg->disabled) {
+			node_family_state(node, fam, true, 0, NULL);
 			continue;
+		}
 		if (node_family_open(node, fam)) {
 			snprintf(err, errlen, "out of memory opening %s", fam->family->tree_prefix);
 			accel_node_stop(node);

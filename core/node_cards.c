@@ -461,6 +461,35 @@ void node_family_close(struct node_family *fam)
 	fam->loaded = false;
 }
 
+void node_family_state(struct accel_node *node, struct node_family *fam, bool disabled, int ret, const char *why)
+{
+	struct accel_family_state *st = &node->fam_states[fam - node->fams];
+	char looked_for[PATH_MAX] = "";
+	const char *library = looked_for, *slash;
+
+	if (!disabled && !why)
+		library = fam->lib.path;
+	else if (fam->library[0])
+		library = fam->library;
+	else
+		fam->family->library_candidates(&looked_for, 1);
+	/* A library's file name: the series' label stays the same wherever it was found. */
+	slash = strrchr(library, '/');
+	node_lock(&node->view_lock, NODE_LOCK_VIEW);
+	snprintf(st->prefix, sizeof(st->prefix), "%s", fam->family->tree_prefix);
+	snprintf(st->vendor, sizeof(st->vendor), "%s", fam->family->vendor);
+	st->disabled = disabled;
+	st->loaded = !disabled && !why;
+	snprintf(st->library, sizeof(st->library), "%s", slash ? slash + 1 : library);
+	snprintf(st->reason, sizeof(st->reason), "%s",
+	         disabled         ? "disabled"
+	         : !why           ? ""
+	         : ret == -ENOENT ? "not_found"
+	                          : "unusable");
+	snprintf(st->why, sizeof(st->why), "%s", disabled ? "not looked for (disabled)" : why ? why : "");
+	node_unlock(&node->view_lock, NODE_LOCK_VIEW);
+}
+
 int node_family_open(struct accel_node *node, struct node_family *fam)
 {
 	char err[512];
@@ -468,6 +497,7 @@ int node_family_open(struct accel_node *node, struct node_family *fam)
 	int ret;
 
 	ret = accel_family_open_lib(fam->family, fam->library[0] ? fam->library : NULL, &fam->lib, err, sizeof(err));
+	node_family_state(node, fam, false, ret, ret ? err : NULL);
 	if (ret == -ENOENT)
 		log_info("%s: %s: no %s driver, the family is not shown (but for cards with records)",
 		         fam->family->tree_prefix, err, fam->family->vendor);

@@ -159,6 +159,8 @@ struct accel_node {
 
 	pthread_mutex_t publish_lock;
 	pthread_mutex_t view_lock;
+	/* Each family's library, as the next snapshot shows it: guarded by view_lock (node_family_open). */
+	struct accel_family_state fam_states[ACCEL_MAX_FAMILIES];
 	pthread_mutex_t snap_lock;
 	struct accel_snapshot *snap; /* guarded by snap_lock; replaced only under publish_lock */
 	uint64_t generation;         /* guarded by publish_lock */
@@ -263,6 +265,11 @@ struct node_card *node_find_card(struct accel_node *node, const char *device);
  * calls that say whether a rescan would find anything).
  */
 int node_family_open(struct accel_node *node, struct node_family *fam);
+/*
+ * Record fam's library for the next snapshot: disabled, loaded (why NULL), or
+ * not (ret: the loader's -errno, -ENOENT for not found) and why.  Takes view_lock.
+ */
+void node_family_state(struct accel_node *node, struct node_family *fam, bool disabled, int ret, const char *why);
 void node_family_close(struct node_family *fam);
 void node_cards_rescan(struct accel_node *node);
 bool node_cards_changed(struct accel_node *node);

@@ -65,6 +65,8 @@ static struct accel_device *shown(const struct accel_snapshot *old, const struct
 	return NULL;
 }
 
+_Static_assert(ACCEL_MAX_FAMILIES <= ACCEL_SNAPSHOT_FAMILIES, "a snapshot shows every family");
+
 struct accel_snapshot *node_publish(struct accel_node *node)
 {
 	struct accel_snapshot *s = NULL, *old;
@@ -77,7 +79,8 @@ struct accel_snapshot *node_publish(struct accel_node *node)
 	for (size_t f = 0; f < node->n_fams; f++)
 		for (size_t c = 0; c < node->fams[f].n_cards; c++)
 			total += shown(old, node->fams[f].cards[c]) != NULL;
-	changed = !old || old->n_devices != total;
+	changed = !old || old->n_devices != total || old->n_families != node->n_fams ||
+	          memcmp(old->families, node->fam_states, node->n_fams * sizeof(old->families[0]));
 	for (size_t f = 0, k = 0; !changed && f < node->n_fams; f++)
 		for (size_t c = 0; !changed && c < node->fams[f].n_cards; c++) {
 			struct accel_device *d = shown(old, node->fams[f].cards[c]);
@@ -90,6 +93,8 @@ struct accel_snapshot *node_publish(struct accel_node *node)
 			s->devices = calloc(total + 1, sizeof(*s->devices));
 		if (s && s->devices) {
 			s->refs = 1;
+			s->n_families = node->n_fams;
+			memcpy(s->families, node->fam_states, node->n_fams * sizeof(s->families[0]));
 			for (size_t f = 0; f < node->n_fams; f++)
 				for (size_t c = 0; c < node->fams[f].n_cards; c++) {
 					struct accel_device *d = shown(old, node->fams[f].cards[c]);

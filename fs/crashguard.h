@@ -23,11 +23,23 @@
  *     connection and goes.  SIGKILL and the OOM killer reach it this way.
  * A daemon starting after a crash does the same for a predecessor both
  * missed (fs/takeover.h).
+ *
+ * The guardian also tells a stop from a death: a daemon that stops says so
+ * first (fs_crashguard_stopping).  One that died without saying so has its
+ * metrics textfile, if it left one, replaced by accelfs_up 0 and the time
+ * of death (fs/textfile.h: no series of a dead daemon looks current), and a
+ * line in its log naming it, once every thread of it is gone.
  */
 #ifndef ACCELFS_CRASHGUARD_H
 #define ACCELFS_CRASHGUARD_H
 
 #include <stddef.h>
+
+/* What the guardian reports a death in: each NULL for none. */
+struct fs_crashguard_files {
+	const char *log;          /* the daemon's log file: a line is appended */
+	const char *textfile_dir; /* --metrics-textfile's directory: its accelfs.prom is marked down */
+};
 
 /*
  * Arm both for the FUSE mount now at mountpoint (call from the main
@@ -35,6 +47,10 @@
  * state lock records it for a successor).  Returns 0, or -1 with a
  * sentence in err: the daemon serves anyway, unguarded.
  */
-int fs_crashguard_arm(const char *mountpoint, unsigned *conn, char *err, size_t len);
+int fs_crashguard_arm(const char *mountpoint, const struct fs_crashguard_files *files, unsigned *conn, char *err,
+                      size_t len);
+
+/* The daemon is stopping, not dying: call once it has cleaned up, before main returns. */
+void fs_crashguard_stopping(void);
 
 #endif

@@ -179,16 +179,17 @@ static void add_fuse_args(struct fuse_args *args, const struct fs_options *o, st
  * the state directory's in the background.  A daemon that cannot open it
  * would log nowhere once it detaches: that is a failure.
  */
-static int open_log(const struct fs_options *o, const char *state_dir)
+/* path: where the log went, for the crash guard ("" for none). */
+static int open_log(const struct fs_options *o, const char *state_dir, char *path, size_t len)
 {
-	char path[PATH_MAX];
 	int ret;
 
+	*path = '\0';
 	if (!o->log_file && o->foreground)
 		return 0;
-	snprintf(path, sizeof(path), "%s", o->log_file ? o->log_file : state_dir);
+	snprintf(path, len, "%s", o->log_file ? o->log_file : state_dir);
 	if (!o->log_file)
-		snprintf(path, sizeof(path), "%s/accelfs.log", state_dir);
+		snprintf(path, len, "%s/accelfs.log", state_dir);
 	ret = accel_log_open_file(path);
 	if (ret)
 		fprintf(stderr, "accelfs: cannot open the log file %s: %s: fix it or give another with --log=FILE\n",
@@ -253,6 +254,7 @@ int main(int argc, char *argv[])
 	struct sim_setup sim;
 	struct accelfs fs;
 	char err[1024], state_dir[PATH_MAX], sim_cdi_dir[PATH_MAX], taken_over[2 * PATH_MAX + 1024] = "";
+	char log_path[PATH_MAX] = "";
 	const char *want_state_dir;
 	int ret, lock_fd = -1, cdi_fd = -1;
 
@@ -308,7 +310,7 @@ int main(int argc, char *argv[])
 	}
 	if (startup_lock_state_dir(state_dir, mp.path, &lock_fd))
 		goto out;
-	if (open_log(&o, state_dir)) /* before the fork: the detach below is logged there too */
+	if (open_log(&o, state_dir, log_path, sizeof(log_path))) /* before the fork: the detach is logged there too */
 		goto out;
 	if (*taken_over)
 		log_warn("%s", taken_over);
@@ -393,9 +395,10 @@ int main(int argc, char *argv[])
 	}
 	/* From here on, dying aborts the mount's connection: no caller can be left waiting (fs/crashguard.h). */
 	{
+		struct fs_crashguard_files reports = { *log_path ? log_path : NULL, o.metrics_textfile };
 		unsigned conn = 0;
 
-		if (fs_crashguard_arm(mp.path, &conn, err, sizeof(err)))
+		if (fs_crashguard_arm(mp.path, &reports, &conn, err, sizeof(err)))
 			log_warn("%s; if accelfs dies, callers of %s may stay blocked until the next accelfs starts",
 			         err, mp.path);
 		startup_lock_note(lock_fd, mp.path, conn);
@@ -487,5 +490,6 @@ out:
 	pthread_mutex_destroy(&fs.files_lock);
 	fuse_opt_free_args(&args);
 	fs_options_free(&o);
+	fs_crashguard_stopping(); /* last: a crash before here is a death the guardian reports */
 	return ret;
 }

@@ -39,6 +39,24 @@ static void family(struct fs_text *t, const char *name, const char *type, const 
 
 /* ---- from the snapshot -------------------------------------------------------- */
 
+/* A node with no driver library shows no device: this says why (node.json's families say it in words). */
+static void family_libraries(struct fs_text *t, const struct accel_snapshot *s)
+{
+	family(t, "accelfs_family_library_loaded", "gauge",
+	       "1 when the family's driver library loaded; 0 when it was not found, is unusable or was not looked "
+	       "for (reason; node.json's families say why in words).");
+	for (size_t i = 0; i < s->n_families; i++) {
+		const struct accel_family_state *f = &s->families[i];
+
+		fs_put(t, "accelfs_family_library_loaded{");
+		label(t, "family", f->prefix, true);
+		label(t, "vendor", f->vendor, false);
+		label(t, "library", f->library, false);
+		label(t, "reason", f->reason, false);
+		fs_put(t, "} %d\n", f->loaded);
+	}
+}
+
 static void device_gauges(struct fs_text *t, const struct accel_snapshot *s)
 {
 	unsigned refused = 0;
@@ -321,6 +339,10 @@ void fs_metrics_text(struct fs_text *t, const struct accel_snapshot *s, const st
 	accel_metrics_read(&v);
 	family(t, "accelfs_build_info", "gauge", "The accelfs version serving this node (always 1).");
 	fs_put(t, "accelfs_build_info{version=\"%s\"} 1\n", ACCELFS_VERSION);
+	/* 0 only in a textfile its guardian marked when the daemon died (fs/textfile.h, fs/crashguard.h). */
+	family(t, "accelfs_up", "gauge", FS_METRICS_UP_HELP);
+	fs_put(t, "accelfs_up 1\n");
+	family_libraries(t, s);
 	device_gauges(t, s);
 	profile_gauge(t, s, "accelfs_profile_capacity",
 	              "Legal placements of the profile on the device (its info's capacity).", 0);

@@ -18,6 +18,15 @@
 
 struct fs_dies;
 
+/*
+ * accelfs_up: 1 in every text a running daemon renders; 0 in the textfile
+ * the crash guard leaves when the daemon dies without stopping.  One HELP
+ * for both, as Prometheus wants of one metric.
+ */
+#define FS_METRICS_UP_HELP                                                                                             \
+	"1 while the accelfs daemon serving this node runs; 0 once it died without stopping (its textfile, "           \
+	"marked by its guardian: no other series of it is left)."
+
 /* The exposition's Content-Type, for whoever serves it over HTTP. */
 #define FS_METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 

@@ -450,6 +450,25 @@ static json_t *quota_json(const struct accel_snapshot *s, const struct accel_quo
 	return json_pack("{s:o,s:o}", "default", dflt, "principals", list);
 }
 
+/* Each family's driver library: loaded, or why not (a node with none shows no device, and says so here). */
+static json_t *families_json(const struct accel_snapshot *s)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && i < s->n_families; i++) {
+		const struct accel_family_state *f = &s->families[i];
+
+		if (json_array_append_new(a,
+		                          json_pack("{s:s,s:s,s:s,s:b,s:s?,s:s?}", "name", f->prefix, "vendor",
+		                                    f->vendor, "library", f->library, "loaded", f->loaded, "reason",
+		                                    *f->reason ? f->reason : NULL, "why", *f->why ? f->why : NULL))) {
+			json_decref(a);
+			a = NULL;
+		}
+	}
+	return a;
+}
+
 /* json_dump_callback's writer: the document goes straight into the file's text. */
 static int put_json(const char *buf, size_t size, void *t)
 {
@@ -468,9 +487,10 @@ int fs_node_json_text(struct fs_text *t, const struct accel_snapshot *s, struct 
 			json_decref(devs);
 			devs = NULL;
 		}
-	root = json_pack("{s:i,s:s,s:I,s:o,s:{s:o},s:o,s:o}", "format", FS_NODE_JSON_FORMAT, "version", ACCELFS_VERSION,
-	                 "generation", (json_int_t)s->generation, "devices", devs, "mig", "profiles", node_profiles(s),
-	                 "dies", dies_json(mount ? mount->dies : NULL), "quota", quota_json(s, quota));
+	root = json_pack("{s:i,s:s,s:I,s:o,s:o,s:{s:o},s:o,s:o}", "format", FS_NODE_JSON_FORMAT, "version",
+	                 ACCELFS_VERSION, "generation", (json_int_t)s->generation, "families", families_json(s),
+	                 "devices", devs, "mig", "profiles", node_profiles(s), "dies",
+	                 dies_json(mount ? mount->dies : NULL), "quota", quota_json(s, quota));
 	if (!root)
 		return -ENOMEM;
 	ret = json_dump_callback(root, put_json, t, JSON_INDENT(2) | JSON_PRESERVE_ORDER) ? -ENOMEM : 0;

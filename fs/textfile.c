@@ -25,18 +25,50 @@ struct fs_textfile {
 	struct accel_node *node; /* what it renders: the node and the mount's dies, as /accel/metrics does */
 	struct fs_dies *dies;
 	char path[PATH_MAX];
-	char *last; /* the text last written; only the writer thread touches it after start */
+	char *last; /* the text last written, less its write time; only the writer thread touches it after start */
 	size_t last_len;
-	int last_error; /* the errno of the last failed write, 0 after a success: logged on change only */
+	struct timespec last_write; /* CLOCK_MONOTONIC: when it was written, for the heartbeat */
+	int last_error;             /* the errno of the last failed write, 0 after a success: logged on change only */
 };
 
-/* Render and write if the text differs from the last one written.  0 or -errno. */
+/* Has a heartbeat's time passed since the last write? */
+static bool heartbeat_due(const struct fs_textfile *tf)
+{
+	struct timespec now;
+	long long ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (long long)(now.tv_sec - tf->last_write.tv_sec) * 1000 + (now.tv_nsec - tf->last_write.tv_nsec) / 1000000;
+	return ms >= FS_TEXTFILE_HEARTBEAT_MS;
+}
+
+/* The file's text: the metrics, then when it is written (the one series /accel/metrics has not). */
+static char *with_write_time(const char *text, size_t len, size_t *out_len)
+{
+	struct timespec now;
+	char *out = NULL;
+	int n;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	n = asprintf(&out, "%.*s# HELP %s %s\n# TYPE %s gauge\n%s %lld.%03ld\n", (int)len, text, FS_TEXTFILE_WRITE_TIME,
+	             FS_TEXTFILE_WRITE_TIME_HELP, FS_TEXTFILE_WRITE_TIME, FS_TEXTFILE_WRITE_TIME, (long long)now.tv_sec,
+	             now.tv_nsec / 1000000);
+	if (n < 0)
+		return NULL;
+	*out_len = (size_t)n;
+	return out;
+}
+
+/*
+ * Render and write if the text differs from the last one written, or if
+ * FS_TEXTFILE_HEARTBEAT_MS passed since.  0 or -errno.
+ */
 static int write_if_changed(struct fs_textfile *tf, char *err, size_t errlen)
 {
 	struct accel_snapshot *s = accel_node_snapshot(tf->node);
 	struct fs_text t = { 0 };
-	char *text = NULL;
-	size_t len = 0;
+	char *text = NULL, *file;
+	size_t len = 0, file_len = 0;
 	struct accel_quota_table quota = { 0 };
 	int ret = !s ? -ENOENT : accel_node_quota_table(tf->node, &quota);
 
@@ -50,11 +82,13 @@ static int write_if_changed(struct fs_textfile *tf, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot render the metrics: %s", strerror(-ret));
 		return ret;
 	}
-	if (tf->last && len == tf->last_len && !memcmp(text, tf->last, len)) {
+	if (tf->last && len == tf->last_len && !memcmp(text, tf->last, len) && !heartbeat_due(tf)) {
 		free(text);
 		return 0;
 	}
-	ret = accel_atomic_write(tf->path, text, len, 0644);
+	file = with_write_time(text, len, &file_len);
+	ret = file ? accel_atomic_write(tf->path, file, file_len, 0644) : -ENOMEM;
+	free(file);
 	if (ret) {
 		snprintf(err, errlen, "cannot write the metrics textfile %s: %s", tf->path, strerror(-ret));
 		free(text);
@@ -63,6 +97,7 @@ static int write_if_changed(struct fs_textfile *tf, char *err, size_t errlen)
 	free(tf->last);
 	tf->last = text;
 	tf->last_len = len;
+	clock_gettime(CLOCK_MONOTONIC, &tf->last_write);
 	return 0;
 }
 

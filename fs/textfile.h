@@ -6,8 +6,14 @@
  * replaced atomically (a temporary file renamed over it: the collector
  * reads *.prom only, and never half a file) whenever the text changes: at
  * once after a published change or a counter moving, and within
- * FS_TEXTFILE_TICK_MS for what moves on its own (the dies' slot).  It is
- * removed when the daemon stops, so a stopped daemon is absent, not stale.
+ * FS_TEXTFILE_TICK_MS for what moves on its own (the dies' slot), and at
+ * least every FS_TEXTFILE_HEARTBEAT_MS however quiet the node is.  Its last
+ * series, FS_TEXTFILE_WRITE_TIME, says when it was written, so a reader
+ * tells a quiet daemon (a recent time) from a stuck one (an old time); it
+ * is the one series /accel/metrics has not.  It is removed when the daemon
+ * stops, so a stopped daemon is absent, not stale; a daemon that dies
+ * without stopping (kill -9, the OOM killer, a crash) has its guardian
+ * replace it with accelfs_up 0 and the time of death (fs/crashguard.h).
  *
  * The writer is the daemon's (struct accelfs holds it): kicks may come
  * from any thread until fs_textfile_free, which comes once nothing can
@@ -25,6 +31,10 @@ struct fs_dies;
 
 #define FS_TEXTFILE_NAME "accelfs.prom"
 #define FS_TEXTFILE_TICK_MS 1000
+#define FS_TEXTFILE_HEARTBEAT_MS 5000
+#define FS_TEXTFILE_WRITE_TIME "accelfs_textfile_write_timestamp_seconds"
+#define FS_TEXTFILE_WRITE_TIME_HELP                                                                                    \
+	"When accelfs last wrote this file (Unix time): at least every 5 s while it runs, and when it died."
 
 struct fs_textfile;
 

@@ -182,11 +182,12 @@ class Textfile(unittest.TestCase):
         try:
             n.start()
             self.assertEqual(os.listdir(outdir), ["accelfs.prom"])  # written before the mount serves
-            self.assertEqual(slurp(prom), n.read("metrics"))
+            self.assertEqual(without_write_time(slurp(prom)), n.read("metrics"))
             n.mkdir("ppu3", "mig", "4g.48gb", "job1")
             want = n.read("metrics")
             self.assertIn('accelfs_profile_jobs{device="ppu3",profile="4g.48gb"} 1', want)
-            wait_until(lambda: slurp(prom) == want, timeout=5, what="the textfile to follow the mkdir")
+            wait_until(lambda: without_write_time(slurp(prom)) == want, timeout=5,
+                       what="the textfile to follow the mkdir")
             self.assertEqual(promtool_check(slurp(prom)), "")
             self.assertEqual(os.listdir(outdir), ["accelfs.prom"])  # no temporary file left behind
             n.stop()
@@ -197,6 +198,93 @@ class Textfile(unittest.TestCase):
             for name in os.listdir(outdir):
                 os.unlink(os.path.join(outdir, name))
             os.rmdir(outdir)
+
+
+    def test_a_quiet_daemon_rewrites_it_and_a_killed_one_leaves_it_down(self):
+        outdir = tempfile.mkdtemp(prefix="accelfs-textfile-")
+        prom = os.path.join(outdir, "accelfs.prom")
+        n = Node(extra=[f"--metrics-textfile={outdir}"])
+        try:
+            n.start()
+            first = slurp(prom)
+            self.assertIn("accelfs_up 1", first.splitlines(), "no accelfs_up 1 in the running daemon's textfile")
+            self.assertEqual(promtool_check(first), "")
+            # Nothing changes on the node, yet the file is written again with a later time: a heartbeat.
+            stamp = write_time(first)
+            wait_until(lambda: write_time(slurp(prom)) > stamp, timeout=60,
+                       what="the textfile of a quiet daemon to be written again")
+            self.assertEqual(without_write_time(slurp(prom)), without_write_time(first))
+            n.kill9()
+            # The guardian marks it: no series of the dead daemon looks current.
+            wait_until(lambda: "\naccelfs_up 0\n" in slurp(prom), timeout=60,
+                       what="the textfile to say the daemon is down")
+            down = slurp(prom)
+            self.assertEqual(promtool_check(down), "")
+            self.assertFalse("accelfs_profile_jobs" in down, f"a dead daemon's series are left:\n{down[:2000]}")
+            self.assertGreaterEqual(write_time(down), stamp)
+            self.assertEqual(os.listdir(outdir), ["accelfs.prom"])  # no temporary file left behind
+            self.assertIn("died without stopping", n.log())
+        finally:
+            n.cleanup()
+            for name in os.listdir(outdir):
+                os.unlink(os.path.join(outdir, name))
+            os.rmdir(outdir)
+
+
+class NoDriver(unittest.TestCase):
+    def test_a_node_without_a_driver_library_says_so(self):
+        """No T-Head SDK in PPU_HOME and (on this machine) no NVML: the tree is empty, and metrics and
+        node.json say which library was looked for and why it is not there."""
+        node = Node()
+        env = dict(sanitizer_env(node.state), PPU_HOME=node.state)
+        # Nor the simulators: meson's LD_LIBRARY_PATH can lead the loader to build/sim's libraries.
+        for var in ("ACCELFS_SIM_LIBDIR", "LD_LIBRARY_PATH"):
+            env.pop(var, None)
+        # No --sim: the CDI directory would default to the system's (a scripts/try node may hold it).
+        res = subprocess.run([ACCELFS, f"--state-dir={node.state}", f"--cdi-dir={node.state}/cdi", node.mnt],
+                             capture_output=True, text=True, timeout=60, env=env)
+        self.assertEqual(res.returncode, 0, res.stderr)
+        node.mounted = True
+        try:
+            doc = json.loads(node.read("node.json"))
+            fams = {f["name"]: f for f in doc["families"]}
+            self.assertEqual(sorted(fams), ["gpu", "ppu"])
+            ppu = fams["ppu"]
+            self.assertEqual((ppu["vendor"], ppu["library"], ppu["loaded"], ppu["reason"]),
+                             ("T-Head", "libhgml.so", False, "not_found"), ppu["why"])
+            self.assertIn("libhgml.so", ppu["why"])
+            metrics = node.read("metrics")
+            self.assertEqual(promtool_check(metrics), "")
+            self.assertIn('accelfs_family_library_loaded{family="ppu",vendor="T-Head",library="libhgml.so",'
+                          'reason="not_found"} 0', metrics.splitlines())
+            gpu = fams["gpu"]
+            self.assertEqual(gpu["vendor"], "NVIDIA")
+            if not gpu["loaded"]:  # a machine with NVIDIA's driver loads it, and shows its GPUs
+                self.assertEqual((gpu["library"], gpu["reason"]), ("libnvidia-ml.so.1", "not_found"))
+                self.assertIn('accelfs_family_library_loaded{family="gpu",vendor="NVIDIA",library="libnvidia-ml.so.1",'
+                              'reason="not_found"} 0', metrics.splitlines())
+                self.assertEqual(doc["devices"], [])
+        finally:
+            node.stop()
+            reports = node.sanitizer_reports()
+            node.cleanup()
+        self.assertEqual(reports, "")
+
+
+WRITE_TIME = "accelfs_textfile_write_timestamp_seconds"
+
+
+def write_time(text):
+    """The textfile's write time (Unix seconds), which only the textfile carries."""
+    for line in text.splitlines():
+        if line.startswith(WRITE_TIME + " "):
+            return float(line.split()[1])
+    raise AssertionError(f"no {WRITE_TIME} in the textfile:\n{text}")
+
+
+def without_write_time(text):
+    """The textfile less its write time: the text of /accel/metrics."""
+    return "".join(line for line in text.splitlines(keepends=True) if WRITE_TIME not in line)
 
 
 def sanitizer_env(state, env_extra=None):

@@ -18,6 +18,7 @@
  */
 #include "devcg.h"
 #include "mig_jobs.h"
+#include "usage_record.h"
 
 #include <errno.h>
 #include <pwd.h>
@@ -300,6 +301,42 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 	}
 	slurm_info(PLUG ": job %u: carved %u MIG partition(s) for --accel-mig=%s under %s", jobid, req.total, want,
 	           mount_path);
+	am_usage_prime(mount_path); /* the usage the epilog records starts now (usage_record.h) */
+	return 0;
+}
+
+/* The partitions' use, into the log and the job's AdminComment (sacct -o AdminComment). */
+static void record_usage(uint32_t jobid)
+{
+	job_desc_msg_t desc;
+	char rec[1000];
+
+	if (am_usage_record(mount_path, jobid, rec, sizeof(rec)) <= 0)
+		return;
+	slurm_info(PLUG ": job %u: %s", jobid, rec);
+	slurm_init_job_desc_msg(&desc);
+	desc.job_id = jobid;
+	desc.admin_comment = rec;
+	if (slurm_update_job(&desc) != SLURM_SUCCESS)
+		slurm_info(PLUG ": job %u: cannot set its admin comment: %s", jobid, slurm_strerror(errno));
+}
+
+/*
+ * A step ends (in slurmstepd, as root, while the job still runs: slurmctld
+ * refuses an AdminComment once the job has finished, so not the epilog):
+ * what the job's partitions used so far, over its life.  The batch step
+ * ends last in a batch job; an interactive job keeps its last step's.
+ */
+int slurm_spank_exit(spank_t sp, int ac, char **av)
+{
+	uint32_t jobid, stepid = 0;
+
+	if (!spank_remote(sp) || parse_args(ac, av) < 0 || !requested(sp))
+		return 0;
+	jobid = job_id(sp);
+	if (!jobid || spank_get_item(sp, S_JOB_STEPID, &stepid) != ESPANK_SUCCESS || stepid == SLURM_EXTERN_CONT)
+		return 0;
+	record_usage(jobid);
 	return 0;
 }
 

@@ -439,6 +439,23 @@ class SlurmTest(unittest.TestCase):
         self.release(rel)
         self.wait_state(job, "COMPLETED")
 
+    def test_the_end_of_a_job_records_what_its_partition_used(self):
+        job, rel = self.submit("3g.71gb")
+        self.wait_running(job)
+        name = f"slurm-{job}-0"
+        gi = self.node.keyvals("mig", "3g.71gb", name, "status")["gi"]
+        self.node.smi("gpu", "sim", "usage", "-i", 0, "-gi", gi, "--sm", 50, "--memory", 1 << 30)
+        self.release(rel)
+        self.wait_state(job, "COMPLETED")
+        # The batch step's end read the partition's utilization: the mean is over the job's life
+        # (idle until the usage was set), the peak the highest window's, the memory its most.
+        wait_until(lambda: (self.c.job_field(job, "AdminComment") or "").startswith("accelfs usage:"), WAIT,
+                   f"job {job}'s AdminComment (is {self.c.job_field(job, 'AdminComment')!r}){self.env.logs()}")
+        self.assertRegex(self.c.job_field(job, "AdminComment") or "",
+                         rf"^accelfs usage: {name} sm_mean=\d+\.\d% sm_peak=\d+\.\d% mem_peak={1 << 30} "
+                         r"energy_estimate=\d+\.\d+J$")
+        self.assert_invariants()
+
     def test_a_failed_card_gives_slurm_nothing_and_the_node_says_why(self):
         self.node.smi("gpu", "sim", "xid", "-i", "0", "--action", "reset", "48")
         try:

@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/yaml"
 
 	"accelfs.io/k8s/accelfs"
 )
@@ -24,6 +25,9 @@ func TestManifests(t *testing.T) {
 	}
 	kinds := map[string]int{}
 	for _, f := range files {
+		if filepath.Base(f) == "kustomization.yaml" {
+			continue // kustomize's, not the API server's: TestKustomization
+		}
 		data, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -40,10 +44,42 @@ func TestManifests(t *testing.T) {
 			kinds[gvk.Kind]++
 		}
 	}
-	for _, k := range []string{"DeviceClass", "DaemonSet", "ClusterRole", "ClusterRoleBinding", "ServiceAccount", "ResourceClaimTemplate", "Pod"} {
+	for _, k := range []string{"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "DeviceClass", "DaemonSet", "ClusterRole", "ClusterRoleBinding", "ServiceAccount", "ResourceClaimTemplate", "Pod"} {
 		if kinds[k] == 0 {
 			t.Errorf("no %s in deploy/: %v", k, kinds)
 		}
+	}
+}
+
+// The kustomize base renders the whole deployment: every manifest of
+// deploy/ but the example.
+func TestKustomization(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "deploy", "kustomization.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k struct {
+		Kind      string   `json:"kind"`
+		Resources []string `json:"resources"`
+	}
+	if err := yaml.UnmarshalStrict(data, &k); err != nil && !strings.Contains(err.Error(), "unknown field") {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join("..", "..", "deploy", "*.yaml"))
+	want := map[string]bool{}
+	for _, f := range files {
+		if b := filepath.Base(f); b != "kustomization.yaml" && b != "example.yaml" {
+			want[b] = true
+		}
+	}
+	for _, r := range k.Resources {
+		if !want[r] {
+			t.Errorf("kustomization.yaml lists %s, not a manifest of deploy/", r)
+		}
+		delete(want, r)
+	}
+	if k.Kind != "Kustomization" || len(want) > 0 {
+		t.Errorf("kind %q; manifests left out of the base: %v", k.Kind, want)
 	}
 }
 

@@ -162,7 +162,7 @@ mig_return_t sim_GpmMigSampleGet(struct sim_ctx *ctx, mig_device_t device, unsig
 		return r;
 	r = sim_resolve_device(&call, device, &d);
 	if (!r && d->mig_current != MIG_DEVICE_MIG_ENABLE)
-		r = MIG_ERROR_NOT_SUPPORTED;
+		r = MIG_ERROR_INVALID_ARGUMENT; /* what a real H200 answers with MIG off (driver 580) */
 	else if (!r && !sim_gi_by_id(d, gpuInstanceId))
 		r = MIG_ERROR_NOT_FOUND;
 	if (!r)

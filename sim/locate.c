@@ -205,7 +205,10 @@ static int locate_sim_file(const char *relpath, const char *what, char *path, si
 		if (exists(tried[i]))
 			return fmt_path(path, len, tried[i], "", "") ? -ENAMETOOLONG : 0;
 	list_tried(tried, n, list, sizeof(list));
-	snprintf(err, errlen, "no simulated %s found (tried %s)", what, list);
+	snprintf(err, errlen,
+	         "no simulated %s found (tried %s); an install configured with -Dsimulators=false has none: "
+	         "--sim needs a build tree or an install with them",
+	         what, list);
 	return -ENOENT;
 }
 

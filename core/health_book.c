@@ -120,6 +120,26 @@ void accel_health_book_recover(struct accel_health_book *b)
 	b->dirty = true;
 }
 
+size_t accel_health_book_acknowledge(struct accel_health_book *b)
+{
+	size_t n = b->device.state >= ACCEL_HEALTH_DEGRADED;
+
+	for (size_t i = 0; i < b->n_jobs; i++)
+		n += b->jobs[i].h.state >= ACCEL_HEALTH_DEGRADED;
+	accel_health_book_recover(b);
+	return n;
+}
+
+size_t accel_health_book_back(struct accel_health_book *b)
+{
+	const struct accel_health *h = &b->device;
+	bool off_bus = h->xid == ACCEL_XID_FELL_OFF_BUS || (h->xid == 0 && !strcmp(h->why, "the GPU is unavailable"));
+
+	if (h->state != ACCEL_HEALTH_FAILED || h->gi != MIG_EVENT_NO_INSTANCE || !off_bus)
+		return 0;
+	return accel_health_book_acknowledge(b);
+}
+
 static bool job_holds(const struct accel_job *j, const struct accel_health_event *e)
 {
 	return j->gi == e->gi && (e->ci == MIG_EVENT_NO_INSTANCE || j->ci == e->ci);

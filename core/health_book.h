@@ -61,6 +61,20 @@ int accel_health_book_event(struct accel_health_book *b, const struct accel_devi
 void accel_health_book_recover(struct accel_health_book *b);
 
 /*
+ * The operator acknowledges the card's faults (a write to <dev>/health once
+ * the cause is dealt with): as a recovery, every fault of the card and its
+ * jobs is cleared; counts stay.  Returns how many faults were shown.
+ */
+size_t accel_health_book_acknowledge(struct accel_health_book *b);
+/*
+ * The card answers again after it fell off the bus (Xid 79, or the driver
+ * called it unavailable): it was reset or plugged again, so that fault is
+ * over (HGML reports no recovery).  Clears as acknowledge does when the
+ * card's fault is that one; returns how many faults were cleared (0: none).
+ */
+size_t accel_health_book_back(struct accel_health_book *b);
+
+/*
  * Copy the book into a view being installed: the card's health and each
  * job's (ok for a job the book has no fault for; unknown when the card is
  * not watched).  Entries of jobs the view no longer shows are dropped.

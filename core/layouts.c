@@ -33,6 +33,8 @@ struct layout_entry {
 	bool declared;
 	struct accel_layout l;
 	bool cordon_user, cordon_drain;
+	bool mode_wait;                 /* a mode line is pending: the card takes no new job meanwhile */
+	unsigned pending, impossible;   /* lines, as layout_status counts them */
 	struct accel_layout_memory mem; /* apply_lock */
 	bool applying;                  /* apply_lock is held for an apply */
 	bool again;                     /* a pass found it being applied: its applier goes round once more */
@@ -74,6 +76,31 @@ static struct layout_entry *entry_of(struct accel_layouts *ls, const char *devic
 	return e;
 }
 
+/* The holds the entry lays on its card (ls->lock held). */
+static struct accel_card_hold hold_of(const struct layout_entry *e)
+{
+	return (struct accel_card_hold){ .cordon = e->cordon_user,
+		                         .drain = e->cordon_drain,
+		                         .mode_wait = e->mode_wait,
+		                         .pending = e->pending,
+		                         .impossible = e->impossible };
+}
+
+/* What a plan says of the card's holds: a mode line waiting, lines pending and impossible (ls->lock held). */
+static void plan_holds(struct layout_entry *e, bool declared, const struct accel_layout *l,
+                       const struct accel_layout_plan *plan)
+{
+	e->mode_wait = false;
+	e->pending = e->impossible = 0;
+	for (size_t i = 0; declared && i < l->n_lines; i++) {
+		e->pending += plan->state[i] == ACCEL_LAYOUT_PENDING;
+		e->impossible += plan->state[i] == ACCEL_LAYOUT_IMPOSSIBLE;
+		if (l->lines[i].kind == ACCEL_LAYOUT_MODE && plan->state[i] == ACCEL_LAYOUT_PENDING)
+			e->mode_wait = true;
+	}
+	e->pending += declared ? (unsigned)plan->n_kept : 0;
+}
+
 static void changed(struct accel_layouts *ls)
 {
 	if (ls->opt.on_change)
@@ -92,7 +119,8 @@ static void apply_entry(struct accel_layouts *ls, struct layout_entry *e, bool p
 	struct accel_layout *l = malloc(sizeof(*l));
 	struct accel_layout_plan *plan = malloc(sizeof(*plan));
 	char *status = calloc(1, STATUS_MAX);
-	bool declared, cordon, moved, moved_any = false;
+	bool declared, moved, moved_any = false;
+	struct accel_card_hold hold;
 	unsigned rounds = 0;
 
 	if (!l || !plan || !status) {
@@ -129,7 +157,8 @@ again:
 		snprintf(status, STATUS_MAX, "%s is not on this node now: the layout waits for it\n", e->device);
 	pthread_mutex_lock(&ls->lock);
 	e->cordon_drain = declared && plan->cordon;
-	cordon = e->cordon_user || e->cordon_drain;
+	plan_holds(e, declared, l, plan);
+	hold = hold_of(e);
 	moved = !e->status || strcmp(e->status, status);
 	moved_any |= moved;
 	if (moved) {
@@ -139,7 +168,7 @@ again:
 	}
 	bool more = e->again && !rounds++; /* once more at most: the rest is the next pass's */
 	pthread_mutex_unlock(&ls->lock);
-	accel_node_set_cordon(ls->node, e->device, cordon);
+	accel_node_set_hold(ls->node, e->device, &hold);
 	if (more) {
 		if (!status)
 			status = calloc(1, STATUS_MAX);
@@ -494,8 +523,8 @@ bool accel_layouts_cordoned(struct accel_layouts *ls, const char *device)
 
 int accel_layouts_set_cordon(struct accel_layouts *ls, const char *device, bool on, char *why, size_t whylen)
 {
+	struct accel_card_hold hold;
 	struct layout_entry *e;
-	bool now;
 	int ret = keep(ls, device, "cordon", on ? "1\n" : "0\n", 2, why, whylen);
 
 	if (ret)
@@ -511,9 +540,9 @@ int accel_layouts_set_cordon(struct accel_layouts *ls, const char *device, bool 
 	pthread_mutex_lock(&e->apply_lock);
 	pthread_mutex_lock(&ls->lock);
 	e->cordon_user = on;
-	now = e->cordon_user || e->cordon_drain;
+	hold = hold_of(e);
 	pthread_mutex_unlock(&ls->lock);
-	accel_node_set_cordon(ls->node, device, now);
+	accel_node_set_hold(ls->node, device, &hold);
 	pthread_mutex_unlock(&e->apply_lock);
 	changed(ls);
 	return 0;

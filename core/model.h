@@ -46,7 +46,8 @@ struct accel_profile {
 	unsigned span; /* memory slices, from the placement records */
 	struct accel_span *placements;
 	size_t n_placements;
-	unsigned available; /* filled against the live instances of the snapshot */
+	unsigned free;      /* placements free of every live instance of the snapshot */
+	unsigned available; /* free, or 0 when the card takes no new job (struct accel_admits) */
 };
 
 enum accel_job_state {
@@ -85,6 +86,41 @@ struct accel_instance {
 	char note[160];                    /* "orphan: reclaim in 8s", "subdivided", ... */
 };
 
+/*
+ * What a card can take now, decided once when its view is installed
+ * (core/admits.c) and read by everything that places work: available,
+ * placements/<start>/status, the node-level choice, node.json, metrics and
+ * mkdir.  Conditions in the order of how much they keep out: the worst that
+ * applies is the card's.
+ */
+enum accel_condition {
+	ACCEL_COND_OK = 0,
+	ACCEL_COND_DEGRADED,     /* a fault the driver asks nothing for: still takes jobs */
+	ACCEL_COND_CORDONED,     /* the operator's cordon (mig/cordon) */
+	ACCEL_COND_DRAINING,     /* a layout's drain line waits for a busy instance */
+	ACCEL_COND_MODE_PENDING, /* a mode change waits: the driver's pending mode, or a layout's mode line */
+	ACCEL_COND_MIG_DISABLED, /* MIG mode is off: nothing is carved */
+	ACCEL_COND_FAILED,       /* the card's health is failed (a reset, a reboot, off the bus) */
+	ACCEL_COND_REFUSED,      /* the card cannot be read or managed now */
+	ACCEL_COND_ABSENT,       /* the driver does not give us the card */
+};
+
+struct accel_admits {
+	bool new_jobs;
+	enum accel_condition condition;
+	int err;                  /* what mkdir answers when !new_jobs: -EBUSY, -EIO, -ENODEV */
+	char why[ACCEL_TEXT_MAX]; /* "" when new_jobs; else mkdir's last_error */
+};
+
+/* What the card's holds say besides its health, set by the layouts and the operator (node_mode.c). */
+struct accel_card_hold {
+	bool cordon;         /* the operator's: mig/cordon */
+	bool drain;          /* a layout's drain line waits for a holder */
+	bool mode_wait;      /* a layout's mode line waits (for the card to empty, or for a reset) */
+	unsigned pending;    /* layout lines pending */
+	unsigned impossible; /* layout lines impossible */
+};
+
 struct accel_device {
 	const struct accel_family *family;
 	char name[16]; /* "ppu3" */
@@ -121,7 +157,9 @@ struct accel_device {
 	/* Device nodes of the card itself, for holders and CDI. */
 	struct accel_devnode *card_nodes;
 	size_t n_card_nodes;
-	struct accel_health health; /* the card's own: card-level faults, unattributed events, ECC */
+	struct accel_health health;  /* the card's own: card-level faults, unattributed events, ECC */
+	struct accel_card_hold hold; /* the cordon and the layout's holds when the view was installed */
+	struct accel_admits admits;  /* what it can take now (core/admits.c), from all the above */
 
 	/*
 	 * A published view is shared, immutable, by every snapshot that shows
@@ -186,6 +224,21 @@ void accel_job_clear(struct accel_job *j);
 int accel_job_copy(struct accel_job *dst, const struct accel_job *src);
 
 const char *accel_job_state_str(enum accel_job_state s);
+/*
+ * Decide v->admits from v (absent, refused, mode, health) and v->hold, and
+ * set every profile's available to its free count, or 0 when no job is
+ * taken.  Called on every view as it is installed.
+ */
+void accel_device_admission(struct accel_device *v);
+/* "ok", "degraded", "cordoned", "draining", "mode-pending", "mig-disabled", "failed", "refused", "absent". */
+const char *accel_condition_str(enum accel_condition c);
+/*
+ * May job (a layout's own, or not) be carved on d now?  0, or the errno
+ * with d->admits.why.  A layout's jobs pass the holds a layout makes or
+ * waits under (cordon, drain, a pending mode); nothing passes the rest.
+ */
+int accel_device_admits_job(const struct accel_device *d, bool layout_job);
+
 /* A device's state as info says it: "ok", "refused" or "absent" (refusal says why). */
 const char *accel_device_state_str(const struct accel_device *d);
 

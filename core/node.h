@@ -109,6 +109,21 @@ int accel_node_mkdir_layout(struct accel_node *node, const char *device, const c
 int accel_node_set_mode(struct accel_node *node, const char *device, bool enabled, char *why, size_t whylen);
 /* Cordon a card: while on, mkdir on it answers EBUSY (a node-level one takes another card); the layout's do not. */
 int accel_node_set_cordon(struct accel_node *node, const char *device, bool on);
+/*
+ * The operator acknowledges a card's failure once it is dealt with (a write
+ * of `ok` or `clear` to <dev>/health by root or the card's delegate, uid
+ * who): every fault of the card and its jobs is cleared in its health book,
+ * stored, logged and published, as a recovery the driver reports would.
+ * -ENOENT (no card), -ENODEV (absent), -EROFS (read-only), with why.
+ */
+int accel_node_health_ack(struct accel_node *node, const char *device, uid_t who, char *why, size_t whylen);
+/*
+ * Lay every hold on a card at once (the operator's cordon, a layout's drain
+ * or waiting mode line, its lines pending and impossible): the card's view
+ * is installed again and published with them, and what it admits follows
+ * (core/admits.c).  -ENOENT for no such card.
+ */
+int accel_node_set_hold(struct accel_node *node, const char *device, const struct accel_card_hold *h);
 
 /*
  * Carve a job of a profile on whichever device keeps the most capacity free

@@ -115,6 +115,27 @@ static void load_records(struct accel_node *node, struct node_card *nc, const ch
 		          label, nc->bad[i].path, nc->bad[i].why);
 }
 
+/*
+ * A card that had fallen off the bus (Xid 79, or the driver called it
+ * unavailable) and opens again was reset or plugged again: that fault is
+ * over, as a recovery the driver reports would say (HGML reports none); its
+ * counts stay.  Kept in its book on disk at once.
+ */
+static void back_on_bus(struct accel_node *node, struct node_card *nc)
+{
+	char why[ACCEL_TEXT_MAX];
+	size_t n = accel_health_book_back(&nc->health);
+
+	if (!n)
+		return;
+	log_info("%s: on the bus again: its %zu fault%s cleared (the card was reset or plugged again)", nc->card.name,
+	         n, n == 1 ? " is" : "s are");
+	if (!node->opt.read_only &&
+	    accel_health_store_save(node->state_dir, nc->ident.uuid, &nc->health, why, sizeof(why)))
+		log_error("%s: %s", nc->card.name, why);
+	nc->health.dirty = false;
+}
+
 /* What the card's health book said when the daemon last stored it (core/health_store.h). */
 static void load_health(struct accel_node *node, struct node_card *nc)
 {
@@ -122,6 +143,7 @@ static void load_health(struct accel_node *node, struct node_card *nc)
 
 	if (accel_health_store_load(node->state_dir, nc->ident.uuid, &nc->health, why, sizeof(why)))
 		log_error("%s: %s", nc->card.name, why);
+	back_on_bus(node, nc);
 }
 
 /* Open device index of fam, with its records; NULL with err (no card name in it) when it cannot be. */

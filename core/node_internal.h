@@ -70,9 +70,9 @@ struct node_card {
 	pthread_mutex_t lock; /* one driver conversation at a time on this card */
 
 	/* Guarded by lock. */
-	struct accel_device ident; /* who the card is (name, uuid, product...): no arrays, set at open */
-	bool mode, pending;        /* the MIG mode at the last reading */
-	bool cordoned;             /* no new job but the layout's (core/layout.h) */
+	struct accel_device ident;   /* who the card is (name, uuid, product...): no arrays, set at open */
+	bool mode, pending;          /* the MIG mode at the last reading */
+	struct accel_card_hold hold; /* cordon, drain, a layout's mode line: no new job but the layout's */
 	struct accel_catalog catalog;
 	bool catalog_valid;
 	bool catalog_mode;              /* the MIG mode the catalogue was probed under */
@@ -319,6 +319,8 @@ int node_placement_for(const struct node_card *nc, const struct accel_profile *p
  * (size_t)-1 if none; drop one from memory and disk.
  */
 void node_install_view(struct accel_node *node, struct node_card *nc, struct accel_device *v);
+/* Install the card's view again as it is, so that its book and holds are laid over it anew (card lock held). */
+void node_card_reshow(struct accel_node *node, struct node_card *nc);
 /*
  * The job names of the views (node_names.c), view_lock held: a card's view
  * replaced (old, cur: either may be NULL), a name looked up, all freed.

@@ -205,6 +205,16 @@ static int carve_once(struct accel_node *node, struct node_card *nc, const char 
 	return 0;
 }
 
+/* May job be carved on the card now (card lock held)?  0 (a refused card: the carve says), or the errno with why. */
+static int card_admits(const struct node_card *nc, const char *job, char *why, size_t whylen)
+{
+	int ret = nc->view && !nc->view->refused ? accel_device_admits_job(nc->view, accel_layout_owns(job)) : 0;
+
+	if (ret)
+		snprintf(why, whylen, "%s", nc->view->admits.why);
+	return ret;
+}
+
 /*
  * Carve on one card: the node's topology read-held, the job's name reserved.
  * want_start < 0 takes the lowest free placement; otherwise the placement
@@ -227,21 +237,19 @@ static int carve_on(struct accel_node *node, struct node_card *nc, const char *p
 	int ret;
 
 	node_lock(&nc->lock, NODE_LOCK_CARD);
-	/* A cordoned card takes no new job but the layout's (a node-level mkdir takes EBUSY as "another card"). */
-	if (nc->cordoned && !accel_layout_owns(job)) {
-		node_unlock(&nc->lock, NODE_LOCK_CARD);
-		snprintf(why, whylen, "%s is cordoned: it takes no new job (echo 0 > %s/mig/cordon lifts it)",
-		         nc->card.name, nc->card.name);
-		return -EBUSY;
-	}
 	if (nc->absent) {
 		node_unlock(&nc->lock, NODE_LOCK_CARD);
 		snprintf(why, whylen, "%s is absent (%s): nothing is carved on it", nc->card.name, nc->absent_why);
 		return -ENODEV;
 	}
-	/* A card never read, or refused, is read now: a refusal may be over. */
+	/* A card never read, or refused, is read now: a refusal may be over.  Then what it takes (core/admits.c). */
 	if (!nc->view || nc->view->refused || !nc->catalog_valid)
 		node_card_refresh(node, nc, false);
+	ret = card_admits(nc, job, why, whylen);
+	if (ret) {
+		node_unlock(&nc->lock, NODE_LOCK_CARD);
+		return ret;
+	}
 	ret = carve_once(node, nc, profile, job, uid, gid, want_start, exact, made, why, whylen);
 	if (ret && ret != -ENOMEM && ret != -EAGAIN && ret != -EDQUOT) {
 		struct accel_inventory before = { 0 };

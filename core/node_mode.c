@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A card's MIG mode, changed the runbook's way, and its cordon.
+ * A card's MIG mode, changed the runbook's way (its holds: core/node_hold.c).
  *
  * The runbook's preconditions come first: no GPU instance on the card and
  * no process holding its nodes (the card's own and the shared control
@@ -155,25 +155,5 @@ int accel_node_set_mode(struct accel_node *node, const char *device, bool enable
 	accel_node_set_last_error(node, key, ret ? why : "");
 	if (ret)
 		log_error("%s: mode %s: %s", device, enabled ? "enabled" : "disabled", why);
-	return ret;
-}
-
-int accel_node_set_cordon(struct accel_node *node, const char *device, bool on)
-{
-	struct node_card *nc;
-	int ret = 0;
-
-	node_topo_rdlock(node);
-	nc = node_find_card(node, device);
-	if (nc) {
-		node_lock(&nc->lock, NODE_LOCK_CARD);
-		if (nc->cordoned != on)
-			log_info("%s: %s", device, on ? "cordoned: no new job lands here" : "cordon lifted");
-		nc->cordoned = on;
-		node_unlock(&nc->lock, NODE_LOCK_CARD);
-	} else {
-		ret = -ENOENT;
-	}
-	node_topo_unlock(node);
 	return ret;
 }

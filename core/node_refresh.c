@@ -290,7 +290,8 @@ static int build_profiles(struct node_card *nc, const struct accel_inventory *in
 			return -ENOMEM;
 		}
 		memcpy(p->placements, src->placements, src->n_placements * sizeof(*p->placements));
-		p->available = refused ? 0 : accel_ledger_available(p->placements, p->n_placements, used, n_used);
+		p->free = refused ? 0 : accel_ledger_available(p->placements, p->n_placements, used, n_used);
+		p->available = p->free; /* until the card's admission says (node_install_view) */
 	}
 	free(used);
 	return 0;
@@ -468,7 +469,7 @@ static void refuse(struct accel_node *node, struct node_card *nc, const char *wh
 	v.refused = true;
 	set_refusal(&v, nc->card.name, why);
 	for (size_t i = 0; i < v.n_profiles; i++)
-		v.profiles[i].available = 0;
+		v.profiles[i].free = v.profiles[i].available = 0;
 	log_refusal(nc, v.refusal);
 	node_install_view(node, nc, &v);
 }
@@ -542,5 +543,9 @@ void node_card_refresh(struct accel_node *node, struct node_card *nc, bool act)
 		return;
 	}
 	nc->nodes_stale = true; /* a reading proves every job's nodes again */
+	/* Read again after the driver lost it: the card was reset or plugged again (core/health_book.h). */
+	if (nc->refusal_logged[0] && accel_health_book_back(&nc->health))
+		log_info("%s: answers again: its fault of falling off the bus is cleared (the card was reset)",
+		         nc->card.name);
 	node_card_rebuild(node, nc);
 }

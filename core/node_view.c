@@ -18,6 +18,8 @@ void node_install_view(struct accel_node *node, struct node_card *nc, struct acc
 	struct accel_device *shared, *old;
 
 	accel_health_book_apply(&nc->health, v);
+	v->hold = nc->hold;
+	accel_device_admission(v); /* what it can take, with every profile's available */
 	if (nc->view && accel_device_equal(nc->view, v)) {
 		accel_device_clear(v);
 		return;
@@ -33,6 +35,22 @@ void node_install_view(struct accel_node *node, struct node_card *nc, struct acc
 	node_names_swap(node, old, shared);
 	node_unlock(&node->view_lock, NODE_LOCK_VIEW);
 	accel_device_unref(old);
+}
+
+void node_card_reshow(struct accel_node *node, struct node_card *nc)
+{
+	struct accel_device v;
+	bool have = false;
+
+	memset(&v, 0, sizeof(v));
+	node_lock(&node->view_lock, NODE_LOCK_VIEW);
+	if (nc->view)
+		have = accel_device_copy(&v, nc->view) == 0;
+	node_unlock(&node->view_lock, NODE_LOCK_VIEW);
+	if (have) {
+		v.refs = 0;
+		node_install_view(node, nc, &v);
+	}
 }
 
 void node_card_forget_carved(struct node_card *nc)

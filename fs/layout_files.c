@@ -137,7 +137,7 @@ static bool named(const struct fs_node *n, const char *name)
 
 bool fs_layout_writes(const struct fs_node *n)
 {
-	return named(n, "cordon") || named(n, "mode");
+	return named(n, "cordon") || named(n, "mode") || named(n, "health");
 }
 
 bool fs_layout_deferred(const struct fs_node *n)
@@ -297,6 +297,38 @@ int fs_mig_setting_write(struct fs_write *wr, const struct fs_node *n)
 	}
 	accel_node_set_last_error(fs->node, key, "");
 	return (int)size;
+}
+
+int fs_health_ack_write(struct fs_write *wr, const struct fs_node *n)
+{
+	char w[32], why[ACCEL_TEXT_MAX] = "", key[64];
+	int ret;
+
+	snprintf(key, sizeof(key), "%s/mig", n->dev->name);
+	word(wr->buf, wr->size, w, sizeof(w));
+	if (!may_write(wr->fs, n->dev->name, wr->uid)) {
+		snprintf(why, sizeof(why), "%s/health: only root and the device's delegate may acknowledge it",
+		         n->dev->name);
+		ret = -EPERM;
+	} else if (wr->off != 0) {
+		snprintf(why, sizeof(why), "%s/health: write the whole of it at once, from the start", n->dev->name);
+		ret = -EINVAL;
+	} else if (strcmp(w, "ok") && strcmp(w, "clear")) {
+		snprintf(
+			why, sizeof(why),
+			"%s/health: write ok (or clear) to acknowledge its failure once it is dealt with; nothing else",
+			n->dev->name);
+		ret = -EINVAL;
+	} else {
+		ret = accel_node_health_ack(wr->fs->node, n->dev->name, wr->uid, why, sizeof(why));
+	}
+	if (ret) {
+		log_warn("%s", why);
+		accel_node_set_last_error(wr->fs->node, key, why);
+		return ret;
+	}
+	accel_node_set_last_error(wr->fs->node, key, "");
+	return (int)wr->size;
 }
 
 /* ---- the mount's layouts ---------------------------------------------------- */

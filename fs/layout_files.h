@@ -34,7 +34,7 @@ int fs_cordon_render(struct fs_text *t, struct accel_node *node, const struct ac
 int fs_mig_last_error_render(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
                              const struct fs_node *n);
 
-/* Is n <dev>/mig/cordon or mode (their rows' write is fs_mig_setting_write)? */
+/* Is n <dev>/mig/cordon, mode or <dev>/health (written by root and the card's delegate)? */
 bool fs_layout_writes(const struct fs_node *n);
 /* Is n <dev>/mig/layout (its writer is the device's delegate too)? */
 bool fs_layout_deferred(const struct fs_node *n);
@@ -50,6 +50,12 @@ int fs_layout_write_part(struct accelfs *fs, const struct fs_node *n, uid_t uid,
 int fs_layout_text_write(struct fs_write *w, const struct fs_node *n);
 /* The write of cordon and mode (their rows'): the bytes taken, or -errno (last_error of <dev>/mig and the log say why). */
 int fs_mig_setting_write(struct fs_write *w, const struct fs_node *n);
+/*
+ * <dev>/health's write: `ok` or `clear` acknowledges the card's failure
+ * (accel_node_health_ack); root and the card's delegate.  The bytes taken,
+ * or -errno (last_error of <dev>/mig and the log say why).
+ */
+int fs_health_ack_write(struct fs_write *w, const struct fs_node *n);
 
 /*
  * Who may write a card's layout, cordon and mode besides root: the owner of

@@ -91,6 +91,70 @@ static void device_gauges(struct fs_text *t, const struct accel_snapshot *s)
 	fs_put(t, "accelfs_devices_refused %u\n", refused);
 }
 
+/* One gauge per device of a value read from its view. */
+static void device_gauge(struct fs_text *t, const struct accel_snapshot *s, const char *name, const char *help,
+                         unsigned (*value)(const struct accel_device *d))
+{
+	family(t, name, "gauge", help);
+	for (size_t i = 0; i < s->n_devices; i++) {
+		fs_put(t, "%s{", name);
+		label(t, "device", s->devices[i]->name, true);
+		fs_put(t, "} %u\n", value(s->devices[i]));
+	}
+}
+
+static unsigned admits_jobs(const struct accel_device *d)
+{
+	return d->admits.new_jobs;
+}
+
+static unsigned cordoned(const struct accel_device *d)
+{
+	return d->hold.cordon || d->hold.drain || d->hold.mode_wait;
+}
+
+static unsigned mode_pending(const struct accel_device *d)
+{
+	return d->hold.mode_wait || d->mig_pending_enabled != d->mig_enabled;
+}
+
+static unsigned lines_pending(const struct accel_device *d)
+{
+	return d->hold.pending;
+}
+
+static unsigned lines_impossible(const struct accel_device *d)
+{
+	return d->hold.impossible;
+}
+
+/* What each card can take now (core/admits.c): what an operator alerts on. */
+static void admits_gauges(struct fs_text *t, const struct accel_snapshot *s)
+{
+	device_gauge(t, s, "accelfs_device_admits_jobs",
+	             "1 while the device takes new jobs (node.json's admits.new_jobs); 0: mkdir there is refused.",
+	             admits_jobs);
+	family(t, "accelfs_device_condition", "gauge",
+	       "1 for the device's condition now (node.json's admits.condition), 0 for the others.");
+	for (size_t i = 0; i < s->n_devices; i++)
+		for (int c = ACCEL_COND_OK; c <= ACCEL_COND_ABSENT; c++) {
+			fs_put(t, "%s", "accelfs_device_condition{");
+			label(t, "device", s->devices[i]->name, true);
+			label(t, "condition", accel_condition_str((enum accel_condition)c), false);
+			fs_put(t, "} %d\n", s->devices[i]->admits.condition == (enum accel_condition)c);
+		}
+	device_gauge(t, s, "accelfs_device_cordoned",
+	             "1 while the device is cordoned: by the operator (mig/cordon), a layout's drain or its mode line.",
+	             cordoned);
+	device_gauge(t, s, "accelfs_device_mode_pending",
+	             "1 while a MIG mode change waits: held pending by the driver, or a layout's mode line.",
+	             mode_pending);
+	device_gauge(t, s, "accelfs_layout_lines_pending", "Lines of the device's layout pending (layout_status).",
+	             lines_pending);
+	device_gauge(t, s, "accelfs_layout_lines_impossible",
+	             "Lines of the device's layout that cannot be applied (layout_status).", lines_impossible);
+}
+
 static size_t jobs_of_profile(const struct accel_device *d, const char *profile)
 {
 	size_t n = 0;
@@ -344,6 +408,7 @@ void fs_metrics_text(struct fs_text *t, const struct accel_snapshot *s, const st
 	fs_put(t, "accelfs_up 1\n");
 	family_libraries(t, s);
 	device_gauges(t, s);
+	admits_gauges(t, s);
 	profile_gauge(t, s, "accelfs_profile_capacity",
 	              "Legal placements of the profile on the device (its info's capacity).", 0);
 	profile_gauge(t, s, "accelfs_profile_available",

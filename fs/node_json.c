@@ -65,14 +65,15 @@ static json_t *profile(const void *elem, const void *ctx)
 			json_decref(placements);
 			placements = NULL;
 		}
-	return json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:o,s:I,s:I}", "name", p->name,
+	return json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:o,s:I,s:I,s:I}", "name", p->name,
 	                 "driver_name", p->vendor_name, "driver_display_name", p->driver_name, "profile_id",
 	                 (json_int_t)p->id, "memory_slices", (json_int_t)p->span, "memory_mib",
 	                 (json_int_t)p->memory_mib, "compute_slices", (json_int_t)p->slice_count, "multiprocessors",
 	                 (json_int_t)p->multiprocessors, "copy_engines", (json_int_t)p->copy_engines, "decoders",
 	                 (json_int_t)p->decoders, "encoders", (json_int_t)p->encoders, "jpeg", (json_int_t)p->jpegs,
 	                 "ofa", (json_int_t)p->ofas, "placements", placements, "capacity",
-	                 (json_int_t)accel_ledger_capacity(p->n_placements), "available", (json_int_t)p->available);
+	                 (json_int_t)accel_ledger_capacity(p->n_placements), "available", (json_int_t)p->available,
+	                 "free", (json_int_t)p->free);
 }
 
 /* A job's or a device's health, as its health file says it. */
@@ -102,6 +103,20 @@ static json_t *health(const struct accel_health *h)
 	                                  h->ci == MIG_EVENT_NO_INSTANCE ? json_null() : json_integer(h->ci)),
 	              "touched", fault && h->gi == MIG_EVENT_NO_INSTANCE ? json_string(h->touched) : json_null(),
 	              "events", events);
+	return o;
+}
+
+/* What the card can take now (core/admits.c): the answer mkdir gives, and why. */
+static json_t *admits(const struct accel_device *d)
+{
+	json_t *o = json_object();
+
+	if (o && (json_object_set_new(o, "new_jobs", json_boolean(d->admits.new_jobs)) ||
+	          json_object_set_new(o, "condition", json_string(accel_condition_str(d->admits.condition))) ||
+	          json_object_set_new(o, "why", d->admits.new_jobs ? json_null() : json_string(d->admits.why)))) {
+		json_decref(o);
+		return NULL;
+	}
 	return o;
 }
 
@@ -247,8 +262,15 @@ static json_t *device(const struct accel_snapshot *s, const struct accel_device 
 	              d->pci_driver[0] ? d->pci_driver : "unknown", "syspath", str_or_null(d->udev_syspath), "nodes",
 	              devnodes(d->card_nodes, d->n_card_nodes), "state", accel_device_state_str(d), "refusal",
 	              d->refused ? json_string(d->refusal) : json_null());
-	if (o && (json_object_set_new(o, "health", health(&d->health)) ||
-	          json_object_set_new(o, "utilization", fs_usage_json(node, s, d, NULL)))) {
+	if (o &&
+	    (json_object_set_new(o, "health", health(&d->health)) ||
+	     json_object_set_new(o, "utilization", fs_usage_json(node, s, d, NULL)) ||
+	     json_object_set_new(o, "admits", admits(d)) ||
+	     json_object_set_new(o, "cordon", json_boolean(d->hold.cordon || d->hold.drain || d->hold.mode_wait)) ||
+	     json_object_set_new(o, "layout",
+	                         json_pack("{s:I,s:I,s:b,s:b}", "pending", (json_int_t)d->hold.pending, "impossible",
+	                                   (json_int_t)d->hold.impossible, "draining", d->hold.drain, "mode_waiting",
+	                                   d->hold.mode_wait)))) {
 		json_decref(o);
 		o = NULL;
 	}

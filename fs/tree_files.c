@@ -376,7 +376,9 @@ static int placement_status(struct fs_text *t, struct accel_node *node, const st
 	(void)s;
 	for (size_t i = 0; i < d->n_instances; i++)
 		taken = taken || accel_span_overlaps(n->placement, d->instances[i].placement);
-	fs_put(t, "state: %s\n", taken ? "taken" : "free");
+	fs_put(t, "state: %s\n", taken ? "taken" : d->admits.new_jobs ? "free" : "blocked"); /* core/admits.c */
+	if (!taken && !d->admits.new_jobs)
+		fs_put(t, "blocked: %s: %s\n", accel_condition_str(d->admits.condition), d->admits.why);
 	/* The card cannot be read now: what follows is its last known state, and nothing is carved there. */
 	if (d->refused)
 		fs_put(t, "refused: %s\n", d->refusal);
@@ -432,7 +434,13 @@ static const struct fs_entry root_files[] = {
 
 static const struct fs_entry device_files[] = {
 	{ .name = "info", .kind = FS_FILE, .flags = FS_ENTRY_CACHED, .render = device_info },
-	{ .name = "health", .kind = FS_FILE, .flags = FS_ENTRY_CACHED, .render = device_health },
+	/* root or the card's delegate writes ok to acknowledge a failure (fs/layout_files.c) */
+	{ .name = "health",
+	  .kind = FS_FILE,
+	  .mode = 0644,
+	  .flags = FS_ENTRY_CACHED | FS_ENTRY_WRITABLE,
+	  .render = device_health,
+	  .write = fs_health_ack_write },
 	/* holders change with no new snapshot */
 	{ .name = "holders", .kind = FS_FILE, .render = device_holders },
 	FS_USAGE_ROW(0), /* live */

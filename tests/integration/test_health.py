@@ -102,6 +102,10 @@ class Health(NodeTestCase):
         # a job made after the fault was not touched by it
         self.node.smi(self.F["family"], "mig", "-i", self.F["index"], "-lgi")
         os.rmdir(self.node.path(*self.jobdir("j2")))
+        # a failed card takes no new job (issue 32) until the operator acknowledges it (or a reset is reported)
+        self.assertEqual(self.node.errno_of(self.mkjob, "j3"), errno.EIO)
+        with open(self.node.path(self.F["device"], "health"), "w") as f:
+            f.write("ok\n")
         self.mkjob("j3")
         self.assertEqual(self.first("j3"), "ok")
 

@@ -1,0 +1,191 @@
+# SPDX-License-Identifier: MIT
+"""What a card can take now (issue 32): health, cordon and layouts reach mkdir and every file a
+scheduler reads.  Each observation of the issue is reproduced first: a failed card that keeps taking
+jobs (and wins the node-level choice), a cordon nobody but mkdir sees, a T-Head card-level failure
+nothing clears, a layout's mode line that never gets there on a busy node.  Then, for every card
+state, `available` (the card's and the node's), `placements/*/status`, node.json, metrics and mkdir
+itself must say the same thing."""
+import errno
+import os
+import unittest
+
+from harness import NVIDIA, THEAD, Node, NodeTestCase, load_json, topology_path, wait_until
+
+P = THEAD["profile"]  # 4g.48gb: two per PPU
+
+
+def write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+class AdmitsCase(NodeTestCase):
+    def sim(self, family, index, *args, check=True):
+        return self.node.smi(family, "sim", *args, "-i", index, check=check)
+
+    def doc(self):
+        return load_json(self.node.read("node.json"))
+
+    def dev_json(self, dev):
+        for d in self.doc()["devices"]:
+            if d["name"] == dev:
+                return d
+        raise AssertionError(f"{dev} not in node.json")
+
+    def metric(self, name, **labels):
+        for line in self.node.read("metrics").splitlines():
+            if line.startswith(f"{name}{{") and all(f'{k}="{v}"' in line for k, v in labels.items()):
+                return float(line.rsplit(" ", 1)[1])
+        raise AssertionError(f"no {name}{labels} in the metrics")
+
+    def first(self, *parts):
+        return self.node.read(*parts, "health").splitlines()[0]
+
+    def node_available(self, profile=P):
+        return int(self.node.read("mig", profile, "available"))
+
+    def placement_status(self, dev, profile, start):
+        return self.node.read(dev, "mig", profile, "placements", str(start), "status")
+
+    def assertRefusedHere(self, dev, profile, err, condition, words):
+        """The card takes no new job, and every scheduler-facing file says so, with mkdir's reason."""
+        job = f"refused-{dev}"
+        self.assertErrno(err, os.mkdir, self.node.path(dev, "mig", profile, job))
+        why = self.node.read(dev, "mig", profile, "last_error")
+        self.assertIn(words, why)
+        self.assertEqual(self.node.available(dev, profile), 0)
+        d = self.dev_json(dev)
+        self.assertEqual(d["admits"]["new_jobs"], False)
+        self.assertEqual(d["admits"]["condition"], condition)
+        self.assertIn(words, d["admits"]["why"])
+        self.assertTrue(all(p["available"] == 0 for p in d["profiles"]), d["profiles"])
+        self.assertEqual(self.metric("accelfs_device_admits_jobs", device=dev), 0)
+        self.assertEqual(self.metric("accelfs_device_condition", device=dev, condition=condition), 1)
+        self.assertEqual(self.metric("accelfs_profile_available", device=dev, profile=profile), 0)
+        for start in os.listdir(self.node.path(dev, "mig", profile, "placements")):
+            st = self.placement_status(dev, profile, start)
+            if not st.startswith("state: taken"):
+                self.assertTrue(st.startswith(f"state: blocked\nblocked: {condition}: "), st)
+
+    def assertTakesJobs(self, dev, profile, condition="ok"):
+        d = self.dev_json(dev)
+        self.assertEqual(d["admits"], {"new_jobs": True, "condition": condition, "why": None})
+        self.assertEqual(self.metric("accelfs_device_admits_jobs", device=dev), 1)
+        self.assertGreater(self.node.available(dev, profile), 0)
+
+
+class FailedCard(AdmitsCase):
+    """Observation 1: a failed card keeps taking jobs, and node-level mkdir prefers it."""
+
+    def test_a_card_fallen_off_the_bus_takes_no_job_and_the_node_level_choice_goes_elsewhere(self):
+        self.node.mkdir("ppu14", "mig", P, "j1")  # half used: the least-capacity choice would take it
+        total = self.node_available()
+        self.sim("ppu", 14, "xid", "79")
+        wait_until(lambda: self.first("ppu14").startswith("failed: Xid 79"), timeout=30, what="ppu14 failed")
+        self.assertRefusedHere("ppu14", P, errno.EIO, "failed", "ppu14 has failed")
+        self.assertEqual(self.node_available(), total - 1, "ppu14's placement left the node's sum")
+        self.node.mkdir("mig", P, "nl1")
+        self.assertFalse(os.path.isdir(self.node.path("ppu14", "mig", P, "nl1")), "the node chose the failed card")
+        self.assertEqual(self.first("mig", P, "nl1"), "ok")
+
+    def test_a_degraded_card_stays_usable(self):
+        self.node.mkdir("ppu3", "mig", P, "j1")
+        self.sim("ppu", 3, "xid", "13")  # an application's fault on the card: the driver asks for nothing
+        wait_until(lambda: self.first("ppu3").startswith("degraded"), timeout=30, what="ppu3 degraded")
+        self.assertTakesJobs("ppu3", P, "degraded")
+        self.node.mkdir("ppu3", "mig", P, "j2")
+
+
+class FailedGpu(AdmitsCase):
+    """Observation 1 on the H200: an Xid whose recovery action is a GPU reset; the driver's reset clears it."""
+
+    def test_an_xid_asking_for_a_reset_fails_the_card_until_the_driver_reports_it_done(self):
+        F = NVIDIA
+        self.node.mkdir(F["device"], "mig", F["profile"], "j1")
+        self.sim("gpu", 0, "xid", "--action", "reset", "79")
+        wait_until(lambda: self.first("gpu0").startswith("failed"), timeout=30, what="gpu0 failed")
+        self.assertRefusedHere("gpu0", F["profile"], errno.EIO, "failed", "gpu0 has failed")
+        self.assertEqual(self.first("gpu0", "mig", F["profile"], "j1").split(":")[0], "failed")
+        self.sim("gpu", 0, "recover")
+        wait_until(lambda: self.dev_json("gpu0")["admits"]["new_jobs"], timeout=30, what="gpu0 recovered")
+        self.assertTakesJobs("gpu0", F["profile"])
+        self.node.mkdir(F["device"], "mig", F["profile"], "j2")
+
+
+class Cordon(AdmitsCase):
+    """Observation 2: a cordon is invisible to everything that schedules."""
+
+    def test_a_cordon_reaches_every_file_a_scheduler_reads(self):
+        before = self.node_available()
+        write(self.node.path("ppu8", "mig", "cordon"), "1\n")
+        self.assertRefusedHere("ppu8", P, errno.EBUSY, "cordoned", "ppu8 is cordoned")
+        self.assertEqual(self.node_available(), before - 2)
+        self.assertTrue(self.dev_json("ppu8")["cordon"])
+        self.assertEqual(self.metric("accelfs_device_cordoned", device="ppu8"), 1)
+        write(self.node.path("ppu8", "mig", "cordon"), "0\n")
+        self.assertTakesJobs("ppu8", P)
+        self.assertFalse(self.dev_json("ppu8")["cordon"])
+        self.assertEqual(self.node_available(), before)
+        self.assertEqual(self.placement_status("ppu8", P, 0), "state: free\nplacement: 0:4\n")
+        self.node.mkdir("ppu8", "mig", P, "j1")
+
+
+class TheadRecovery(AdmitsCase):
+    """Observation 4: a T-Head card-level failed never clears; the operator acknowledges it in health."""
+
+    def test_echo_ok_to_health_clears_a_card_level_failure_and_it_stays_cleared(self):
+        self.node.mkdir("ppu14", "mig", P, "j1")
+        self.sim("ppu", 14, "xid", "79")
+        wait_until(lambda: self.first("ppu14").startswith("failed"), timeout=30, what="ppu14 failed")
+        self.assertErrno(errno.EINVAL, write, self.node.path("ppu14", "health"), "maybe\n")
+        write(self.node.path("ppu14", "health"), "ok\n")
+        self.assertEqual(self.first("ppu14"), "ok")
+        self.assertEqual(self.first("ppu14", "mig", P, "j1"), "ok")
+        self.assertTakesJobs("ppu14", P)
+        self.assertEqual(self.metric("accelfs_device_health", device="ppu14", state="failed"), 0)
+        self.assertIn("acknowledged", self.node.log())
+        self.node.restart()
+        self.assertEqual(self.first("ppu14"), "ok", "the acknowledgement is kept in the health book")
+        self.node.mkdir("ppu14", "mig", P, "j2")
+
+    def test_only_root_or_the_delegate_acknowledges(self):
+        self.sim("ppu", 14, "xid", "79")
+        wait_until(lambda: self.first("ppu14").startswith("failed"), timeout=30, what="ppu14 failed")
+        mode = os.stat(self.node.path("ppu14", "health")).st_mode & 0o777
+        self.assertEqual(mode, 0o644)
+        write(self.node.path("ppu14", "health"), "clear\n")
+        self.assertEqual(self.first("ppu14"), "ok")
+
+
+class LayoutMode(AdmitsCase):
+    """Observation 6: a layout's mode line does not cordon, so on a busy node it never gets there."""
+    topology = topology_path("layouts.json")
+
+    def test_a_waiting_mode_line_cordons_the_card_until_the_mode_has_changed(self):
+        F = NVIDIA
+        self.node.mkdir("gpu1", "mig", F["profile"], "user1")
+        write(self.node.path("gpu1", "mig", "layout"), "mode disabled\n")
+        wait_until(lambda: self.dev_json("gpu1")["admits"]["condition"] == "mode-pending", timeout=10,
+                   what="gpu1 mode-pending")
+        self.assertRefusedHere("gpu1", F["profile"], errno.EBUSY, "mode-pending", "layout's mode line")
+        self.assertTrue(self.dev_json("gpu1")["cordon"])
+        self.assertEqual(self.dev_json("gpu1")["layout"]["pending"], 1)
+        self.assertEqual(self.metric("accelfs_device_mode_pending", device="gpu1"), 1)
+        # node-level mkdir goes to another card
+        self.node.mkdir("mig", F["profile"], "nl1")
+        self.assertFalse(os.path.isdir(self.node.path("gpu1", "mig", F["profile"], "nl1")))
+        os.rmdir(self.node.path("gpu1", "mig", F["profile"], "user1"))
+        wait_until(lambda: self.node.read("gpu1", "mig", "mode") == "disabled\n", timeout=30,
+                   what="gpu1's mode disabled once it emptied")
+        wait_until(lambda: self.dev_json("gpu1")["admits"]["condition"] == "mig-disabled", timeout=10,
+                   what="gpu1 mig-disabled")
+        self.assertFalse(self.dev_json("gpu1")["cordon"])
+
+    def test_a_mode_the_driver_holds_pending_takes_no_job(self):
+        F = NVIDIA
+        self.assertErrno(errno.EIO, write, self.node.path("gpu2", "mig", "mode"), "disabled\n")
+        self.assertRefusedHere("gpu2", F["profile"], errno.EBUSY, "mode-pending", "pending")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -56,6 +56,12 @@ int fs_mig_setting_write(struct fs_write *w, const struct fs_node *n);
  * or -errno (last_error of <dev>/mig and the log say why).
  */
 int fs_health_ack_write(struct fs_write *w, const struct fs_node *n);
+/* <dev>/health's row: rendered from the snapshot, written by fs_health_ack_write. */
+#define FS_DEVICE_HEALTH_ROW(render_fn)                                                                                \
+	{                                                                                                              \
+		.name = "health", .kind = FS_FILE, .mode = 0644, .flags = FS_ENTRY_CACHED | FS_ENTRY_WRITABLE,         \
+		.render = (render_fn), .write = fs_health_ack_write                                                    \
+	}
 
 /*
  * Who may write a card's layout, cordon and mode besides root: the owner of

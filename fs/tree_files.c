@@ -379,7 +379,6 @@ static int placement_status(struct fs_text *t, struct accel_node *node, const st
 	fs_put(t, "state: %s\n", taken ? "taken" : d->admits.new_jobs ? "free" : "blocked"); /* core/admits.c */
 	if (!taken && !d->admits.new_jobs)
 		fs_put(t, "blocked: %s: %s\n", accel_condition_str(d->admits.condition), d->admits.why);
-	/* The card cannot be read now: what follows is its last known state, and nothing is carved there. */
 	if (d->refused)
 		fs_put(t, "refused: %s\n", d->refusal);
 	fs_put(t, "placement: %u:%u\n", n->placement.start, n->placement.size);
@@ -434,13 +433,7 @@ static const struct fs_entry root_files[] = {
 
 static const struct fs_entry device_files[] = {
 	{ .name = "info", .kind = FS_FILE, .flags = FS_ENTRY_CACHED, .render = device_info },
-	/* root or the card's delegate writes ok to acknowledge a failure (fs/layout_files.c) */
-	{ .name = "health",
-	  .kind = FS_FILE,
-	  .mode = 0644,
-	  .flags = FS_ENTRY_CACHED | FS_ENTRY_WRITABLE,
-	  .render = device_health,
-	  .write = fs_health_ack_write },
+	FS_DEVICE_HEALTH_ROW(device_health), /* root or the delegate writes ok: fs/layout_files.c */
 	/* holders change with no new snapshot */
 	{ .name = "holders", .kind = FS_FILE, .render = device_holders },
 	FS_USAGE_ROW(0), /* live */

@@ -25,6 +25,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "core/model.h"
 
@@ -55,6 +56,12 @@ struct accel_layout {
 	size_t n_lines;
 	int mode; /* -1: not declared, else 0/1 */
 	bool drain;
+	/*
+	 * Who wrote it (accel_layouts_set; 0:0 from the parse): its jobs are
+	 * carved as theirs, charged to their quota, and it reclaims as they would.
+	 */
+	uid_t uid;
+	gid_t gid;
 };
 
 /*

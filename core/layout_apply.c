@@ -20,12 +20,16 @@
 #include <time.h>
 
 #include "core/log.h"
+#include "core/rmdir_guard.h"
 
 /* Rounds of plan-and-act before a pass gives up for now (each round is some other carve's success, or ours). */
 #define APPLY_ROUNDS 8
 
 /* What this pass learnt: a layout job whose reclaim the driver refused is held for the rest of the pass. */
 struct pass {
+	struct accel_attach *reg; /* rmdir's guard: no container attaches while a reclaim runs */
+	uid_t uid;                /* the layout's writer: its carves are theirs */
+	gid_t gid;
 	accel_layout_held_fn held;
 	void *held_ctx;
 	struct accel_layout_memory *mem;
@@ -72,7 +76,8 @@ static bool act(struct accel_node *node, const char *device, struct pass *p, con
 
 	for (size_t i = 0; i < plan->n_reclaims; i++) {
 		const struct accel_layout_reclaim *r = &plan->reclaims[i];
-		int ret = accel_node_rmdir_instance(node, device, r->profile, r->job, r->uuid, why, sizeof(why));
+		/* rmdir's own way: refused while a container holds it, and no attach lands while it runs */
+		int ret = accel_job_rmdir(node, p->reg, device, r->profile, r->job, r->uuid, why, sizeof(why));
 		if (!ret || ret == -ENOENT || ret == -ESTALE) {
 			changed = true;
 			left--;
@@ -96,7 +101,8 @@ static bool act(struct accel_node *node, const char *device, struct pass *p, con
 	}
 	for (size_t i = 0; i < plan->n_carves; i++) {
 		const struct accel_layout_carve *c = &plan->carves[i];
-		int ret = accel_node_mkdir_layout(node, device, c->profile, c->job, c->start, why, sizeof(why));
+		int ret = accel_node_mkdir_layout(node, device, c->profile, c->job, c->start, p->uid, p->gid, why,
+		                                  sizeof(why));
 		if (!ret) {
 			log_info("%s: layout: carved %s at %u", device, c->job, c->start);
 			changed = true;
@@ -130,15 +136,18 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int accel_layout_apply(struct accel_node *node, const char *device, const struct accel_layout *l,
-                       accel_layout_held_fn held, void *held_ctx, struct accel_layout_memory *mem, unsigned retry_ms,
-                       struct accel_layout_plan *out)
+int accel_layout_apply(struct accel_node *node, struct accel_attach *reg, const char *device,
+                       const struct accel_layout *l, accel_layout_held_fn held, void *held_ctx,
+                       struct accel_layout_memory *mem, unsigned retry_ms, struct accel_layout_plan *out)
 {
 	struct pass *p = calloc(1, sizeof(*p));
 	int ret = 0;
 
 	if (!p)
 		return -ENOMEM;
+	p->reg = reg;
+	p->uid = l->uid;
+	p->gid = l->gid;
 	p->held = held;
 	p->held_ctx = held_ctx;
 	p->mem = mem;

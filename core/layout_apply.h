@@ -7,6 +7,7 @@
 #ifndef ACCEL_LAYOUT_APPLY_H
 #define ACCEL_LAYOUT_APPLY_H
 
+#include "core/attach.h"
 #include "core/layout.h"
 #include "core/node.h"
 
@@ -29,14 +30,17 @@ struct accel_layout_memory {
 
 /*
  * Bring device toward layout l: as much as can be done now, each step
- * decided again under the card's lock.  held says which jobs are in use
+ * decided again under the card's lock.  Carves are l's writer's (l->uid,
+ * l->gid: their quota pays); reclaims go through rmdir's guard
+ * (core/rmdir_guard.h) with reg, the attachment registry (NULL: none), so
+ * a container attached meanwhile either stops the reclaim or is refused.  held says which jobs are in use
  * (an attached container); a layout job whose reclaim the driver refuses
  * counts as held until retry_ms have passed (mem).  out: the plan of the card as
  * it was left, per line applied / pending / impossible with why.  0, or
  * -ENOENT (no such device), -ENOMEM.
  */
-int accel_layout_apply(struct accel_node *node, const char *device, const struct accel_layout *l,
-                       accel_layout_held_fn held, void *held_ctx, struct accel_layout_memory *mem, unsigned retry_ms,
-                       struct accel_layout_plan *out);
+int accel_layout_apply(struct accel_node *node, struct accel_attach *reg, const char *device,
+                       const struct accel_layout *l, accel_layout_held_fn held, void *held_ctx,
+                       struct accel_layout_memory *mem, unsigned retry_ms, struct accel_layout_plan *out);
 
 #endif

@@ -18,6 +18,9 @@
 #include "core/layout_apply.h"
 #include "core/log.h"
 
+/* The kept layout's first line: who wrote it (a comment to the parse). */
+#define WRITER_LINE "# written by uid:gid "
+
 #define STATUS_MAX (ACCEL_LAYOUT_MAX_LINES * (ACCEL_LAYOUT_WHY_MAX + 100))
 
 struct layout_entry {
@@ -150,8 +153,8 @@ again:
 	plan->cordon = false;
 	/* A busy layout job is asked again every few poll intervals: each try holds the card for its retries. */
 	unsigned retry_ms = 5 * (ls->opt.poll_ms ? ls->opt.poll_ms : 2000);
-	if (declared &&
-	    !accel_layout_apply(ls->node, e->device, l, ls->opt.held, ls->opt.held_ctx, &e->mem, retry_ms, plan))
+	if (declared && !accel_layout_apply(ls->node, ls->opt.attach, e->device, l, ls->opt.held, ls->opt.held_ctx,
+	                                    &e->mem, retry_ms, plan))
 		accel_layout_status_format(l, plan, status, STATUS_MAX);
 	else if (declared)
 		snprintf(status, STATUS_MAX, "%s is not on this node now: the layout waits for it\n", e->device);
@@ -280,9 +283,9 @@ static void path_of(const struct accel_layouts *ls, const char *device, const ch
 static char *slurp(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "re");
-	char *buf = f ? calloc(1, ACCEL_LAYOUT_TEXT_MAX + 2) : NULL;
+	char *buf = f ? calloc(1, ACCEL_LAYOUT_TEXT_MAX + 66) : NULL;
 
-	*len = buf ? fread(buf, 1, ACCEL_LAYOUT_TEXT_MAX + 1, f) : 0;
+	*len = buf ? fread(buf, 1, ACCEL_LAYOUT_TEXT_MAX + 65, f) : 0;
 	if (f)
 		fclose(f);
 	return buf;
@@ -316,6 +319,12 @@ static void load(struct accel_layouts *ls)
 				log_error("%s: the kept layout %s is not a layout (%s): it is left out", device, path,
 				          why);
 			} else {
+				unsigned uid = 0, gid = 0;
+				/* A layout kept before its writer was: root's, as it was carved. */
+				if (!strncmp(text, WRITER_LINE, strlen(WRITER_LINE)))
+					sscanf(text + strlen(WRITER_LINE), "%u:%u", &uid, &gid);
+				l.uid = (uid_t)uid;
+				l.gid = (gid_t)gid;
 				e->l = l;
 				e->declared = true;
 			}
@@ -431,11 +440,11 @@ int accel_layouts_check(struct accel_layouts *ls, const char *device, const char
 	return ret;
 }
 
-int accel_layouts_set(struct accel_layouts *ls, const char *device, const char *text, size_t len, char *why,
-                      size_t whylen)
+int accel_layouts_set(struct accel_layouts *ls, const char *device, const char *text, size_t len, uid_t uid, gid_t gid,
+                      char *why, size_t whylen)
 {
 	struct accel_layout *l = malloc(sizeof(*l));
-	char canon[ACCEL_LAYOUT_TEXT_MAX + 1];
+	char canon[ACCEL_LAYOUT_TEXT_MAX + 64];
 	struct layout_entry *e = NULL;
 	int ret;
 
@@ -453,7 +462,11 @@ int accel_layouts_set(struct accel_layouts *ls, const char *device, const char *
 	pthread_mutex_lock(&e->set_lock);
 	ret = parse_check(ls, device, text, len, l, why, whylen);
 	if (!ret) {
-		accel_layout_format(l, canon, sizeof(canon));
+		/* The writer first, as a comment the parse skips: a restart carves as the same writer. */
+		int head = snprintf(canon, sizeof(canon), WRITER_LINE "%u:%u\n", (unsigned)uid, (unsigned)gid);
+		l->uid = uid;
+		l->gid = gid;
+		accel_layout_format(l, canon + head, sizeof(canon) - (size_t)head);
 		ret = keep(ls, device, "layout", canon, strlen(canon), why, whylen);
 	}
 	if (!ret) {

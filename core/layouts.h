@@ -19,13 +19,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "core/attach.h"
 #include "core/layout.h"
 #include "core/node.h"
 
 struct accel_layouts_options {
 	const char *state_dir;
-	unsigned poll_ms;          /* 0: 2000 */
-	accel_layout_held_fn held; /* NULL: nothing is held but what the driver refuses to destroy */
+	unsigned poll_ms;            /* 0: 2000 */
+	accel_layout_held_fn held;   /* NULL: nothing is held but what the driver refuses to destroy */
+	struct accel_attach *attach; /* rmdir's guard for the layout's reclaims (core/rmdir_guard.h); NULL: none */
 	void *held_ctx;
 	/* A card's layout_status or cordon changed (any thread; it must only queue work). */
 	void (*on_change)(void *ctx);
@@ -44,13 +46,14 @@ void accel_layouts_kick(struct accel_layouts *ls);
 void accel_layouts_close(struct accel_layouts *ls);
 
 /*
- * Declare device's layout: parse and check the whole text against the card
- * (-EINVAL with why, nothing changed), keep it durably, apply it once
- * before returning.  Empty text declares nothing: every layout job that
- * nothing holds goes.
+ * Declare device's layout as written by uid:gid: parse and check the whole
+ * text against the card (-EINVAL with why, nothing changed), keep it (and
+ * its writer) durably, apply it once before returning.  Its jobs are the
+ * writer's.  Empty text declares nothing: every layout job that nothing
+ * holds goes.
  */
-int accel_layouts_set(struct accel_layouts *ls, const char *device, const char *text, size_t len, char *why,
-                      size_t whylen);
+int accel_layouts_set(struct accel_layouts *ls, const char *device, const char *text, size_t len, uid_t uid, gid_t gid,
+                      char *why, size_t whylen);
 /* What accel_layouts_set checks first, alone: 0 or -EINVAL / -ENOENT with why. */
 int accel_layouts_check(struct accel_layouts *ls, const char *device, const char *text, size_t len, char *why,
                         size_t whylen);

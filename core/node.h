@@ -93,11 +93,12 @@ void accel_placement_not_legal(const char *device, const struct accel_profile *p
                                size_t whylen);
 /*
  * The layout's carve (core/layout_apply.c): as accel_node_mkdir_at, owned
- * by root, on a cordoned card too; job must have the layout's prefix, which
- * every other mkdir is refused (EINVAL).
+ * by the layout's writer uid:gid and charged to their quota (EDQUOT), on a
+ * cordoned card too; job must have the layout's prefix, which every other
+ * mkdir is refused (EINVAL).
  */
 int accel_node_mkdir_layout(struct accel_node *node, const char *device, const char *profile, const char *job,
-                            unsigned start, char *why, size_t whylen);
+                            unsigned start, uid_t uid, gid_t gid, char *why, size_t whylen);
 /*
  * Set a card's MIG mode (core/node_mode.c): 0 once the mode read back is
  * current and pending alike (at once when it already was).  -EBUSY, nothing

@@ -393,9 +393,9 @@ int accel_node_mkdir_at(struct accel_node *node, const char *device, const char 
 }
 
 int accel_node_mkdir_layout(struct accel_node *node, const char *device, const char *profile, const char *job,
-                            unsigned start, char *why, size_t whylen)
+                            unsigned start, uid_t uid, gid_t gid, char *why, size_t whylen)
 {
-	return mkdir_on(node, device, profile, job, (long)start, true, 0, 0, NULL, why, whylen);
+	return mkdir_on(node, device, profile, job, (long)start, true, uid, gid, NULL, why, whylen);
 }
 
 int accel_node_mkdir_any(struct accel_node *node, const char *profile, const char *job, uid_t uid, gid_t gid,

@@ -30,7 +30,9 @@ struct accelfs;
 
 struct fs_deferred {
 	char device[16]; /* <dev>/mig/layout: its device; quota: "" */
-	char *text;      /* NUL-terminated, len bytes */
+	uid_t uid;       /* who wrote it first: a layout's jobs are theirs */
+	gid_t gid;
+	char *text; /* NUL-terminated, len bytes */
 	size_t len;
 	bool bad;     /* a write was refused: the close applies nothing */
 	bool written; /* a write came: a close may apply it (an O_TRUNC alone waits for the last close) */

@@ -163,7 +163,8 @@ static int layout_commit(struct accelfs *fs, struct fs_deferred *p)
 
 	snprintf(key, sizeof(key), "%s/mig", p->device);
 	if (fs->mount.layouts) {
-		ret = accel_layouts_set(fs->mount.layouts, p->device, p->text ? p->text : "", p->len, why, sizeof(why));
+		ret = accel_layouts_set(fs->mount.layouts, p->device, p->text ? p->text : "", p->len, p->uid, p->gid,
+		                        why, sizeof(why));
 		if (ret)
 			refuse(fs, p->device, why, ret);
 		else
@@ -172,8 +173,8 @@ static int layout_commit(struct accelfs *fs, struct fs_deferred *p)
 	return ret;
 }
 
-int fs_layout_write_part(struct accelfs *fs, const struct fs_node *n, uid_t uid, struct fs_deferred **pending,
-                         const char *buf, size_t size, off_t off)
+int fs_layout_write_part(struct accelfs *fs, const struct fs_node *n, uid_t uid, gid_t gid,
+                         struct fs_deferred **pending, const char *buf, size_t size, off_t off)
 {
 	struct fs_deferred *p = *pending;
 	char why[ACCEL_TEXT_MAX];
@@ -187,6 +188,8 @@ int fs_layout_write_part(struct accelfs *fs, const struct fs_node *n, uid_t uid,
 		p = *pending = fs_deferred_new(n->dev->name, layout_commit);
 		if (!p)
 			return -ENOMEM;
+		p->uid = uid; /* the layout's jobs will be its writer's */
+		p->gid = gid;
 	}
 	if (p->bad)
 		return refuse(fs, n->dev->name,
@@ -212,7 +215,7 @@ int fs_layout_text_write(struct fs_write *w, const struct fs_node *n)
 	if (!w->pending || !w->handle_lock)
 		return -EACCES;
 	pthread_mutex_lock(w->handle_lock);
-	ret = fs_layout_write_part(w->fs, n, w->uid, w->pending, w->buf, w->size, w->off);
+	ret = fs_layout_write_part(w->fs, n, w->uid, w->gid, w->pending, w->buf, w->size, w->off);
 	pthread_mutex_unlock(w->handle_lock);
 	return ret;
 }
@@ -340,6 +343,7 @@ int fs_layouts_open(struct accelfs *fs, const char *state_dir, unsigned poll_ms,
 		.state_dir = state_dir,
 		.poll_ms = poll_ms,
 		.held = fs_layout_held,
+		.attach = fs->mount.attach,
 		.held_ctx = fs->mount.attach,
 		.on_change = on_change,
 		.change_ctx = fs,

@@ -44,8 +44,8 @@ struct fs_deferred;
  * with what came before (-EINVAL at the write that brings a bad line, and
  * the handle applies nothing); the writer's close applies the whole.
  */
-int fs_layout_write_part(struct accelfs *fs, const struct fs_node *n, uid_t uid, struct fs_deferred **pending,
-                         const char *buf, size_t size, off_t off);
+int fs_layout_write_part(struct accelfs *fs, const struct fs_node *n, uid_t uid, gid_t gid,
+                         struct fs_deferred **pending, const char *buf, size_t size, off_t off);
 /* The layout row's write: fs_layout_write_part on the handle's kept text (w->pending). */
 int fs_layout_text_write(struct fs_write *w, const struct fs_node *n);
 /* The write of cordon and mode (their rows'): the bytes taken, or -errno (last_error of <dev>/mig and the log say why). */

@@ -121,6 +121,7 @@ void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		struct fs_write w = { .fs = fs,
 			              .req = req,
 			              .uid = fuse_req_ctx(req)->uid,
+			              .gid = fuse_req_ctx(req)->gid,
 			              .buf = "",
 			              .pending = &of->pending,
 			              .handle_lock = &of->lock };
@@ -232,6 +233,7 @@ static void generated_write(fuse_req_t req, const char *buf, size_t size, off_t 
 	struct fs_write w = { .fs = fs,
 		              .req = req,
 		              .uid = fuse_req_ctx(req)->uid,
+		              .gid = fuse_req_ctx(req)->gid,
 		              .buf = buf,
 		              .size = size,
 		              .off = off,

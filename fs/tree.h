@@ -67,6 +67,7 @@ struct fs_write {
 	struct accelfs *fs;
 	struct fuse_req *req; /* the request: the caller answers it with what write returns, unless answered */
 	uid_t uid;            /* who writes */
+	gid_t gid;
 	const char *buf;
 	size_t size;
 	off_t off;

@@ -24,7 +24,9 @@ def truncate(path):
 class Writers(LayoutCase):
     def kept(self, dev=DEV):
         with open(os.path.join(self.node.state, "layouts", f"{dev}.layout")) as f:
-            return f.read()
+            first, rest = f.read().split("\n", 1)  # the writer, then the layout as it reads
+        self.assertEqual(first, "# written by uid:gid 0:0")
+        return rest
 
     def test_concurrent_writers_keep_one_whole_text_shown_kept_and_restarted(self):
         """Observation 3: writers racing keep one writer's text, the same on disk, in the tree and after a restart."""
@@ -92,6 +94,60 @@ class Writers(LayoutCase):
         self.assertEqual(res.returncode, 0, res.stderr)
         wait_until(lambda: n.read(DEV, "mig", "layout") == "", what="the truncated layout to declare nothing")
         wait_until(lambda: sorted(self.by_job()) == ["mine"], what="the layout's jobs to go")
+
+
+class Guards(LayoutCase):
+    busy_retries = 8  # a busy reclaim retries for seconds: the window a container attaches in
+
+    def destroys(self):
+        calls = dict(line.split()[:2] for line in self.node.smi("gpu", "sim", "calls").stdout.splitlines())
+        return int(calls.get("ComputeInstanceDestroy", 0))
+
+    def test_a_container_attached_while_the_layout_reclaims_is_refused_or_keeps_its_job(self):
+        """Observation 1: the layout's reclaim takes rmdir's guard: an attach during it is refused."""
+        n = self.node
+        self.layout("1g.18gb x2\n")
+        job = "layout-gpu0-1g.18gb-1"
+        gi = self.identity(job, profile="1g.18gb")[0]
+        n.smi("gpu", "sim", "busy", "-i", 0, "-gi", gi, "-ci", 0, 1)
+        before = self.destroys()
+        writer = threading.Thread(target=self.layout, args=("1g.18gb\n",))
+        writer.start()
+        wait_until(lambda: self.destroys() > before, what="the layout's reclaim to start")
+        sleeper = self.sleeper()
+        ret = n.errno_of(write, self.mig("1g.18gb", job, "containers"), f"attach {CID} {sleeper.pid}\n")
+        n.smi("gpu", "sim", "busy", "-i", 0, "-gi", gi, "-ci", 0, 0)
+        writer.join()
+        if ret == 0:  # taken: then the job is the container's, and nothing may destroy it
+            self.assertIn(job, self.by_job(), "the job was destroyed under an attached container")
+        self.assertEqual(ret, errno.EBUSY, "an attach was accepted while the layout reclaimed its job")
+        self.assertSettled("after the reclaim")
+
+    def test_a_delegates_layout_is_the_delegates_and_pays_its_quota(self):
+        """Observation 2: a layout's jobs are its writer's: owned by them, charged to their quota."""
+        n = self.node
+        os.chown(n.path("gpu1"), 4321, 4300)
+        write(n.path("quota"), "user:4321 slices=4\n")
+        res = as_user(4321, [4300], "bash", "-c", 'printf "1g.18gb x7\\n" > "$1"', "-",
+                      self.mig("layout", dev="gpu1"))
+        self.assertEqual(res.returncode, 0, res.stderr)
+        mine = [j for j in self.by_job("gpu1") if j.startswith("layout-")]
+        self.assertEqual(len(mine), 4, "the layout passed its writer's quota")
+        for j in mine:
+            self.assertEqual(n.keyvals("gpu1", "mig", "1g.18gb", j, "status")["owner"], "4321:4300")
+        self.assertIn("quota exceeded: user:4321", self.status("gpu1"))
+        self.assertEqual(n.read("quota"), "user:4321 slices=4/4\n")
+        # a limit of 0: nothing at all; the card stays as it was
+        write(n.path("quota"), "user:4321 slices=0\n")
+        res = as_user(4321, [4300], "bash", "-c", 'printf "7g.141gb\\n" > "$1"', "-",
+                      self.mig("layout", dev="gpu1"))
+        self.assertEqual(res.returncode, 0, res.stderr)
+        self.assertEqual([j for j in self.by_job("gpu1") if j.startswith("layout-")], [])
+        self.assertIn("quota exceeded", self.status("gpu1"))
+        # kept across a restart: still the delegate's
+        n.restart()
+        self.assertIn("quota exceeded", self.status("gpu1"))
+        self.assertSettled("with the delegate's layout")
 
 
 class QuotaText(LayoutCase):

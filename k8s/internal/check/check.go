@@ -18,7 +18,7 @@ import (
 //   - the memory slices the pool's counters leave free (each counter's value
 //     less what the allocated devices consume) are the slices no GPU
 //     instance holds (the card's map);
-//   - for each profile, the devices that could be allocated one after
+//   - for each profile, the untainted devices that could be allocated one after
 //     another (lowest start first, each taking its counters) are as many as
 //     the profile's available.
 //
@@ -79,7 +79,7 @@ func Counters(node *accelfs.Node, slices []resourceapi.ResourceSliceSpec, alloca
 		for _, prof := range card.Profiles {
 			var offered []resourceapi.Device
 			for _, p := range byCard[card.Name] {
-				if d, ok := devices[p.Device]; ok && p.Profile.Name == prof.Name && !allocated[p.Device] {
+				if d, ok := devices[p.Device]; ok && p.Profile.Name == prof.Name && !allocated[p.Device] && !tainted(d) {
 					offered = append(offered, d)
 				}
 			}
@@ -98,6 +98,17 @@ func Counters(node *accelfs.Node, slices []resourceapi.ResourceSliceSpec, alloca
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// tainted says whether a claim without a toleration cannot be allocated the
+// device (a card that takes no new job: accelfs's available is 0 there).
+func tainted(d resourceapi.Device) bool {
+	for _, t := range d.Taints {
+		if t.Effect == resourceapi.DeviceTaintEffectNoSchedule || t.Effect == resourceapi.DeviceTaintEffectNoExecute {
+			return true
+		}
+	}
+	return false
 }
 
 func word(free bool) string {

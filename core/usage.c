@@ -38,6 +38,7 @@ void accel_usage_probe_init(struct accel_usage_probe *p)
 	memset(p, 0, sizeof(*p));
 	p->prev = -1;
 	p->mig_index = UINT_MAX;
+	accel_usage_unknown(p, "not sampled yet: the next reading shows it");
 }
 
 void accel_usage_probe_free(struct accel_usage_probe *p)

@@ -12,8 +12,10 @@ struct node_usage *node_usage_new(void)
 {
 	struct node_usage *u = calloc(1, sizeof(*u));
 
-	if (u)
+	if (u) {
 		pthread_mutex_init(&u->lock, NULL);
+		pthread_cond_init(&u->kick, NULL);
+	}
 	return u;
 }
 
@@ -28,12 +30,19 @@ void node_usage_free(struct node_usage *u)
 {
 	if (!u)
 		return;
+	node_lock(&u->lock, NODE_LOCK_LEAF);
+	u->stopping = true;
+	pthread_cond_signal(&u->kick);
+	node_unlock(&u->lock, NODE_LOCK_LEAF);
+	if (u->started)
+		pthread_join(u->thread, NULL);
 	while (u->head) {
 		struct node_usage_entry *e = u->head;
 
 		u->head = e->next;
 		entry_free(e);
 	}
+	pthread_cond_destroy(&u->kick);
 	pthread_mutex_destroy(&u->lock);
 	free(u);
 }

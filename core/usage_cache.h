@@ -15,22 +15,42 @@
 
 #define NODE_USAGE_KEY_MAX (ACCEL_UUID_MAX + 32)
 
+/* What an entry samples: a card, or one GPU instance of it (mig), as the snapshot named them. */
+struct node_usage_what {
+	char device[16];
+	char device_uuid[ACCEL_UUID_MAX];
+	bool mig;
+	unsigned gi;
+	char uuid[ACCEL_UUID_MAX]; /* the MIG device's, or the card's */
+	unsigned sms, card_sms;
+};
+
 struct node_usage_entry {
 	struct node_usage_entry *next;
 	char key[NODE_USAGE_KEY_MAX];
 	unsigned users;       /* readers holding it: never freed while one does */
-	pthread_mutex_t lock; /* one reading at a time; guards probe */
+	bool wanted;          /* a scrape asked for a reading: the sampler's to take (guarded by the table's lock) */
+	pthread_mutex_t lock; /* one reading at a time; guards what and probe */
+	struct node_usage_what what;
 	struct accel_usage_probe probe;
 };
 
 struct node_usage {
-	pthread_mutex_t lock; /* a leaf: the list, users, pruned */
+	pthread_mutex_t lock; /* a leaf: the list, users, wanted, pruned, the sampler's flags */
 	struct node_usage_entry *head;
 	uint64_t pruned; /* the snapshot generation the list was last pruned against */
+	/*
+	 * The sampler (core/node_usage.c): a thread started by the first
+	 * scrape, asleep until a scrape wants a reading, so that a scrape
+	 * renders what the last one asked for and never waits for the driver.
+	 */
+	pthread_cond_t kick;
+	bool kicked, stopping, started;
+	pthread_t thread;
 };
 
 struct node_usage *node_usage_new(void);
-/* After the last reader; the samples go back to their libraries, which must still be open. */
+/* Stop the sampler and free the table; the samples go back to their libraries, which must still be open. */
 void node_usage_free(struct node_usage *u);
 
 void node_usage_job_key(char *buf, size_t len, const struct accel_job *j);

@@ -20,6 +20,11 @@
 /* A label value as the format wants it: backslash, double quote and newline escaped. */
 static void label(struct fs_text *t, const char *name, const char *value, bool first)
 {
+	/* The common case, nothing to escape, in one put: a scrape with many jobs writes many labels. */
+	if (!strpbrk(value, "\\\"\n")) {
+		fs_put(t, "%s%s=\"%s\"", first ? "" : ",", name, value);
+		return;
+	}
 	fs_put(t, "%s%s=\"", first ? "" : ",", name);
 	for (const char *c = value; *c; c++) {
 		if (*c == '\\' || *c == '"')

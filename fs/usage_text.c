@@ -10,6 +10,11 @@
 
 static void label(struct fs_text *t, const char *name, const char *value, bool first)
 {
+	/* The common case, nothing to escape, in one put: a scrape with many jobs writes many labels. */
+	if (!strpbrk(value, "\\\"\n")) {
+		fs_put(t, "%s%s=\"%s\"", first ? "" : ",", name, value);
+		return;
+	}
 	fs_put(t, "%s%s=\"", first ? "" : ",", name);
 	for (const char *c = value; *c; c++) {
 		if (*c == '\\' || *c == '"')
@@ -40,11 +45,16 @@ static void job_labels(struct fs_text *t, const struct accel_device *d, const st
 	label(t, "owner", num, false);
 }
 
-enum { G_INFO, G_WINDOW, G_SM, G_OCC, G_DRAM, G_SM_MEAN, G_SM_PEAK, G_MEM, G_MEM_TOTAL, G_MEM_PEAK, G_ENERGY, G_N };
+/*
+ * Six families: what a dashboard joins and plots.  The window, the means and
+ * peaks and the memory's total are in the file and node.json; a scrape of a
+ * hundred jobs stays small (docs/performance.md, "Utilization").
+ */
+enum { G_INFO, G_SM, G_OCC, G_DRAM, G_MEM, G_ENERGY, G_N, G_WINDOW, G_SM_MEAN, G_SM_PEAK, G_MEM_TOTAL, G_MEM_PEAK };
 
 static const struct {
 	const char *name, *help;
-} gauges[G_N] = {
+} gauges[] = {
 	[G_INFO] = { "accelfs_job_info", "One per job, with what identifies it and its GPU instance (always 1)." },
 	[G_WINDOW] = { "accelfs_job_usage_window_seconds", "The window the job's GPM rates were measured over." },
 	[G_SM] = { "accelfs_job_sm_active_ratio", "SM activity of the job's GPU instance over the window (GPM)." },
@@ -134,7 +144,7 @@ void fs_usage_metrics(struct fs_text *t, struct accel_node *node, const struct a
 					continue;
 				fs_put(t, "%s{", gauges[g].name);
 				job_labels(t, s->devices[i], job);
-				fs_put(t, "} %.17g\n", v);
+				fs_put(t, v == (double)(unsigned long long)v ? "} %.0f\n" : "} %.6g\n", v);
 			}
 	}
 	free(us);

@@ -71,7 +71,7 @@ class Utilization(NodeTestCase):
                   f'ci="{st["ci"]}",uuid="{st["uuid"]}",UUID="{gpu0["uuid"]}",owner="0"')
         self.assertIn(f"accelfs_job_info{{{labels}}} 1\n", m)
         self.assertIn(f"accelfs_job_memory_used_bytes{{{labels}}} {3 << 30}\n", m)
-        self.assertRegex(m, re.escape(f"accelfs_job_sm_active_mean_ratio{{{labels}}} ") + r"0\.8\d*\n")
+        self.assertRegex(m, re.escape(f"accelfs_job_sm_active_ratio{{{labels}}} ") + r"0\.8\n")
         self.assertRegex(m, re.escape(f"accelfs_job_energy_estimate_joules{{{labels}}} ") + r"600(\.0*)?\n")
 
     def test_a_reused_gpu_instance_id_starts_from_nothing(self):

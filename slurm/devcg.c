@@ -255,6 +255,10 @@ static int pick_mode(enum devcg_mode want, char *mnt, size_t mlen, char *rel, si
 		snprintf(err, len,
 		         "cgroup=v1, but this task has no cgroup v1 devices controller: set cgroup=auto, or "
 		         "CgroupPlugin=cgroup/v1 and ConstrainDevices=yes (cgroup.conf)");
+	else if (want == DEVCG_V2)
+		snprintf(err, len,
+		         "cgroup=v2, but no cgroup v2 hierarchy is mounted for this task: set cgroup=auto, or "
+		         "CgroupPlugin=cgroup/v2 and ConstrainDevices=yes (cgroup.conf)");
 	else
 		snprintf(err, len,
 		         "this task has neither a cgroup v1 devices controller nor a cgroup v2 hierarchy mounted: "

@@ -51,6 +51,7 @@ struct node_health {
 	bool started;
 	mig_event_set_t set;
 	uint64_t topo_seen; /* node->topo_generation the set was made for */
+	uint64_t mark;      /* node->gone_seq read before the queue was last seen empty (node_tombs.c) */
 	bool retry;         /* a card could not be registered: try again after each wait */
 	bool rewatch;       /* make the set again before the next wait */
 	pthread_mutex_t lock;
@@ -278,6 +279,7 @@ static void watch(struct node_health *w)
 
 	unwatch(w);
 	w->retry = false;
+	w->mark = node_gone_seq(w->node); /* a new set sees only what is raised from now on */
 	r = lib->EventSetCreate(&w->set);
 	if (r != MIG_SUCCESS) {
 		w->set = NULL;
@@ -340,6 +342,17 @@ static struct node_card *handle(struct node_health *w, const mig_event_data_t *d
 	e.when = wall_now();
 	read_ecc(&w->fam->lib, nc->card.handle, &e);
 	node_lock(&nc->lock, NODE_LOCK_CARD);
+	/* Raised while an instance removed since held the id: its own, whoever took the id (node_tombs.c). */
+	const struct node_tomb *t = e.gi == MIG_EVENT_NO_INSTANCE ? NULL : node_tomb_find(nc, e.gi, e.ci, w->mark);
+	if (t) {
+		if (say)
+			log_notice("%s: event 0x%llx (Xid %u) on GPU instance %u is removed job %s's (instance %s): "
+			           "charged to no job made on that id since",
+			           nc->card.name, e.type, e.type == MIG_EVENT_TYPE_XID_CRITICAL_ERROR ? e.xid : 0, e.gi,
+			           t->job[0] ? t->job : "-", t->uuid);
+		node_unlock(&nc->lock, NODE_LOCK_CARD);
+		return NULL;
+	}
 	/* Under the card's lock nc->view cannot change: every install is made holding it. */
 	if (accel_health_book_event(&nc->health, nc->view, &e, &out) != 0)
 		log_error("%s: out of memory recording an event: its health may be behind", nc->card.name);
@@ -365,7 +378,11 @@ static mig_return_t batch(struct node_health *w, const mig_event_data_t *first)
 
 		for (size_t c = 0; nc && c < w->fam->n_cards; c++)
 			touched[c] = touched[c] || w->fam->cards[c] == nc;
+		uint64_t seq = node_gone_seq(w->node);
+
 		r = w->fam->lib.EventSetWait_v2(w->set, &d, 0);
+		if (r == MIG_ERROR_TIMEOUT)
+			w->mark = seq; /* empty now: what comes next was raised after seq */
 	}
 	if (n > LOGGED_PER_BATCH)
 		log_info("%s: %u more events came with those, not logged one by one: the health files and metrics "
@@ -423,7 +440,10 @@ static void *health_main(void *arg)
 			continue;
 		}
 		memset(&d, 0, sizeof(d));
+		uint64_t seq = node_gone_seq(w->node);
 		r = lib->EventSetWait_v2(w->set, &d, w->node->opt.health_wait_ms);
+		if (r == MIG_ERROR_TIMEOUT)
+			w->mark = seq;
 		if (stopping(w))
 			break;
 		if (r == MIG_SUCCESS)

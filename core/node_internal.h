@@ -64,6 +64,20 @@ struct node_quota;
 
 #define NODE_NAME_BUCKETS 1024
 
+/*
+ * A GPU instance a job lost, kept until the event thread has seen its
+ * driver's queue empty after it went (core/node_tombs.c): an event on that
+ * GPU instance id since then may be the removed instance's, and is charged
+ * to it by identity, never to a job made on the same id since.
+ */
+struct node_tomb {
+	unsigned gi, ci;
+	uint64_t seq; /* node->gone_seq once it was destroyed */
+	char job[ACCEL_JOB_NAME_MAX + 1];
+	char uuid[ACCEL_UUID_MAX];
+};
+#define NODE_TOMBS 16
+
 struct node_card {
 	struct accel_card card;
 	struct node_family *fam;
@@ -92,6 +106,8 @@ struct node_card {
 	struct accel_inventory inv; /* the live instances: last read, then kept by what carves answer */
 	/* What the driver's events said (core/health_book.h): laid over every view this card installs. */
 	struct accel_health_book health;
+	struct node_tomb tombs[NODE_TOMBS]; /* instances removed lately, oldest first */
+	size_t n_tombs;
 	/*
 	 * Device nodes.  A reading of the card (node_card_refresh) proves every
 	 * ready job's nodes again from the capability files; a rebuild after the
@@ -153,6 +169,7 @@ struct accel_node {
 	struct node_family fams[ACCEL_MAX_FAMILIES];
 	size_t n_fams;
 	pthread_rwlock_t topo;
+	uint64_t gone_seq;        /* atomic: bumped after every GPU instance a job loses (node_tombs.c) */
 	uint64_t topo_generation; /* bumped by every rescan (topo write-held): the event thread watches again */
 	struct accel_udev *udev;
 	bool rescan; /* a udev event: look for added or removed devices */
@@ -319,6 +336,18 @@ int node_placement_for(const struct node_card *nc, const struct accel_profile *p
  * (size_t)-1 if none; drop one from memory and disk.
  */
 void node_install_view(struct accel_node *node, struct node_card *nc, struct accel_device *v);
+/*
+ * node_tombs.c.  A job's GPU instance was destroyed (card lock held): keep
+ * its identity under a new sequence number.  The instance the event names
+ * (gi, ci) among those removed after mark (the sequence read before the
+ * driver's queue was last seen empty), or NULL; tombs at or before mark are
+ * dropped (card lock held).
+ */
+void node_tomb_add(struct accel_node *node, struct node_card *nc, unsigned gi, unsigned ci, const char *job,
+                   const char *uuid);
+const struct node_tomb *node_tomb_find(struct node_card *nc, unsigned gi, unsigned ci, uint64_t mark);
+uint64_t node_gone_seq(struct accel_node *node);
+
 /* Install the card's view again as it is, so that its book and holds are laid over it anew (card lock held). */
 void node_card_reshow(struct accel_node *node, struct node_card *nc);
 /*

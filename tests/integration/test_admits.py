@@ -157,6 +157,42 @@ class TheadRecovery(AdmitsCase):
         self.assertEqual(self.first("ppu14"), "ok")
 
 
+class Identity(AdmitsCase):
+    """Observation 5: an Xid on an instance being removed was charged to the next job on the same id."""
+
+    def test_an_event_of_a_removed_instance_is_never_charged_to_the_job_made_on_its_id(self):
+        F = NVIDIA
+        jobdir = ("gpu0", "mig", F["profile"])
+        for n in range(3):
+            old, new = f"old{n}", f"new{n}"
+            os.mkdir(self.node.path(*jobdir, old))
+            gi = self.node.keyvals(*jobdir, old, "status")["gi"]
+            # the event thread is held while the instance raises its Xid, is removed and its id taken again
+            with self.node.thread_paused("events-gpu"):
+                self.sim("gpu", 0, "xid", "-gi", gi, "48")
+                os.rmdir(self.node.path(*jobdir, old))
+                os.mkdir(self.node.path(*jobdir, new))
+                self.assertEqual(self.node.keyvals(*jobdir, new, "status")["gi"], gi, "the id was not reused")
+            wait_until(lambda: self.node.log().count("Xid 48") > n, timeout=30, what="the event handled")
+            self.assertEqual(self.first(*jobdir, new), "ok")
+            self.assertIn(f"is removed job {old}'s", self.node.log())
+            self.assertEqual(self.first("gpu0"), "ok")
+            self.assertTrue(self.dev_json("gpu0")["admits"]["new_jobs"])
+            os.rmdir(self.node.path(*jobdir, new))
+
+    def test_an_event_after_the_new_job_is_made_is_its_own(self):
+        F = NVIDIA
+        jobdir = ("gpu0", "mig", F["profile"])
+        os.mkdir(self.node.path(*jobdir, "old"))
+        os.rmdir(self.node.path(*jobdir, "old"))
+        os.mkdir(self.node.path(*jobdir, "new"))
+        gi = self.node.keyvals(*jobdir, "new", "status")["gi"]
+        # the queue is seen empty once the removal is past: the next event is the new job's
+        wait_until(lambda: self.sim("gpu", 0, "xid", "-gi", gi, "13") and
+                   self.first(*jobdir, "new").startswith("degraded"), timeout=30, step=0.5,
+                   what="the new job's own Xid charged to it")
+
+
 class LayoutMode(AdmitsCase):
     """Observation 6: a layout's mode line does not cordon, so on a busy node it never gets there."""
     topology = topology_path("layouts.json")

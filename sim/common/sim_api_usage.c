@@ -260,7 +260,8 @@ mig_return_t sim_SimSetUsage(struct sim_ctx *ctx, unsigned int index, unsigned i
 	if (r)
 		return r;
 	u = index < ctx->n_devices ? usage_card(ctx, index) : NULL;
-	if (!u || (target != SIM_USAGE_CARD && target >= SIM_MAX_GI) || sm > 10000 || occupancy > 10000 || dram > 10000)
+	if (!u || (gpuInstanceId != MIG_EVENT_NO_INSTANCE && gpuInstanceId >= SIM_MAX_GI) || sm > 10000 ||
+	    occupancy > 10000 || dram > 10000)
 		return sim_leave(&call, MIG_ERROR_INVALID_ARGUMENT);
 	set_target(&u->targets[target], sm, occupancy, dram);
 	__atomic_store_n(&u->targets[target].mem_used, memoryUsed, __ATOMIC_RELAXED);

@@ -95,6 +95,21 @@ static int change_mode(struct accel_node *node, struct node_card *nc, bool enabl
 	ret = mode_preconditions(node, nc, why, whylen);
 	if (ret)
 		return ret;
+	if (!enabled && nc->n_records) {
+		/*
+		 * A job whose instance is gone (lost) still has its record, its
+		 * name and its quota charge: with the mode off it would have no
+		 * directory to rmdir it from, and stay so.
+		 */
+		size_t at = (size_t)snprintf(why, whylen, "%s has %zu job%s with no instance (lost: ", nc->card.name,
+		                             nc->n_records, nc->n_records == 1 ? "" : "s");
+		for (size_t k = 0; k < nc->n_records && at < whylen; k++)
+			at += (size_t)snprintf(why + at, whylen - at, "%s%s", k ? ", " : "", nc->records[k].job);
+		if (at < whylen)
+			snprintf(why + at, whylen - at,
+			         "): the mode goes off only once they are gone; rmdir them first");
+		return -EBUSY;
+	}
 	r = nc->card.lib->DeviceSetMigMode(nc->card.handle, want, &status);
 	if (r == MIG_SUCCESS && status != MIG_SUCCESS)
 		r = status;

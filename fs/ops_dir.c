@@ -228,11 +228,11 @@ void fs_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mod
 
 	memset(&made, 0, sizeof(made));
 	if (node_level)
-		ret = accel_node_mkdir_any(fs->node, profile, name, ctx->uid, gid, device, sizeof(device), &made,
-		                           why, sizeof(why));
+		ret = accel_node_mkdir_any(fs->node, profile, name, ctx->uid, gid, device, sizeof(device), &made, why,
+		                           sizeof(why));
 	else if (at_placement)
-		ret = accel_node_mkdir_at(fs->node, device, profile, name, placement.start, ctx->uid, gid, &made,
-		                          why, sizeof(why));
+		ret = accel_node_mkdir_at(fs->node, device, profile, name, placement.start, ctx->uid, gid, &made, why,
+		                          sizeof(why));
 	else
 		ret = accel_node_mkdir(fs->node, device, profile, name, ctx->uid, gid, &made, why, sizeof(why));
 	/* What the carve changed (available, instances) is what the next read shows. */
@@ -245,6 +245,35 @@ void fs_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mod
 	fs_notify_check(fs);
 	if (ret) {
 		fuse_reply_err(req, -ret);
+		return;
+	}
+	char at[PATH_BUF];
+	if (!fs_inodes_path(fs->inodes, parent, at, sizeof(at))) {
+		/*
+		 * The directory this mkdir was asked in went away while the job was
+		 * carved (the mode went off and on: the profile directory was gone
+		 * from a snapshot, and its inode with it).  The kernel can take no
+		 * entry under it, and answering ENOENT for a job that exists would
+		 * leave it with its name and its quota charge: it is removed again,
+		 * so that the answer is true.
+		 */
+		char undo_why[ACCEL_TEXT_MAX], key[ACCEL_LAST_ERROR_KEY_MAX];
+		int undo = accel_job_rmdir(fs->node, fs->mount.attach, device, profile, name, made.uuid, undo_why,
+		                           sizeof(undo_why));
+		if (undo)
+			log_error(
+				"%s/%s: job %s was carved while its directory went away, and removing it again failed: "
+				"%s",
+				device, profile, name, undo_why);
+		snprintf(why, sizeof(why),
+		         "%s/%s changed while job %s was carved (the MIG mode went off and on): %s; mkdir again",
+		         device, profile, name,
+		         undo ? "removing the job again failed, rmdir it" : "the job was removed again");
+		accel_last_error_key(key, sizeof(key), node_level ? NULL : device, profile);
+		accel_node_set_last_error(fs->node, key, why);
+		fs_notify_flush(fs);
+		fs_notify_check(fs);
+		fuse_reply_err(req, undo ? EIO : ENOENT);
 		return;
 	}
 	/*

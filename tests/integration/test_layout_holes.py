@@ -150,6 +150,59 @@ class Guards(LayoutCase):
         self.assertSettled("with the delegate's layout")
 
 
+class ModeFlips(LayoutCase):
+    def test_mkdir_never_answers_enoent_for_a_job_it_carved_while_the_mode_flips(self):
+        """Observation 6: the mode off and on by the driver during mkdir: a job is there exactly when mkdir said so."""
+        n = self.node
+        dev = "gpu1"
+        stop = threading.Event()
+
+        def flip():
+            while not stop.is_set():
+                for mode in (0, 1):
+                    try:
+                        n.smi("gpu", "-i", 1, "-mig", mode)
+                    except AssertionError:  # "in use": a job is on the card now
+                        pass
+
+        flipper = threading.Thread(target=flip)
+        flipper.start()
+        wrong = []
+        try:
+            for i in range(150):
+                name = f"flip{i}"
+                path = self.mig("1g.18gb", name, dev=dev)
+                ret = n.errno_of(os.mkdir, path)
+                if ret == 0:
+                    os.rmdir(path)  # the card empty again: the mode can flip during the next mkdir
+                elif ret == errno.ENOENT and name in n.read(dev, "mig", "instances"):
+                    wrong.append(name)  # answered "no such", and carved
+        finally:
+            stop.set()
+            flipper.join()
+        n.smi("gpu", "-i", 1, "-mig", 1)
+        wait_until(lambda: n.read(dev, "mig", "mode") == "enabled\n", what="the mode back on")
+        self.assertEqual(wrong, [], "mkdir answered ENOENT for jobs it carved")
+        self.assertEqual(n.read("quota"), "")
+        self.assertSettled("after the flips")
+
+    def test_mode_off_is_refused_while_the_card_has_a_lost_job(self):
+        """Observation 6: turning the mode off with a lost job would leave it with no directory."""
+        n = self.node
+        os.mkdir(self.mig("1g.18gb", "lost1", dev="gpu1"))
+        st = n.keyvals("gpu1", "mig", "1g.18gb", "lost1", "status")
+        n.smi("gpu", "mig", "-i", 1, "-gi", st["gi"], "-ci", 0, "-dci")  # destroyed behind accelfs's back
+        n.smi("gpu", "mig", "-i", 1, "-gi", st["gi"], "-dgi")
+        wait_until(lambda: n.keyvals("gpu1", "mig", "1g.18gb", "lost1", "status")["state"] == "lost",
+                   what="the job to be lost")
+        self.assertErrno(errno.EBUSY, write, self.mig("mode", dev="gpu1"), "disabled\n")
+        self.assertIn("lost1", n.read("gpu1", "mig", "last_error"))
+        self.assertEqual(n.read("gpu1", "mig", "mode"), "enabled\n")
+        os.rmdir(self.mig("1g.18gb", "lost1", dev="gpu1"))
+        write(self.mig("mode", dev="gpu1"), "disabled\n")
+        self.assertEqual(n.read("gpu1", "mig", "mode"), "disabled\n")
+
+
 class QuotaText(LayoutCase):
     def test_the_docs_printf_sets_the_whole_table(self):
         """Observation 5: bash's printf writes a line per write: the table is every line, not the first."""

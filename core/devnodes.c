@@ -109,6 +109,7 @@ int accel_card_nodes(const struct accel_card *card, struct accel_devnode **out, 
 	*n = 0;
 	for (size_t i = 0; f->control_nodes[i]; i++) {
 		ret = accel_node_check(card, f->control_nodes[i], -1, &node, why, whylen);
+		node.control = 1;
 		if (!ret)
 			ret = push(out, n, &node);
 		if (ret)
@@ -128,6 +129,7 @@ int accel_card_nodes(const struct accel_card *card, struct accel_devnode **out, 
 	for (size_t i = 0; f->optional_nodes[i]; i++) {
 		char ignored[256];
 		if (accel_node_check(card, f->optional_nodes[i], -1, &node, ignored, sizeof(ignored)) == 0) {
+			node.control = 1;
 			ret = push(out, n, &node);
 			if (ret)
 				goto fail;

@@ -46,9 +46,17 @@ struct accel_family {
 	/* Device nodes, relative to the dev root ("/dev" on a real node). */
 	const char *const *control_nodes;  /* required, shared by every card */
 	const char *const *optional_nodes; /* given to jobs when present (nvidia-uvm) */
-	const char *card_node_prefix;      /* "alixpu_ppu" | "nvidia": the number follows */
-	bool card_node_by_minor;           /* NVIDIA names the node by minor, T-Head by ordinal */
-	const char *cap_node_prefix;       /* "alixpu-caps/alixpu-cap": the minor follows */
+	/*
+	 * Does the driver count a holder of a control or optional node as a
+	 * holder of every card (refusing a mode change for it)?  T-Head: yes, a
+	 * holder of any alixpu node blocks (the runbook).  NVIDIA: no; what
+	 * blocks a mode change is a client of the GPU itself (/dev/nvidiaN, "in
+	 * use by another client"), not nvidia-persistenced or DCGM on nvidiactl.
+	 */
+	bool control_holders_block;
+	const char *card_node_prefix; /* "alixpu_ppu" | "nvidia": the number follows */
+	bool card_node_by_minor;      /* NVIDIA names the node by minor, T-Head by ordinal */
+	const char *cap_node_prefix;  /* "alixpu-caps/alixpu-cap": the minor follows */
 
 	/* Capability records, relative to the proc root ("/proc"). */
 	const char *caps_dir_prefix; /* "driver/alixpu/capabilities/ppu": the number follows */

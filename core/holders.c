@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,4 +161,136 @@ int accel_device_nodes_holders(const struct accel_devnode *nodes, size_t n, stru
 	ret = accel_holders_scan("/proc", paths, n, simulated, out, n_out);
 	free(paths);
 	return ret;
+}
+
+int accel_card_holders(const struct accel_devnode *nodes, size_t n, bool control_blocks, struct accel_holder **out,
+                       size_t *n_out)
+{
+	struct accel_devnode *own = calloc(n ? n : 1, sizeof(*own));
+	size_t n_own = 0;
+	int ret;
+
+	*out = NULL;
+	*n_out = 0;
+	if (!own)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (control_blocks || !nodes[i].control)
+			own[n_own++] = nodes[i];
+	ret = accel_device_nodes_holders(own, n_own, out, n_out);
+	free(own);
+	return ret;
+}
+
+int accel_control_holders(const struct accel_devnode *nodes, size_t n, struct accel_control_holder **out, size_t *n_out)
+{
+	struct accel_control_holder *list = NULL;
+	size_t n_list = 0;
+
+	*out = NULL;
+	*n_out = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct accel_holder *h;
+		size_t nh;
+		int ret;
+
+		if (!nodes[i].control)
+			continue;
+		ret = accel_device_nodes_holders(&nodes[i], 1, &h, &nh);
+		if (ret) {
+			free(list);
+			return ret;
+		}
+		if (nh) {
+			struct accel_control_holder *grown = realloc(list, (n_list + nh) * sizeof(*grown));
+
+			if (!grown) {
+				free(h);
+				free(list);
+				return -ENOMEM;
+			}
+			list = grown;
+			for (size_t k = 0; k < nh; k++) {
+				list[n_list].h = h[k];
+				snprintf(list[n_list].node, sizeof(list[n_list].node), "%s", nodes[i].path);
+				n_list++;
+			}
+		}
+		free(h);
+	}
+	*out = list;
+	*n_out = n_list;
+	return 0;
+}
+
+/* The daemons NVIDIA's MIG manager stops before a mode change (its hooks), and their kin on T-Head nodes. */
+static const struct {
+	const char *name; /* the program's name: argv[0]'s last component, or comm (cut at 15 bytes) */
+	const char *advice;
+} known_daemons[] = {
+	{ "nvidia-persistenced", "systemctl stop nvidia-persistenced (start it again after the change)" },
+	{ "nv-hostengine", "systemctl stop nvidia-dcgm (DCGM's host engine; dcgm on older installs)" },
+	{ "dcgm-exporter", "stop dcgm-exporter (its pod or unit)" },
+	{ "nvidia-device-plugin", "stop the Kubernetes device plugin (its DaemonSet pod)" },
+	{ "gpu-feature-discovery", "stop gpu-feature-discovery (its DaemonSet pod)" },
+	{ "nvsm", "systemctl stop nvsm (NVSM, on DGX systems)" },
+	{ "Xorg", "stop the display server (systemctl isolate multi-user.target)" },
+	{ "nvidia-smi", "let nvidia-smi finish" },
+	{ "ppu-smi", "let ppu-smi finish" },
+};
+
+static bool is_named(const struct accel_holder *h, const char *name)
+{
+	char argv0[256];
+	const char *base;
+	size_t len = strcspn(h->cmdline, " ");
+	size_t cut = strlen(name) < 15 ? strlen(name) : 15;
+
+	snprintf(argv0, sizeof(argv0), "%.*s", (int)len, h->cmdline);
+	base = strrchr(argv0, '/');
+	base = base ? base + 1 : argv0;
+	/* comm is the name cut at 15 bytes: nvidia-persistenced reads "nvidia-persiste" there. */
+	return !strcmp(base, name) || (strlen(h->comm) == cut && !strncmp(h->comm, name, cut));
+}
+
+const char *accel_holder_advice(const struct accel_holder *h)
+{
+	for (size_t i = 0; i < sizeof(known_daemons) / sizeof(known_daemons[0]); i++)
+		if (is_named(h, known_daemons[i].name))
+			return known_daemons[i].advice;
+	return NULL;
+}
+
+void accel_holders_describe(const struct accel_holder *h, size_t n, char *buf, size_t len)
+{
+	size_t at = 0;
+	bool advised = false;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && at < len; i++) {
+		/* The command as ps shows it, cut short: the whole of it is in holders. */
+		int w = snprintf(buf + at, len - at, "%spid %d (%.60s)", i ? ", " : "", (int)h[i].pid,
+		                 accel_holder_advice(&h[i]) || !h[i].cmdline[0] ? h[i].comm : h[i].cmdline);
+		if (w < 0)
+			return;
+		at += (size_t)w;
+	}
+	for (size_t i = 0; i < n && at < len; i++) {
+		const char *advice = accel_holder_advice(&h[i]);
+		int w;
+
+		bool said = false;
+
+		for (size_t k = 0; k < i && advice && !said; k++)
+			said = accel_holder_advice(&h[k]) == advice;
+		if (!advice || said)
+			continue;
+		w = snprintf(buf + at, len - at, "%s%s", advised ? "; " : " (to free it: ", advice);
+		if (w < 0)
+			return;
+		at += (size_t)w;
+		advised = true;
+	}
+	if (advised && at < len)
+		snprintf(buf + at, len - at, ", as NVIDIA's MIG manager does before a mode change)");
 }

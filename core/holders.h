@@ -32,6 +32,34 @@ int accel_holders_scan(const char *proc_root, const char *const *node_paths, siz
                        struct accel_holder **out, size_t *n_out);
 
 struct accel_devnode;
+
+/*
+ * The processes holding the card itself: its own node, and the shared
+ * control nodes too where the family's driver counts those
+ * (control_blocks: accel_family.control_holders_block).  What blocks a
+ * mode change and an orphan's reclaim.
+ */
+int accel_card_holders(const struct accel_devnode *nodes, size_t n, bool control_blocks, struct accel_holder **out,
+                       size_t *n_out);
+
+/* A holder of one shared control node (nvidiactl, nvidia-uvm, alixpu_ctl): once per node it holds. */
+struct accel_control_holder {
+	struct accel_holder h; /* nfds: its descriptors on that node */
+	char node[128];        /* the node, as a container sees it: "/dev/nvidiactl" */
+};
+
+int accel_control_holders(const struct accel_devnode *nodes, size_t n, struct accel_control_holder **out,
+                          size_t *n_out);
+
+/*
+ * What to stop for a daemon known to hold accelerators (nvidia-persistenced,
+ * DCGM's nv-hostengine, the device plugin...), as NVIDIA's MIG manager stops
+ * them before a mode change: a sentence, or NULL for a process it does not know.
+ */
+const char *accel_holder_advice(const struct accel_holder *h);
+
+/* "pid 12 (nv-hostengine)" for each, then what to stop for the known ones, into buf. */
+void accel_holders_describe(const struct accel_holder *h, size_t n, char *buf, size_t len);
 /*
  * The processes holding any of a device's own nodes (card and control
  * nodes).  A node whose host path differs from its /dev path belongs to a

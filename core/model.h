@@ -31,6 +31,12 @@ struct accel_devnode {
 	char host_path[512]; /* the node on this host (differs under --sim) */
 	unsigned major;
 	unsigned minor;
+	/*
+	 * 1 for a node every card of the family shares (nvidiactl, nvidia-uvm,
+	 * alixpu_ctl): holding it holds the driver, not this card (core/holders.h).
+	 * An unsigned, not a bool: views compare nodes with memcmp, so no padding.
+	 */
+	unsigned control;
 };
 
 struct accel_profile {

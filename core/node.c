@@ -46,7 +46,23 @@ int accel_node_holders(struct accel_node *node, const char *device, struct accel
 {
 	struct accel_snapshot *s = accel_node_snapshot(node);
 	const struct accel_device *d = accel_snapshot_device(s, device);
-	int ret = d ? accel_device_nodes_holders(d->card_nodes, d->n_card_nodes, out, n) : -ENOENT;
+	int ret = d ? accel_card_holders(d->card_nodes, d->n_card_nodes, d->family->control_holders_block, out, n)
+	            : -ENOENT;
+
+	if (!d) {
+		*out = NULL;
+		*n = 0;
+	}
+	accel_snapshot_unref(s);
+	return ret;
+}
+
+int accel_node_control_holders(struct accel_node *node, const char *device, struct accel_control_holder **out,
+                               size_t *n)
+{
+	struct accel_snapshot *s = accel_node_snapshot(node);
+	const struct accel_device *d = accel_snapshot_device(s, device);
+	int ret = d ? accel_control_holders(d->card_nodes, d->n_card_nodes, out, n) : -ENOENT;
 
 	if (!d) {
 		*out = NULL;

@@ -219,7 +219,12 @@ int accel_node_usage(struct accel_node *node, const struct accel_snapshot *s, co
 int accel_node_usage_text(struct accel_node *node, const struct accel_snapshot *s, const struct accel_device *d,
                           const struct accel_job *j, char **text);
 
+/* The processes holding the card (core/holders.h: accel_card_holders, by the family's rule). */
 int accel_node_holders(struct accel_node *node, const char *device, struct accel_holder **out, size_t *n);
+struct accel_control_holder;
+/* The holders of its shared control nodes, each with the node (accel_control_holders). */
+int accel_node_control_holders(struct accel_node *node, const char *device, struct accel_control_holder **out,
+                               size_t *n);
 
 /* Wake the poller now (a udev event, a test). */
 void accel_node_kick(struct accel_node *node);

@@ -16,29 +16,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/holders.h"
 #include "core/log.h"
 
 /* "pid 4242 (python3 train.py), pid 77 (ppu-smi)": the holders as `holders` shows them. */
-static void name_holders(const struct accel_holder *h, size_t n, char *buf, size_t len)
-{
-	size_t at = 0;
-
-	buf[0] = '\0';
-	for (size_t i = 0; i < n && at < len; i++) {
-		int w = snprintf(buf + at, len - at, "%spid %d (%s)", i ? ", " : "", (int)h[i].pid,
-		                 h[i].cmdline[0] ? h[i].cmdline : h[i].comm);
-		if (w < 0)
-			return;
-		at += (size_t)w;
-	}
-}
-
 /* The preconditions, under the card's lock after a fresh reading: 0, or -EBUSY with why. */
 static int mode_preconditions(struct accel_node *node, struct node_card *nc, char *why, size_t whylen)
 {
 	struct accel_holder *h = NULL;
 	size_t n = 0;
-	char names[512];
+	char names[1024];
 	int ret;
 
 	if (nc->inv.n_gis) {
@@ -57,7 +44,7 @@ static int mode_preconditions(struct accel_node *node, struct node_card *nc, cha
 			         "): the mode changes only on a card with none; rmdir them first");
 		return -EBUSY;
 	}
-	ret = accel_device_nodes_holders(nc->card_nodes, nc->n_card_nodes, &h, &n);
+	ret = accel_card_holders(nc->card_nodes, nc->n_card_nodes, nc->card.family->control_holders_block, &h, &n);
 	(void)node;
 	if (ret) {
 		snprintf(why, whylen, "%s: cannot tell who holds its nodes (%s): the mode is left as it is",
@@ -65,7 +52,7 @@ static int mode_preconditions(struct accel_node *node, struct node_card *nc, cha
 		return ret;
 	}
 	if (n) {
-		name_holders(h, n, names, sizeof(names));
+		accel_holders_describe(h, n, names, sizeof(names));
 		snprintf(why, whylen,
 		         "%s is held open by %s: the mode changes only when nothing holds the card "
 		         "(%s/holders lists them); stop them first",
@@ -75,6 +62,36 @@ static int mode_preconditions(struct accel_node *node, struct node_card *nc, cha
 	}
 	free(h);
 	return 0;
+}
+
+/*
+ * The driver says the card is in use ("in use by another client") while no
+ * process holds the card's own node: the clients are the daemons on its
+ * shared nodes.  Name them, and what to stop, after the driver's sentence.
+ */
+static void name_control_holders(struct node_card *nc, char *why, size_t whylen)
+{
+	struct accel_control_holder *c = NULL;
+	struct accel_holder *h;
+	size_t n = 0, at = strlen(why);
+	char names[1024];
+
+	if (accel_control_holders(nc->card_nodes, nc->n_card_nodes, &c, &n) || !n) {
+		snprintf(why + at, whylen - at,
+		         "; no process holds its nodes: a client inside the driver does (stop nvidia-persistenced and "
+		         "DCGM: systemctl stop nvidia-persistenced nvidia-dcgm, then write the mode again)");
+		free(c);
+		return;
+	}
+	h = calloc(n, sizeof(*h));
+	if (h) {
+		for (size_t i = 0; i < n; i++)
+			h[i] = c[i].h;
+		accel_holders_describe(h, n, names, sizeof(names));
+		snprintf(why + at, whylen - at, "; its shared nodes (%s...) are held by %s", c[0].node, names);
+	}
+	free(h);
+	free(c);
 }
 
 static int change_mode(struct accel_node *node, struct node_card *nc, bool enabled, char *why, size_t whylen)
@@ -116,6 +133,8 @@ static int change_mode(struct accel_node *node, struct node_card *nc, bool enabl
 	if (r != MIG_SUCCESS) {
 		snprintf(why, whylen, "%s: the driver refused mode %s: %s (%s)", nc->card.name,
 		         enabled ? "enabled" : "disabled", mig_lib_strerror(nc->card.lib, r), mig_return_name(r));
+		if (r == MIG_ERROR_IN_USE)
+			name_control_holders(nc, why, whylen);
 		node_card_refresh(node, nc, false);
 		return r == MIG_ERROR_IN_USE ? -EBUSY : -mig_return_errno(r);
 	}

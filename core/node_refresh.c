@@ -75,7 +75,7 @@ static bool card_idle(struct node_card *nc)
 	struct accel_holder *h;
 	size_t n;
 
-	if (accel_device_nodes_holders(nc->card_nodes, nc->n_card_nodes, &h, &n))
+	if (accel_card_holders(nc->card_nodes, nc->n_card_nodes, nc->card.family->control_holders_block, &h, &n))
 		return false; /* unknown is not idle */
 	free(h);
 	return n == 0;

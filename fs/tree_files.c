@@ -64,6 +64,7 @@ static void device_info_text(struct fs_text *t, const struct accel_device *d)
 
 static void holders_text(struct fs_text *t, struct accel_node *node, const struct accel_device *d)
 {
+	struct accel_control_holder *c;
 	struct accel_holder *h;
 	size_t n;
 
@@ -72,6 +73,13 @@ static void holders_text(struct fs_text *t, struct accel_node *node, const struc
 	for (size_t i = 0; i < n; i++)
 		fs_put(t, "pid=%d command=%s fds=%u cmdline=%s\n", (int)h[i].pid, h[i].comm, h[i].nfds, h[i].cmdline);
 	free(h);
+	/* Who holds the nodes every card shares, by node: shown, though on NVIDIA they do not hold the card. */
+	if (accel_node_control_holders(node, d->name, &c, &n))
+		return;
+	for (size_t i = 0; i < n; i++)
+		fs_put(t, "control node=%s pid=%d command=%s fds=%u cmdline=%s\n", c[i].node, (int)c[i].h.pid,
+		       c[i].h.comm, c[i].h.nfds, c[i].h.cmdline);
+	free(c);
 }
 
 static void instances_text(struct fs_text *t, const struct accel_device *d)

@@ -24,7 +24,7 @@ static size_t node_paths(struct sim_ctx *ctx, const struct sim_device *d, char (
 	ctx->vendor->card_node(d, rel, sizeof(rel));
 	if (sim_path_join(paths[n], PATH_MAX, ctx->paths.dev, rel) == 0)
 		n++;
-	for (size_t i = 0; ctx->vendor->control_nodes[i] && n < MAX_NODES; i++)
+	for (size_t i = 0; ctx->vendor->control_holders_block && ctx->vendor->control_nodes[i] && n < MAX_NODES; i++)
 		if (sim_path_join(paths[n], PATH_MAX, ctx->paths.dev, ctx->vendor->control_nodes[i]) == 0)
 			n++;
 	return n;

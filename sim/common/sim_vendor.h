@@ -51,7 +51,13 @@ struct sim_vendor {
 	size_t n_error_strings;
 
 	/* Device nodes, relative to the simulated /dev. */
-	const char *const *control_nodes; /* shared by every card; a holder of one holds all */
+	const char *const *control_nodes; /* shared by every card */
+	/*
+	 * Does a holder of a control node hold every card (a mode change
+	 * refused for it)?  T-Head: yes (the runbook: any alixpu node).  NVIDIA:
+	 * no, only clients of the GPU's own /dev/nvidiaN are "another client".
+	 */
+	bool control_holders_block;
 	void (*card_node)(const struct sim_device *d, char *buf, size_t len);
 	void (*cap_node)(unsigned minor, char *buf, size_t len);
 	unsigned cap_major;

@@ -252,6 +252,7 @@ const struct sim_vendor sim_vendor_nvidia = {
 	.error_strings = nvidia_errors,
 	.n_error_strings = sizeof(nvidia_errors) / sizeof(nvidia_errors[0]),
 	.control_nodes = nvidia_control_nodes,
+	.control_holders_block = false,
 	.card_node = nvidia_card_node,
 	.cap_node = nvidia_cap_node,
 	.cap_major = NV_MAJOR_CAPS,

@@ -180,6 +180,7 @@ const struct sim_vendor sim_vendor_thead = {
 	.error_strings = thead_errors,
 	.n_error_strings = sizeof(thead_errors) / sizeof(thead_errors[0]),
 	.control_nodes = thead_control_nodes,
+	.control_holders_block = true,
 	.card_node = thead_card_node,
 	.cap_node = thead_cap_node,
 	.cap_major = THEAD_MAJOR_CAPS,

@@ -267,6 +267,56 @@ class Mode(LayoutCase):
         self.assertEqual(n.read(DEV, "mig", "mode"), "enabled\n")
         self.assertEqual({d: n.read(d, "mig", "mode") for d in modes}, modes, "another card was touched")
 
+    def hold(self, family, node, comm):
+        """A process named comm (as a daemon's /proc/<pid>/comm reads) holding the simulated node open."""
+        path = os.path.join(self.node.state, "sim", family, "dev", node)
+        holder = subprocess.Popen(["python3", "-c", "import os,sys,time\n"
+                                   f"open('/proc/self/comm','w').write({comm!r})\n"
+                                   f"a=os.open({path!r}, os.O_PATH)\nprint('held', flush=True)\n"
+                                   "time.sleep(1000)"], stdout=subprocess.PIPE, text=True)
+        self.procs.append(holder)
+        self.assertEqual(holder.stdout.readline().strip(), "held")
+        holder.stdout.close()
+        return holder
+
+    def test_nvidias_daemons_on_nvidiactl_are_named_and_block_nothing(self):
+        n = self.node
+        ctl = self.hold("nvidia", "nvidiactl", "nv-hostengine")
+        uvm = self.hold("nvidia", "nvidia-uvm", "nvidia-persiste")
+        lines = n.read(DEV, "holders").splitlines()
+        self.assertTrue(any(line.startswith(f"control node=/dev/nvidiactl pid={ctl.pid} command=nv-hostengine fds=1 ")
+                            for line in lines), lines)
+        self.assertFalse([line for line in lines if line.startswith("pid=")], lines)
+        # The driver does not count them as clients of the GPU: the mode changes, and back.
+        try:
+            write(self.mig("mode"), "disabled\n")
+        except OSError:
+            self.fail(n.read(DEV, "mig", "last_error"))
+        self.assertEqual(n.read(DEV, "mig", "mode"), "disabled\n")
+        write(self.mig("mode"), "enabled\n")
+        self.assertEqual(n.read(DEV, "mig", "mode"), "enabled\n")
+        self.assertTrue(any(line.startswith(f"control node=/dev/nvidia-uvm pid={uvm.pid} command=nvidia-persiste ")
+                            for line in n.read(DEV, "holders").splitlines()))
+        # A daemon holding the GPU itself blocks, and the sentence says what to stop.
+        gpu = self.hold("nvidia", "nvidia0", "nv-hostengine")
+        self.assertErrno(errno.EBUSY, write, self.mig("mode"), "disabled\n")
+        err = n.read(DEV, "mig", "last_error")
+        self.assertIn(f"pid {gpu.pid} (", err)
+        self.assertIn("systemctl stop nvidia-dcgm", err)
+        self.assertIn(f"pid={gpu.pid} command=nv-hostengine", n.read(DEV, "holders"))
+
+    def test_t_heads_control_node_holders_still_block(self):
+        """T-Head's driver refuses a mode change while any process holds any alixpu node (the runbook)."""
+        n = self.node
+        card = next(d for d in sorted(os.listdir(n.mnt)) if d.startswith("ppu"))
+        ctl = self.hold("thead", "alixpu_ctl", "worker")
+        self.assertErrno(errno.EBUSY, write, n.path(card, "mig", "mode"), "disabled\n")
+        self.assertIn(f"pid {ctl.pid} (", n.read(card, "mig", "last_error"))
+        holders = n.read(card, "holders").splitlines()
+        self.assertTrue(any(line.startswith(f"pid={ctl.pid} command=worker ") for line in holders), holders)
+        self.assertTrue(any(line.startswith(f"control node=/dev/alixpu_ctl pid={ctl.pid} command=worker ")
+                            for line in holders), holders)
+
     def setmode_calls(self):
         for line in self.node.smi("gpu", "sim", "calls").stdout.splitlines():
             if line.startswith("DeviceSetMigMode "):

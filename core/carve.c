@@ -87,7 +87,7 @@ static int whole_gi_ci_profile(const struct accel_card *card, mig_gpu_instance_t
 }
 
 static void rollback(const struct accel_card *card, mig_gpu_instance_t gi, mig_compute_instance_t ci,
-                     const char *profile, char *why, size_t whylen)
+                     const char *profile, bool *left_behind, char *why, size_t whylen)
 {
 	mig_return_t r = MIG_SUCCESS;
 
@@ -97,6 +97,7 @@ static void rollback(const struct accel_card *card, mig_gpu_instance_t gi, mig_c
 		DESTROY_WITH_RETRY(card, card->lib->GpuInstanceDestroy(gi), r);
 	if (r != MIG_SUCCESS) {
 		size_t l = strlen(why);
+		*left_behind = true;
 		snprintf(why + l, whylen - l,
 		         "; rolling back failed too (%s): the instance is left for the orphan reclaim",
 		         mig_lib_strerror(card->lib, r));
@@ -203,7 +204,7 @@ undo:
 	free(out->nodes);
 	out->nodes = NULL;
 	out->n_nodes = 0;
-	rollback(card, gi, ci, p->name, why, whylen);
+	rollback(card, gi, ci, p->name, &out->left_behind, why, whylen);
 	return ret;
 }
 

@@ -27,6 +27,8 @@ struct accel_carve_result {
 	unsigned mig_index;          /* where the MIG device was found, a hint for later lookups */
 	struct accel_devnode *nodes; /* malloc'd; the caller owns them on success */
 	size_t n_nodes;
+	/* On failure: the GPU instance was made and rolling it back failed, so it is still there. */
+	bool left_behind;
 };
 
 /* Runs last, with everything proven; a nonzero return rolls the carve back. */

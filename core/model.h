@@ -90,6 +90,7 @@ struct accel_instance {
 	char profile_name[ACCEL_NAME_MAX]; /* published, or the raw vendor name if not offered */
 	char job[ACCEL_JOB_NAME_MAX + 1];  /* owning job, "" if unmanaged */
 	char note[160];                    /* "orphan: reclaim in 8s", "subdivided", ... */
+	bool foreign;                      /* made by nobody accelfs knows of (core/reconcile.h) */
 };
 
 /*
@@ -153,6 +154,9 @@ struct accel_device {
 	 */
 	bool absent;
 	char refusal[ACCEL_TEXT_MAX];
+	/* Foreign instances (made outside accelfs) are reclaimed here; set: the card says so, not --foreign. */
+	bool foreign_reclaim;
+	bool foreign_set;
 
 	struct accel_profile *profiles;
 	size_t n_profiles;

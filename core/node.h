@@ -53,6 +53,12 @@ struct accel_node_options {
 	unsigned busy_retries;    /* 0: 4 */
 	unsigned busy_delay_ms;   /* 0: 100 */
 	unsigned health_wait_ms;  /* the event thread's longest wait in the driver; 0: 60000 */
+	/*
+	 * Reclaim instances accelfs did not make (foreign ones) as orphans are,
+	 * on every card that does not say otherwise (<dev>/mig/foreign); false,
+	 * the default: they are shown, taken, and never destroyed.
+	 */
+	bool foreign_reclaim;
 	/* Observe only: never create, destroy or reclaim anything (mkdir/rmdir: EROFS). */
 	bool read_only;
 	accel_change_fn on_change;
@@ -125,6 +131,24 @@ int accel_node_health_ack(struct accel_node *node, const char *device, uid_t who
  * (core/admits.c).  -ENOENT for no such card.
  */
 int accel_node_set_hold(struct accel_node *node, const char *device, const struct accel_card_hold *h);
+
+/*
+ * Instances accelfs did not make (core/node_foreign.c).  set_foreign: what
+ * becomes of them on one card, value "keep", "reclaim" or "default" (as
+ * --foreign says), kept in <state-dir>/foreign/<card uuid>; -EINVAL,
+ * -ENOENT, -ENODEV (absent), -EROFS, or the state directory's errno.
+ *
+ * adopt: make GPU instance gi (its compute instance's MIG UUID uuid, when
+ * not NULL) job `job` of uid:gid without destroying anything: one durable
+ * record write, so a crash leaves it foreign or adopted.  The name rules and
+ * quota of mkdir apply.  -ENOENT (no such instance), -EBUSY (a job's
+ * already, or not one compute instance, or the card refused), -ESTALE
+ * (another UUID), -EINVAL (a profile the card does not offer, a bad name),
+ * -EEXIST, -EDQUOT, -EROFS; why says which.
+ */
+int accel_node_set_foreign(struct accel_node *node, const char *device, const char *value, char *why, size_t whylen);
+int accel_node_adopt(struct accel_node *node, const char *device, unsigned gi, const char *uuid, const char *job,
+                     uid_t uid, gid_t gid, char *why, size_t whylen);
 
 /*
  * Carve a job of a profile on whichever device keeps the most capacity free

@@ -37,6 +37,7 @@ void node_card_free(struct node_card *nc)
 	free(nc->records);
 	free(nc->bad);
 	free(nc->seen);
+	free(nc->intents);
 	accel_inventory_clear(&nc->inv);
 	accel_health_book_clear(&nc->health);
 	node_card_forget_carved(nc);
@@ -110,6 +111,9 @@ static void load_records(struct accel_node *node, struct node_card *nc, const ch
 	if (accel_record_load_card(node->state_dir, nc->fam->family->tree_prefix, nc->ident.uuid, &nc->records,
 	                           &nc->n_records, &nc->bad, &nc->n_bad) < 0)
 		log_error("%s: cannot read its records", label);
+	if (accel_intent_load_card(node->state_dir, nc->fam->family->tree_prefix, nc->ident.uuid, &nc->intents,
+	                           &nc->n_intents, &nc->bad, &nc->n_bad) < 0)
+		log_error("%s: cannot read its intents", label);
 	for (size_t i = 0; i < nc->n_bad; i++)
 		log_error("%s: unreadable record %s: %s; orphans on this card are kept until it is fixed or removed",
 		          label, nc->bad[i].path, nc->bad[i].why);
@@ -173,6 +177,7 @@ static struct node_card *card_open(struct accel_node *node, struct node_family *
 		return NULL;
 	}
 	load_records(node, nc, nc->card.name);
+	node_foreign_load(node, nc);
 	load_health(node, nc);
 	return nc;
 }

@@ -50,6 +50,7 @@
 #include "core/catalog.h"
 #include "core/cdi_dir.h"
 #include "core/health_book.h"
+#include "core/intent.h"
 #include "core/inventory.h"
 #include "core/node.h"
 #include "core/quota.h"
@@ -78,6 +79,12 @@ struct node_tomb {
 };
 #define NODE_TOMBS 16
 
+enum node_foreign_policy {
+	NODE_FOREIGN_DEFAULT, /* as --foreign says */
+	NODE_FOREIGN_KEEP,
+	NODE_FOREIGN_RECLAIM,
+};
+
 struct node_card {
 	struct accel_card card;
 	struct node_family *fam;
@@ -103,6 +110,11 @@ struct node_card {
 	size_t n_bad;
 	struct accel_orphan_seen *seen;
 	size_t n_seen;
+	/* What accelfs set out to make and no record names yet (core/intent.h): mirrored on disk. */
+	struct accel_intent *intents;
+	size_t n_intents;
+	/* What the operator said of foreign instances on this card (<dev>/mig/foreign): node_foreign.c. */
+	enum node_foreign_policy foreign;
 	struct accel_inventory inv; /* the live instances: last read, then kept by what carves answer */
 	/* What the driver's events said (core/health_book.h): laid over every view this card installs. */
 	struct accel_health_book health;
@@ -390,6 +402,31 @@ int node_quota_hold(struct accel_node *node, const char *job, uid_t uid, gid_t g
                     unsigned slices, char *why, size_t whylen);
 void node_quota_release(struct accel_node *node, const char *job);
 size_t node_find_record(const struct node_card *nc, const char *job);
+/*
+ * Intents (core/intent.h), on disk and in memory: add one (durably, before
+ * the driver is asked), drop one by its job and start (durable: the unlink synced too;
+ * a spent intent seen again after a crash names nothing and is dropped again).
+ */
+int node_add_intent(struct accel_node *node, struct node_card *nc, const struct accel_intent *in, char *why,
+                    size_t whylen);
+/* The intent of a carve of job, written before the driver is asked for the instance (no gi or uuid yet). */
+int node_intend(struct accel_node *node, struct node_card *nc, const char *job, unsigned profile_id,
+                struct accel_span placement, char *why, size_t whylen);
+void node_drop_intent(struct accel_node *node, struct node_card *nc, const char *job, unsigned start, bool durable);
+/*
+ * node_unowned.c: the card's foreign policy as kept in the state directory
+ * (load at open, store durably: default removes the file), and what it is
+ * now; the spent intents of a reconciliation dropped; a foreign instance
+ * destroyed as an action asks (logged at notice with what it was): 1 if it
+ * was, else 0.
+ */
+void node_foreign_load(struct accel_node *node, struct node_card *nc);
+int node_foreign_store(struct accel_node *node, struct node_card *nc, enum node_foreign_policy p, char *why,
+                       size_t whylen);
+bool node_foreign_reclaim(const struct accel_node *node, const struct node_card *nc);
+void node_drop_spent_intents(struct accel_node *node, struct node_card *nc, const struct accel_reconcile_out *rec);
+int node_reclaim_foreign(struct node_card *nc, const struct accel_card *once, const struct accel_action *act,
+                         const char *profile);
 int node_drop_record(struct accel_node *node, struct node_card *nc, size_t i, char *why, size_t whylen);
 /* A job's name and identity (ids, placement, UUID, owner, creation) from its record; the rest zero. */
 void node_job_from_record(struct accel_job *j, const struct accel_record *r);

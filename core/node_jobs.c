@@ -180,9 +180,21 @@ static int carve_once(struct accel_node *node, struct node_card *nc, const char 
 			return -EAGAIN; /* another carve got there first: a race lost, not a full node */
 		}
 	}
+	if (want < 0)
+		want = accel_ledger_pick(p->placements, p->n_placements, used, n_used);
+	/* Said durably before the driver is asked: after any crash, the instance is known for accelfs's own. */
+	ret = want >= 0 ? node_intend(node, nc, job, p->id, p->placements[want], why, whylen) : 0;
+	if (ret) {
+		free(used);
+		node_quota_release(node, job);
+		return ret;
+	}
 	struct commit_ctx ctx = { node, nc, p, job, uid, gid };
 	ret = accel_carve(&nc->card, p, want, used, n_used, commit_record, &ctx, &res, why, whylen);
 	free(used);
+	/* Recorded, or nothing left: the intent is spent.  Left behind, it keeps the instance ours (an orphan). */
+	if (want >= 0 && (!ret || !res.left_behind))
+		node_drop_intent(node, nc, job, p->placements[want].start, false);
 	if (ret) {
 		node_quota_release(node, job);
 		return ret;

@@ -114,7 +114,9 @@ static int run_actions(struct accel_node *node, struct node_card *nc, const stru
 	if (!jobs)
 		return 0;
 	for (size_t a = 0; a < rec->n_actions; a++)
-		if (rec->actions[a].kind != ACCEL_ACTION_RECLAIM_ORPHAN)
+		if (rec->actions[a].kind == ACCEL_ACTION_RECLAIM_ORPHAN)
+			snprintf(jobs[a], sizeof(jobs[a]), "%s", nc->intents[rec->actions[a].record].job);
+		else if (rec->actions[a].kind != ACCEL_ACTION_RECLAIM_FOREIGN)
 			snprintf(jobs[a], sizeof(jobs[a]), "%s", nc->records[rec->actions[a].record].job);
 
 	for (size_t a = 0; a < rec->n_actions; a++) {
@@ -122,17 +124,25 @@ static int run_actions(struct accel_node *node, struct node_card *nc, const stru
 		char why[ACCEL_TEXT_MAX];
 		int ret;
 
+		if (act->kind == ACCEL_ACTION_RECLAIM_FOREIGN) {
+			char profile[ACCEL_NAME_MAX];
+			profile_label(nc, act->profile_id, profile, sizeof(profile));
+			done += node_reclaim_foreign(nc, &once, act, profile);
+			continue;
+		}
 		if (act->kind == ACCEL_ACTION_RECLAIM_ORPHAN) {
 			struct accel_expect expect = { .profile_id = act->profile_id,
 				                       .placement = act->placement,
 				                       .mig_index = UINT_MAX };
 			ret = accel_reclaim(&once, act->gi, &expect, NULL, why, sizeof(why));
 			accel_metrics_orphan(ret);
+			if (ret == 0 || ret == -ENOENT)
+				node_drop_intent(node, nc, jobs[a], act->placement.start, true);
 			if (ret == 0) {
-				log_info(
-					"%s: reclaimed orphan GPU instance %u (profile %u at %u:%u): no record accounts for it",
-					nc->card.name, act->gi, act->profile_id, act->placement.start,
-					act->placement.size);
+				log_info("%s: reclaimed orphan GPU instance %u (profile %u at %u:%u): left by job %s, "
+				         "which no record accounts for",
+				         nc->card.name, act->gi, act->profile_id, act->placement.start,
+				         act->placement.size, jobs[a]);
 				done++;
 			} else if (ret == -EBUSY) {
 				log_info("%s: orphan GPU instance %u is in use; left alone, rechecked next pass: %s",
@@ -261,6 +271,7 @@ static int build_instances(struct node_card *nc, const struct accel_inventory *i
 		profile_label(nc, live->profile_id, in->profile_name, sizeof(in->profile_name));
 		if (rec->owner[g] >= 0)
 			snprintf(in->job, sizeof(in->job), "%s", nc->records[rec->owner[g]].job);
+		in->foreign = rec->foreign[g];
 		snprintf(in->note, sizeof(in->note), "%s", rec->note[g]);
 	}
 	return 0;
@@ -403,6 +414,9 @@ static int reconcile_card(struct accel_node *node, struct node_card *nc, struct 
 	in.now_ms = node_now_ms();
 	in.grace_ms = node->opt.orphan_grace_ms;
 	in.read_only = node->opt.read_only;
+	in.intents = nc->intents;
+	in.n_intents = nc->n_intents;
+	in.foreign_reclaim = node_foreign_reclaim(node, nc);
 	/* Scanning /proc is only worth it when an orphan is due. */
 	for (size_t s = 0; s < nc->n_seen && idle; s++)
 		if (in.now_ms - nc->seen[s].first_seen_ms >= in.grace_ms)
@@ -420,7 +434,7 @@ static int reconcile_card(struct accel_node *node, struct node_card *nc, struct 
 }
 
 /* The card's identity and host facts, with no profile, job or instance yet. */
-static void view_base(struct node_card *nc, struct accel_device *v)
+static void view_base(const struct accel_node *node, struct node_card *nc, struct accel_device *v)
 {
 	*v = nc->ident;
 	v->refs = 0;
@@ -428,6 +442,8 @@ static void view_base(struct node_card *nc, struct accel_device *v)
 	snprintf(v->udev_syspath, sizeof(v->udev_syspath), "%s", nc->udev_syspath);
 	v->mig_enabled = nc->mode;
 	v->mig_pending_enabled = nc->pending;
+	v->foreign_reclaim = node_foreign_reclaim(node, nc);
+	v->foreign_set = nc->foreign != NODE_FOREIGN_DEFAULT;
 }
 
 /*
@@ -459,7 +475,7 @@ static void refuse(struct accel_node *node, struct node_card *nc, const char *wh
 	known = nc->view && !accel_device_copy(&v, nc->view);
 	node_unlock(&node->view_lock, NODE_LOCK_VIEW);
 	if (!known) {
-		view_base(nc, &v);
+		view_base(node, nc, &v);
 		if (node_view_record_jobs(nc, &v,
 		                          "cannot be read: the job is shown from its record until the card "
 		                          "answers"))
@@ -484,7 +500,7 @@ void node_card_rebuild(struct accel_node *node, struct node_card *nc)
 		return;
 	}
 	memset(&v, 0, sizeof(v));
-	view_base(nc, &v);
+	view_base(node, nc, &v);
 	if (rec.refused) {
 		v.refused = true;
 		set_refusal(&v, nc->card.name, rec.refusal);
@@ -534,8 +550,11 @@ void node_card_refresh(struct accel_node *node, struct node_card *nc, bool act)
 		struct accel_reconcile_out rec = { 0 };
 
 		/* Something destroyed or dropped: read the card again before showing it. */
-		if (reconcile_card(node, nc, &rec) == 0 && rec.n_actions && run_actions(node, nc, &rec) > 0)
-			ret = read_card(node, nc, err, sizeof(err));
+		if (reconcile_card(node, nc, &rec) == 0) {
+			node_drop_spent_intents(node, nc, &rec);
+			if (rec.n_actions && run_actions(node, nc, &rec) > 0)
+				ret = read_card(node, nc, err, sizeof(err));
+		}
 		accel_reconcile_clear(&rec);
 	}
 	if (ret) {

@@ -7,9 +7,11 @@
 #include "core/node_internal.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/log.h"
 
@@ -69,6 +71,54 @@ int node_drop_record(struct accel_node *node, struct node_card *nc, size_t i, ch
 	memmove(&nc->records[i], &nc->records[i + 1], (nc->n_records - i - 1) * sizeof(*nc->records));
 	nc->n_records--;
 	return 0;
+}
+
+int node_add_intent(struct accel_node *node, struct node_card *nc, const struct accel_intent *in, char *why,
+                    size_t whylen)
+{
+	struct accel_intent *grown = realloc(nc->intents, (nc->n_intents + 1) * sizeof(*grown));
+	int ret;
+
+	if (!grown) {
+		snprintf(why, whylen, "out of memory");
+		return -ENOMEM;
+	}
+	nc->intents = grown;
+	ret = accel_intent_write(node->state_dir, nc->card.family->tree_prefix, nc->ident.uuid, in, why, whylen);
+	if (ret)
+		return ret;
+	nc->intents[nc->n_intents++] = *in;
+	return 0;
+}
+
+int node_intend(struct accel_node *node, struct node_card *nc, const char *job, unsigned profile_id,
+                struct accel_span placement, char *why, size_t whylen)
+{
+	struct accel_intent in = {
+		.profile_id = profile_id, .placement = placement, .gi = UINT_MAX, .created = (int64_t)time(NULL)
+	};
+
+	snprintf(in.job, sizeof(in.job), "%s", job);
+	return node_add_intent(node, nc, &in, why, whylen);
+}
+
+void node_drop_intent(struct accel_node *node, struct node_card *nc, const char *job, unsigned start, bool durable)
+{
+	char why[ACCEL_TEXT_MAX];
+
+	for (size_t i = 0; i < nc->n_intents; i++) {
+		if (strcmp(nc->intents[i].job, job) || nc->intents[i].placement.start != start)
+			continue;
+		/* Kept in memory when the file stays: what is on disk is what a restart believes. */
+		if (accel_intent_remove(node->state_dir, nc->card.family->tree_prefix, nc->ident.uuid, job, start,
+		                        durable, why, sizeof(why))) {
+			log_error("%s: %s", nc->card.name, why);
+			return;
+		}
+		memmove(&nc->intents[i], &nc->intents[i + 1], (nc->n_intents - i - 1) * sizeof(*nc->intents));
+		nc->n_intents--;
+		return;
+	}
 }
 
 size_t node_find_record(const struct node_card *nc, const char *job)
@@ -175,15 +225,24 @@ void node_absent_rebuild(struct accel_node *node, struct node_card *nc)
 
 int node_absent_forget(struct accel_node *node, struct node_card *nc, size_t i, char *why, size_t whylen)
 {
+	const struct accel_record *r = &nc->records[i];
+	struct accel_intent in = {
+		.profile_id = r->profile_id, .placement = r->placement, .gi = r->gi, .created = (int64_t)time(NULL)
+	};
 	char job[ACCEL_JOB_NAME_MAX + 1];
 	int ret;
 
-	snprintf(job, sizeof(job), "%s", nc->records[i].job);
-	ret = node_drop_record(node, nc, i, why, whylen);
+	snprintf(job, sizeof(job), "%s", r->job);
+	snprintf(in.job, sizeof(in.job), "%s", r->job);
+	snprintf(in.uuid, sizeof(in.uuid), "%s", r->uuid);
+	/* The instance stays accelfs's own (an orphan, not a foreign one) if the card comes back with it. */
+	ret = node_add_intent(node, nc, &in, why, whylen);
+	if (!ret)
+		ret = node_drop_record(node, nc, i, why, whylen);
 	if (ret)
 		return ret;
 	log_warn("%s: job %s: forgotten: the card is absent, so nothing was destroyed; if it comes back with the "
-	         "job's instance, that instance has no owner and is reclaimed as an orphan",
+	         "job's instance, that instance is an orphan and is reclaimed",
 	         nc->card.name, job);
 	node_absent_rebuild(node, nc);
 	return 0;

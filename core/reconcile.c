@@ -14,6 +14,8 @@ void accel_reconcile_clear(struct accel_reconcile_out *out)
 	free(out->owner);
 	free(out->note);
 	free(out->seen);
+	free(out->foreign);
+	free(out->intent_live);
 	free(out->actions);
 	memset(out, 0, sizeof(*out));
 }
@@ -51,6 +53,16 @@ static const struct accel_orphan_seen *find_seen(const struct accel_reconcile_in
 	return NULL;
 }
 
+/* The first intent not taken yet that names this instance; -1: none (the instance is foreign). */
+static long find_intent(const struct accel_reconcile_in *in, const struct accel_reconcile_out *out,
+                        const struct accel_live_gi *g)
+{
+	for (size_t i = 0; i < in->n_intents; i++)
+		if (!out->intent_live[i] && accel_intent_matches(&in->intents[i], g))
+			return (long)i;
+	return -1;
+}
+
 static void refuse(struct accel_reconcile_out *out, const struct accel_live_gi *g)
 {
 	size_t l = strlen(out->refusal);
@@ -73,7 +85,10 @@ int accel_reconcile(const struct accel_reconcile_in *in, struct accel_reconcile_
 	out->owner = calloc(n_gis + 1, sizeof(*out->owner));
 	out->note = calloc(n_gis + 1, sizeof(*out->note));
 	out->seen = calloc(n_gis + 1, sizeof(*out->seen));
-	if (!out->state || !out->reason || !out->owner || !out->note || !out->seen)
+	out->foreign = calloc(n_gis + 1, sizeof(*out->foreign));
+	out->intent_live = calloc(in->n_intents + 1, sizeof(*out->intent_live));
+	if (!out->state || !out->reason || !out->owner || !out->note || !out->seen || !out->foreign ||
+	    !out->intent_live)
 		goto nomem;
 	for (size_t g = 0; g < n_gis; g++)
 		out->owner[g] = -1;
@@ -114,8 +129,12 @@ int accel_reconcile(const struct accel_reconcile_in *in, struct accel_reconcile_
 			out->owner[gi_index] = (long)r;
 
 		if (rec->phase == ACCEL_RECORD_REMOVING) {
-			struct accel_action a = { match ? ACCEL_ACTION_FINISH_REMOVAL : ACCEL_ACTION_DELETE_RECORD, r,
-				                  rec->gi, rec->profile_id, rec->placement };
+			struct accel_action a = { .kind = match ? ACCEL_ACTION_FINISH_REMOVAL
+				                                : ACCEL_ACTION_DELETE_RECORD,
+				                  .record = r,
+				                  .gi = rec->gi,
+				                  .profile_id = rec->profile_id,
+				                  .placement = rec->placement };
 			if (add_action(out, a))
 				goto nomem;
 			out->state[r] = ACCEL_JOB_REMOVING;
@@ -151,14 +170,27 @@ int accel_reconcile(const struct accel_reconcile_in *in, struct accel_reconcile_
 	for (size_t g = 0; g < n_gis; g++) {
 		const struct accel_live_gi *live = &inv->gis[g];
 		const struct accel_orphan_seen *prev;
+		long intent = find_intent(in, out, live);
+		const char *kind = intent >= 0 ? "orphan" : "foreign";
+		struct accel_action act;
 		int64_t first;
 
 		if (out->owner[g] >= 0)
 			continue;
+		if (intent >= 0)
+			out->intent_live[intent] = true;
+		else
+			out->foreign[g] = true;
 		if (live->n_ci > 1) {
 			refuse(out, live);
-			snprintf(out->note[g], sizeof(out->note[g]), "subdivided by hand: %u compute instances",
-			         live->n_ci);
+			snprintf(out->note[g], sizeof(out->note[g]), "%ssubdivided by hand: %u compute instances",
+			         intent >= 0 ? "" : "foreign: ", live->n_ci);
+			continue;
+		}
+		if (intent < 0 && !in->foreign_reclaim) {
+			/* Not ours, and nobody asked: kept for good, so no grace is counted (nor holders scanned). */
+			snprintf(out->note[g], sizeof(out->note[g]),
+			         "foreign: not made by accelfs; kept (mig/foreign: keep); mig/adopt makes it a job");
 			continue;
 		}
 		prev = find_seen(in, live);
@@ -172,35 +204,45 @@ int accel_reconcile(const struct accel_reconcile_in *in, struct accel_reconcile_
 		}
 		if (!in->card_idle) {
 			snprintf(out->note[g], sizeof(out->note[g]),
-			         "unmanaged; kept while the card is held open (see holders)");
+			         "%s: kept while the card is held open (see holders)", kind);
 			continue;
 		}
 		if (in->read_only) {
 			/* Nothing happens to it here: say what a managing daemon would do, not what this one does. */
 			snprintf(out->note[g], sizeof(out->note[g]),
-			         "orphan: not reclaimed (read-only); a managing accelfs would reclaim it once idle");
+			         "%s: not reclaimed (read-only); a managing accelfs would reclaim it once idle", kind);
 			continue;
 		}
 		if (in->now_ms - first < in->grace_ms) {
-			snprintf(out->note[g], sizeof(out->note[g]),
-			         "orphan: reclaimed in %" PRId64 " ms if still unused",
-			         in->grace_ms - (in->now_ms - first));
+			snprintf(out->note[g], sizeof(out->note[g]), "%s: reclaimed in %" PRId64 " ms if still unused",
+			         kind, in->grace_ms - (in->now_ms - first));
 			continue;
 		}
-		snprintf(out->note[g], sizeof(out->note[g]), "orphan: reclaiming");
-		if (add_action(out, (struct accel_action){ ACCEL_ACTION_RECLAIM_ORPHAN, 0, live->id, live->profile_id,
-		                                           live->placement }))
+		snprintf(out->note[g], sizeof(out->note[g]), "%s: reclaiming", kind);
+		memset(&act, 0, sizeof(act));
+		act.kind = intent >= 0 ? ACCEL_ACTION_RECLAIM_ORPHAN : ACCEL_ACTION_RECLAIM_FOREIGN;
+		act.record = intent >= 0 ? (size_t)intent : 0;
+		act.gi = live->id;
+		act.profile_id = live->profile_id;
+		act.placement = live->placement;
+		act.n_ci = live->n_ci;
+		if (live->n_ci == 1) {
+			act.ci = live->ci[0].id;
+			snprintf(act.uuid, sizeof(act.uuid), "%s", live->ci[0].uuid);
+		}
+		if (add_action(out, act))
 			goto nomem;
 	}
 	/* Nothing is reclaimed on a refused card: the operator sorts it out first. */
 	if (out->refused) {
 		size_t w = 0;
 		for (size_t a = 0; a < out->n_actions; a++)
-			if (out->actions[a].kind != ACCEL_ACTION_RECLAIM_ORPHAN)
+			if (out->actions[a].kind != ACCEL_ACTION_RECLAIM_ORPHAN &&
+			    out->actions[a].kind != ACCEL_ACTION_RECLAIM_FOREIGN)
 				out->actions[w++] = out->actions[a];
 		out->n_actions = w;
 		for (size_t g = 0; g < n_gis; g++)
-			if (!strcmp(out->note[g], "orphan: reclaiming"))
+			if (!strcmp(out->note[g], "orphan: reclaiming") || !strcmp(out->note[g], "foreign: reclaiming"))
 				snprintf(out->note[g], sizeof(out->note[g]),
 				         "unmanaged; kept while the card is refused");
 	}

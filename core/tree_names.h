@@ -11,7 +11,8 @@
 #ifndef ACCEL_TREE_NAMES_H
 #define ACCEL_TREE_NAMES_H
 
-#define ACCEL_MIG_FILE_NAMES "mode", "instances", "map", "layout", "layout_status", "cordon", "last_error"
+#define ACCEL_MIG_FILE_NAMES                                                                                           \
+	"mode", "instances", "map", "layout", "layout_status", "cordon", "foreign", "adopt", "last_error"
 #define ACCEL_NODE_PROFILE_FILE_NAMES "info", "available", "last_error"
 #define ACCEL_PROFILE_FILE_NAMES ACCEL_NODE_PROFILE_FILE_NAMES, "placements"
 #define ACCEL_PLACEMENT_FILE_NAMES "status"

@@ -137,7 +137,7 @@ static bool named(const struct fs_node *n, const char *name)
 
 bool fs_layout_writes(const struct fs_node *n)
 {
-	return named(n, "cordon") || named(n, "mode") || named(n, "health");
+	return named(n, "cordon") || named(n, "mode") || named(n, "health") || named(n, "foreign") || named(n, "adopt");
 }
 
 bool fs_layout_deferred(const struct fs_node *n)

@@ -34,7 +34,7 @@ int fs_cordon_render(struct fs_text *t, struct accel_node *node, const struct ac
 int fs_mig_last_error_render(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
                              const struct fs_node *n);
 
-/* Is n <dev>/mig/cordon, mode or <dev>/health (written by root and the card's delegate)? */
+/* Is n <dev>/mig/cordon, mode, foreign, adopt or <dev>/health (written by root and the card's delegate)? */
 bool fs_layout_writes(const struct fs_node *n);
 /* Is n <dev>/mig/layout (its writer is the device's delegate too)? */
 bool fs_layout_deferred(const struct fs_node *n);

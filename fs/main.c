@@ -334,6 +334,7 @@ int main(int argc, char *argv[])
 	}
 	nopt.poll_ms = o.poll_ms;
 	nopt.orphan_grace_ms = o.orphan_grace_ms;
+	nopt.foreign_reclaim = o.foreign && !strcmp(o.foreign, "reclaim");
 	nopt.busy_retries = o.busy_retry_count;
 	if (o.sim && sim_setup(&sim, state_dir, o.sim_topology, &nopt, err, sizeof(err))) {
 		fprintf(stderr, "accelfs: %s\n", err);

@@ -40,6 +40,24 @@ static int by_start(const void *a, const void *b, void *ctx)
 	return x->gi < y->gi ? -1 : x->gi > y->gi;
 }
 
+void fs_mig_instances_text(struct fs_text *t, const struct accel_device *d)
+{
+	for (size_t i = 0; i < d->n_instances; i++) {
+		const struct accel_instance *in = &d->instances[i];
+		fs_put(t, "gi=%u ci=", in->gi);
+		if (!in->n_ci)
+			fs_put(t, "-");
+		for (unsigned c = 0; c < in->n_ci && c < 8; c++)
+			fs_put(t, "%s%u", c ? "," : "", in->ci[c]);
+		fs_put(t, " profile=%s profile_id=%u placement=%u:%u uuid=%s job=%s", in->profile_name, in->profile_id,
+		       in->placement.start, in->placement.size, in->uuid[0] ? in->uuid : "-",
+		       in->job[0] ? in->job : "-");
+		if (in->note[0])
+			fs_put(t, " note=\"%s\"", in->note);
+		fs_put(t, "\n");
+	}
+}
+
 static char mark_of(size_t rank)
 {
 	return rank < sizeof(marks) - 1 ? marks[rank] : '?';
@@ -53,7 +71,7 @@ static void legend(struct fs_text *t, const struct accel_device *d, const struct
 		const struct accel_job *j = accel_device_job(d, in->job);
 		fs_put(t, " state=%s", j ? accel_job_state_str(j->state) : "unknown");
 	} else {
-		fs_put(t, "%s", " foreign");
+		fs_put(t, "%s", in->foreign ? " foreign" : " orphan");
 	}
 	if (in->note[0])
 		fs_put(t, " note=\"%s\"", in->note);

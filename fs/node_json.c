@@ -228,9 +228,14 @@ static json_t *instance(const void *elem, const void *ctx)
 			json_decref(ci);
 			ci = NULL;
 		}
-	return json_pack("{s:I,s:o,s:s,s:I,s:o,s:o,s:o,s:o}", "gi", (json_int_t)in->gi, "ci", ci, "profile",
+	/* owner: "job" (a job's), "accelfs" (ours, no job: an orphan), "foreign" (made outside accelfs) */
+	return json_pack("{s:I,s:o,s:s,s:I,s:o,s:o,s:o,s:s,s:o}", "gi", (json_int_t)in->gi, "ci", ci, "profile",
 	                 in->profile_name, "profile_id", (json_int_t)in->profile_id, "placement", span(in->placement),
-	                 "uuid", str_or_null(in->uuid), "job", str_or_null(in->job), "note", str_or_null(in->note));
+	                 "uuid", str_or_null(in->uuid), "job", str_or_null(in->job), "owner",
+	                 in->job[0]    ? "job"
+	                 : in->foreign ? "foreign"
+	                               : "accelfs",
+	                 "note", str_or_null(in->note));
 }
 
 /* An array of what fn makes of each of n elements of `size` bytes at arr. */
@@ -262,6 +267,10 @@ static json_t *device(const struct accel_snapshot *s, const struct accel_device 
 	              d->pci_driver[0] ? d->pci_driver : "unknown", "syspath", str_or_null(d->udev_syspath), "nodes",
 	              devnodes(d->card_nodes, d->n_card_nodes), "state", accel_device_state_str(d), "refusal",
 	              d->refused ? json_string(d->refusal) : json_null());
+	if (o && json_object_set_new(o, "foreign", json_string(d->foreign_reclaim ? "reclaim" : "keep"))) {
+		json_decref(o);
+		o = NULL;
+	}
 	if (o &&
 	    (json_object_set_new(o, "health", health(&d->health)) ||
 	     json_object_set_new(o, "utilization", fs_usage_json(node, s, d, NULL)) ||

@@ -40,6 +40,7 @@ static const struct fuse_opt option_spec[] = { OPT("-f", foreground),
 	                                       STR("--log=%s", log_file),
 	                                       STR("--poll-interval=%s", poll_interval),
 	                                       STR("--orphan-grace=%s", orphan_grace),
+	                                       STR("--foreign=%s", foreign),
 	                                       STR("--busy-retries=%s", busy_retries),
 	                                       STR("--metrics-textfile=%s", metrics_textfile),
 	                                       FUSE_OPT_END };
@@ -72,8 +73,12 @@ void fs_options_usage(FILE *f, const char *prog)
 	        "                          node_exporter's textfile collector (DIR must exist)\n"
 	        "  --poll-interval=SEC     how often the drivers are re-read for what udev cannot report\n"
 	        "                          (MIG mode, instances carved by hand); default 2\n"
-	        "  --orphan-grace=SEC      how long an unmanaged instance is left before it is reclaimed;\n"
-	        "                          default 10\n"
+	        "  --orphan-grace=SEC      how long an instance accelfs made but has no job for (a carve\n"
+	        "                          cut short by a crash) is left before it is reclaimed; default 10\n"
+	        "  --foreign=keep|reclaim  what becomes of instances accelfs did not make (partitioned\n"
+	        "                          by hand, mig-parted, another tool): keep (default) shows them\n"
+	        "                          and never destroys them; reclaim destroys them once idle for\n"
+	        "                          --orphan-grace. A card's mig/foreign says otherwise for it\n"
 	        "  --busy-retries=N        retries of a destroy the driver calls busy; default 4\n"
 	        "  --read-only             observe only: a read-only mount that changes nothing (no carve,\n"
 	        "                          reclaim, delegation, attachment or CDI spec); every write and\n"
@@ -368,6 +373,10 @@ int fs_options_parse(struct fuse_args *args, struct fs_options *o)
 		return fs_options_usage_error(prog);
 	if (o->orphan_grace && parse_seconds_ms(o->orphan_grace, "--orphan-grace", &o->orphan_grace_ms))
 		return fs_options_usage_error(prog);
+	if (o->foreign && strcmp(o->foreign, "keep") && strcmp(o->foreign, "reclaim")) {
+		fprintf(stderr, "accelfs: --foreign=%s: expected keep or reclaim\n", o->foreign);
+		return fs_options_usage_error(prog);
+	}
 	if (o->busy_retries) {
 		char *end;
 		long v = strtol(o->busy_retries, &end, 10);
@@ -397,6 +406,7 @@ void fs_options_free(struct fs_options *o)
 	free(o->log_file);
 	free(o->poll_interval);
 	free(o->orphan_grace);
+	free(o->foreign);
 	free(o->busy_retries);
 	free(o->metrics_textfile);
 	free(o->mountpoint);

@@ -25,6 +25,7 @@ struct fs_options {
 	char *log_file;
 	char *poll_interval;
 	char *orphan_grace;
+	char *foreign; /* --foreign: keep or reclaim */
 	char *busy_retries;
 	char *metrics_textfile; /* node_exporter's textfile directory (fs/textfile.c) */
 	char *mountpoint;

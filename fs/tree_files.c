@@ -19,6 +19,7 @@
 #include "fs/dies.h"
 #include "fs/containers_text.h"
 #include "fs/containers_write.h"
+#include "fs/foreign_files.h"
 #include "fs/layout_files.h"
 #include "fs/metrics_text.h"
 #include "fs/mig_map.h"
@@ -80,24 +81,6 @@ static void holders_text(struct fs_text *t, struct accel_node *node, const struc
 		fs_put(t, "control node=%s pid=%d command=%s fds=%u cmdline=%s\n", c[i].node, (int)c[i].h.pid,
 		       c[i].h.comm, c[i].h.nfds, c[i].h.cmdline);
 	free(c);
-}
-
-static void instances_text(struct fs_text *t, const struct accel_device *d)
-{
-	for (size_t i = 0; i < d->n_instances; i++) {
-		const struct accel_instance *in = &d->instances[i];
-		fs_put(t, "gi=%u ci=", in->gi);
-		if (!in->n_ci)
-			fs_put(t, "-");
-		for (unsigned c = 0; c < in->n_ci && c < 8; c++)
-			fs_put(t, "%s%u", c ? "," : "", in->ci[c]);
-		fs_put(t, " profile=%s profile_id=%u placement=%u:%u uuid=%s job=%s", in->profile_name, in->profile_id,
-		       in->placement.start, in->placement.size, in->uuid[0] ? in->uuid : "-",
-		       in->job[0] ? in->job : "-");
-		if (in->note[0])
-			fs_put(t, " note=\"%s\"", in->note);
-		fs_put(t, "\n");
-	}
 }
 
 static void profile_info_text(struct fs_text *t, const struct accel_profile *p)
@@ -254,7 +237,7 @@ static int mig_instances(struct fs_text *t, struct accel_node *node, const struc
 {
 	(void)node;
 	(void)s;
-	instances_text(t, n->dev);
+	fs_mig_instances_text(t, n->dev);
 	return 0;
 }
 
@@ -475,6 +458,19 @@ static const struct fs_entry mig_files[] = {
 	  .flags = FS_ENTRY_WRITABLE,
 	  .render = fs_cordon_render,
 	  .write = fs_mig_setting_write },
+	/* instances accelfs did not make: what becomes of them here, and taking one over (fs/foreign_files.c) */
+	{ .name = "foreign",
+	  .kind = FS_FILE,
+	  .mode = 0644,
+	  .flags = FS_ENTRY_CACHED | FS_ENTRY_WRITABLE,
+	  .render = fs_foreign_render,
+	  .write = fs_foreign_write },
+	{ .name = "adopt",
+	  .kind = FS_FILE,
+	  .mode = 0644,
+	  .flags = FS_ENTRY_CACHED | FS_ENTRY_WRITABLE,
+	  .render = fs_adopt_render,
+	  .write = fs_foreign_write },
 	{ .name = "last_error", .kind = FS_FILE, .render = fs_mig_last_error_render },
 	{ 0 },
 };

@@ -201,6 +201,7 @@ class Lifecycle(unittest.TestCase):
             "bad poll interval": (["--poll-interval=soon", mnt], "--poll-interval=soon"),
             "bad orphan grace": (["--orphan-grace=-1", mnt], "--orphan-grace=-1"),
             "bad busy retries": (["--busy-retries=0", mnt], "--busy-retries=0"),
+            "bad foreign": (["--foreign=never", mnt], "--foreign=never: expected keep or reclaim"),
             "bad -o option": (["-o", "no_such_fuse_option", mnt], "-o"),
             "missing topology": ([f"--sim={self.path('none.json')}", mnt], "cannot read the topology"),
             "missing mountpoint": ([], "no mountpoint given"),

@@ -210,7 +210,7 @@ class ReadOnly(unittest.TestCase):
         self.assertIn("ro", self.mount_options())
         self.assertEqual(n.keyvals("gpu0", "mig", "3g.71gb", "job3", "status")["state"], "lost")
         self.assertIn(f"id={CID_A}", n.read(*PROF, "job1", "containers"))
-        self.assertIn("orphan: not reclaimed (read-only)", n.read("ppu6", "mig", "instances"))
+        self.assertIn("foreign: not made by accelfs; kept", n.read("ppu6", "mig", "instances"))
         self.assertEqual(n.keyvals("dies", "3", "info")["enabled"], "1")
         self.assertEqual(os.stat(n.path("ppu3")).st_gid, 1234)
 

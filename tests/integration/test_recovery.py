@@ -65,19 +65,31 @@ class Recovery(NodeTestCase):
         n.smi("ppu", "mig", "-i", 3, "-gi", st["gi"], "-dgi")
         wait_until(lambda: status(n, "ppu3", "4g.48gb", "job1")["state"] == "lost", what="job to be lost")
 
-    def test_orphan_is_reclaimed_once_idle(self):
+    def reclaim_foreign(self, device):
+        """The operator asks for the card's foreign instances to be reclaimed (they are kept by default)."""
+        with open(self.node.path(device, "mig", "foreign"), "w") as f:
+            f.write("reclaim\n")
+        self.assertEqual(self.node.read(device, "mig", "foreign"), "reclaim\n")
+
+    def test_foreign_is_reclaimed_once_idle_when_asked(self):
         n = self.node
         n.smi("ppu", "mig", "-i", 3, "-cgi", 5, "-C")
-        # seen live, without a restart: the capacity is taken and the instance listed as unmanaged
+        # seen live, without a restart: the capacity is taken and the instance listed as foreign
         wait_until(lambda: n.available("ppu3", "4g.48gb") == 1, what="hand-carved instance to show")
         self.assertIn("job=-", n.read("ppu3", "mig", "instances"))
-        # then reclaimed after the grace period
-        wait_until(lambda: n.available("ppu3", "4g.48gb") == 2, timeout=15, what="orphan reclaim")
+        self.assertIn("foreign: not made by accelfs; kept", n.read("ppu3", "mig", "instances"))
+        self.reclaim_foreign("ppu3")
+        # then reclaimed after the grace period, said at notice with what it was
+        wait_until(lambda: n.available("ppu3", "4g.48gb") == 2, timeout=15, what="foreign reclaim")
         self.assertEqual(n.read("ppu3", "mig", "instances"), "")
-        self.assertIn("reclaimed orphan", n.log())
+        line = [l for l in n.log().splitlines() if "destroyed foreign GPU instance" in l]
+        self.assertEqual(len(line), 1, n.log())
+        for what in (" notice: ppu3:", "compute instance 0", "profile 4g.48gb id 5", "placement 0:4", "MIG-"):
+            self.assertIn(what, line[0])
 
     def test_busy_orphan_is_left_alone_and_rechecked(self):
         n = self.node
+        self.reclaim_foreign("ppu4")
         n.smi("ppu", "mig", "-i", 4, "-cgi", 5, "-C")
         wait_until(lambda: "job=-" in n.read("ppu4", "mig", "instances"), what="orphan to show")
         line = n.read("ppu4", "mig", "instances").splitlines()[0]
@@ -90,6 +102,7 @@ class Recovery(NodeTestCase):
 
     def test_orphan_on_a_held_card_is_kept(self):
         n = self.node
+        self.reclaim_foreign("ppu5")
         holder = subprocess.Popen([*n.smi_cmd("ppu"), "sim", "hold", "-i", "5"])
         try:
             wait_until(lambda: str(holder.pid) in n.read("ppu5", "holders"), what="holder to show")
@@ -118,6 +131,7 @@ class Recovery(NodeTestCase):
         self.assertErrno(errno.EBUSY, os.mkdir, n.path("ppu3", "mig", "8g.96gb", "x"))
         self.assertIn("subdivided", n.read("ppu3", "mig", "8g.96gb", "last_error"))
         os.mkdir(n.path("ppu4", "mig", "4g.48gb", "other"))
+        self.reclaim_foreign("ppu6")
         n.smi("ppu", "mig", "-i", 6, "-cgi", 5, "-C")
         wait_until(lambda: n.available("ppu6", "4g.48gb") == 1, what="orphan on ppu6 to show")
         wait_until(lambda: n.available("ppu6", "4g.48gb") == 2, timeout=15, what="orphan on ppu6 reclaimed")

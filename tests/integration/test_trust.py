@@ -538,7 +538,10 @@ class TransientFaults(TrustCase):
         for d, p, j in jobs:
             if not os.path.isdir(n.path(d, "mig", p, j)):
                 problems.append(f"after the faults: {d}/mig/{p}/{j} is gone")
-        # the hand-made GI becomes an orphan and is reclaimed; then the node is whole
+        # the hand-made GI is foreign and kept until the operator asks: then it is reclaimed and the node is whole
+        self.assertTrue(unowned(n), "a foreign GPU instance was destroyed unasked")
+        with open(n.path("ppu2", "mig", "foreign"), "w") as f:
+            f.write("reclaim")
         try:
             wait_until(lambda: not unowned(n), timeout=3 * self.grace + 5, what="the hand-made GI reclaimed")
         except AssertionError as e:

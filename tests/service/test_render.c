@@ -301,7 +301,7 @@ static void test_map(void **state)
 	                    "slice 0 1 2 3 4 5 6 7\n"
 	                    "      A A A A B B C C\n"
 	                    "A job=job1 profile=4g.48gb gi=0 placement=0:4 state=ready\n"
-	                    "B job=- profile=2g.24gb gi=1 placement=4:2 foreign note=\"orphan: reclaimed in 8 s if "
+	                    "B job=- profile=2g.24gb gi=1 placement=4:2 orphan note=\"orphan: reclaimed in 8 s if "
 	                    "still unused\"\n"
 	                    "C job=leaving profile=2g.24gb gi=2 placement=6:2 state=removing\n"
 	                    ". free=- slices=0/8\n"
@@ -455,10 +455,10 @@ static void test_rows_are_whole(void **state)
 	}
 	/*
 	 * quota; dies/: slot and lease_ms; a die: enabled, driver, policy, vram; a job: containers, reclaim;
-	 * <dev>/mig/: mode, layout, cordon; <dev>/health (an operator's acknowledgement).
+	 * <dev>/mig/: mode, layout, cordon, foreign, adopt; <dev>/health (an operator's acknowledgement).
 	 */
 	assert_true(files >= 20);
-	assert_int_equal(writable, 12);
+	assert_int_equal(writable, 14);
 }
 
 /* The job control files are rows like any other: resolved by name, rendered by their row. */

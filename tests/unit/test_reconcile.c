@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* Reconciliation rules: ready, lost, reused ids, orphans and their grace, subdivided cards, removals. */
+/*
+ * Reconciliation rules: ready, lost, reused ids, orphans (ours, by intent) and their grace, foreign
+ * instances (kept unless asked), subdivided cards, removals.
+ */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -37,6 +41,19 @@ static struct accel_live_gi live(unsigned gi, unsigned start, unsigned n_ci, con
 		snprintf(g.ci[i].uuid, sizeof(g.ci[i].uuid), "%s%s", uuid, i ? "-x" : "");
 	}
 	return g;
+}
+
+/* What a carve writes before it asks the driver: profile 5 at start:4, no gi or uuid yet. */
+static struct accel_intent intent(const char *job, unsigned start)
+{
+	struct accel_intent in;
+
+	memset(&in, 0, sizeof(in));
+	snprintf(in.job, sizeof(in.job), "%s", job);
+	in.profile_id = 5;
+	in.placement = (struct accel_span){ start, 4 };
+	in.gi = UINT_MAX;
+	return in;
 }
 
 static void ready_and_lost(void **state)
@@ -75,11 +92,12 @@ static void reused_gi_id_is_not_ours(void **state)
 	assert_int_equal(accel_reconcile(&in, &out), 0);
 	assert_int_equal(out.state[0], ACCEL_JOB_LOST);
 	assert_non_null(strstr(out.reason[0], "reused"));
-	/* the stranger is an orphan, first seen now: not reclaimed yet */
+	/* the stranger is foreign: kept, no grace counted for it */
 	assert_int_equal(out.owner[0], -1);
+	assert_true(out.foreign[0]);
 	assert_int_equal(out.n_actions, 0);
-	assert_int_equal(out.n_seen, 1);
-	assert_int_equal(out.seen[0].first_seen_ms, 5000);
+	assert_int_equal(out.n_seen, 0);
+	assert_non_null(strstr(out.note[0], "foreign: not made by accelfs; kept"));
 	accel_reconcile_clear(&out);
 }
 
@@ -88,7 +106,10 @@ static void orphan_waits_for_grace_and_idle(void **state)
 	struct accel_live_gi gis[] = { live(3, 4, 1, "MIG-h") };
 	struct accel_inventory inv = { gis, 1 };
 	struct accel_orphan_seen seen = { 3, 5, { 4, 4 }, 1000 };
-	struct accel_reconcile_in in = { .inv = &inv, .seen = &seen, .n_seen = 1, .grace_ms = 3000 };
+	struct accel_intent intents[] = { intent("cut", 4) }; /* a carve cut between create and record */
+	struct accel_reconcile_in in = {
+		.inv = &inv, .seen = &seen, .n_seen = 1, .grace_ms = 3000, .intents = intents, .n_intents = 1
+	};
 	struct accel_reconcile_out out;
 
 	(void)state;
@@ -112,6 +133,9 @@ static void orphan_waits_for_grace_and_idle(void **state)
 	assert_int_equal(out.n_actions, 1);
 	assert_int_equal(out.actions[0].kind, ACCEL_ACTION_RECLAIM_ORPHAN);
 	assert_int_equal(out.actions[0].gi, 3);
+	assert_int_equal(out.actions[0].record, 0); /* the intent, dropped once the instance is gone */
+	assert_true(out.intent_live[0]);
+	assert_false(out.foreign[0]);
 	assert_int_equal(out.seen[0].first_seen_ms, 1000);
 	accel_reconcile_clear(&out);
 	/* an unreadable record makes ownership unknowable: keep it */
@@ -207,7 +231,10 @@ static void read_only_says_what_it_would_do(void **state)
 	struct accel_live_gi gis[] = { live(3, 4, 1, "MIG-x") };
 	struct accel_inventory inv = { gis, 1 };
 	struct accel_orphan_seen seen[] = { { 3, 5, { 4, 4 }, 0 } };
+	struct accel_intent intents[] = { intent("cut", 4) };
 	struct accel_reconcile_in in = { .inv = &inv,
+		                         .intents = intents,
+		                         .n_intents = 1,
 		                         .seen = seen,
 		                         .n_seen = 1,
 		                         .card_idle = true,
@@ -224,6 +251,94 @@ static void read_only_says_what_it_would_do(void **state)
 	accel_reconcile_clear(&out);
 }
 
+/* Made outside accelfs: shown, kept for good by default, reclaimed like an orphan only when asked. */
+static void foreign_is_kept_unless_asked(void **state)
+{
+	struct accel_live_gi gis[] = { live(3, 4, 1, "MIG-f"), live(4, 0, 0, "") };
+	struct accel_inventory inv = { gis, 2 };
+	struct accel_orphan_seen seen[] = { { 3, 5, { 4, 4 }, 0 }, { 4, 5, { 0, 4 }, 0 } };
+	struct accel_reconcile_in in = {
+		.inv = &inv, .seen = seen, .n_seen = 2, .card_idle = true, .grace_ms = 1000, .now_ms = 1000000
+	};
+	struct accel_reconcile_out out;
+
+	(void)state;
+	/* long past any grace, idle: still kept, both of them */
+	assert_int_equal(accel_reconcile(&in, &out), 0);
+	assert_int_equal(out.n_actions, 0);
+	assert_true(out.foreign[0] && out.foreign[1]);
+	assert_non_null(strstr(out.note[0], "foreign: not made by accelfs; kept"));
+	assert_non_null(strstr(out.note[1], "mig/adopt"));
+	assert_false(out.refused);
+	accel_reconcile_clear(&out);
+	/* the operator asked: reclaimed, with what it was for the log and the identity check */
+	in.foreign_reclaim = true;
+	assert_int_equal(accel_reconcile(&in, &out), 0);
+	assert_int_equal(out.n_actions, 2);
+	assert_int_equal(out.actions[0].kind, ACCEL_ACTION_RECLAIM_FOREIGN);
+	assert_int_equal(out.actions[0].gi, 3);
+	assert_int_equal(out.actions[0].n_ci, 1);
+	assert_int_equal(out.actions[0].ci, 0);
+	assert_string_equal(out.actions[0].uuid, "MIG-f");
+	assert_int_equal(out.actions[1].kind, ACCEL_ACTION_RECLAIM_FOREIGN);
+	assert_string_equal(out.actions[1].uuid, "");
+	assert_non_null(strstr(out.note[0], "foreign: reclaiming"));
+	accel_reconcile_clear(&out);
+	/* asked, but first seen now: the grace counts for it too */
+	in.n_seen = 0;
+	assert_int_equal(accel_reconcile(&in, &out), 0);
+	assert_int_equal(out.n_actions, 0);
+	assert_non_null(strstr(out.note[0], "foreign: reclaimed in"));
+	accel_reconcile_clear(&out);
+}
+
+/* An intent names an instance by profile and placement, and by gi and uuid where it knows them. */
+static void intents_tell_ours_from_foreign(void **state)
+{
+	struct accel_record records[] = { rec("a", 1, 0, "MIG-a") };
+	struct accel_live_gi gis[] = { live(1, 0, 1, "MIG-a"), live(2, 4, 1, "MIG-b"), live(3, 8, 1, "MIG-c") };
+	struct accel_inventory inv = { gis, 3 };
+	/*
+	 * a: an intent left beside its record (spent); elsewhere: names no live instance (spent);
+	 * b: ours (a carve cut short); c: the gi and uuid a job forgotten on an absent card had, but the
+	 * instance at 8:4 is another one now: foreign.
+	 */
+	struct accel_intent intents[] = { intent("a", 0), intent("elsewhere", 12), intent("b", 4), intent("c", 8) };
+	struct accel_reconcile_in in = { .records = records,
+		                         .n_records = 1,
+		                         .inv = &inv,
+		                         .intents = intents,
+		                         .n_intents = 4,
+		                         .card_idle = true,
+		                         .grace_ms = 0,
+		                         .now_ms = 5000 };
+	struct accel_reconcile_out out;
+
+	(void)state;
+	intents[3].gi = 3;
+	snprintf(intents[3].uuid, sizeof(intents[3].uuid), "MIG-old");
+	assert_int_equal(accel_reconcile(&in, &out), 0);
+	assert_int_equal(out.owner[0], 0);
+	assert_false(out.intent_live[0]);
+	assert_false(out.intent_live[1]);
+	assert_true(out.intent_live[2]);
+	assert_false(out.intent_live[3]);
+	assert_false(out.foreign[1]);
+	assert_true(out.foreign[2]);
+	assert_int_equal(out.n_actions, 1);
+	assert_int_equal(out.actions[0].kind, ACCEL_ACTION_RECLAIM_ORPHAN);
+	assert_int_equal(out.actions[0].gi, 2);
+	assert_int_equal(out.actions[0].record, 2);
+	accel_reconcile_clear(&out);
+	/* with the uuid it had, it is ours again */
+	snprintf(intents[3].uuid, sizeof(intents[3].uuid), "MIG-c");
+	assert_int_equal(accel_reconcile(&in, &out), 0);
+	assert_true(out.intent_live[3]);
+	assert_false(out.foreign[2]);
+	assert_int_equal(out.n_actions, 2);
+	accel_reconcile_clear(&out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -234,6 +349,8 @@ int main(void)
 		cmocka_unit_test(interrupted_removal_is_finished),
 		cmocka_unit_test(half_removed_gi_stays_owned),
 		cmocka_unit_test(read_only_says_what_it_would_do),
+		cmocka_unit_test(foreign_is_kept_unless_asked),
+		cmocka_unit_test(intents_tell_ours_from_foreign),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

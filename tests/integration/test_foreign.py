@@ -1,0 +1,173 @@
+# SPDX-License-Identifier: MIT
+"""Instances accelfs did not make (docs/tree.md, "Foreign instances"): a node partitioned by hand
+before accelfs starts keeps its partitions across starts, restarts and kill -9; an instance a carve
+left between the driver's create and its record is still accelfs's own and reclaimed; a foreign
+instance is adopted as a job through mig/adopt and removed by rmdir; the operator's reclaim (the
+--foreign option, a card's mig/foreign) destroys them and says so at notice."""
+import errno
+import json
+import os
+import time
+import unittest
+
+from harness import NodeTestCase, wait_until
+from invariants import driver_view
+
+
+def fields(line):
+    return dict(f.split("=", 1) for f in line.split() if "=" in f)
+
+
+class Foreign(NodeTestCase):
+    def hand_carve(self, family, index, profile_id):
+        """Carved as mig-parted or an operator would: through the driver, behind accelfs's back."""
+        self.node.smi(family, "mig", "-i", index, "-cgi", profile_id, "-C")
+
+    def gis(self, family, device):
+        return driver_view(self.node, [family]).get(device, {})
+
+    def instance_lines(self, device):
+        return self.node.read(device, "mig", "instances").splitlines()
+
+    def passes(self):
+        """Long enough for the orphan grace and several poller passes: an orphan would be gone by then."""
+        time.sleep(3 * self.grace + 4 * self.poll + 1)
+
+    def write(self, device, name, text):
+        """Write <device>/mig/<name> in one write."""
+        with open(self.node.path(device, "mig", name), "w") as f:
+            f.write(text)
+
+    def test_hand_partitions_survive_start_restart_and_kill9(self):
+        n = self.node
+        n.stop()
+        # partitioned while accelfs is down, before it starts
+        self.hand_carve("ppu", 3, 5)
+        self.hand_carve("ppu", 3, 5)
+        self.hand_carve("gpu", 0, 9)
+        before = {"ppu3": self.gis("ppu", "ppu3"), "gpu0": self.gis("gpu", "gpu0")}
+        self.assertEqual(len(before["ppu3"]), 2)
+        self.assertEqual(len(before["gpu0"]), 1)
+        for how in ("start", "restart", "kill -9"):
+            with self.subTest(how):
+                if how == "start":
+                    n.start()
+                elif how == "restart":
+                    n.restart()
+                else:
+                    n.kill9()
+                    n.start()
+                self.passes()
+                for dev, fam in (("ppu3", "ppu"), ("gpu0", "gpu")):
+                    self.assertEqual(self.gis(fam, dev), before[dev], f"{dev}: partitions changed ({how})")
+                    lines = self.instance_lines(dev)
+                    self.assertEqual(len(lines), len(before[dev]))
+                    for line in lines:
+                        self.assertIn("job=-", line)
+                        self.assertIn('note="foreign: not made by accelfs; kept', line)
+                self.assertEqual(n.available("ppu3", "4g.48gb"), 0)  # counted as taken
+                self.assertIn(" foreign", n.read("ppu3", "mig", "map"))
+                doc = json.loads(n.read("node.json"))
+                ppu3 = [d for d in doc["devices"] if d["name"] == "ppu3"][0]
+                self.assertEqual(ppu3["foreign"], "keep")
+                self.assertEqual({i["owner"] for i in ppu3["instances"]}, {"foreign"})
+                self.assertEqual(n.read("ppu3", "mig", "foreign"), "keep\n")
+        self.assertNotIn("destroyed foreign", n.log())
+        self.assertNotIn("reclaimed orphan", n.log())
+
+    def test_carve_cut_between_create_and_record_is_ours(self):
+        n = self.node
+        self.hand_carve("ppu", 4, 5)  # a foreign one on another card, for contrast
+        # the compute instance cannot be made and the rollback cannot destroy the GPU instance:
+        # what a crash between the driver's create and the record leaves
+        n.smi("ppu", "sim", "fault", "GpuInstanceCreateComputeInstance", "--ret", "UNKNOWN", "--times", 100)
+        n.smi("ppu", "sim", "fault", "GpuInstanceDestroy", "--ret", "UNKNOWN", "--times", 100)
+        self.assertErrno(errno.EIO, os.mkdir, n.path("ppu3", "mig", "4g.48gb", "cut"))
+        n.kill9()
+        n.smi("ppu", "sim", "clear-faults")
+        left = self.gis("ppu", "ppu3")
+        self.assertTrue(left, "the cut carve left nothing to recognise")
+        intents = [f for d, _, fs in os.walk(os.path.join(n.state, "records")) for f in fs if f.endswith(".intent")]
+        self.assertTrue(intents and all(f.startswith("cut@") for f in intents), intents)
+        n.start()
+        # ours: reclaimed as an orphan once its grace is over; the foreign one stays
+        wait_until(lambda: not self.gis("ppu", "ppu3"), timeout=3 * self.grace + 10, what="the cut carve reclaimed")
+        self.assertIn("ppu3: reclaimed orphan GPU instance", n.log())
+        self.assertIn("left by job cut", n.log())
+        self.passes()
+        self.assertEqual(len(self.gis("ppu", "ppu4")), 1)
+        self.assertFalse([f for d, _, fs in os.walk(os.path.join(n.state, "records"))
+                          for f in fs if f.endswith(".intent")], "a spent intent was kept")
+        os.mkdir(n.path("ppu3", "mig", "4g.48gb", "cut"))  # the name is free again
+
+    def test_adopt_then_rmdir(self):
+        n = self.node
+        self.hand_carve("ppu", 3, 5)
+        wait_until(lambda: n.read("ppu3", "mig", "adopt"), what="the foreign instance to be offered")
+        offer = n.read("ppu3", "mig", "adopt").splitlines()
+        self.assertEqual(len(offer), 1)
+        self.assertTrue(offer[0].endswith(" foreign"), offer)
+        f = fields(offer[0])
+        self.assertEqual(f["profile"], "4g.48gb")
+        # what is refused, with errno and last_error; nothing changes
+        bad = {
+            "nonsense": ("adopt everything", errno.EINVAL, "unknown word"),
+            "no name": (f"gi={f['gi']}", errno.EINVAL, "gi and name are needed"),
+            "no such gi": ("gi=99 name=x", errno.ENOENT, "has no GPU instance 99"),
+            "another uuid": (f"gi={f['gi']} uuid=MIG-0 name=x", errno.ESTALE, "nothing was adopted"),
+            "a layout's name": (f"gi={f['gi']} name=layout-x", errno.EINVAL, "layouts'"),
+        }
+        for what, (text, code, said) in bad.items():
+            with self.subTest(what):
+                self.assertErrno(code, self.write, "ppu3", "adopt", text)
+                self.assertIn(said, n.read("ppu3", "mig", "last_error"))
+        self.assertFalse(os.path.exists(n.path("ppu3", "mig", "4g.48gb", "train")))
+        # the listed line, pasted back with a name: atomic, one durable record
+        self.write("ppu3", "adopt", f"{offer[0]} name=train\n")
+        self.assertEqual(n.read("ppu3", "mig", "last_error"), "")
+        st = n.keyvals("ppu3", "mig", "4g.48gb", "train", "status")
+        self.assertEqual(st["state"], "ready")
+        self.assertEqual(st["uuid"], f["uuid"])
+        self.assertEqual(st["gi"], f["gi"])
+        self.assertEqual(os.stat(n.path("ppu3", "mig", "4g.48gb", "train")).st_uid, os.getuid())
+        self.assertEqual(n.read("ppu3", "mig", "adopt"), "")
+        self.assertIn("adopted GPU instance", n.log())
+        # a job like any other: across kill -9 and restart
+        n.kill9()
+        n.start()
+        self.assertEqual(n.keyvals("ppu3", "mig", "4g.48gb", "train", "status")["uuid"], f["uuid"])
+        self.assertErrno(errno.EBUSY, self.write, "ppu3", "adopt", f"gi={f['gi']} name=again")
+        os.rmdir(n.path("ppu3", "mig", "4g.48gb", "train"))
+        self.assertEqual(self.gis("ppu", "ppu3"), {})
+        self.assertEqual(n.available("ppu3", "4g.48gb"), 2)
+
+    def test_reclaim_is_the_operators_choice_and_said_at_notice(self):
+        n = self.node
+        n.stop()
+        self.hand_carve("ppu", 3, 5)
+        self.hand_carve("ppu", 4, 5)
+        n.extra = ["--foreign=reclaim"]
+        n.start()
+        # ppu4 says keep before its grace is over: the card's setting wins over the option
+        self.write("ppu4", "foreign", "keep\n")
+        wait_until(lambda: not self.gis("ppu", "ppu3"), timeout=3 * self.grace + 10, what="ppu3's foreign reclaimed")
+        line = [l for l in n.log().splitlines() if "destroyed foreign GPU instance" in l]
+        self.assertEqual(len(line), 1, n.log())
+        for what in (" notice: ppu3: ", "compute instance 0", "profile 4g.48gb id 5", "placement 0:4", "MIG-"):
+            self.assertIn(what, line[0])
+        self.passes()
+        self.assertEqual(len(self.gis("ppu", "ppu4")), 1)
+        # the card's setting is kept across a restart, without the option too
+        n.extra = []
+        n.restart()
+        self.assertEqual(n.read("ppu4", "mig", "foreign"), "keep\n")
+        self.write("ppu4", "foreign", "reclaim")
+        wait_until(lambda: not self.gis("ppu", "ppu4"), timeout=3 * self.grace + 10, what="ppu4's foreign reclaimed")
+        self.assertErrno(errno.EINVAL, self.write, "ppu4", "foreign", "sometimes")
+        self.assertIn("keep", n.read("ppu4", "mig", "last_error"))
+        self.write("ppu4", "foreign", "default")
+        self.assertEqual(n.read("ppu4", "mig", "foreign"), "keep\n")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -25,7 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # The two MIG families, described by what a test needs to know of them.  The
 # contract rows are written once against these and run for both.
 # The files of <dev>/mig/ beside its profile directories (fs/tree_files.c, core/tree_names.h).
-MIG_FILES = ("mode", "instances", "map", "layout", "layout_status", "cordon", "last_error")
+MIG_FILES = ("mode", "instances", "map", "layout", "layout_status", "cordon", "foreign", "adopt", "last_error")
 
 THEAD = {
     "family": "ppu",

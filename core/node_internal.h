@@ -402,6 +402,10 @@ int node_quota_hold(struct accel_node *node, const char *job, uid_t uid, gid_t g
                     unsigned slices, char *why, size_t whylen);
 void node_quota_release(struct accel_node *node, const char *job);
 size_t node_find_record(const struct node_card *nc, const char *job);
+/* The card's inventory kept by what carves answer: the instance a carve made added, a destroyed one dropped. */
+struct accel_carve_result;
+int node_remember_carved(struct node_card *nc, const struct accel_profile *p, const struct accel_carve_result *res);
+void node_forget_gi(struct node_card *nc, unsigned gi);
 /*
  * Intents (core/intent.h), on disk and in memory: add one (durably, before
  * the driver is asked), drop one by its job and start (durable: the unlink synced too;

@@ -70,37 +70,6 @@ static int commit_record(void *ctx, const struct accel_carve_result *res, char *
 	return 0;
 }
 
-/* The live GPU instance a carve just made, as the driver answered it: the card's inventory without a re-read. */
-static int remember_carved(struct node_card *nc, const struct accel_profile *p, const struct accel_carve_result *res)
-{
-	struct accel_live_gi *grown = realloc(nc->inv.gis, (nc->inv.n_gis + 1) * sizeof(*grown));
-	struct accel_live_gi *g;
-
-	if (!grown)
-		return -ENOMEM;
-	nc->inv.gis = grown;
-	g = &grown[nc->inv.n_gis++];
-	memset(g, 0, sizeof(*g));
-	g->id = res->gi;
-	g->profile_id = p->id;
-	g->placement = res->placement;
-	g->n_ci = 1;
-	g->ci[0].id = res->ci;
-	snprintf(g->ci[0].uuid, sizeof(g->ci[0].uuid), "%s", res->uuid);
-	return 0;
-}
-
-/* A GPU instance is gone: drop it from the card's inventory. */
-static void forget_gi(struct node_card *nc, unsigned gi)
-{
-	for (size_t i = 0; i < nc->inv.n_gis; i++)
-		if (nc->inv.gis[i].id == gi) {
-			memmove(&nc->inv.gis[i], &nc->inv.gis[i + 1], (nc->inv.n_gis - i - 1) * sizeof(*nc->inv.gis));
-			nc->inv.n_gis--;
-			return;
-		}
-}
-
 /* What mkdir answers with: the job as its record says, which is what the carve produced. */
 static void describe_job(const struct node_card *nc, const char *profile, const char *job, struct accel_job *made)
 {
@@ -208,7 +177,7 @@ static int carve_once(struct accel_node *node, struct node_card *nc, const char 
 	log_info("%s/%s: carved job %s for uid %u gid %u: GPU instance %u, compute instance %u, placement %u:%u, %s",
 	         nc->card.name, profile, job, (unsigned)uid, (unsigned)gid, res.gi, res.ci, res.placement.start,
 	         res.placement.size, res.uuid);
-	if (remember_carved(nc, p, &res))
+	if (node_remember_carved(nc, p, &res))
 		node_card_refresh(node, nc, false); /* out of memory: learn it from the driver instead */
 	else
 		node_card_rebuild(node, nc);
@@ -580,7 +549,7 @@ int accel_node_rmdir_instance(struct accel_node *node, const char *device, const
 		if (!ret) {
 			log_info("%s/%s: removed job %s", device, profile, job);
 			if (ret_reclaim != -ESTALE)
-				forget_gi(nc, gi); /* gone; under ESTALE the id is someone else's instance now */
+				node_forget_gi(nc, gi); /* gone; under ESTALE the id is someone else's instance now */
 			node_card_rebuild(node, nc);
 		} else {
 			node_card_refresh(node, nc, false);

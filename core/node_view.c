@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/carve.h"
 #include "core/log.h"
 
 void node_install_view(struct accel_node *node, struct node_card *nc, struct accel_device *v)
@@ -119,6 +120,37 @@ void node_drop_intent(struct accel_node *node, struct node_card *nc, const char 
 		nc->n_intents--;
 		return;
 	}
+}
+
+/* The live GPU instance a carve just made, as the driver answered it: the card's inventory without a re-read. */
+int node_remember_carved(struct node_card *nc, const struct accel_profile *p, const struct accel_carve_result *res)
+{
+	struct accel_live_gi *grown = realloc(nc->inv.gis, (nc->inv.n_gis + 1) * sizeof(*grown));
+	struct accel_live_gi *g;
+
+	if (!grown)
+		return -ENOMEM;
+	nc->inv.gis = grown;
+	g = &grown[nc->inv.n_gis++];
+	memset(g, 0, sizeof(*g));
+	g->id = res->gi;
+	g->profile_id = p->id;
+	g->placement = res->placement;
+	g->n_ci = 1;
+	g->ci[0].id = res->ci;
+	snprintf(g->ci[0].uuid, sizeof(g->ci[0].uuid), "%s", res->uuid);
+	return 0;
+}
+
+/* A GPU instance is gone: drop it from the card's inventory. */
+void node_forget_gi(struct node_card *nc, unsigned gi)
+{
+	for (size_t i = 0; i < nc->inv.n_gis; i++)
+		if (nc->inv.gis[i].id == gi) {
+			memmove(&nc->inv.gis[i], &nc->inv.gis[i + 1], (nc->inv.n_gis - i - 1) * sizeof(*nc->inv.gis));
+			nc->inv.n_gis--;
+			return;
+		}
 }
 
 size_t node_find_record(const struct node_card *nc, const char *job)

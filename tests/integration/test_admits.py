@@ -7,6 +7,7 @@ state, `available` (the card's and the node's), `placements/*/status`, node.json
 itself must say the same thing."""
 import errno
 import os
+import threading
 import unittest
 
 from harness import NVIDIA, THEAD, Node, NodeTestCase, load_json, topology_path, wait_until
@@ -221,6 +222,108 @@ class LayoutMode(AdmitsCase):
         F = NVIDIA
         self.assertErrno(errno.EIO, write, self.node.path("gpu2", "mig", "mode"), "disabled\n")
         self.assertRefusedHere("gpu2", F["profile"], errno.EBUSY, "mode-pending", "pending")
+
+
+ERRNO = {"cordoned": errno.EBUSY, "draining": errno.EBUSY, "mode-pending": errno.EBUSY, "failed": errno.EIO,
+         "absent": errno.ENODEV, "refused": errno.EBUSY}
+
+
+class Churn(AdmitsCase):
+    """For every card state, every scheduler-facing file agrees with mkdir's answer, under churn."""
+
+    def card_states(self):
+        """ppu3 ok, ppu4 cordoned, ppu5 failed, ppu6 degraded, ppu7 mode-pending (a layout's mode line
+        waiting for a user's job), ppu9 refused (off the bus with a job)."""
+        self.node.mkdir("ppu7", "mig", P, "user7")
+        self.node.mkdir("ppu9", "mig", P, "user9")
+        write(self.node.path("ppu4", "mig", "cordon"), "1\n")
+        self.sim("ppu", 5, "xid", "79")
+        self.sim("ppu", 6, "xid", "13")
+        write(self.node.path("ppu7", "mig", "layout"), "mode disabled\n")
+        self.sim("ppu", 9, "remove")
+        want = {"ppu3": "ok", "ppu4": "cordoned", "ppu5": "failed", "ppu6": "degraded", "ppu7": "mode-pending",
+                "ppu9": "refused"}
+        wait_until(lambda: all(self.dev_json(d)["admits"]["condition"] == c for d, c in want.items()), timeout=30,
+                   what=f"the cards in {want}")
+        return want
+
+    def assertAgree(self, quiet=True):
+        """Every card: node.json, metrics, available, placements and mkdir say one thing; the node's sum too
+        (while jobs come and go, quiet=False: the numbers of the cards that take jobs move between reads)."""
+        doc = self.doc()
+        metrics = self.node.read("metrics")
+        node_sum = 0
+        for d in doc["devices"]:
+            name, adm = d["name"], d["admits"]
+            self.assertIn(f'accelfs_device_admits_jobs{{device="{name}"}} {int(adm["new_jobs"])}\n', metrics)
+            self.assertIn(f'accelfs_device_condition{{device="{name}",condition="{adm["condition"]}"}} 1\n', metrics)
+            prof = {p["name"]: p for p in d["profiles"]}
+            if P in prof:
+                node_sum += prof[P]["available"]
+            if not d["name"].startswith("ppu") or d["state"] == "absent":
+                self.assertFalse(adm["new_jobs"]) if d["state"] == "absent" else None
+                continue
+            avail = self.node.available(name, P) if P in prof else 0
+            if quiet or not adm["new_jobs"]:
+                self.assertEqual(avail, prof[P]["available"] if P in prof else 0, name)
+            if not adm["new_jobs"]:
+                self.assertEqual(avail, 0, name)
+                for start in os.listdir(self.node.path(name, "mig", P, "placements")) if P in prof else ():
+                    st = self.placement_status(name, P, start)
+                    self.assertTrue(st.startswith("state: taken") or st.startswith("state: blocked\n"), st)
+                if P in prof:
+                    self.assertErrno(ERRNO[adm["condition"]], os.mkdir, self.node.path(name, "mig", P, "probe"))
+                    self.assertTrue(self.node.read(name, "mig", P, "last_error").endswith(f" {adm['why']}\n"))
+            elif avail and quiet:
+                os.mkdir(self.node.path(name, "mig", P, "probe"))
+                os.rmdir(self.node.path(name, "mig", P, "probe"))
+        if quiet:
+            self.assertEqual(self.node_available(), node_sum)
+
+    def churn(self, stop, errors, who):
+        n = 0
+        while not stop.is_set():
+            job = f"c{who}-{n}"
+            n += 1
+            try:
+                os.mkdir(self.node.path("mig", P, job))
+            except OSError as e:
+                if e.errno != errno.ENOSPC:
+                    errors.append(f"mkdir {job}: {e}")
+                continue
+            dev = os.readlink(self.node.path("mig", P, job, "device")).rstrip("/").split("/")[-1]
+            if dev in self.held:
+                errors.append(f"{job} landed on {dev}, which takes no job")
+            os.rmdir(self.node.path("mig", P, job))
+
+    def test_every_scheduler_file_agrees_with_mkdir_in_every_state_under_churn(self):
+        want = self.card_states()
+        for rnd in range(3):
+            doc = self.doc()
+            self.held = {d["name"] for d in doc["devices"] if not d["admits"]["new_jobs"]}
+            stop, errors = threading.Event(), []
+            threads = [threading.Thread(target=self.churn, args=(stop, errors, i)) for i in range(3)]
+            for t in threads:
+                t.start()
+            try:
+                for _ in range(5):
+                    self.assertAgree(quiet=False)  # the held cards' files, while jobs come and go elsewhere
+            finally:
+                stop.set()
+                for t in threads:
+                    t.join()
+            self.assertEqual(errors, [])
+            self.assertAgree()
+            # the states move: the cordon lifted or laid again, the failed card acknowledged or failed again
+            write(self.node.path("ppu4", "mig", "cordon"), "0\n" if rnd % 2 == 0 else "1\n")
+            if rnd % 2 == 0:
+                write(self.node.path("ppu5", "health"), "ok\n")
+            else:
+                self.sim("ppu", 5, "xid", "79")
+                wait_until(lambda: self.dev_json("ppu5")["admits"]["condition"] == "failed", timeout=30,
+                           what="ppu5 failed again")
+        self.assertEqual(want["ppu9"], self.dev_json("ppu9")["admits"]["condition"])
+        self.sim("ppu", 9, "add")
 
 
 if __name__ == "__main__":

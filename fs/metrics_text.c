@@ -205,16 +205,20 @@ static void job_gauges(struct fs_text *t, const struct accel_snapshot *s)
 			fs_put(t, "} %zu\n", n);
 		}
 	family(t, "accelfs_instances", "gauge",
-	       "GPU instances the driver reports, by owner: a job of accelfs, or foreign (carved by someone else).");
+	       "GPU instances the driver reports, by owner: a job of accelfs, an orphan of accelfs (no job), or "
+	       "foreign (made by someone else).");
 	for (size_t i = 0; i < s->n_devices; i++) {
-		size_t ours = 0, n = s->devices[i]->n_instances;
-		for (size_t k = 0; k < n; k++)
-			ours += s->devices[i]->instances[k].job[0] != '\0';
-		for (int foreign = 0; foreign < 2; foreign++) {
+		static const char *const owners[] = { "job", "orphan", "foreign" };
+		size_t count[3] = { 0 };
+		for (size_t k = 0; k < s->devices[i]->n_instances; k++) {
+			const struct accel_instance *in = &s->devices[i]->instances[k];
+			count[in->job[0] ? 0 : in->foreign ? 2 : 1]++;
+		}
+		for (size_t o = 0; o < 3; o++) {
 			fs_put(t, "%s", "accelfs_instances{");
 			label(t, "device", s->devices[i]->name, true);
-			label(t, "owner", foreign ? "foreign" : "job", false);
-			fs_put(t, "} %zu\n", foreign ? n - ours : ours);
+			label(t, "owner", owners[o], false);
+			fs_put(t, "} %zu\n", count[o]);
 		}
 	}
 }

@@ -91,7 +91,8 @@ static struct accel_instance instances[] = {
 	  .placement = { 4, 2 },
 	  .n_ci = 1,
 	  .profile_name = "2g.24gb",
-	  .note = "orphan: reclaimed in 8 s if still unused" },
+	  .note = "foreign: reclaimed in 8 s if still unused",
+	  .foreign = true },
 	{ .gi = 0,
 	  .profile_id = 5,
 	  .placement = { 0, 4 },
@@ -219,6 +220,7 @@ static void test_metrics_gauges(void **state)
 	assert_line(text, "accelfs_jobs{device=\"ppu3\",state=\"removing\"} 1");
 	assert_line(text, "accelfs_jobs{device=\"gpu0\",state=\"ready\"} 0");
 	assert_line(text, "accelfs_instances{device=\"ppu3\",owner=\"foreign\"} 1");
+	assert_line(text, "accelfs_instances{device=\"ppu3\",owner=\"orphan\"} 0");
 	assert_line(text, "accelfs_instances{device=\"ppu3\",owner=\"job\"} 2");
 	/* A device with the mode off has no profile directories, and no profile series. */
 	assert_null(strstr(text, "accelfs_profile_capacity{device=\"gpu0\""));
@@ -301,7 +303,7 @@ static void test_map(void **state)
 	                    "slice 0 1 2 3 4 5 6 7\n"
 	                    "      A A A A B B C C\n"
 	                    "A job=job1 profile=4g.48gb gi=0 placement=0:4 state=ready\n"
-	                    "B job=- profile=2g.24gb gi=1 placement=4:2 orphan note=\"orphan: reclaimed in 8 s if "
+	                    "B job=- profile=2g.24gb gi=1 placement=4:2 foreign note=\"foreign: reclaimed in 8 s if "
 	                    "still unused\"\n"
 	                    "C job=leaving profile=2g.24gb gi=2 placement=6:2 state=removing\n"
 	                    ". free=- slices=0/8\n"

@@ -27,7 +27,21 @@ struct planning {
 	bool going[256];   /* per job of d: reclaimed by this plan */
 	char held_why[256][ACCEL_LAYOUT_WHY_MAX / 2];
 	bool is_held[256];
+	size_t unit_job[ACCEL_LAYOUT_MAX_UNITS]; /* per declared unit: the job of d it keeps, or -1 */
+	bool kept_j[256];                        /* per job of d: kept where it is by a plan that moves others */
 };
+
+static void add_reclaim(struct accel_layout_plan *plan, const struct accel_job *job)
+{
+	struct accel_layout_reclaim *r;
+
+	if (plan->n_reclaims == ACCEL_LAYOUT_MAX_UNITS)
+		return;
+	r = &plan->reclaims[plan->n_reclaims++];
+	snprintf(r->profile, sizeof(r->profile), "%s", job->profile);
+	snprintf(r->job, sizeof(r->job), "%s", job->name);
+	snprintf(r->uuid, sizeof(r->uuid), "%s", job->uuid);
+}
 
 static void line_state(struct accel_layout_plan *plan, size_t line, enum accel_layout_state st, const char *why)
 {
@@ -62,6 +76,7 @@ static void match_jobs(struct planning *pl, struct layout_unit *u, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		size_t pick = (size_t)-1;
 
+		pl->unit_job[i] = (size_t)-1;
 		for (size_t j = 0; j < d->n_jobs && j < 256; j++) {
 			const struct accel_job *job = &d->jobs[j];
 			if (pl->matched[j] || job->state != ACCEL_JOB_READY || !accel_layout_owns(job->name) ||
@@ -74,6 +89,7 @@ static void match_jobs(struct planning *pl, struct layout_unit *u, size_t n)
 		}
 		if (pick != (size_t)-1) {
 			pl->matched[pick] = true;
+			pl->unit_job[i] = pick;
 			u[i].chosen = layout_legal_index(u[i].p, d->jobs[pick].placement.start);
 			if (u[i].chosen < 0)
 				u[i].chosen =
@@ -135,12 +151,19 @@ static void describe_holder(struct planning *pl, const struct accel_instance *in
 		return;
 	}
 	bool held = job_held(pl, j);
+	/* A layout job a line keeps is that line's (in use, or the move that frees it comes next), not an old one. */
 	snprintf(buf, len, "placement %u:%u held by %s%s%s%s", in->placement.start, in->placement.size, in->job,
-	         accel_layout_owns(in->job) ? " (no longer declared)" : "", held ? ", " : "",
-	         held ? pl->held_why[j] : "");
+	         !accel_layout_owns(in->job)       ? ""
+	         : pl->matched[j] || pl->kept_j[j] ? " (declared here)"
+	                                           : " (no longer declared)",
+	         held ? ", " : "", held ? pl->held_why[j] : "");
 }
 
-/* Why line's missing units found no placement: the instances on its legal placements, a few named. */
+/*
+ * Why line's missing units found no placement: the instances on its legal
+ * placements that the layout cannot move (not its own, or in use), a few
+ * named with what holds them.
+ */
 static void blocked_why(struct planning *pl, size_t line, const struct accel_profile *p, long start, size_t have,
                         const struct accel_instance **inst, size_t n_used)
 {
@@ -156,7 +179,12 @@ static void blocked_why(struct planning *pl, size_t line, const struct accel_pro
 		for (size_t i = 0; i < n_used && named < BLOCKERS_NAMED && at < len; i++) {
 			char one[ACCEL_LAYOUT_WHY_MAX];
 			bool dup = false;
+			size_t j = job_index(pl->d, inst[i]->job);
 			if (!accel_span_overlaps(inst[i]->placement, p->placements[k]))
+				continue;
+			/* The layout's idle instances are its own to move: what blocks is what it cannot move. */
+			if (j != (size_t)-1 && accel_layout_owns(inst[i]->job) &&
+			    pl->d->jobs[j].state == ACCEL_JOB_READY && !job_held(pl, j))
 				continue;
 			describe_holder(pl, inst[i], one, sizeof(one));
 			dup = strstr(buf, one) != NULL;
@@ -234,6 +262,96 @@ static void plan_mode_off(struct planning *pl)
 		}
 }
 
+static void add_carve(struct planning *pl, const struct layout_unit *u)
+{
+	struct accel_layout_carve *c;
+
+	if (pl->plan->n_carves == ACCEL_LAYOUT_MAX_UNITS)
+		return;
+	c = &pl->plan->carves[pl->plan->n_carves++];
+	snprintf(c->profile, sizeof(c->profile), "%s", u->p->name);
+	c->start = u->p->placements[u->chosen].start;
+	accel_layout_job_name(pl->d->name, c->profile, c->start, c->job, sizeof(c->job));
+}
+
+/*
+ * When the layout jobs kept where they are leave a line short, fit every
+ * declared unit again as if the layout's idle jobs (ready, held by nothing)
+ * were not there: only what the layout cannot move (other instances, its
+ * jobs in use) stays in the way.  If that places more, it is the plan: an
+ * idle job already where an instance of its profile goes stays, the other
+ * idle ones are reclaimed and carved again where they fit together.  Units
+ * kept by a job in use are fixed.  have and planned (per line) are the
+ * plan's.  false: moving places nothing more, the plan is left as it was.
+ */
+static bool plan_moves(struct planning *pl, struct layout_unit *u, size_t n, size_t placed_now, size_t *have,
+                       size_t *planned)
+{
+	const struct accel_device *d = pl->d;
+	struct layout_unit all[ACCEL_LAYOUT_MAX_UNITS];
+	struct accel_span used[256];
+	bool movable[256] = { false };
+	size_t n_all = 0, n_used = 0, placed, fixed = 0;
+	unsigned compute = layout_card_compute(d);
+
+	for (size_t j = 0; j < d->n_jobs && j < 256; j++)
+		movable[j] =
+			accel_layout_owns(d->jobs[j].name) && d->jobs[j].state == ACCEL_JOB_READY && !job_held(pl, j);
+	for (size_t i = 0; i < n; i++) {
+		if (u[i].chosen >= 0 && pl->unit_job[i] != (size_t)-1 && !movable[pl->unit_job[i]]) {
+			fixed++; /* its job is in use: it stays where it is */
+			continue;
+		}
+		all[n_all] = u[i];
+		all[n_all++].chosen = -1;
+	}
+	for (size_t i = 0; i < d->n_instances && n_used < 256; i++) {
+		size_t j = job_index(d, d->instances[i].job);
+		unsigned c = instance_compute(d, &d->instances[i]);
+		if (j != (size_t)-1 && movable[j])
+			continue;
+		compute = compute > c ? compute - c : 0;
+		used[n_used++] = d->instances[i].placement;
+	}
+	placed = fixed + layout_fit(all, n_all, used, n_used, compute);
+	if (placed <= placed_now)
+		return false;
+	/* The plan that moves: what was decided about idle jobs is decided again. */
+	pl->plan->n_reclaims = 0;
+	pl->plan->n_carves = 0;
+	memset(have, 0, ACCEL_LAYOUT_MAX_LINES * sizeof(*have));
+	memset(planned, 0, ACCEL_LAYOUT_MAX_LINES * sizeof(*planned));
+	for (size_t i = 0; i < n; i++)
+		if (u[i].chosen >= 0 && pl->unit_job[i] != (size_t)-1 && !movable[pl->unit_job[i]])
+			have[u[i].line]++;
+	memset(pl->matched, 0, sizeof(pl->matched));
+	for (size_t i = 0; i < n; i++)
+		if (pl->unit_job[i] != (size_t)-1 && !movable[pl->unit_job[i]])
+			pl->matched[pl->unit_job[i]] = true;
+	for (size_t k = 0; k < n_all; k++) {
+		size_t keep = (size_t)-1;
+		if (all[k].chosen < 0)
+			continue;
+		for (size_t j = 0; j < d->n_jobs && j < 256 && keep == (size_t)-1; j++)
+			if (movable[j] && !pl->kept_j[j] && !strcmp(d->jobs[j].profile, all[k].p->name) &&
+			    d->jobs[j].placement.start == all[k].p->placements[all[k].chosen].start)
+				keep = j;
+		if (keep != (size_t)-1) {
+			pl->kept_j[keep] = true;
+			have[all[k].line]++;
+		} else {
+			add_carve(pl, &all[k]);
+			planned[all[k].line]++;
+		}
+	}
+	for (size_t j = 0; j < d->n_jobs && j < 256; j++) {
+		pl->going[j] = movable[j] && !pl->kept_j[j];
+		if (pl->going[j])
+			add_reclaim(pl->plan, &d->jobs[j]);
+	}
+	return true;
+}
+
 static void plan_instances(struct planning *pl)
 {
 	const struct accel_device *d = pl->d;
@@ -265,16 +383,14 @@ static void plan_instances(struct planning *pl)
 			missing[n_missing++] = u[i];
 		}
 	}
-	layout_fit(missing, n_missing, used, n_used, compute);
-	for (size_t i = 0; i < n_missing; i++) {
-		struct accel_layout_carve *c;
-		if (missing[i].chosen < 0)
-			continue;
-		c = &pl->plan->carves[pl->plan->n_carves++];
-		snprintf(c->profile, sizeof(c->profile), "%s", missing[i].p->name);
-		c->start = missing[i].p->placements[missing[i].chosen].start;
-		accel_layout_job_name(d->name, c->profile, c->start, c->job, sizeof(c->job));
-		planned[missing[i].line]++;
+	size_t placed = (size_t)n - n_missing + layout_fit(missing, n_missing, used, n_used, compute);
+	if (placed == (size_t)n || !plan_moves(pl, u, (size_t)n, placed, have, planned)) {
+		for (size_t i = 0; i < n_missing; i++) {
+			if (missing[i].chosen < 0)
+				continue;
+			add_carve(pl, &missing[i]);
+			planned[missing[i].line]++;
+		}
 	}
 	for (size_t i = 0; i < pl->l->n_lines; i++) {
 		const struct accel_layout_line *ln = &pl->l->lines[i];

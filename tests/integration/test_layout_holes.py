@@ -203,6 +203,40 @@ class ModeFlips(LayoutCase):
         self.assertEqual(n.read("gpu1", "mig", "mode"), "disabled\n")
 
 
+class Moves(LayoutCase):
+    def test_a_layout_that_fits_is_reached_by_moving_idle_layout_instances(self):
+        """Observation 7: the planner moves the idle instances it owns to reach a layout that fits the card."""
+        n = self.node
+        os.mkdir(self.mig("1g.18gb", "mine", dev="gpu1"))  # not the layout's: never moved
+        mine = self.identity("mine", dev="gpu1", profile="1g.18gb")
+        self.layout("3g.71gb\n1g.18gb x3\n")
+        self.assertEqual(self.status(), "3g.71gb: applied\n1g.18gb x3: applied\n")
+        self.layout("3g.71gb\n1g.18gb x2\n2g.35gb\n")
+        self.assertEqual(self.status(), "3g.71gb: applied\n1g.18gb x2: applied\n2g.35gb: applied\n")
+        self.assertEqual(sorted(self.by_job()), ["layout-gpu0-1g.18gb-0", "layout-gpu0-1g.18gb-1",
+                                                 "layout-gpu0-2g.35gb-2", "layout-gpu0-3g.71gb-4"])
+        self.assertEqual(self.identity("mine", dev="gpu1", profile="1g.18gb"), mine)
+        self.assertSettled("after the move")
+
+    def test_an_instance_in_use_is_never_moved_and_the_line_says_what_would_free_it(self):
+        n = self.node
+        self.layout("3g.71gb\n1g.18gb x3\n")
+        kept = self.identity("layout-gpu0-1g.18gb-4", profile="1g.18gb")
+        sleeper = self.sleeper()
+        write(self.mig("1g.18gb", "layout-gpu0-1g.18gb-4", "containers"), f"attach {CID} {sleeper.pid}\n")
+        self.layout("3g.71gb\n1g.18gb x2\n2g.35gb\n")
+        self.assertEqual(self.identity("layout-gpu0-1g.18gb-4", profile="1g.18gb"), kept, "an instance in use moved")
+        status = self.status()
+        self.assertIn(f"2g.35gb: pending: placement 4:1 held by layout-gpu0-1g.18gb-4 (declared here), in use by "
+                      f"container {CID[:20]}, pid {sleeper.pid}", status)
+        self.assertNotIn("no longer declared", status)
+        # the container goes: the layout follows by itself
+        sleeper.kill()
+        sleeper.wait()
+        self.wait_status("3g.71gb: applied\n1g.18gb x2: applied\n2g.35gb: applied\n")
+        self.assertSettled("after the container went")
+
+
 class QuotaText(LayoutCase):
     def test_the_docs_printf_sets_the_whole_table(self):
         """Observation 5: bash's printf writes a line per write: the table is every line, not the first."""

@@ -30,6 +30,14 @@ def check_node_json(text):
                 problems.append(f"node.json: {name}'s instance of {job} belongs to no job")
         for p in dev["profiles"]:
             avail[(name, p["name"])] = p["available"]
+        # what the card takes (tree.md, What a card can take): one answer for every number here
+        adm = dev["admits"]
+        if adm["new_jobs"] != (adm["condition"] in ("ok", "degraded")) or (adm["why"] is None) != adm["new_jobs"]:
+            problems.append(f"node.json: {name} admits {adm}")
+        for p in dev["profiles"]:
+            if p["available"] != (p["free"] if adm["new_jobs"] else 0):
+                problems.append(f"node.json: {name}'s {p['name']} has {p['available']} available, {p['free']} free, "
+                                f"and the card {'takes' if adm['new_jobs'] else 'takes no'} new jobs")
     for p in doc["mig"]["profiles"]:
         total = sum(avail.get((d, p["name"]), 0) for d in p["devices"])
         if p["available"] != total:

@@ -240,6 +240,34 @@ static void test_plan_held_layout_job_stays(void **state)
 	assert_string_equal(plan.kept[0].job, "layout-gpu0-3g.71gb-0");
 }
 
+static void test_plan_moves_idle_layout_jobs_to_fit(void **state)
+{
+	struct accel_layout l;
+	struct accel_layout_plan plan;
+
+	(void)state;
+	/* Each 3g placement has one of the layout's idle 1gs on it: the 3g fits only once one moves. */
+	add("layout-gpu0-1g.18gb-0", "1g.18gb", 0, 0);
+	add("layout-gpu0-1g.18gb-4", "1g.18gb", 4, 1);
+	parse_ok("3g.71gb\n1g.18gb x2\n", &l);
+	assert_int_equal(accel_layout_plan(&l, &card, NULL, NULL, &plan), 0);
+	/* The one already where a 1g goes stays; the other is carved again beside the 3g. */
+	assert_int_equal(plan.n_reclaims, 1);
+	assert_string_equal(plan.reclaims[0].job, "layout-gpu0-1g.18gb-0");
+	assert_int_equal(plan.n_carves, 2);
+	assert_string_equal(plan.carves[0].job, "layout-gpu0-3g.71gb-0");
+	assert_string_equal(plan.carves[1].job, "layout-gpu0-1g.18gb-5");
+	assert_int_equal(plan.state[0], ACCEL_LAYOUT_PENDING);
+	assert_string_equal(plan.why[0], "carving");
+	/* In use, a job is never moved: the other one moves instead. */
+	assert_int_equal(accel_layout_plan(&l, &card, held_job1, "layout-gpu0-1g.18gb-4", &plan), 0);
+	assert_int_equal(plan.n_reclaims, 1);
+	assert_string_equal(plan.reclaims[0].job, "layout-gpu0-1g.18gb-0");
+	assert_int_equal(plan.n_carves, 2);
+	assert_string_equal(plan.carves[0].job, "layout-gpu0-3g.71gb-0");
+	assert_string_equal(plan.carves[1].job, "layout-gpu0-1g.18gb-5");
+}
+
 static void test_plan_mode(void **state)
 {
 	struct accel_layout l;
@@ -302,6 +330,7 @@ int main(void)
 		cmocka_unit_test_setup(test_plan_empty_card, setup),
 		cmocka_unit_test_setup(test_plan_keeps_what_is_not_the_layouts, setup),
 		cmocka_unit_test_setup(test_plan_held_layout_job_stays, setup),
+		cmocka_unit_test_setup(test_plan_moves_idle_layout_jobs_to_fit, setup),
 		cmocka_unit_test_setup(test_plan_mode, setup),
 		cmocka_unit_test_setup(test_plan_unknown_profile_is_impossible, setup),
 	};

@@ -262,5 +262,103 @@ class QuotaText(LayoutCase):
         wait_until(lambda: n.read("quota") == "", what="the truncated table to be empty")
 
 
+class Search(LayoutCase):
+    """A search for more of the same: concurrent layout writers (root and a delegate with a quota), forks
+    holding a writer's descriptor, mkdirs by the delegate, and the mode flipped by the driver, all at once.
+    Afterwards: the delegate never passed its quota, every layout job is its writer's, the kept layout is
+    the shown one, and the node holds its invariants against the driver."""
+
+    def test_writers_forks_delegates_and_mode_flips_at_once(self):
+        n = self.node
+        deleg, dgid, limit = 4321, 4300, 5
+        os.chown(n.path("gpu1"), deleg, dgid)
+        write(n.path("quota"), f"user:{deleg} slices={limit}\n")
+        stop = threading.Event()
+        over = []
+
+        def root_writer():
+            k = 0
+            while not stop.is_set():
+                try:
+                    write(self.mig("layout", dev="gpu1"), TEXTS[k % len(TEXTS)])
+                except OSError:
+                    pass
+                k += 1
+
+        def delegate_writer():
+            k = 0
+            while not stop.is_set():
+                as_user(deleg, [dgid], "bash", "-c", 'printf "$1" > "$2"', "-",
+                        TEXTS[(k + 2) % len(TEXTS)].replace("\n", "\\n"), self.mig("layout", dev="gpu1"))
+                k += 1
+
+        def forker():
+            while not stop.is_set():
+                try:
+                    fd = os.open(self.mig("layout", dev="gpu1"), os.O_WRONLY | os.O_TRUNC)
+                except OSError:
+                    continue
+                try:
+                    os.write(fd, b"1g.18gb x7\n")
+                    pid = os.fork()
+                    if pid == 0:
+                        os._exit(0)
+                    os.waitpid(pid, 0)
+                except OSError:
+                    pass
+                finally:
+                    try:
+                        os.close(fd)  # the writer's close: its whole text, or its refusal
+                    except OSError:
+                        pass
+
+        def delegate_mkdirs():
+            k = 0
+            while not stop.is_set():
+                path = self.mig("1g.18gb", f"d{k % 3}", dev="gpu1")
+                as_user(deleg, [dgid], "python3", "-c", f"import os\ntry: os.mkdir({path!r})\nexcept OSError: pass")
+                k += 1
+
+        def watcher():
+            while not stop.is_set():
+                for line in n.read("quota").splitlines():
+                    if line.startswith(f"user:{deleg} "):
+                        used = int(line.split("slices=")[1].split("/")[0])
+                        if used > limit:
+                            over.append(line)
+
+        def flipper():
+            while not stop.is_set():
+                for mode in (0, 1):
+                    try:
+                        n.smi("gpu", "-i", 2, "-mig", mode)
+                    except AssertionError:
+                        pass
+
+        threads = [threading.Thread(target=f) for f in (root_writer, delegate_writer, forker, delegate_mkdirs,
+                                                           watcher, flipper)]
+        for t in threads:
+            t.start()
+        try:
+            stop.wait(8)  # the search runs this long; nothing is asserted about time
+        finally:
+            stop.set()
+            for t in threads:
+                t.join()
+        n.smi("gpu", "-i", 2, "-mig", 1)
+        self.assertEqual(over, [], "the delegate passed its quota")
+        with open(os.path.join(n.state, "layouts", "gpu1.layout")) as f:
+            kept = f.read().split("\n", 1)[1]
+        self.assertEqual(kept, n.read("gpu1", "mig", "layout"), "the kept layout is not the shown one")
+        for job, inst in self.by_job("gpu1").items():
+            prof = inst["profile"]
+            owner = n.keyvals("gpu1", "mig", prof, job, "status")["owner"]
+            if job.startswith("d"):
+                self.assertEqual(owner, f"{deleg}:{dgid}", job)
+            else:
+                self.assertIn(owner, ("0:0", f"{deleg}:{dgid}"), job)
+        self.assertSettled("after the search")
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -81,6 +81,9 @@ static void usage(FILE *f)
 	      "  sim xid -i N [-gi G [-ci C]] [--action A] [--count K] XID   the card raises an Xid\n"
 	      "  sim ecc -i N [--uncorrected] [--location L] COUNT   more ECC errors, and their event\n"
 	      "  sim recover -i N           the card was reset: recovery action none\n"
+	      "  sim usage -i N [-gi G] [--sm P] [--occupancy P] [--dram P] [--memory B]   GPM rates, memory used\n"
+	      "  sim energy -i N MJ         the card's energy counter, millijoules\n"
+	      "  sim gpm -i N on|off        the card has GPM or not\n"
 	      "  sim help                   every sim command, in full\n"
 	      "\n"
 	      "Exit status: 0 done, 1 the driver refused or failed, 2 usage error, 6 no such device.\n",

@@ -12,6 +12,7 @@
 #include "core/metrics.h"
 #include "core/quota.h"
 #include "fs/dies.h"
+#include "fs/usage_text.h"
 
 #ifndef ACCELFS_VERSION
 #define ACCELFS_VERSION "unknown"
@@ -424,6 +425,7 @@ void fs_metrics_text(struct fs_text *t, const struct accel_snapshot *s, const st
 	              "Instances of the profile that could be carved now (available).", 1);
 	profile_gauge(t, s, "accelfs_profile_jobs", "Jobs of the profile on the device, in any state.", 2);
 	job_gauges(t, s);
+	fs_usage_info_metrics(t, s); /* the identity the live usage series and DCGM's join on */
 	health_metrics(t, s);
 	quota_gauges(t, s, quota);
 	operation_counters(t, &v);

@@ -109,6 +109,17 @@ static bool value(int g, const struct accel_usage *u, double *v)
 	}
 }
 
+void fs_usage_info_metrics(struct fs_text *t, const struct accel_snapshot *s)
+{
+	fs_put(t, "# HELP %s %s\n# TYPE %s gauge\n", gauges[G_INFO].name, gauges[G_INFO].help, gauges[G_INFO].name);
+	for (size_t i = 0; i < s->n_devices; i++)
+		for (size_t j = 0; j < s->devices[i]->n_jobs; j++) {
+			fs_put(t, "%s{", gauges[G_INFO].name);
+			job_labels(t, s->devices[i], &s->devices[i]->jobs[j]);
+			fs_put(t, "%s", "} 1\n");
+		}
+}
+
 void fs_usage_metrics(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s)
 {
 	size_t n = 0, k = 0;
@@ -132,7 +143,7 @@ void fs_usage_metrics(struct fs_text *t, struct accel_node *node, const struct a
 			    accel_node_usage(node, s, s->devices[i], job, false, &us[k]))
 				memset(&us[k], 0, sizeof(us[k]));
 		}
-	for (int g = 0; g < G_N; g++) {
+	for (int g = G_INFO + 1; g < G_N; g++) {
 		fs_put(t, "# HELP %s %s\n# TYPE %s gauge\n", gauges[g].name, gauges[g].help, gauges[g].name);
 		k = 0;
 		for (size_t i = 0; i < s->n_devices; i++)
@@ -140,7 +151,7 @@ void fs_usage_metrics(struct fs_text *t, struct accel_node *node, const struct a
 				const struct accel_job *job = &s->devices[i]->jobs[j];
 				double v;
 
-				if (!value(g, &us[k], &v) || (g != G_INFO && job->state != ACCEL_JOB_READY))
+				if (!value(g, &us[k], &v) || job->state != ACCEL_JOB_READY)
 					continue;
 				fs_put(t, "%s{", gauges[g].name);
 				job_labels(t, s->devices[i], job);

@@ -17,11 +17,16 @@
 struct accel_node;
 
 /*
- * The per-job gauges (accelfs_job_*), labelled job, device, profile, gi, ci,
+ * The live per-job gauges (accelfs_job_*), labelled job, device, profile, gi, ci,
  * uuid, owner, and UUID and GPU_I_ID as DCGM exporter labels its per-MIG
  * series, so that the two join on (UUID, GPU_I_ID); and the devices'.
  */
 void fs_usage_metrics(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s);
+/*
+ * accelfs_job_info, one per job with the same labels: drawn from the
+ * snapshot alone, so in the textfile copy too (fs/metrics_text.c).
+ */
+void fs_usage_info_metrics(struct fs_text *t, const struct accel_snapshot *s);
 
 /* node.json's "utilization" of job j of d (NULL: the card's), or null where node is NULL or j not ready. */
 json_t *fs_usage_json(struct accel_node *node, const struct accel_snapshot *s, const struct accel_device *d,

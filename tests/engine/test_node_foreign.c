@@ -339,6 +339,11 @@ static void adopt_then_rmdir(const struct fam_case *c)
 	assert_int_equal(accel_node_adopt(e.node, c->device, gi, NULL, "bad/name", 1000, 1000, why, sizeof(why)),
 	                 -EINVAL);
 	assert_false(record_exists(&e, "taken"));
+	/* the adopter's quota is charged as a carve's is: past it, refused */
+	assert_int_equal(accel_node_set_quota(e.node, "user:1000 jobs=0", why, sizeof(why)), 0);
+	assert_int_equal(accel_node_adopt(e.node, c->device, gi, NULL, "taken", 1000, 1001, why, sizeof(why)), -EDQUOT);
+	assert_false(record_exists(&e, "taken"));
+	assert_int_equal(accel_node_set_quota(e.node, "user:1000 jobs=1", why, sizeof(why)), 0);
 
 	assert_int_equal(accel_node_adopt(e.node, c->device, gi, uuid, "taken", 1000, 1001, why, sizeof(why)), 0);
 	assert_true(record_exists(&e, "taken"));
@@ -359,6 +364,10 @@ static void adopt_then_rmdir(const struct fam_case *c)
 	assert_int_equal(accel_node_adopt(e.node, c->device, gi, NULL, "again", 0, 0, why, sizeof(why)), -EBUSY);
 	assert_non_null(strstr(why, "taken"));
 	assert_int_equal(accel_node_adopt(e.node, c->device, gi, NULL, "taken", 0, 0, why, sizeof(why)), -EEXIST);
+	/* and it counts: the user's one job is this one */
+	assert_int_equal(accel_node_mkdir(e.node, c->device, c->profile, "more", 1000, 1001, NULL, why, sizeof(why)),
+	                 -EDQUOT);
+	assert_int_equal(accel_node_set_quota(e.node, "", why, sizeof(why)), 0);
 
 	/* from now on it is a job like any other: across a restart, and removed by rmdir */
 	restart(&e);

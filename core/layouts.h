@@ -10,8 +10,11 @@
  * what waited for a busy instance, an orphan's reclaim or a mode change
  * applies when it can, without being asked again.
  *
- * Lock order: a card's apply lock comes before everything of core/node.h
- * (the apply takes the node's locks); the table's lock is a leaf.
+ * Lock order: a card's set lock (one write of its layout at a time, from
+ * check to apply) comes before its apply lock, which comes before everything
+ * of core/node.h (the apply takes the node's locks) and the attachment
+ * registry's (a reclaim goes through rmdir's guard); the table's lock is a
+ * leaf.
  */
 #ifndef ACCEL_LAYOUTS_H
 #define ACCEL_LAYOUTS_H

@@ -7,6 +7,7 @@ instance is adopted as a job through mig/adopt and removed by rmdir; the operato
 import errno
 import json
 import os
+import threading
 import time
 import unittest
 
@@ -140,6 +141,45 @@ class Foreign(NodeTestCase):
         os.rmdir(n.path("ppu3", "mig", "4g.48gb", "train"))
         self.assertEqual(self.gis("ppu", "ppu3"), {})
         self.assertEqual(n.available("ppu3", "4g.48gb"), 2)
+
+    def test_kill9_mid_adopt_leaves_foreign_or_adopted(self):
+        """The daemon killed at some point of an adoption: after the restart the instance is foreign
+        (no job, no record) or the job (ready, its record), never half; and still there either way."""
+        n = self.node
+        outcomes = set()
+        for round_ in range(6):
+            job = f"adopted{round_}"
+            if not self.gis("ppu", "ppu3"):
+                self.hand_carve("ppu", 3, 5)
+            wait_until(lambda: n.read("ppu3", "mig", "adopt"), what="an instance to adopt")
+            line = n.read("ppu3", "mig", "adopt").splitlines()[0]
+            uuid = fields(line)["uuid"]
+            writer = threading.Thread(target=lambda: self.try_write("ppu3", "adopt", f"{line} name={job}"))
+            writer.start()
+            time.sleep(0.002 * round_)  # a different point of the adoption each round, not a timing assertion
+            n.kill9()
+            writer.join()
+            n.start()
+            self.assertEqual(self.gis("ppu", "ppu3") and
+                             [g["uuids"].get(0) for g in self.gis("ppu", "ppu3").values()], [uuid])
+            records = [f for d, _, fs in os.walk(os.path.join(n.state, "records")) for f in fs
+                       if f == f"{job}.json"]
+            there = os.path.isdir(n.path("ppu3", "mig", "4g.48gb", job))
+            self.assertEqual(bool(records), there, f"round {round_}: record {records}, job shown {there}")
+            if there:
+                self.assertEqual(n.keyvals("ppu3", "mig", "4g.48gb", job, "status")["uuid"], uuid)
+                os.rmdir(n.path("ppu3", "mig", "4g.48gb", job))
+                outcomes.add("adopted")
+            else:
+                self.assertIn('note="foreign:', n.read("ppu3", "mig", "instances"))
+                outcomes.add("foreign")
+        print(f"kill -9 mid-adopt: outcomes seen {sorted(outcomes)}")
+
+    def try_write(self, device, name, text):
+        try:
+            self.write(device, name, text)
+        except OSError:
+            pass  # the daemon was killed under it
 
     def test_reclaim_is_the_operators_choice_and_said_at_notice(self):
         n = self.node

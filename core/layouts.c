@@ -252,7 +252,14 @@ static void *run(void *arg)
 
 	pthread_mutex_lock(&ls->lock);
 	while (!ls->stop) {
-		if (!ls->kicked) {
+		bool any = false;
+
+		/* Nothing declared and nothing cordoned: no pass to make until a write or a change kicks. */
+		for (size_t i = 0; i < ls->n_entries && !any; i++)
+			any = ls->entries[i]->declared || ls->entries[i]->cordon_user || ls->entries[i]->cordon_drain;
+		if (!ls->kicked && !any) {
+			pthread_cond_wait(&ls->cond, &ls->lock);
+		} else if (!ls->kicked) {
 			struct timespec until;
 			clock_gettime(CLOCK_MONOTONIC, &until);
 			until.tv_sec += ms / 1000;

@@ -144,15 +144,67 @@ void accel_node_kick(struct accel_node *node)
 	node_unlock(&node->poll_lock, NODE_LOCK_LEAF);
 }
 
+void accel_node_touch(struct accel_node *node)
+{
+	__atomic_store_n(&node->used_ms, node_now_ms(), __ATOMIC_RELAXED);
+	if (__atomic_load_n(&node->idle, __ATOMIC_ACQUIRE))
+		accel_node_kick(node);
+}
+
+void accel_node_watching(struct accel_node *node, unsigned waiters)
+{
+	/* No kick: a waiter opened and read first (a touch); waiting alone asks the driver nothing. */
+	__atomic_store_n(&node->watchers, waiters, __ATOMIC_RELAXED);
+}
+
+static bool used_lately(struct accel_node *node)
+{
+	return __atomic_load_n(&node->watchers, __ATOMIC_RELAXED) ||
+	       node_now_ms() - __atomic_load_n(&node->used_ms, __ATOMIC_RELAXED) < ACCEL_POLL_LINGER_MS;
+}
+
+/* Does what the last pass published ask for another look, used or not? */
+static bool work_left(struct accel_node *node)
+{
+	struct accel_snapshot *s = accel_node_snapshot(node);
+	bool left = !s;
+
+	for (size_t i = 0; s && !left && i < s->n_devices; i++) {
+		const struct accel_device *d = s->devices[i];
+
+		left = d->refused || d->absent; /* a card to read again, or to see come back */
+		for (size_t k = 0; !left && k < d->n_jobs; k++)
+			left = d->jobs[k].state != ACCEL_JOB_READY; /* a removal to resume, a lost job's card */
+		for (size_t k = 0; !left && k < d->n_instances; k++)
+			left = !d->instances[k].job[0]; /* an orphan in its grace, or one left alone: rechecked */
+	}
+	accel_snapshot_unref(s);
+	return left;
+}
+
+/*
+ * The poller: a pass every poll_ms while the tree is used (or was within
+ * ACCEL_POLL_LINGER_MS, or waiters wait, or the last pass left work); else
+ * no deadline at all, until a touch, a kick (udev, mkdir, a test) or a
+ * watcher.  So an idle node costs no driver call and no wake-up.
+ */
 static void *poll_main(void *arg)
 {
 	struct accel_node *node = arg;
+	bool cadence = true;
 
 	node_lock(&node->poll_lock, NODE_LOCK_LEAF);
 	while (!node->stopping) {
 		struct timespec deadline = accel_deadline_in_ms(node->opt.poll_ms);
 
-		while (!node->stopping && !node->kicked &&
+		if (!cadence) {
+			__atomic_store_n(&node->idle, true, __ATOMIC_RELEASE);
+			/* A touch between the look below and idle's store would have kicked no one: look again. */
+			while (!node->stopping && !node->kicked && !used_lately(node))
+				pthread_cond_wait(&node->poll_cond, &node->poll_lock);
+			__atomic_store_n(&node->idle, false, __ATOMIC_RELEASE);
+		}
+		while (cadence && !node->stopping && !node->kicked &&
 		       pthread_cond_timedwait(&node->poll_cond, &node->poll_lock, &deadline) != ETIMEDOUT)
 			;
 		if (node->stopping)
@@ -160,6 +212,7 @@ static void *poll_main(void *arg)
 		node->kicked = false;
 		node_unlock(&node->poll_lock, NODE_LOCK_LEAF);
 		accel_node_refresh_all(node);
+		cadence = used_lately(node) || work_left(node);
 		node_lock(&node->poll_lock, NODE_LOCK_LEAF);
 	}
 	node_unlock(&node->poll_lock, NODE_LOCK_LEAF);
@@ -246,6 +299,7 @@ struct accel_node *accel_node_start(const struct accel_node_options *opt, char *
 			         "simulated node)");
 	}
 	node->udev = accel_udev_start(on_udev_event, node);
+	node->used_ms = node_now_ms(); /* the start counts as a use: the poller lingers, then rests */
 	accel_node_refresh_all(node);
 	node_health_start(node);
 	if (pthread_create(&node->poller, NULL, poll_main, node)) {

@@ -214,7 +214,8 @@ void accel_node_report(struct accel_node *node, const char *device, const char *
  * What runs on job instance uuid (NULL: whichever job has the name) of
  * device, as its driver says now (core/processes.h): 0 and a malloc'd list,
  * or -errno and why: -ENOENT for a job that is gone, -ENODEV on an absent
- * card, -EOPNOTSUPP without the driver's query, else the driver's errno.
+ * card, -EOPNOTSUPP without the driver's query, -EBUSY when a carve holds the card past
+ * ACCEL_PROCESSES_WAIT_MS (a reader never waits for one), else the driver's errno.
  */
 struct accel_process;
 int accel_node_job_processes(struct accel_node *node, const char *device, const char *job, const char *uuid,
@@ -239,6 +240,13 @@ int accel_node_job_processes_text(struct accel_node *node, const char *device, c
 struct accel_usage;
 int accel_node_usage(struct accel_node *node, const struct accel_snapshot *s, const struct accel_device *d,
                      const struct accel_job *j, bool may_wait, struct accel_usage *out);
+/*
+ * The last reading of the same that anyone took, as published: no driver
+ * call, no lock but the table's leaf for a copy (node.json and metrics,
+ * snapshot rows, show this).  0, or -ENOENT when nobody read it yet.
+ */
+int accel_node_usage_shown(struct accel_node *node, const struct accel_device *d, const struct accel_job *j,
+                           struct accel_usage *out);
 /* The utilization file's text of the same (malloc'd into *text): 0 or -ENOMEM. */
 int accel_node_usage_text(struct accel_node *node, const struct accel_snapshot *s, const struct accel_device *d,
                           const struct accel_job *j, char **text);
@@ -252,6 +260,19 @@ int accel_node_control_holders(struct accel_node *node, const char *device, stru
 
 /* Wake the poller now (a udev event, a test). */
 void accel_node_kick(struct accel_node *node);
+/*
+ * Someone uses the tree (a lookup, a stat, an open, a read): the poller
+ * keeps its cadence while someone does, and for ACCEL_POLL_LINGER_MS after
+ * (and while what it last saw asks for another look: a removal to resume, an
+ * instance nobody owns, a refused or absent card).  An idle node's poller
+ * waits on its condition, so an idle daemon asks the driver nothing: a
+ * touch, a kick, udev or the driver's events wake it.  Lock-free but for
+ * the wake of an idle poller.
+ */
+#define ACCEL_POLL_LINGER_MS 10000
+void accel_node_touch(struct accel_node *node);
+/* How many readers wait in poll() now: while any does, the poller keeps its cadence. */
+void accel_node_watching(struct accel_node *node, unsigned waiters);
 /* Refresh everything synchronously, then return (used at start and by tests). */
 void accel_node_refresh_all(struct accel_node *node);
 /* Refresh one device as a poller pass would (reconcile and act), and publish.  -ENOENT if none. */

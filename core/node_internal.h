@@ -237,6 +237,10 @@ struct accel_node {
 	pthread_cond_t poll_cond;
 	bool kicked;
 	bool stopping;
+	/* The poller's rest (core/node.c, accel_node_touch): atomics, read without poll_lock. */
+	int64_t used_ms;   /* the last touch, node_now_ms() */
+	unsigned watchers; /* readers waiting in poll() */
+	bool idle;         /* the poller waits with no deadline: a touch or a watcher wakes it */
 };
 
 /*
@@ -253,6 +257,8 @@ enum node_lock_rank {
 	NODE_LOCK_LEAF,
 };
 void node_lock(pthread_mutex_t *m, enum node_lock_rank rank);
+/* The same, waiting ms at most: 0, or -ETIMEDOUT (nothing taken). */
+int node_lock_within(pthread_mutex_t *m, enum node_lock_rank rank, unsigned ms);
 void node_unlock(pthread_mutex_t *m, enum node_lock_rank rank);
 void node_topo_rdlock(struct accel_node *node);
 void node_topo_wrlock(struct accel_node *node);

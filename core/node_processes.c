@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* What runs on a job's instance, asked of its driver under the card's lock (core/processes.h). */
+/* What runs on a job's instance, asked of its driver under the card's lock, never waiting for it long. */
 #include "core/node_internal.h"
 
 #include <errno.h>
@@ -25,8 +25,16 @@ int accel_node_job_processes(struct accel_node *node, const char *device, const 
 		snprintf(why, whylen, "%s is not on this node", device);
 		return -ENOENT;
 	}
-	/* One driver conversation at a time on a card: this query waits for a carve or a pass there. */
-	node_lock(&nc->lock, NODE_LOCK_CARD);
+	/*
+	 * One driver conversation at a time on a card, but a reader never waits
+	 * for a carve: an rmdir retrying a busy instance holds the card for a
+	 * second and more.  Past a short wait the answer is "busy, read again".
+	 */
+	if (node_lock_within(&nc->lock, NODE_LOCK_CARD, ACCEL_PROCESSES_WAIT_MS)) {
+		node_topo_unlock(node);
+		snprintf(why, whylen, "%s is busy (a carve, a removal or a reading holds it): read again", device);
+		return -EBUSY;
+	}
 	i = nc->absent ? (size_t)-1 : node_find_record(nc, job);
 	if (nc->absent) {
 		snprintf(why, whylen, "%s is absent: no driver can say what runs on %s", device, job);

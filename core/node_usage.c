@@ -166,9 +166,22 @@ int accel_node_usage(struct accel_node *node, const struct accel_snapshot *s, co
 		}
 	}
 	*out = p->last;
+	node_usage_show(node->usage, e, &p->last);
 	pthread_mutex_unlock(&e->lock);
 	node_usage_put(node->usage, e);
 	return 0;
+}
+
+int accel_node_usage_shown(struct accel_node *node, const struct accel_device *d, const struct accel_job *j,
+                           struct accel_usage *out)
+{
+	char key[NODE_USAGE_KEY_MAX];
+
+	if (j)
+		node_usage_job_key(key, sizeof(key), j);
+	else
+		node_usage_card_key(key, sizeof(key), d);
+	return node_usage_shown(node->usage, key, out);
 }
 
 int accel_node_usage_text(struct accel_node *node, const struct accel_snapshot *s, const struct accel_device *d,

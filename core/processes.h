@@ -15,6 +15,8 @@
 #include "core/card.h"
 
 #define ACCEL_USED_UNKNOWN (~0ULL) /* the driver cannot say how much memory the process uses */
+/* How long a reader's query waits for its card's lock before it says the card is busy (core/node_processes.c). */
+#define ACCEL_PROCESSES_WAIT_MS 50
 
 struct accel_process {
 	unsigned pid;                  /* in the driver's (the host's) pid namespace */

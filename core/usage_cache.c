@@ -2,6 +2,7 @@
 /* The utilization cache (core/usage_cache.h). */
 #include "core/usage_cache.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,4 +132,28 @@ void node_usage_put(struct node_usage *u, struct node_usage_entry *e)
 	node_lock(&u->lock, NODE_LOCK_LEAF);
 	e->users--;
 	node_unlock(&u->lock, NODE_LOCK_LEAF);
+}
+
+void node_usage_show(struct node_usage *u, struct node_usage_entry *e, const struct accel_usage *last)
+{
+	node_lock(&u->lock, NODE_LOCK_LEAF);
+	e->shown = *last;
+	e->shown_valid = true;
+	node_unlock(&u->lock, NODE_LOCK_LEAF);
+}
+
+int node_usage_shown(struct node_usage *u, const char *key, struct accel_usage *out)
+{
+	struct node_usage_entry *e;
+	int ret = -ENOENT;
+
+	node_lock(&u->lock, NODE_LOCK_LEAF);
+	for (e = u->head; e && strcmp(e->key, key); e = e->next)
+		;
+	if (e && e->shown_valid) {
+		*out = e->shown;
+		ret = 0;
+	}
+	node_unlock(&u->lock, NODE_LOCK_LEAF);
+	return ret;
 }

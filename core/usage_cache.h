@@ -33,6 +33,9 @@ struct node_usage_entry {
 	pthread_mutex_t lock; /* one reading at a time; guards what and probe */
 	struct node_usage_what what;
 	struct accel_usage_probe probe;
+	/* Guarded by the table's lock: the last reading, for the snapshot rows (accel_node_usage_shown). */
+	bool shown_valid;
+	struct accel_usage shown;
 };
 
 struct node_usage {
@@ -59,5 +62,8 @@ void node_usage_card_key(char *buf, size_t len, const struct accel_device *d);
 /* key's entry (made if new), held until node_usage_put; NULL when out of memory.  Prunes against s. */
 struct node_usage_entry *node_usage_get(struct node_usage *u, const struct accel_snapshot *s, const char *key);
 void node_usage_put(struct node_usage *u, struct node_usage_entry *e);
+/* Publish e's last reading (after a reading, e's lock held), and copy key's: 0, or -ENOENT. */
+void node_usage_show(struct node_usage *u, struct node_usage_entry *e, const struct accel_usage *last);
+int node_usage_shown(struct node_usage *u, const char *key, struct accel_usage *out);
 
 #endif

@@ -107,14 +107,16 @@ int fs_link_target(const struct fs_node *n, char *buf, size_t len)
 /*
  * The exact length of a generated file now: a page-cached file is read up
  * to it, and copies (cp, tar, shutil.copyfile) trust it for every file.
- * An open read-through file's is its handle's text (fs_open_file_size).
+ * An open read-through file's is its handle's text (fs_open_file_size).  A
+ * live row is not asked at stat (fs/tree.h): 0, as /proc's files, and its
+ * handle's size once open.
  */
 static off_t text_size(struct accelfs *fs, const struct accel_snapshot *snap, const struct fs_node *n)
 {
 	char *buf = NULL;
 	size_t len = 0;
 
-	if (!snap || fs_render(fs->node, snap, n, &buf, &len))
+	if (!snap || fs_node_is_live(n) || fs_render(fs->node, snap, n, &buf, &len))
 		return 0;
 	free(buf);
 	return (off_t)len;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "fs/inode.h"
+#include "fs/lock_order.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -177,7 +178,7 @@ uint64_t fs_inodes_lookup(struct fs_inodes *t, uint64_t parent, const char *name
 	uint64_t ino = 0;
 	char *path;
 
-	pthread_mutex_lock(&t->lock);
+	fs_lock(&t->lock, FS_LOCK_LEAF);
 	p = find_ino(t, parent);
 	if (!p || p->dead)
 		goto out;
@@ -220,7 +221,7 @@ uint64_t fs_inodes_lookup(struct fs_inodes *t, uint64_t parent, const char *name
 	in->nlookup++;
 	ino = in->ino;
 out:
-	pthread_mutex_unlock(&t->lock);
+	fs_unlock(&t->lock, FS_LOCK_LEAF);
 	return ino;
 }
 
@@ -230,7 +231,7 @@ void fs_inodes_forget(struct fs_inodes *t, uint64_t ino, uint64_t n)
 
 	if (ino == FUSE_ROOT_ID)
 		return;
-	pthread_mutex_lock(&t->lock);
+	fs_lock(&t->lock, FS_LOCK_LEAF);
 	in = find_ino(t, ino);
 	if (!in)
 		goto out;
@@ -248,7 +249,7 @@ void fs_inodes_forget(struct fs_inodes *t, uint64_t ino, uint64_t n)
 	free(in->ident);
 	free(in);
 out:
-	pthread_mutex_unlock(&t->lock);
+	fs_unlock(&t->lock, FS_LOCK_LEAF);
 }
 
 int fs_inodes_get(struct fs_inodes *t, uint64_t ino, char *buf, size_t len, char *ident, size_t identlen)
@@ -256,7 +257,7 @@ int fs_inodes_get(struct fs_inodes *t, uint64_t ino, char *buf, size_t len, char
 	struct fs_inode *in;
 	int ret = 0;
 
-	pthread_mutex_lock(&t->lock);
+	fs_lock(&t->lock, FS_LOCK_LEAF);
 	in = find_ino(t, ino);
 	if (!in)
 		ret = -ESTALE;
@@ -269,7 +270,7 @@ int fs_inodes_get(struct fs_inodes *t, uint64_t ino, char *buf, size_t len, char
 		if (ident)
 			snprintf(ident, identlen, "%s", in->ident ? in->ident : "");
 	}
-	pthread_mutex_unlock(&t->lock);
+	fs_unlock(&t->lock, FS_LOCK_LEAF);
 	return ret;
 }
 
@@ -282,11 +283,11 @@ void fs_inodes_kill(struct fs_inodes *t, uint64_t ino)
 {
 	struct fs_inode *in;
 
-	pthread_mutex_lock(&t->lock);
+	fs_lock(&t->lock, FS_LOCK_LEAF);
 	in = find_ino(t, ino);
 	if (in)
 		kill(t, in);
-	pthread_mutex_unlock(&t->lock);
+	fs_unlock(&t->lock, FS_LOCK_LEAF);
 }
 
 uint64_t fs_inodes_ino(struct fs_inodes *t, const char *path, uint64_t *parent)
@@ -294,34 +295,34 @@ uint64_t fs_inodes_ino(struct fs_inodes *t, const char *path, uint64_t *parent)
 	struct fs_inode *in;
 	uint64_t ino = 0;
 
-	pthread_mutex_lock(&t->lock);
+	fs_lock(&t->lock, FS_LOCK_LEAF);
 	in = *path ? find_path(t, path) : NULL;
 	if (in) {
 		ino = in->ino;
 		*parent = in->parent;
 	}
-	pthread_mutex_unlock(&t->lock);
+	fs_unlock(&t->lock, FS_LOCK_LEAF);
 	return ino;
 }
 
 void fs_inodes_each(struct fs_inodes *t, void (*fn)(void *ctx, const struct fs_inode *in), void *ctx)
 {
-	pthread_mutex_lock(&t->lock);
+	fs_lock(&t->lock, FS_LOCK_LEAF);
 	for (size_t b = 0; b < BUCKETS; b++)
 		for (struct fs_inode *in = t->by_ino[b]; in; in = in->next_by_ino)
 			if (!in->dead)
 				fn(ctx, in);
-	pthread_mutex_unlock(&t->lock);
+	fs_unlock(&t->lock, FS_LOCK_LEAF);
 }
 
 void fs_inodes_each_under(struct fs_inodes *t, const char *top, void (*fn)(void *ctx, const struct fs_inode *in),
                           void *ctx)
 {
-	pthread_mutex_lock(&t->lock);
+	fs_lock(&t->lock, FS_LOCK_LEAF);
 	for (struct fs_inode *in = t->by_top[hash_top(top)]; in; in = in->next_by_top)
 		if (under_top(in->path, top))
 			fn(ctx, in);
-	pthread_mutex_unlock(&t->lock);
+	fs_unlock(&t->lock, FS_LOCK_LEAF);
 }
 
 void fs_inodes_each_below(struct fs_inodes *t, const char *dir, void (*fn)(void *ctx, const struct fs_inode *in),
@@ -331,9 +332,9 @@ void fs_inodes_each_below(struct fs_inodes *t, const char *dir, void (*fn)(void 
 
 	if (dir_len(dir) != n)
 		return;
-	pthread_mutex_lock(&t->lock);
+	fs_lock(&t->lock, FS_LOCK_LEAF);
 	for (struct fs_inode *in = t->by_dir[hash_len(dir, n)]; in; in = in->next_by_dir)
 		if (!strncmp(in->path, dir, n) && (in->path[n] == '\0' || in->path[n] == '/'))
 			fn(ctx, in);
-	pthread_mutex_unlock(&t->lock);
+	fs_unlock(&t->lock, FS_LOCK_LEAF);
 }

@@ -21,6 +21,7 @@
 #include "fs/deferred.h"
 #include "fs/render.h"
 #include "fs/text.h"
+#include "fs/lock_order.h"
 
 /* ---- what they say ------------------------------------------------------- */
 
@@ -214,9 +215,9 @@ int fs_layout_text_write(struct fs_write *w, const struct fs_node *n)
 
 	if (!w->pending || !w->handle_lock)
 		return -EACCES;
-	pthread_mutex_lock(w->handle_lock);
+	fs_lock(w->handle_lock, FS_LOCK_FILE);
 	ret = fs_layout_write_part(w->fs, n, w->uid, w->gid, w->pending, w->buf, w->size, w->off);
-	pthread_mutex_unlock(w->handle_lock);
+	fs_unlock(w->handle_lock, FS_LOCK_FILE);
 	return ret;
 }
 

@@ -59,8 +59,8 @@ int fs_health_ack_write(struct fs_write *w, const struct fs_node *n);
 /* <dev>/health's row: rendered from the snapshot, written by fs_health_ack_write. */
 #define FS_DEVICE_HEALTH_ROW(render_fn)                                                                                \
 	{                                                                                                              \
-		.name = "health", .kind = FS_FILE, .mode = 0644, .flags = FS_ENTRY_CACHED | FS_ENTRY_WRITABLE,         \
-		.render = (render_fn), .write = fs_health_ack_write                                                    \
+		.name = "health", .kind = FS_FILE, .fresh = FS_FRESH_SNAPSHOT, .mode = 0644,                           \
+		.flags = FS_ENTRY_CACHED | FS_ENTRY_WRITABLE, .render = (render_fn), .write = fs_health_ack_write      \
 	}
 
 /*

@@ -24,24 +24,6 @@ int fs_job_processes_text(struct fs_text *t, struct accel_node *node, const stru
 	return ret;
 }
 
-void fs_job_processes_lines(struct fs_text *t, struct accel_node *node, const struct accel_device *d,
-                            const struct accel_job *j)
-{
-	char *more;
-	int ret;
-
-	if (j->state != ACCEL_JOB_READY) /* a job that is not ready has nothing to ask about */
-		return;
-	/* -ENOENT: removed since this snapshot, and the next read says so; until then, no line */
-	ret = accel_node_job_processes_text(node, d->name, j->name, j->uuid,
-	                                    "process: ", "processes: unknown: ", &more);
-	if (ret == -ENOMEM)
-		t->oom = true;
-	else if (!ret)
-		fs_put(t, "%s", more);
-	free(more);
-}
-
 int fs_usage_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s, const struct fs_node *n)
 {
 	char *text;

@@ -288,6 +288,12 @@ int main(int argc, char *argv[])
 		goto out;
 
 	ret = 1;
+	/* A row without its freshness class is a build that must not serve (fs/tree.h). */
+	char rows_err[256];
+	if (fs_tree_check(rows_err, sizeof(rows_err))) {
+		fprintf(stderr, "accelfs: %s\n", rows_err);
+		goto out;
+	}
 	/* The CDI specs name the hook that records containers (fs/hook_setup.c). */
 	bool no_hook = false;
 	char hook_err[1024];

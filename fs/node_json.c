@@ -14,7 +14,6 @@
 #include "core/health.h"
 #include "core/mig_abi.h"
 #include "core/node.h"
-#include "core/processes.h"
 #include "fs/usage_text.h"
 #include "core/quota.h"
 #include "fs/dies.h"
@@ -159,32 +158,6 @@ struct job_ctx {
 	const struct accel_snapshot *s;
 };
 
-/* The job's processes file, as {pid, used_memory_bytes, command}; null where it says unknown (or no node). */
-static json_t *processes(const struct job_ctx *jc, const struct accel_job *j)
-{
-	struct accel_process *p;
-	char why[ACCEL_TEXT_MAX];
-	json_t *a;
-	size_t n;
-
-	if (!jc->node || j->state != ACCEL_JOB_READY ||
-	    accel_node_job_processes(jc->node, jc->d->name, j->name, j->uuid, &p, &n, why, sizeof(why)))
-		return json_null();
-	a = json_array();
-	for (size_t i = 0; a && i < n; i++)
-		if (json_array_append_new(a,
-		                          json_pack("{s:I,s:o,s:o}", "pid", (json_int_t)p[i].pid, "used_memory_bytes",
-		                                    p[i].used_bytes == ACCEL_USED_UNKNOWN
-		                                            ? json_null()
-		                                            : json_integer((json_int_t)p[i].used_bytes),
-		                                    "command", str_or_null(p[i].command)))) {
-			json_decref(a);
-			a = NULL;
-		}
-	free(p);
-	return a;
-}
-
 static json_t *job(const void *elem, const void *ctx)
 {
 	const struct accel_job *j = elem;
@@ -209,7 +182,6 @@ static json_t *job(const void *elem, const void *ctx)
 			  jc->reg ? json_string(accel_reclaim_str(accel_attach_reclaim(jc->reg, j->name, j->uuid)))
 				  : json_null()) ||
 	          json_object_set_new(o, "containers", containers(jc->reg, j)) ||
-	          json_object_set_new(o, "processes", processes(jc, j)) ||
 	          json_object_set_new(o, "utilization", fs_usage_json(jc->node, jc->s, d, j)))) {
 		json_decref(o);
 		return NULL;
@@ -513,6 +485,7 @@ int fs_node_json_text(struct fs_text *t, const struct accel_snapshot *s, struct 
 	json_t *devs = json_array(), *root;
 	int ret;
 
+	/* A snapshot row: node's drivers are not asked (utilization is the last reading shown, fs/usage_text.h). */
 	for (size_t i = 0; devs && i < s->n_devices; i++)
 		if (json_array_append_new(devs, device(s, s->devices[i], mount ? mount->attach : NULL, node))) {
 			json_decref(devs);

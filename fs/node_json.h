@@ -22,10 +22,11 @@ struct fs_mount;
 #define FS_NODE_JSON_FORMAT 1
 
 /*
- * Write s into t (JSON, indented, ending in a newline): what runs on each
- * job (asked of node's drivers; NULL: not asked), the mount's dies and
- * containers (fs/tree.h; NULL: no dies/ and no registry), and the node's
- * limits (quota: accel_node_quota_table, NULL for none).  0, or -ENOMEM.
+ * Write s into t (JSON, indented, ending in a newline): the snapshot, the
+ * mount's dies and containers (fs/tree.h; NULL: no dies/ and no registry),
+ * and the node's limits (quota: accel_node_quota_table, NULL for none).  A
+ * snapshot row: node is not asked anything (what runs on a job is its live
+ * processes file, not here).  0, or -ENOMEM.
  */
 struct accel_node;
 struct accel_quota_table;

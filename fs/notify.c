@@ -37,6 +37,7 @@
 #include "fs/waiters.h"
 #include "fs/render.h"
 #include "fs/tree.h"
+#include "fs/lock_order.h"
 
 struct gone {
 	uint64_t parent;
@@ -307,13 +308,13 @@ void fs_notify_flush(struct accelfs *fs)
 
 	if (!n || !fs->se)
 		return;
-	pthread_mutex_lock(&n->flush_lock);
+	fs_lock(&n->flush_lock, FS_LOCK_FLUSH);
 	cur = accel_node_snapshot(fs->node);
 	attached = accel_attach_view(fs->mount.attach);
 	/* The registry's containers and policies show in status with no new snapshot: its generation says. */
 	moved = attached && (!n->attached || attached->generation != n->attached->generation);
 	if (!cur || (cur == n->base && !moved)) {
-		pthread_mutex_unlock(&n->flush_lock);
+		fs_unlock(&n->flush_lock, FS_LOCK_FLUSH);
 		accel_snapshot_unref(cur);
 		accel_attach_view_unref(attached);
 		return;
@@ -355,13 +356,13 @@ void fs_notify_flush(struct accelfs *fs)
 		fuse_lowlevel_notify_inval_inode(fs->se, c.inval[i], 0, 0);
 	accel_snapshot_unref(n->base);
 	n->base = cur;
-	pthread_mutex_unlock(&n->flush_lock);
+	fs_unlock(&n->flush_lock, FS_LOCK_FLUSH);
 	free(c.inval);
 
 	if (c.n_gone || c.n_inval) {
 		/* Entry deletions take directory locks: the notifier thread does them, outside any request. */
 		/* ... and wakes the readers waiting in poll(). */
-		pthread_mutex_lock(&n->lock);
+		fs_lock(&n->lock, FS_LOCK_LEAF);
 		struct gone *grown = c.n_gone ? realloc(n->gone, (n->n_gone + c.n_gone) * sizeof(*grown)) : NULL;
 		if (grown) {
 			memcpy(grown + n->n_gone, c.gone, c.n_gone * sizeof(*grown));
@@ -370,7 +371,7 @@ void fs_notify_flush(struct accelfs *fs)
 		}
 		n->pending = true;
 		pthread_cond_signal(&n->cond);
-		pthread_mutex_unlock(&n->lock);
+		fs_unlock(&n->lock, FS_LOCK_LEAF);
 	}
 	free(c.gone);
 }
@@ -399,7 +400,7 @@ static void *notifier_main(void *arg)
 {
 	struct fs_notifier *n = arg;
 
-	pthread_mutex_lock(&n->lock);
+	fs_lock(&n->lock, FS_LOCK_LEAF);
 	while (!n->stopping) {
 		while (!n->pending && !n->stopping) {
 			if (!n->waiting) {
@@ -416,15 +417,15 @@ static void *notifier_main(void *arg)
 		bool attrs = n->attrs;
 		n->pending = false;
 		n->attrs = false;
-		pthread_mutex_unlock(&n->lock);
+		fs_unlock(&n->lock, FS_LOCK_LEAF);
 
 		fs_notify_flush(n->fs); /* what the poller published */
-		pthread_mutex_lock(&n->lock);
+		fs_lock(&n->lock, FS_LOCK_LEAF);
 		struct gone *gone = n->gone;
 		size_t n_gone = n->n_gone;
 		n->gone = NULL;
 		n->n_gone = 0;
-		pthread_mutex_unlock(&n->lock);
+		fs_unlock(&n->lock, FS_LOCK_LEAF);
 		delete_entries(n->fs, gone, n_gone);
 		free(gone);
 		if (attrs) {
@@ -439,12 +440,12 @@ static void *notifier_main(void *arg)
 		struct accel_snapshot *flushed = fs_notify_flushed(n->fs);
 		size_t waiting = fs_poll_check(n->fs, flushed);
 		accel_snapshot_unref(flushed);
-		pthread_mutex_lock(&n->lock);
+		fs_lock(&n->lock, FS_LOCK_LEAF);
 		/* A waiter that came during the check said so (fs_notify_waiting): it stays true. */
 		n->waiting = n->waiting_since_check || waiting;
 		n->waiting_since_check = false;
 	}
-	pthread_mutex_unlock(&n->lock);
+	fs_unlock(&n->lock, FS_LOCK_LEAF);
 	return NULL;
 }
 
@@ -475,10 +476,10 @@ void fs_notifier_stop(struct fs_notifier *n)
 {
 	if (!n)
 		return;
-	pthread_mutex_lock(&n->lock);
+	fs_lock(&n->lock, FS_LOCK_LEAF);
 	n->stopping = true;
 	pthread_cond_signal(&n->cond);
-	pthread_mutex_unlock(&n->lock);
+	fs_unlock(&n->lock, FS_LOCK_LEAF);
 	pthread_join(n->thread, NULL);
 	accel_snapshot_unref(n->base);
 	accel_attach_view_unref(n->attached);
@@ -495,11 +496,11 @@ void fs_notify_attrs_changed(struct accelfs *fs)
 
 	if (!n)
 		return;
-	pthread_mutex_lock(&n->lock);
+	fs_lock(&n->lock, FS_LOCK_LEAF);
 	n->pending = true;
 	n->attrs = true;
 	pthread_cond_signal(&n->cond);
-	pthread_mutex_unlock(&n->lock);
+	fs_unlock(&n->lock, FS_LOCK_LEAF);
 }
 
 struct accel_snapshot *fs_notify_flushed(struct accelfs *fs)
@@ -509,9 +510,9 @@ struct accel_snapshot *fs_notify_flushed(struct accelfs *fs)
 
 	if (!n || !fs->se)
 		return accel_node_snapshot(fs->node);
-	pthread_mutex_lock(&n->flush_lock);
+	fs_lock(&n->flush_lock, FS_LOCK_FLUSH);
 	s = accel_snapshot_ref(n->base);
-	pthread_mutex_unlock(&n->flush_lock);
+	fs_unlock(&n->flush_lock, FS_LOCK_FLUSH);
 	return s;
 }
 
@@ -535,7 +536,7 @@ void fs_notify_gone(struct accelfs *fs, uint64_t parent, uint64_t ino, const cha
 	fs_inodes_kill(fs->inodes, ino);
 	if (!n || !fs->se)
 		return;
-	pthread_mutex_lock(&n->lock);
+	fs_lock(&n->lock, FS_LOCK_LEAF);
 	grown = realloc(n->gone, (n->n_gone + 1) * sizeof(*grown));
 	if (grown) {
 		n->gone = grown;
@@ -546,7 +547,7 @@ void fs_notify_gone(struct accelfs *fs, uint64_t parent, uint64_t ino, const cha
 	}
 	n->pending = true;
 	pthread_cond_signal(&n->cond);
-	pthread_mutex_unlock(&n->lock);
+	fs_unlock(&n->lock, FS_LOCK_LEAF);
 }
 
 void fs_notify_waiting(struct accelfs *fs)
@@ -555,13 +556,13 @@ void fs_notify_waiting(struct accelfs *fs)
 
 	if (!n)
 		return;
-	pthread_mutex_lock(&n->lock);
+	fs_lock(&n->lock, FS_LOCK_LEAF);
 	n->waiting_since_check = true;
 	if (!n->waiting) {
 		n->waiting = true;
 		pthread_cond_signal(&n->cond); /* out of its untimed wait, into the rechecks */
 	}
-	pthread_mutex_unlock(&n->lock);
+	fs_unlock(&n->lock, FS_LOCK_LEAF);
 }
 
 void fs_notify_changed(void *ctx, struct accel_snapshot *old_snap, struct accel_snapshot *new_snap)
@@ -573,8 +574,8 @@ void fs_notify_changed(void *ctx, struct accel_snapshot *old_snap, struct accel_
 	(void)new_snap;
 	if (!n || !fs->se)
 		return; /* before the mount is up there is nothing cached */
-	pthread_mutex_lock(&n->lock);
+	fs_lock(&n->lock, FS_LOCK_LEAF);
 	n->pending = true;
 	pthread_cond_signal(&n->cond);
-	pthread_mutex_unlock(&n->lock);
+	fs_unlock(&n->lock, FS_LOCK_LEAF);
 }

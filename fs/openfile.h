@@ -61,6 +61,7 @@ struct open_file {
 	uint64_t gen;  /* the generation of the snapshot it was rendered in: poll() compares in no older one */
 	bool served;   /* a read has been answered from buf: the next read at offset 0 generates again */
 	bool cached;   /* served from the page cache (keep_cache): a read at offset 0 always generates */
+	bool live;     /* a live row's (fs/tree.h): generated at open and read only, poll() never renders it */
 	bool polled;   /* registered with fs/waiters.c */
 	unsigned pins; /* under the pollers' lock: checks rendering it now (fs/waiters.c) */
 	/* A text being written (layout, quota): applied whole when its writer closes (fs/deferred.h) */

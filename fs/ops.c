@@ -39,6 +39,8 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct fs_node n;
 	size_t plen;
 	int ret = fs_inodes_get(fs->inodes, parent, path, sizeof(path), NULL, 0);
+	/* The tree is used: the poller keeps its cadence (core/node.h). */
+	accel_node_touch(fs->node);
 
 	if (ret) {
 		fuse_reply_err(req, ret == -ENAMETOOLONG ? ENOENT : -ret); /* a parent that went away holds nothing */
@@ -86,6 +88,8 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	struct stat st;
 	off_t size;
 	int ret = fs_resolve_ino(fs, ino, &snap, &n, path, sizeof(path));
+	/* The tree is used: the poller keeps its cadence (core/node.h). */
+	accel_node_touch(fs->node);
 
 	if (ret) {
 		fuse_reply_err(req, -ret);

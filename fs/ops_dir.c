@@ -69,6 +69,8 @@ void fs_op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct fs_node n;
 	struct dir_listing *d;
 	int ret = fs_resolve_ino(fs, ino, &snap, &n, path, sizeof(path));
+	/* The tree is used: the poller keeps its cadence (core/node.h). */
+	accel_node_touch(fs->node);
 
 	if (ret) {
 		fuse_reply_err(req, -ret);

@@ -23,6 +23,7 @@
 #include "fs/render.h"
 #include "fs/tree.h"
 #include "fs/waiters.h"
+#include "fs/lock_order.h"
 
 /* ---- files ------------------------------------------------------------ */
 
@@ -39,14 +40,14 @@ static void free_open_file(struct open_file *of)
 static void release_open_file(struct accelfs *fs, struct open_file *of)
 {
 	fs_poll_forget(fs, of);
-	pthread_mutex_lock(&fs->files_lock);
+	fs_lock(&fs->files_lock, FS_LOCK_FILES);
 	if (of->prev)
 		of->prev->next = of->next;
 	else
 		fs->files = of->next;
 	if (of->next)
 		of->next->prev = of->prev;
-	pthread_mutex_unlock(&fs->files_lock);
+	fs_unlock(&fs->files_lock, FS_LOCK_FILES);
 	/*
 	 * No request of this file is in flight: the kernel sends RELEASE once
 	 * the last one has been answered, and none touches of after its reply.
@@ -63,6 +64,8 @@ void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct open_file *of;
 	char path[PATH_BUF];
 	int ret = fs_resolve_ino(fs, ino, &snap, &n, path, sizeof(path));
+	/* The tree is used: the poller keeps its cadence (core/node.h). */
+	accel_node_touch(fs->node);
 
 	if (ret) {
 		fuse_reply_err(req, -ret);
@@ -100,12 +103,16 @@ void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	of->ino = ino;
 	of->opener = fuse_req_ctx(req)->pid;
 	of->cached = fs_node_cached(&n);
+	of->live = fs_node_is_live(&n);
 	/*
-	 * The text is generated now: what the first read serves, what the
-	 * handle's size says, and what poll() compares against.  A file that
-	 * fails to render (a lost job's devices) opens, and its reads fail.
+	 * The text is generated now, with no lock held: what the first read
+	 * serves, what the handle's size says, and what poll() compares against
+	 * (a snapshot row's).  A file that fails to render (a lost job's
+	 * devices) opens, and its reads fail.
 	 */
+	fs_render_at_read(true);
 	of->err = fs_render(fs->node, snap, &n, &of->buf, &of->len);
+	fs_render_at_read(false);
 	of->gen = snap->generation;
 	pthread_mutex_init(&of->lock, NULL);
 	/*
@@ -136,12 +143,12 @@ void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		}
 	}
 	accel_snapshot_unref(snap);
-	pthread_mutex_lock(&fs->files_lock);
+	fs_lock(&fs->files_lock, FS_LOCK_FILES);
 	of->next = fs->files;
 	if (of->next)
 		of->next->prev = of;
 	fs->files = of;
-	pthread_mutex_unlock(&fs->files_lock);
+	fs_unlock(&fs->files_lock, FS_LOCK_FILES);
 	fi->fh = (uint64_t)(uintptr_t)of;
 	/*
 	 * A writer of a page-cached file (mig/mode) goes around the page cache:
@@ -157,23 +164,38 @@ void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		release_open_file(fs, of);
 }
 
-/* Under of->lock: generate the text again (0), or the -errno of the file now (-ENOENT: it went away). */
+/*
+ * Generate of's text again (0), or the -errno of the file now (-ENOENT: it
+ * went away).  The render runs with no lock held (it may be a live row's,
+ * which asks the driver): only the swap takes of->lock.
+ */
 static int regenerate(struct accelfs *fs, struct open_file *of)
 {
-	char *buf = NULL;
+	char *buf = NULL, *old;
 	size_t len = 0;
-	int ret = fs_open_file_render(fs, of, NULL, &buf, &len, &of->gen);
+	uint64_t gen = 0;
+	int ret;
 
-	free(of->buf);
+	accel_node_touch(fs->node); /* a reader starting again uses the tree (core/node.h) */
+	fs_render_at_read(true);
+	ret = fs_open_file_render(fs, of, NULL, &buf, &len, &gen);
+	fs_render_at_read(false);
+	fs_lock(&of->lock, FS_LOCK_FILE);
+	old = of->buf;
 	of->buf = ret ? NULL : buf;
 	of->len = ret ? 0 : len;
 	of->err = ret;
+	of->gen = gen;
 	of->served = false;
+	fs_unlock(&of->lock, FS_LOCK_FILE);
+	free(old);
+	if (ret)
+		free(buf);
 	return ret;
 }
 
-/* Under of->lock: the text the open took is served only while its file is there (0; else -ENOENT). */
-static int still_there(struct accelfs *fs, struct open_file *of)
+/* The text the open took is served only while its file is there (0; else -ENOENT).  No lock: ino is fixed. */
+static int still_there(struct accelfs *fs, const struct open_file *of)
 {
 	char path[PATH_BUF];
 	struct accel_snapshot *snap;
@@ -190,19 +212,27 @@ static void generated_read(fuse_req_t req, size_t size, off_t off, struct fuse_f
 	struct open_file *of = (struct open_file *)(uintptr_t)fi->fh;
 	char *out = NULL;
 	size_t count = 0;
+	bool again, check;
 	int ret = 0;
 
-	pthread_mutex_lock(&of->lock);
 	/*
 	 * At offset 0 a reader starts again: it gets the file as it is now,
 	 * but for the first read after open, which gets the text the open took
 	 * (what lseek and the handle's size said).  A page-cached file reaches
 	 * us only for pages the kernel does not have: always the file now.
+	 * Decided under the lock, generated outside it (fs/lock_order.h).
 	 */
-	if ((off == 0 && (of->served || of->cached)) || of->err)
+	fs_lock(&of->lock, FS_LOCK_FILE);
+	again = (off == 0 && (of->served || of->cached)) || of->err;
+	check = !again && !of->served;
+	fs_unlock(&of->lock, FS_LOCK_FILE);
+	if (again)
 		ret = regenerate(fs, of);
-	else if (!of->served)
+	else if (check)
 		ret = still_there(fs, of);
+	fs_lock(&of->lock, FS_LOCK_FILE);
+	if (!ret && of->err) /* another read of the handle generated it meanwhile, and failed */
+		ret = of->err;
 	if (!ret) {
 		of->served = true;
 		/*
@@ -218,7 +248,7 @@ static void generated_read(fuse_req_t req, size_t size, off_t off, struct fuse_f
 		else if (count)
 			ret = -ENOMEM;
 	}
-	pthread_mutex_unlock(&of->lock);
+	fs_unlock(&of->lock, FS_LOCK_FILE);
 	if (ret)
 		fuse_reply_err(req, -ret);
 	else
@@ -281,12 +311,12 @@ static void generated_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_inf
 	struct fs_deferred *p = NULL;
 
 	(void)ino;
-	pthread_mutex_lock(&of->lock);
+	fs_lock(&of->lock, FS_LOCK_FILE);
 	if (of->pending && of->pending->written && accel_proc_same_process(of->opener, fuse_req_ctx(req)->pid)) {
 		p = of->pending;
 		of->pending = NULL;
 	}
-	pthread_mutex_unlock(&of->lock);
+	fs_unlock(&of->lock, FS_LOCK_FILE);
 	int ret = fs_deferred_commit(fs, p); /* frees p */
 	fs_notify_check(fs);
 	fuse_reply_err(req, -ret);
@@ -311,7 +341,7 @@ static void generated_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_i
 
 void fs_open_files_free(struct accelfs *fs)
 {
-	pthread_mutex_lock(&fs->files_lock);
+	fs_lock(&fs->files_lock, FS_LOCK_FILES);
 	while (fs->files) {
 		struct open_file *of = fs->files;
 
@@ -323,12 +353,12 @@ void fs_open_files_free(struct accelfs *fs)
 		 * render reads files: cancellation points): never wait for it.
 		 */
 		if (pthread_mutex_trylock(&of->lock) == 0) {
-			pthread_mutex_unlock(&of->lock);
+			fs_unlock(&of->lock, FS_LOCK_FILE);
 			pthread_mutex_destroy(&of->lock);
 		}
 		free_open_file(of);
 	}
-	pthread_mutex_unlock(&fs->files_lock);
+	fs_unlock(&fs->files_lock, FS_LOCK_FILES);
 }
 
 static void generated_poll(fuse_req_t req, struct fuse_file_info *fi, struct fuse_pollhandle *ph)
@@ -365,9 +395,9 @@ bool fs_open_file_size(struct fuse_file_info *fi, off_t *size)
 	of = (struct open_file *)(uintptr_t)fi->fh;
 	if (of->cached)
 		return false;
-	pthread_mutex_lock(&of->lock);
+	fs_lock(&of->lock, FS_LOCK_FILE);
 	*size = (off_t)of->len;
-	pthread_mutex_unlock(&of->lock);
+	fs_unlock(&of->lock, FS_LOCK_FILE);
 	return true;
 }
 
@@ -387,8 +417,12 @@ void fs_op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, struct f
 		struct open_file *of = (struct open_file *)(uintptr_t)fi->fh;
 		int ret = 0;
 
-		pthread_mutex_lock(&of->lock);
-		/* A page-cached file is read as it is now; a read-through one as its handle's text. */
+		/*
+		 * A page-cached file is read as it is now (a snapshot row: never a
+		 * live one); a read-through one as its handle's text.  Generated
+		 * with no lock held; a live row's failed text is not asked again
+		 * here (only a read does).
+		 */
 		if (of->cached) {
 			char *now = NULL;
 			size_t len = 0;
@@ -396,11 +430,18 @@ void fs_op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, struct f
 			free(now);
 			size = (off_t)len;
 		} else {
-			if (of->err)
-				ret = regenerate(fs, of);
+			fs_lock(&of->lock, FS_LOCK_FILE);
+			bool again = of->err && !of->live;
+			ret = of->err;
 			size = (off_t)of->len;
+			fs_unlock(&of->lock, FS_LOCK_FILE);
+			if (again) {
+				ret = regenerate(fs, of);
+				fs_lock(&of->lock, FS_LOCK_FILE);
+				size = (off_t)of->len;
+				fs_unlock(&of->lock, FS_LOCK_FILE);
+			}
 		}
-		pthread_mutex_unlock(&of->lock);
 		if (ret) {
 			fuse_reply_err(req, -ret);
 			return;

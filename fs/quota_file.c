@@ -17,6 +17,7 @@
 #include "core/quota.h"
 #include "fs/accelfs.h"
 #include "fs/deferred.h"
+#include "fs/lock_order.h"
 
 #define QUOTA_ERROR_KEY "quota"
 
@@ -90,7 +91,7 @@ int fs_quota_write(struct fs_write *w, const struct fs_node *n)
 	}
 	if (!w->pending || !w->handle_lock)
 		return -EACCES;
-	pthread_mutex_lock(w->handle_lock);
+	fs_lock(w->handle_lock, FS_LOCK_FILE);
 	d = *w->pending;
 	if (!d)
 		d = *w->pending = fs_deferred_new("", quota_commit);
@@ -120,7 +121,7 @@ int fs_quota_write(struct fs_write *w, const struct fs_node *n)
 			d->bad = true;
 		free(whole);
 	}
-	pthread_mutex_unlock(w->handle_lock);
+	fs_unlock(w->handle_lock, FS_LOCK_FILE);
 	if (ret)
 		return answer(fs, w->uid, ret, why);
 	return (int)w->size;

@@ -1,17 +1,51 @@
 /* SPDX-License-Identifier: MIT */
 #include "fs/render.h"
 
+#include <assert.h>
 #include <errno.h>
+
+#include "core/lock_check.h"
+
+#ifndef NDEBUG
+static __thread unsigned at_read; /* an open or a read is generating its text on this thread */
+#endif
+
+void fs_render_at_read(bool on)
+{
+#ifndef NDEBUG
+	if (on)
+		at_read++;
+	else
+		at_read--;
+#else
+	(void)on;
+#endif
+}
 
 int fs_render(struct accel_node *node, const struct accel_snapshot *s, const struct fs_node *n, char **out, size_t *len)
 {
 	struct fs_text t = { 0 };
+	bool live;
 	int ret;
 
 	if (!n->entry || n->entry->kind != FS_FILE || n->entry->open)
 		return -EISDIR;
+	live = n->entry->fresh == FS_FRESH_LIVE;
+	/*
+	 * A live row asks the driver or /proc: at open and read only, with no
+	 * fs/ lock held.  A snapshot row copies pointers: its render taking a
+	 * node lock is a bug (core/lock_check.h).
+	 */
+#ifndef NDEBUG
+	assert((!live || at_read) && "a live row rendered outside open and read (at lookup, stat, notify or poll)");
+#endif
+	assert((!live || !accel_outer_locks_held()) && "a live row rendered with an fs/ lock held");
+	if (!live)
+		accel_render_enter();
 	/* A file only written (no render) reads empty. */
 	ret = n->entry->render ? n->entry->render(&t, node, s, n) : 0;
+	if (!live)
+		accel_render_leave();
 	if (ret) {
 		fs_text_free(&t);
 		return ret;

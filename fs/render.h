@@ -7,6 +7,7 @@
 #ifndef ACCELFS_RENDER_H
 #define ACCELFS_RENDER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "core/node.h"
@@ -21,5 +22,11 @@
  */
 int fs_render(struct accel_node *node, const struct accel_snapshot *s, const struct fs_node *n, char **out,
               size_t *len);
+/*
+ * An open or a read generates its file's text on this thread (on), or is
+ * done (off): the only place a live row (fs/tree.h) may be rendered, which
+ * debug builds assert.  Lookup, stat, the notifier and poll never render one.
+ */
+void fs_render_at_read(bool on);
 
 #endif

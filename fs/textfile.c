@@ -111,6 +111,9 @@ static void *writer_main(void *arg)
 		char err[PATH_MAX + 128];
 		int ret;
 
+		/* Only the dies' slot moves with nobody kicking: without dies/, no deadline (an idle daemon sleeps). */
+		while (!tf->kicked && !tf->stopping && !tf->dies)
+			pthread_cond_wait(&tf->cond, &tf->lock);
 		while (!tf->kicked && !tf->stopping && pthread_cond_timedwait(&tf->cond, &tf->lock, &at) != ETIMEDOUT)
 			;
 		if (tf->stopping)

@@ -46,6 +46,37 @@ bool fs_node_is_writable(const struct fs_node *n)
 	return n->entry && (n->entry->flags & FS_ENTRY_WRITABLE);
 }
 
+bool fs_node_is_live(const struct fs_node *n)
+{
+	return n->entry && n->entry->fresh == FS_FRESH_LIVE;
+}
+
+int fs_tree_check(char *why, size_t whylen)
+{
+	/* Every kind of directory that has rows. */
+	for (int k = FS_ROOT; k <= FS_DIE; k++) {
+		const struct fs_entry *rows = fs_tree_files((enum fs_kind)k);
+
+		for (size_t i = 0; rows && rows[i].name; i++) {
+			const struct fs_entry *r = &rows[i];
+
+			if (r->fresh != FS_FRESH_SNAPSHOT && r->fresh != FS_FRESH_LIVE) {
+				snprintf(why, whylen,
+				         "the row %s (fs/tree_files.c) has no freshness class: "
+				         "FS_FRESH_SNAPSHOT or FS_FRESH_LIVE",
+				         r->name);
+				return -EINVAL;
+			}
+			if (r->fresh == FS_FRESH_LIVE && (r->kind != FS_FILE || (r->flags & FS_ENTRY_CACHED))) {
+				snprintf(why, whylen, "the row %s (fs/tree_files.c) is live: a file, never page-cached",
+				         r->name);
+				return -EINVAL;
+			}
+		}
+	}
+	return 0;
+}
+
 static bool offered(const struct fs_entry *e, const struct fs_node *dir)
 {
 	return !e->offered || e->offered(dir);

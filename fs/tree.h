@@ -102,6 +102,32 @@ enum fs_entry_flags {
 };
 
 /*
+ * Where a row's text comes from, and so when it may be generated.  Every row
+ * says one (fs_tree_check() refuses a row without, and the daemon does not
+ * start): a new row chooses.
+ */
+enum fs_freshness {
+	FS_FRESH_UNSET = 0, /* no row may be left so */
+	/*
+	 * A pure function of published state: the snapshot, the attachment
+	 * view, the quota table, last_error, the layouts' table, the dies'
+	 * slot.  It takes no lock but a pointer copy (debug builds assert that
+	 * its render takes no node lock), and so it may be page-cached
+	 * (FS_ENTRY_CACHED), rendered for st_size, compared by the notifier and
+	 * polled.  Directories and links are of this class.
+	 */
+	FS_FRESH_SNAPSHOT,
+	/*
+	 * Asks the driver or /proc (a job's processes, holders; vram's bytes):
+	 * rendered only at open and at a read, never at lookup, stat, notify or
+	 * poll, never with an fs/ lock held and never waiting for a lock a carve
+	 * holds for long.  Never page-cached; its size at stat is 0 (an open
+	 * handle's is its text's); poll wakes its waiters only when it goes away.
+	 */
+	FS_FRESH_LIVE,
+};
+
+/*
  * One name inside a directory (fs/tree_files.c): resolve, list, attributes,
  * caching, reading, writing and opening all read it, and nothing else asks
  * what kind of file it is.  A row of kind FS_FILE needs nothing else.
@@ -109,7 +135,8 @@ enum fs_entry_flags {
 struct fs_entry {
 	const char *name;
 	enum fs_kind kind;
-	mode_t mode; /* permission bits; 0: 0555 for a directory, 0444 for a file */
+	enum fs_freshness fresh; /* mandatory: FS_FRESH_SNAPSHOT or FS_FRESH_LIVE */
+	mode_t mode;             /* permission bits; 0: 0555 for a directory, 0444 for a file */
 	unsigned flags;
 	fs_render_fn render; /* a generated file's text */
 	fs_write_fn write;   /* FS_ENTRY_WRITABLE generated files: what a write does */
@@ -120,6 +147,13 @@ struct fs_entry {
 
 /* The rows of a directory of that kind (NULL-name terminated), or NULL: it has none. */
 const struct fs_entry *fs_tree_files(enum fs_kind dir);
+/*
+ * Every row of every directory chose its freshness class, and a live row is
+ * not page-cached: 0, or -EINVAL with why naming the row.
+ */
+int fs_tree_check(char *why, size_t whylen);
+/* A row that asks the driver or /proc (FS_FRESH_LIVE): generated at open and read only. */
+bool fs_node_is_live(const struct fs_node *n);
 
 struct fs_node {
 	enum fs_kind kind;

@@ -17,6 +17,7 @@
 #include "core/node.h"
 #include "core/quota.h"
 #include "fs/dies.h"
+#include "fs/info_text.h"
 #include "fs/containers_text.h"
 #include "fs/containers_write.h"
 #include "fs/foreign_files.h"
@@ -30,83 +31,8 @@
 #include "fs/render.h"
 #include "fs/tree.h"
 
-static void device_info_text(struct fs_text *t, const struct accel_device *d)
-{
-	const struct accel_family *f = d->family;
-
-	fs_put(t, "name: %s\n", d->name);
-	fs_put(t, "vendor: %s\n", f->vendor);
-	fs_put(t, "product: %s\n", d->product[0] ? d->product : "unknown");
-	fs_put(t, "uuid: %s\n", d->uuid);
-	/*
-	 * The value alone, for scripts: what index, ordinal and minor mean (and
-	 * which paths each names) is docs/tree.md's, not the file's.
-	 */
-	fs_put(t, "%s: %u\n", f->card_node_by_minor ? "index" : "ordinal", d->ordinal);
-	if (d->absent)
-		fs_put(t, "minor: unknown\n"); /* only the driver knows it */
-	else
-		fs_put(t, "minor: %u\n", d->minor);
-	fs_put(t, "bus_id: %s\n", d->bus_id[0] ? d->bus_id : "unknown");
-	/* What mig-parted's device-filter matches: a tool reads it here, without the driver. */
-	if (d->pci_id)
-		fs_put(t, "pci_id: 0x%08X\n", d->pci_id);
-	if (d->memory_mib)
-		fs_put(t, "memory_mib: %llu\n", d->memory_mib);
-	fs_put(t, "mig_mode: %s\n", d->mig_enabled ? "enabled" : "disabled");
-	fs_put(t, "driver_library: %s\n", d->library);
-	fs_put(t, "pci_driver: %s\n", d->pci_driver[0] ? d->pci_driver : "unknown");
-	if (d->udev_syspath[0])
-		fs_put(t, "syspath: %s\n", d->udev_syspath);
-	for (size_t i = 0; i < d->n_card_nodes; i++)
-		fs_put(t, "node: %s c %u:%u\n", d->card_nodes[i].path, d->card_nodes[i].major, d->card_nodes[i].minor);
-	fs_put(t, "state: %s%s%s\n", accel_device_state_str(d), d->refused ? ": " : "", d->refused ? d->refusal : "");
-}
-
-static void holders_text(struct fs_text *t, struct accel_node *node, const struct accel_device *d)
-{
-	struct accel_control_holder *c;
-	struct accel_holder *h;
-	size_t n;
-
-	if (accel_node_holders(node, d->name, &h, &n))
-		return;
-	for (size_t i = 0; i < n; i++)
-		fs_put(t, "pid=%d command=%s fds=%u cmdline=%s\n", (int)h[i].pid, h[i].comm, h[i].nfds, h[i].cmdline);
-	free(h);
-	/* Who holds the nodes every card shares, by node: shown, though on NVIDIA they do not hold the card. */
-	if (accel_node_control_holders(node, d->name, &c, &n))
-		return;
-	for (size_t i = 0; i < n; i++)
-		fs_put(t, "control node=%s pid=%d command=%s fds=%u cmdline=%s\n", c[i].node, (int)c[i].h.pid,
-		       c[i].h.comm, c[i].h.nfds, c[i].h.cmdline);
-	free(c);
-}
-
-static void profile_info_text(struct fs_text *t, const struct accel_profile *p)
-{
-	char placements[256];
-
-	accel_ledger_format(p->placements, p->n_placements, placements, sizeof(placements));
-	fs_put(t, "name: %s\n", p->name);
-	fs_put(t, "driver_name: %s\n", p->vendor_name);
-	fs_put(t, "driver_display_name: %s\n", p->driver_name);
-	fs_put(t, "profile_id: %u\n", p->id);
-	fs_put(t, "memory_slices: %u\n", p->span);
-	fs_put(t, "memory_mib: %llu\n", p->memory_mib);
-	fs_put(t, "compute_slices: %u\n", p->slice_count);
-	fs_put(t, "multiprocessors: %u\n", p->multiprocessors);
-	fs_put(t, "copy_engines: %u\n", p->copy_engines);
-	fs_put(t, "decoders: %u\n", p->decoders);
-	fs_put(t, "encoders: %u\n", p->encoders);
-	fs_put(t, "jpeg: %u\n", p->jpegs);
-	fs_put(t, "ofa: %u\n", p->ofas);
-	fs_put(t, "placements: %s\n", placements);
-	fs_put(t, "capacity: %u\n", accel_ledger_capacity(p->n_placements));
-}
-
-static void status_text(struct fs_text *t, struct accel_node *node, struct accel_attach *reg,
-                        const struct accel_device *d, const struct accel_job *j)
+static void status_text(struct fs_text *t, struct accel_attach *reg, const struct accel_device *d,
+                        const struct accel_job *j)
 {
 	char when[32] = "";
 	struct tm tm;
@@ -131,8 +57,10 @@ static void status_text(struct fs_text *t, struct accel_node *node, struct accel
 	fs_put(t, "created: %s\n", when);
 	/* reclaim and the containers given it (fs/containers_text.c) */
 	fs_attach_status_lines(t, reg, j);
-	/* what runs on it, as the driver says now (fs/live_text.c) */
-	fs_job_processes_lines(t, node, d, j);
+	/*
+	 * What runs on it is not here: that is the driver's answer now, the
+	 * live row processes.  status is the snapshot's and the registry's.
+	 */
 }
 
 /* The node-level profile's numbers (fs/tree.h): here, as its files need them and tree.c calls here. */
@@ -193,7 +121,7 @@ static int device_info(struct fs_text *t, struct accel_node *node, const struct 
 {
 	(void)node;
 	(void)s;
-	device_info_text(t, n->dev);
+	fs_device_info_text(t, n->dev);
 	return 0;
 }
 
@@ -228,7 +156,7 @@ static int device_holders(struct fs_text *t, struct accel_node *node, const stru
                           const struct fs_node *n)
 {
 	(void)s;
-	holders_text(t, node, n->dev);
+	fs_device_holders_text(t, node, n->dev);
 	return 0;
 }
 
@@ -246,7 +174,7 @@ static int profile_info(struct fs_text *t, struct accel_node *node, const struct
 {
 	(void)node;
 	(void)s;
-	profile_info_text(t, n->profile);
+	fs_profile_info_text(t, n->profile);
 	return 0;
 }
 
@@ -319,8 +247,9 @@ static int node_profile_last_error(struct fs_text *t, struct accel_node *node, c
 static int job_status(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
                       const struct fs_node *n)
 {
+	(void)node;
 	(void)s;
-	status_text(t, node, n->mount->attach, n->dev, n->job);
+	status_text(t, n->mount->attach, n->dev, n->job);
 	return 0;
 }
 
@@ -336,7 +265,6 @@ static int job_devices(struct fs_text *t, struct accel_node *node, const struct 
 	return 0;
 }
 
-/* Asked of the driver at each read (core/processes.h): never cached. */
 static int job_cdi(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s, const struct fs_node *n)
 {
 	char *cdi;
@@ -407,14 +335,15 @@ static bool cdi_hooked(const struct fs_node *dir)
 
 /* Files at the top: views of the whole node, for programs and for monitoring. */
 static const struct fs_entry root_files[] = {
-	{ .name = "metrics", .kind = FS_FILE, .render = metrics },
-	{ .name = "node.json", .kind = FS_FILE, .render = node_json },
-	{ .name = "mig", .kind = FS_NODE_MIG },
+	{ .name = "metrics", .kind = FS_FILE, .fresh = FS_FRESH_SNAPSHOT, .render = metrics },
+	{ .name = "node.json", .kind = FS_FILE, .fresh = FS_FRESH_SNAPSHOT, .render = node_json },
+	{ .name = "mig", .kind = FS_NODE_MIG, .fresh = FS_FRESH_SNAPSHOT },
 	/* the slot moves without a snapshot: so does everything below dies/ */
-	{ .name = "dies", .kind = FS_DIES, .flags = FS_ENTRY_LIVE, .offered = has_dies },
+	{ .name = "dies", .kind = FS_DIES, .fresh = FS_FRESH_SNAPSHOT, .flags = FS_ENTRY_LIVE, .offered = has_dies },
 	/* limits change with no new snapshot; root writes the table, whole at close (fs/quota_file.c) */
 	{ .name = "quota",
 	  .kind = FS_FILE,
+	  .fresh = FS_FRESH_SNAPSHOT,
 	  .mode = 0644,
 	  .flags = FS_ENTRY_WRITABLE | FS_ENTRY_DEFERRED,
 	  .render = fs_quota_render,
@@ -423,12 +352,16 @@ static const struct fs_entry root_files[] = {
 };
 
 static const struct fs_entry device_files[] = {
-	{ .name = "info", .kind = FS_FILE, .flags = FS_ENTRY_CACHED, .render = device_info },
+	{ .name = "info",
+	  .kind = FS_FILE,
+	  .fresh = FS_FRESH_SNAPSHOT,
+	  .flags = FS_ENTRY_CACHED,
+	  .render = device_info },
 	FS_DEVICE_HEALTH_ROW(device_health), /* root or the delegate writes ok: fs/layout_files.c */
-	/* holders change with no new snapshot */
-	{ .name = "holders", .kind = FS_FILE, .render = device_holders },
-	FS_USAGE_ROW(0), /* live */
-	{ .name = "mig", .kind = FS_MIG },
+	/* live: /proc at open and read, never at stat or poll */
+	{ .name = "holders", .kind = FS_FILE, .fresh = FS_FRESH_LIVE, .render = device_holders },
+	FS_USAGE_ROW(0), /* live: sampled from the driver while read, never by an idle daemon */
+	{ .name = "mig", .kind = FS_MIG, .fresh = FS_FRESH_SNAPSHOT },
 	{ 0 },
 };
 
@@ -437,23 +370,30 @@ static const struct fs_entry mig_files[] = {
 	/* mode, layout and cordon are written through fs/layout_files.c */
 	{ .name = "mode",
 	  .kind = FS_FILE,
+	  .fresh = FS_FRESH_SNAPSHOT,
 	  .mode = 0644,
 	  .flags = FS_ENTRY_CACHED | FS_ENTRY_WRITABLE,
 	  .render = fs_mig_mode_render,
 	  .write = fs_mig_setting_write },
-	{ .name = "instances", .kind = FS_FILE, .flags = FS_ENTRY_CACHED, .render = mig_instances },
-	{ .name = "map", .kind = FS_FILE, .flags = FS_ENTRY_CACHED, .render = mig_map },
+	{ .name = "instances",
+	  .kind = FS_FILE,
+	  .fresh = FS_FRESH_SNAPSHOT,
+	  .flags = FS_ENTRY_CACHED,
+	  .render = mig_instances },
+	{ .name = "map", .kind = FS_FILE, .fresh = FS_FRESH_SNAPSHOT, .flags = FS_ENTRY_CACHED, .render = mig_map },
 	/* the layout's files change with no new snapshot */
 	/* its writes are kept with the handle and applied at its writer's close (fs/deferred.h) */
 	{ .name = "layout",
 	  .kind = FS_FILE,
+	  .fresh = FS_FRESH_SNAPSHOT,
 	  .mode = 0644,
 	  .flags = FS_ENTRY_WRITABLE | FS_ENTRY_DEFERRED,
 	  .render = fs_layout_render,
 	  .write = fs_layout_text_write },
-	{ .name = "layout_status", .kind = FS_FILE, .render = fs_layout_status_render },
+	{ .name = "layout_status", .kind = FS_FILE, .fresh = FS_FRESH_SNAPSHOT, .render = fs_layout_status_render },
 	{ .name = "cordon",
 	  .kind = FS_FILE,
+	  .fresh = FS_FRESH_SNAPSHOT,
 	  .mode = 0644,
 	  .flags = FS_ENTRY_WRITABLE,
 	  .render = fs_cordon_render,
@@ -461,83 +401,126 @@ static const struct fs_entry mig_files[] = {
 	/* instances accelfs did not make: what becomes of them here, and taking one over (fs/foreign_files.c) */
 	{ .name = "foreign",
 	  .kind = FS_FILE,
+	  .fresh = FS_FRESH_SNAPSHOT,
 	  .mode = 0644,
 	  .flags = FS_ENTRY_CACHED | FS_ENTRY_WRITABLE,
 	  .render = fs_foreign_render,
 	  .write = fs_foreign_write },
 	{ .name = "adopt",
 	  .kind = FS_FILE,
+	  .fresh = FS_FRESH_SNAPSHOT,
 	  .mode = 0644,
 	  .flags = FS_ENTRY_CACHED | FS_ENTRY_WRITABLE,
 	  .render = fs_adopt_render,
 	  .write = fs_foreign_write },
-	{ .name = "last_error", .kind = FS_FILE, .render = fs_mig_last_error_render },
+	{ .name = "last_error", .kind = FS_FILE, .fresh = FS_FRESH_SNAPSHOT, .render = fs_mig_last_error_render },
 	{ 0 },
 };
 
 /* Their names are core/tree_names.h's ACCEL_PROFILE_FILE_NAMES: no job may be called so. */
 static const struct fs_entry profile_files[] = {
-	{ .name = "info", .kind = FS_FILE, .flags = FS_ENTRY_CACHED, .render = profile_info },
-	{ .name = "available", .kind = FS_FILE, .flags = FS_ENTRY_CACHED, .render = profile_available },
+	{ .name = "info",
+	  .kind = FS_FILE,
+	  .fresh = FS_FRESH_SNAPSHOT,
+	  .flags = FS_ENTRY_CACHED,
+	  .render = profile_info },
+	{ .name = "available",
+	  .kind = FS_FILE,
+	  .fresh = FS_FRESH_SNAPSHOT,
+	  .flags = FS_ENTRY_CACHED,
+	  .render = profile_available },
 	/* last_error changes with no new snapshot */
-	{ .name = "last_error", .kind = FS_FILE, .render = profile_last_error },
-	{ .name = "placements", .kind = FS_PLACEMENTS },
+	{ .name = "last_error", .kind = FS_FILE, .fresh = FS_FRESH_SNAPSHOT, .render = profile_last_error },
+	{ .name = "placements", .kind = FS_PLACEMENTS, .fresh = FS_FRESH_SNAPSHOT },
 	{ 0 },
 };
 
 /* Their names are core/tree_names.h's ACCEL_PLACEMENT_FILE_NAMES: jobs show beside them. */
 static const struct fs_entry placement_files[] = {
-	{ .name = "status", .kind = FS_FILE, .flags = FS_ENTRY_CACHED, .render = placement_status },
+	{ .name = "status",
+	  .kind = FS_FILE,
+	  .fresh = FS_FRESH_SNAPSHOT,
+	  .flags = FS_ENTRY_CACHED,
+	  .render = placement_status },
 	{ 0 },
 };
 
 /* Their names are core/tree_names.h's ACCEL_NODE_PROFILE_FILE_NAMES. */
 static const struct fs_entry node_profile_files[] = {
-	{ .name = "info", .kind = FS_FILE, .flags = FS_ENTRY_CACHED, .render = node_profile_info },
-	{ .name = "available", .kind = FS_FILE, .flags = FS_ENTRY_CACHED, .render = node_profile_available },
-	{ .name = "last_error", .kind = FS_FILE, .render = node_profile_last_error },
+	{ .name = "info",
+	  .kind = FS_FILE,
+	  .fresh = FS_FRESH_SNAPSHOT,
+	  .flags = FS_ENTRY_CACHED,
+	  .render = node_profile_info },
+	{ .name = "available",
+	  .kind = FS_FILE,
+	  .fresh = FS_FRESH_SNAPSHOT,
+	  .flags = FS_ENTRY_CACHED,
+	  .render = node_profile_available },
+	{ .name = "last_error", .kind = FS_FILE, .fresh = FS_FRESH_SNAPSHOT, .render = node_profile_last_error },
 	{ 0 },
 };
 
 static const struct fs_entry job_files[] = {
-	/* status says what runs on the job, asked of the driver at each read: not cached */
-	{ .name = "status", .kind = FS_FILE, .render = job_status },
-	{ .name = "devices", .kind = FS_FILE, .flags = FS_ENTRY_CACHED | FS_ENTRY_JOB_READY, .render = job_devices },
+	/* the snapshot's and the registry's (fs/notify.c drops it when either changes): what runs is processes' */
+	{ .name = "status",
+	  .kind = FS_FILE,
+	  .fresh = FS_FRESH_SNAPSHOT,
+	  .flags = FS_ENTRY_CACHED,
+	  .render = job_status },
+	{ .name = "devices",
+	  .kind = FS_FILE,
+	  .fresh = FS_FRESH_SNAPSHOT,
+	  .flags = FS_ENTRY_CACHED | FS_ENTRY_JOB_READY,
+	  .render = job_devices },
 	{ .name = "cdi.json",
 	  .kind = FS_FILE,
+	  .fresh = FS_FRESH_SNAPSHOT,
 	  .flags = FS_ENTRY_CACHED | FS_ENTRY_JOB_READY,
 	  .render = job_cdi,
 	  .offered = cdi_hooked },
-	{ .name = "dev", .kind = FS_JOB_DEV },
+	{ .name = "dev", .kind = FS_JOB_DEV, .fresh = FS_FRESH_SNAPSHOT },
+	/* live: the driver's running-process query at open and read (fs/live_text.c) */
+	{ .name = "processes",
+	  .kind = FS_FILE,
+	  .fresh = FS_FRESH_LIVE,
+	  .flags = FS_ENTRY_JOB_READY,
+	  .render = fs_job_processes_text },
 	/* what the driver's events said about the job's instance (core/health.h) */
-	{ .name = "processes", .kind = FS_FILE, .flags = FS_ENTRY_JOB_READY, .render = fs_job_processes_text },
-	{ .name = "health", .kind = FS_FILE, .flags = FS_ENTRY_CACHED, .render = job_health },
+	{ .name = "health",
+	  .kind = FS_FILE,
+	  .fresh = FS_FRESH_SNAPSHOT,
+	  .flags = FS_ENTRY_CACHED,
+	  .render = job_health },
 	FS_USAGE_ROW(FS_ENTRY_JOB_READY), /* live: sampled while read, never by an idle daemon */
-	/* holders, containers and reclaim: the attach registry, not the snapshot (fs/containers_*.c) */
-	{ .name = "holders", .kind = FS_FILE, .render = fs_holders_text },
+	/* holders: /proc, live; containers and reclaim: the attach registry's view (fs/containers_*.c) */
+	{ .name = "holders", .kind = FS_FILE, .fresh = FS_FRESH_LIVE, .render = fs_holders_text },
 	{ .name = "containers",
 	  .kind = FS_FILE,
+	  .fresh = FS_FRESH_SNAPSHOT,
 	  .mode = 0644,
 	  .flags = FS_ENTRY_WRITABLE,
 	  .render = fs_containers_text,
 	  .write = fs_containers_write },
 	{ .name = "reclaim",
 	  .kind = FS_FILE,
+	  .fresh = FS_FRESH_SNAPSHOT,
 	  .mode = 0644,
 	  .flags = FS_ENTRY_WRITABLE,
 	  .render = fs_reclaim_text,
 	  .write = fs_reclaim_write },
-	{ .name = "device", .kind = FS_JOB_LINK, .offered = seen_from_a_view },
+	{ .name = "device", .kind = FS_JOB_LINK, .fresh = FS_FRESH_SNAPSHOT, .offered = seen_from_a_view },
 	{ 0 },
 };
 
 /* dies/ (fs/dies_render.c says, fs/dies_attr.c writes), and one directory per die (fs/dies_tree.c). */
 static const struct fs_entry dies_files[] = {
-	{ .name = "slot", .kind = FS_FILE, .render = fs_dies_slot_text },
+	{ .name = "slot", .kind = FS_FILE, .fresh = FS_FRESH_SNAPSHOT, .render = fs_dies_slot_text },
 	/* why the last write to enabled, policy or lease_ms failed: fs/dies_attr.c keeps it, as last_error */
-	{ .name = "last_error", .kind = FS_FILE, .render = fs_dies_last_error_text },
+	{ .name = "last_error", .kind = FS_FILE, .fresh = FS_FRESH_SNAPSHOT, .render = fs_dies_last_error_text },
 	{ .name = "lease_ms",
 	  .kind = FS_FILE,
+	  .fresh = FS_FRESH_SNAPSHOT,
 	  .mode = 0644,
 	  .flags = FS_ENTRY_WRITABLE,
 	  .render = fs_dies_lease_text,
@@ -546,21 +529,24 @@ static const struct fs_entry dies_files[] = {
 };
 
 static const struct fs_entry die_files[] = {
-	{ .name = "info", .kind = FS_FILE, .render = fs_die_info_text },
+	{ .name = "info", .kind = FS_FILE, .fresh = FS_FRESH_SNAPSHOT, .render = fs_die_info_text },
 	{ .name = "enabled",
 	  .kind = FS_FILE,
+	  .fresh = FS_FRESH_SNAPSHOT,
 	  .mode = 0644,
 	  .flags = FS_ENTRY_WRITABLE,
 	  .render = fs_die_enabled_text,
 	  .write = fs_die_enabled_write },
 	{ .name = "driver",
 	  .kind = FS_FILE,
+	  .fresh = FS_FRESH_SNAPSHOT,
 	  .mode = 0644,
 	  .flags = FS_ENTRY_WRITABLE,
 	  .render = fs_die_driver_text,
 	  .write = fs_die_driver_write },
 	{ .name = "policy",
 	  .kind = FS_FILE,
+	  .fresh = FS_FRESH_SNAPSHOT,
 	  .mode = 0644,
 	  .flags = FS_ENTRY_WRITABLE,
 	  .render = fs_die_policy_text,
@@ -568,6 +554,7 @@ static const struct fs_entry die_files[] = {
 	/* the die's memory through the slot: handles of its own (fs/dies.c), opening holds the slot */
 	{ .name = "vram",
 	  .kind = FS_FILE,
+	  .fresh = FS_FRESH_LIVE,
 	  .mode = 0600,
 	  .flags = FS_ENTRY_WRITABLE,
 	  .open = fs_die_vram_open,

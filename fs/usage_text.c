@@ -134,13 +134,15 @@ void fs_usage_metrics(struct fs_text *t, struct accel_node *node, const struct a
 		t->oom = true;
 		return;
 	}
-	/* Each ready job read once (a scrape never waits), then every family written from the readings. */
+	/*
+	 * Each ready job's last reading, as shown (metrics is a snapshot row: a scrape asks no driver; a
+	 * reader of utilization samples), then every family written from the readings.
+	 */
 	for (size_t i = 0; i < s->n_devices; i++)
 		for (size_t j = 0; j < s->devices[i]->n_jobs; j++, k++) {
 			const struct accel_job *job = &s->devices[i]->jobs[j];
 
-			if (job->state != ACCEL_JOB_READY ||
-			    accel_node_usage(node, s, s->devices[i], job, false, &us[k]))
+			if (job->state != ACCEL_JOB_READY || accel_node_usage_shown(node, s->devices[i], job, &us[k]))
 				memset(&us[k], 0, sizeof(us[k]));
 		}
 	for (int g = G_INFO + 1; g < G_N; g++) {
@@ -171,7 +173,8 @@ json_t *fs_usage_json(struct accel_node *node, const struct accel_snapshot *s, c
 {
 	struct accel_usage u;
 
-	if (!node || (j && j->state != ACCEL_JOB_READY) || accel_node_usage(node, s, d, j, false, &u))
+	(void)s;
+	if (!node || (j && j->state != ACCEL_JOB_READY) || accel_node_usage_shown(node, d, j, &u))
 		return json_null();
 	return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "window_ms",
 	                 u.gpm ? json_integer((json_int_t)u.window_ms) : json_null(), "sm_activity_percent",

@@ -6,10 +6,17 @@
 #include <string.h>
 
 #include "fs/accelfs.h"
+#include "fs/lock_order.h"
 
 struct waiter {
 	struct open_file *of;
 	struct fuse_pollhandle *ph;
+	/*
+	 * Its file moves with nobody telling the notifier (last_error, the
+	 * dies, node.json's slot): the rechecks run while it waits.  A
+	 * page-cached or a live row's waiter is woken by the flushes alone.
+	 */
+	bool recheck;
 };
 
 /*
@@ -58,21 +65,37 @@ void fs_pollers_free(struct fs_pollers *p)
  * (fs_notify_flushed): a waiter woken by a change the notifier has not yet
  * told the kernel about would read the old pages, or a file gone in the
  * tree but not yet in the kernel.  Never in one older than what the reader
- * saw: that difference is no change.  Called with of->lock held.
+ * saw: that difference is no change.
+ *
+ * Rendered with no lock held (fs/lock_order.h), compared under of->lock.  A
+ * live row (processes, holders) is never rendered here: only its going away
+ * is a change poll() reports.
  */
 static bool changed(struct accelfs *fs, struct open_file *of, const struct accel_snapshot *flushed)
 {
 	size_t now_len = 0;
 	char *now = NULL;
+	uint64_t gen;
 	int err;
 	bool differs;
 
-	if (!flushed || flushed->generation < of->gen)
+	fs_lock(&of->lock, FS_LOCK_FILE);
+	gen = of->gen;
+	fs_unlock(&of->lock, FS_LOCK_FILE);
+	if (!flushed || flushed->generation < gen)
 		return false; /* the flush to come checks again */
+	if (of->live) {
+		char path[FS_PATH_BUF];
+		struct fs_node n;
+		err = fs_inode_resolve_in(fs, of->ino, flushed, &n, path, sizeof(path));
+		return err != 0;
+	}
 	err = fs_open_file_render(fs, of, flushed, &now, &now_len, NULL);
 
 	/* A failure is content too: a lost job's devices (ENODEV) that then goes away (ENOENT) changed. */
+	fs_lock(&of->lock, FS_LOCK_FILE);
 	differs = err != of->err || (!err && (now_len != of->len || memcmp(now, of->buf, now_len)));
+	fs_unlock(&of->lock, FS_LOCK_FILE);
 	free(now);
 	return differs;
 }
@@ -83,10 +106,9 @@ bool fs_poll_file(fuse_req_t req, struct accelfs *fs, struct open_file *of, stru
 	unsigned revents = POLLIN | POLLRDNORM;
 	struct fs_pollers *p = fs->pollers;
 	bool moved, waits = false;
+	size_t count;
 
-	pthread_mutex_lock(&of->lock);
 	moved = changed(fs, of, flushed);
-	pthread_mutex_unlock(&of->lock);
 	if (moved) {
 		revents |= POLLPRI | POLLERR;
 	} else if (ph && p) {
@@ -95,7 +117,7 @@ bool fs_poll_file(fuse_req_t req, struct accelfs *fs, struct open_file *of, stru
 		 * A change between the check above and this is seen by the next
 		 * fs_poll_check (at the latest one tick later).
 		 */
-		pthread_mutex_lock(&p->lock);
+		fs_lock(&p->lock, FS_LOCK_POLLERS);
 		size_t i = 0;
 		while (i < p->n && p->w[i].of != of)
 			i++;
@@ -107,13 +129,15 @@ bool fs_poll_file(fuse_req_t req, struct accelfs *fs, struct open_file *of, stru
 			struct waiter *grown = realloc(p->w, (p->n + 1) * sizeof(*grown));
 			if (grown) {
 				p->w = grown;
-				p->w[p->n++] = (struct waiter){ of, ph };
+				p->w[p->n++] = (struct waiter){ of, ph, !of->cached && !of->live };
 				of->polled = true;
 				ph = NULL;
 			}
 		}
-		waits = ph == NULL;
-		pthread_mutex_unlock(&p->lock);
+		waits = ph == NULL && !of->cached && !of->live;
+		count = p->n;
+		fs_unlock(&p->lock, FS_LOCK_POLLERS);
+		accel_node_watching(fs->node, count); /* the poller keeps its cadence while anyone waits */
 	}
 	if (ph)
 		fuse_pollhandle_destroy(ph);
@@ -124,11 +148,12 @@ bool fs_poll_file(fuse_req_t req, struct accelfs *fs, struct open_file *of, stru
 void fs_poll_forget(struct accelfs *fs, struct open_file *of)
 {
 	struct fs_pollers *p = fs->pollers;
+	size_t n;
 
 	if (!p)
 		return;
 	/* Not under of->lock: the checker takes p->lock, then each file's lock. */
-	pthread_mutex_lock(&p->lock);
+	fs_lock(&p->lock, FS_LOCK_POLLERS);
 	while (of->pins) /* a check is rendering it: of is freed only once it has let go */
 		pthread_cond_wait(&p->unpinned, &p->lock);
 	for (size_t i = 0; of->polled && i < p->n; i++)
@@ -138,7 +163,9 @@ void fs_poll_forget(struct accelfs *fs, struct open_file *of)
 			of->polled = false;
 			break;
 		}
-	pthread_mutex_unlock(&p->lock);
+	n = p->n;
+	fs_unlock(&p->lock, FS_LOCK_POLLERS);
+	accel_node_watching(fs->node, (unsigned)n);
 }
 
 size_t fs_poll_check(struct accelfs *fs, const struct accel_snapshot *flushed)
@@ -151,12 +178,12 @@ size_t fs_poll_check(struct accelfs *fs, const struct accel_snapshot *flushed)
 	if (!p)
 		return 0;
 	/* The files to check, pinned: a RELEASE of one waits until it is unpinned below. */
-	pthread_mutex_lock(&p->lock);
+	fs_lock(&p->lock, FS_LOCK_POLLERS);
 	n = p->n;
 	check = n ? calloc(n, sizeof(*check)) : NULL;
 	moved = n ? calloc(n, sizeof(*moved)) : NULL;
 	if (n && (!check || !moved)) {
-		pthread_mutex_unlock(&p->lock);
+		fs_unlock(&p->lock, FS_LOCK_POLLERS);
 		free(check);
 		free(moved);
 		return n; /* out of memory: the next check tries again */
@@ -165,14 +192,11 @@ size_t fs_poll_check(struct accelfs *fs, const struct accel_snapshot *flushed)
 		check[i] = p->w[i].of;
 		check[i]->pins++;
 	}
-	pthread_mutex_unlock(&p->lock);
+	fs_unlock(&p->lock, FS_LOCK_POLLERS);
 	/* Rendered without p->lock: a new poll(), a RELEASE of another file, do not wait for them. */
-	for (size_t i = 0; i < n; i++) {
-		pthread_mutex_lock(&check[i]->lock);
+	for (size_t i = 0; i < n; i++)
 		moved[i] = changed(fs, check[i], flushed);
-		pthread_mutex_unlock(&check[i]->lock);
-	}
-	pthread_mutex_lock(&p->lock);
+	fs_lock(&p->lock, FS_LOCK_POLLERS);
 	for (size_t i = 0; i < n; i++) {
 		check[i]->pins--;
 		for (size_t k = 0; moved[i] && k < p->n; k++)
@@ -184,9 +208,13 @@ size_t fs_poll_check(struct accelfs *fs, const struct accel_snapshot *flushed)
 				break;
 			}
 	}
-	left = p->n;
+	left = 0;
+	for (size_t k = 0; k < p->n; k++)
+		left += p->w[k].recheck;
+	n = p->n;
 	pthread_cond_broadcast(&p->unpinned);
-	pthread_mutex_unlock(&p->lock);
+	fs_unlock(&p->lock, FS_LOCK_POLLERS);
+	accel_node_watching(fs->node, (unsigned)n);
 	free(check);
 	free(moved);
 	return left;

@@ -5,8 +5,10 @@
  * besides POLLIN, so a script or program can wait for mig/mode, available,
  * a job's status or dies/slot instead of polling in a loop.  Waiters are
  * woken (fuse_lowlevel_notify_poll) when a change is published, and, for
- * files whose content moves without a snapshot (holders, last_error, the
- * dies), by a check every FS_POLL_TICK_MS while anyone waits.
+ * files whose content moves without a snapshot (last_error, the dies), by a
+ * check every FS_POLL_TICK_MS while one of them waits.  A live row
+ * (processes, holders) is never rendered here: its waiter is woken when it
+ * goes away, and reads to see what runs now.
  */
 #ifndef ACCELFS_WAITERS_H
 #define ACCELFS_WAITERS_H
@@ -26,8 +28,10 @@ void fs_pollers_free(struct fs_pollers *p);
 
 /*
  * The FUSE poll operation for an open generated file.  True when it left a
- * waiter behind: the caller starts the rechecks (fs_notify_waiting), which
- * nothing else would start for a file that moves without a snapshot.
+ * waiter behind on a file that moves without a snapshot: the caller starts
+ * the rechecks (fs_notify_waiting), which nothing else would start.  A
+ * page-cached file's waiter (status, mode) and a live row's (processes,
+ * holders: woken only when they go away) need none: the flushes wake them.
  */
 bool fs_poll_file(fuse_req_t req, struct accelfs *fs, struct open_file *of, struct fuse_pollhandle *ph,
                   const struct accel_snapshot *flushed);
@@ -36,7 +40,8 @@ void fs_poll_forget(struct accelfs *fs, struct open_file *of);
 /*
  * Wake every waiter whose file changed, as seen in flushed: the snapshot
  * the kernel's caches were last made true against (fs_notify_flushed;
- * fs_notify_check does both).  Returns how many still wait.
+ * fs_notify_check does both).  Returns how many still wait on a file that
+ * needs the rechecks.
  */
 size_t fs_poll_check(struct accelfs *fs, const struct accel_snapshot *flushed);
 

@@ -80,7 +80,12 @@ nvidia-smi -q -i 0 >"$OUT/nvidia-smi-q.txt" 2>&1
 		i() { sed -n "s/^$1: //p" "$OUT/gpu0-info.txt" | head -1; }
 		check "gpu0 present" "yes" "$([ -d "$MNT/gpu0" ] && echo yes || echo no)"
 		check "mig/mode" "disabled" "$(cat "$MNT/gpu0/mig/mode")"
-		check "no profile directory while MIG is off" "instances map mode" "$(ls "$MNT/gpu0/mig" | tr '\n' ' ' | sed 's/ $//')"
+		# mig/ holds its files (instances, map, mode, layout, layout_status, cordon, last_error, and
+		# whatever rows are added later) and, with MIG on, one directory per profile: a profile's
+		# name has a dot (1g.18gb), no file's has.
+		ls "$MNT/gpu0/mig" >"$OUT/gpu0-mig.txt"
+		check "no profile directory while MIG is off" "0" "$(grep -c '\.' "$OUT/gpu0-mig.txt")"
+		check "mig/ lists its files" "yes" "$(grep -qx instances "$OUT/gpu0-mig.txt" && grep -qx mode "$OUT/gpu0-mig.txt" && echo yes || echo no)"
 		check "product" "$(q 'Product Name')" "$(i product)"
 		check "uuid" "$(q 'GPU UUID')" "$(i uuid)"
 		check "bus id" "$(q 'Bus Id')" "$(i bus_id)"

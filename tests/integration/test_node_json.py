@@ -88,7 +88,7 @@ class NodeJson(NodeTestCase):
             self.assertEqual(job["containers"], containers)
             self.assertEqual([c["id"] for c in job["containers"]], ["c0ffee"])
             self.assertEqual(job["containers"][0]["pid"], sleeper.pid)
-            self.assertEqual(job["processes"], [], "nothing runs on the job")
+            self.assertNotIn("processes", job, "what runs is the live processes file, not the snapshot")
             # A lost job keeps its keys: the containers and policy are still recorded.
         finally:
             sleeper.kill()
@@ -155,9 +155,14 @@ class NodeJson(NodeTestCase):
 
 class Processes(NodeTestCase):
     """A job's processes: the driver's running-process query on the instance's MIG device, the
-    command from /proc where this host can see the pid; the same in status and node.json."""
+    command from /proc where this host can see the pid.  A live row: asked at open and read only,
+    never at stat or poll; status and node.json are snapshot rows and leave it out."""
 
-    def test_processes_of_a_busy_job_in_the_file_status_and_node_json(self):
+    def calls(self, name):
+        calls = dict(line.split() for line in self.node.smi("ppu", "sim", "calls").stdout.splitlines())
+        return int(calls.get(name, 0))
+
+    def test_processes_of_a_busy_job_in_the_file_alone(self):
         n = self.node
         job_dir = ("ppu3", "mig", "4g.48gb", "job1")
         n.mkdir(*job_dir)
@@ -165,7 +170,8 @@ class Processes(NodeTestCase):
         st = n.keyvals(*job_dir, "status")
         other = n.keyvals("ppu3", "mig", "4g.48gb", "job2", "status")
         self.assertEqual(n.read(*job_dir, "processes"), "", "nothing runs on a new job")
-        self.assertNotIn("process", n.keyvals(*job_dir, "status"))
+        status_before = n.read(*job_dir, "status")
+        doc_before = n.read("node.json")
         sleeper = subprocess.Popen(["sleep", "600"])
         try:
             n.smi("ppu", "sim", "busy", "-i", 3, "-gi", st["gi"], "-ci", st["ci"], 2, f"{sleeper.pid}:256")
@@ -176,22 +182,20 @@ class Processes(NodeTestCase):
                     f"pid={unseen + 1} used_memory_bytes=0 command=-"]
             # Read through: the change shows at the next read, with no snapshot in between.
             self.assertEqual(n.read(*job_dir, "processes").splitlines(), want)
-            status = n.read(*job_dir, "status").splitlines()
-            self.assertEqual([line for line in status if line.startswith("process")],
-                             [f"process: {w}" for w in want])
             self.assertEqual(n.read("ppu3", "mig", "4g.48gb", "job2", "processes").splitlines(),
                              [f"pid={unseen} used_memory_bytes=0 command=-"])
             self.assertEqual(n.read("mig", "4g.48gb", "job1", "processes").splitlines(), want, "the node-level view")
+            # status and node.json are the snapshot's: what runs is not in them, and they did not move.
+            self.assertEqual(n.read(*job_dir, "status"), status_before)
+            self.assertNotIn("process", n.read(*job_dir, "status"))
             job = [j for d in json.loads(n.read("node.json"))["devices"] for j in d["jobs"] if j["name"] == "job1"][0]
-            self.assertEqual(job["processes"], [{"pid": sleeper.pid, "used_memory_bytes": 256 << 20, "command": "sleep"},
-                                                {"pid": unseen + 1, "used_memory_bytes": 0, "command": None}])
-            # The driver refusing the query: the file says so, status too, node.json has null; the rest reads.
+            self.assertNotIn("processes", job)
+            self.assertEqual(json.loads(n.read("node.json"))["devices"], json.loads(doc_before)["devices"])
+            # The driver refusing the query: the file says so; the rest reads.
             n.smi("ppu", "sim", "fault", "DeviceGetComputeRunningProcesses_v3", "--ret", "UNKNOWN", "--times", 100000)
             text = n.read(*job_dir, "processes")
             self.assertRegex(text, r"^unknown: ppu3: asking which processes run on the instance failed: .*\(UNKNOWN\)\n$")
-            self.assertRegex(n.read(*job_dir, "status"), r"\nprocesses: unknown: ppu3: asking which processes run")
-            job = [j for d in json.loads(n.read("node.json"))["devices"] for j in d["jobs"] if j["name"] == "job1"][0]
-            self.assertIsNone(job["processes"])
+            self.assertEqual(n.read(*job_dir, "status"), status_before)
             n.smi("ppu", "sim", "clear-faults")
             self.assertEqual(n.read(*job_dir, "processes").splitlines(), want, "the driver answers again")
             n.smi("ppu", "sim", "busy", "-i", 3, "-gi", st["gi"], "-ci", st["ci"], 0)
@@ -200,89 +204,22 @@ class Processes(NodeTestCase):
             sleeper.kill()
             sleeper.wait()
 
-
-def as_user(uid, gid, *cmd):
-    return subprocess.run(["setpriv", f"--reuid={uid}", f"--regid={gid}", f"--groups={gid}", *cmd],
-                          capture_output=True, text=True)
-
-
-class Dies(NodeTestCase):
-    """What docs/dies.md shows works on the default simulated dies; bad writes say why; a die is
-    delegated as a device directory is."""
-
-    def test_the_dd_example_of_dies_md_works(self):
+    def test_status_and_node_json_ask_the_driver_nothing_and_stat_of_processes_neither(self):
         n = self.node
-        with open(os.path.join(DOCS, "dies.md")) as f:
-            dd = [line[2:].split("#")[0].strip() for line in f if line.startswith("$ dd ")][0]
-        weights = os.path.join(n.state, "weights.bin")
-        with open(weights, "wb") as f:
-            f.write(os.urandom(1 << 20))
-        cmd = dd.replace("/accel/", n.mnt + "/").replace("weights.bin", weights)
-        res = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, cwd=n.state)
-        self.assertEqual(res.returncode, 0, f"{dd}: {res.stderr}")
-        seek = int(re.search(r"seek=(\d+)", dd).group(1))
-        with open(n.path("dies", "3", "vram"), "rb") as f:
-            f.seek(seek << 20)
-            got = f.read(1 << 20)
-        with open(weights, "rb") as f:
-            self.assertEqual(got, f.read(), "the data is where dd put it")
-
-    def write(self, text, *path):
-        fd = os.open(self.node.path(*path), os.O_WRONLY)
-        try:
-            os.write(fd, text.encode())
-        finally:
-            os.close(fd)
-
-    def test_bad_writes_answer_einval_and_last_error_says_what_to_write(self):
-        n = self.node
-        self.assertEqual(n.read("dies", "last_error"), "")
-        for path, bad, want in ((("dies", "3", "enabled"), "2\n", "dies/3/enabled: write 1 to enable the die or 0 to "
-                                 "quarantine it, not '2'"),
-                                (("dies", "lease_ms"), "abc\n", "dies/lease_ms: write the lease in milliseconds, "
-                                 "a decimal number from 0 (no lease) to 4294967295, not 'abc'"),
-                                (("dies", "3", "policy"), "foo\n", "dies/3/policy: write pinned or resident, not 'foo'")):
-            before = n.read(*path)
-            self.assertErrno(errno.EINVAL, self.write, bad, *path)
-            self.assertEqual(n.read(*path), before, "nothing changed")
-            text = n.read("dies", "last_error")
-            self.assertRegex(text, r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z ")
-            self.assertEqual(text[25:], want + "\n")
-            self.assertIn(want, n.log())
-        self.write("1\n", "dies", "3", "enabled")
-        self.assertEqual(n.read("dies", "last_error"), "", "a write that succeeds clears it")
-        self.assertIn("last_error", os.listdir(n.path("dies")))
-
-    def test_a_die_is_delegated_as_a_device_directory_is(self):
-        n = self.node
-        group, member, stranger = 4321, 4322, 4323
-        self.assertEqual(os.stat(n.path("dies", "3", "vram")).st_mode & 0o7777, 0o600)
-        os.chown(n.path("dies", "3"), -1, group)
-        os.chmod(n.path("dies", "3"), 0o770)
-        st = os.stat(n.path("dies", "3"))
-        self.assertEqual((st.st_gid, st.st_mode & 0o7777), (group, 0o770))
-        vram = os.stat(n.path("dies", "3", "vram"))
-        self.assertEqual((vram.st_gid, vram.st_mode & 0o7777), (group, 0o660), "vram takes its directory's rw bits")
-        script = "import os,sys; fd=os.open(sys.argv[1], os.O_RDWR); os.pwrite(fd, b'mine', 0); print(os.pread(fd, 4, 0))"
-        res = as_user(member, group, sys.executable, "-c", script, n.path("dies", "3", "vram"))
-        self.assertEqual((res.returncode, res.stdout.strip()), (0, "b'mine'"), res.stderr)
-        res = as_user(stranger, stranger, sys.executable, "-c", script, n.path("dies", "3", "vram"))
-        self.assertIn("PermissionError", res.stderr, "not the group's: the kernel refuses")
-        res = as_user(member, group, sys.executable, "-c", script, n.path("dies", "4", "vram"))
-        self.assertIn("PermissionError", res.stderr, "die 4 is not delegated")
-        # /accel's delegation is about carving: it does not reach dies/.
-        os.chmod(n.mnt, 0o777)
-        self.assertEqual(os.stat(n.path("dies", "4", "vram")).st_mode & 0o7777, 0o600)
-        os.chmod(n.mnt, 0o755)
-        # dies/ for every die, kept across a restart.
-        os.chown(n.path("dies"), -1, group)
-        os.chmod(n.path("dies"), 0o750)
-        self.assertEqual(os.stat(n.path("dies", "5", "vram")).st_mode & 0o7777, 0o640)
-        n.restart()
-        self.assertEqual(os.stat(n.path("dies", "3", "vram")).st_gid, group)
-        self.assertEqual(os.stat(n.path("dies", "5", "vram")).st_mode & 0o7777, 0o640)
-        self.assertEqual(os.stat(n.path("dies", "3", "info")).st_mode & 0o7777, 0o444, "a file keeps its own mode")
-        self.assertErrno(errno.EPERM, os.chmod, n.path("dies", "3", "vram"), 0o666)
+        job_dir = ("ppu3", "mig", "4g.48gb", "job1")
+        n.mkdir(*job_dir)
+        before = self.calls("DeviceGetComputeRunningProcesses_v3")
+        for _ in range(3):
+            n.read(*job_dir, "status")
+            n.read("mig", "4g.48gb", "job1", "status")
+            n.read("node.json")
+            os.stat(n.path(*job_dir, "processes"))
+            os.stat(n.path(*job_dir, "holders"))
+        self.assertEqual(self.calls("DeviceGetComputeRunningProcesses_v3"), before,
+                         "status, node.json and a stat of processes asked the driver")
+        self.assertEqual(os.stat(n.path(*job_dir, "processes")).st_size, 0, "a live row's size at stat")
+        n.read(*job_dir, "processes")
+        self.assertGreater(self.calls("DeviceGetComputeRunningProcesses_v3"), before, "a read asks")
 
 
 if __name__ == "__main__":

@@ -134,27 +134,38 @@ class LoneWaiter(NodeTestCase):
                             lambda: self.node.errno_of(os.mkdir, self.node.path("mig", "4g.48gb", "a b")))
         self.assertIn("job name 'a b' is not valid", out)
 
-    def hold(self, fds, path):
-        # the simulated nodes cannot be opened for real; an O_PATH descriptor holds them as well
-        return lambda: fds.append(os.open(path, os.O_PATH))
-
-    def test_holders_of_a_device_and_of_a_job(self):
+    def test_live_files_are_not_rendered_while_waited_on_and_wake_when_they_go(self):
+        """holders and processes are live files (docs/tree.md, "Snapshot files and live files"): a
+        waiter on them asks neither /proc nor the driver, whatever moves; it wakes when its job goes."""
         n = self.node
         n.mkdir(*PROF, "j")
+        st = n.keyvals(*PROF, "j", "status")
         nodes = [d for spec in n.cdi_specs().values() for d in spec["devices"] if d["name"] == "j"]
-        nodes = nodes[0]["containerEdits"]["deviceNodes"]
-        card = [x["hostPath"] for x in nodes if x["path"] == "/dev/alixpu_ppu3"][0]
-        cap = [x["hostPath"] for x in nodes if "-caps/" in x["path"]][0]
-        fds = []
+        cap = [x["hostPath"] for x in nodes[0]["containerEdits"]["deviceNodes"] if "-caps/" in x["path"]][0]
+
+        def queries():
+            calls = dict(line.split() for line in n.smi("ppu", "sim", "calls").stdout.splitlines())
+            return int(calls.get("DeviceGetComputeRunningProcesses_v3", 0))
+
+        waiters = [self.waiter(n.path(*PROF, "j", f)) for f in ("processes", "holders")]
+        before = queries()
+        fd = os.open(cap, os.O_PATH)
         try:
-            out = self.wait_for(("ppu3", "holders"), self.hold(fds, card))
-            self.assertIn(f"pid={os.getpid()} ", out)
-            out = self.wait_for((*PROF, "j", "holders"), self.hold(fds, cap))
-            self.assertIn(f"pid={os.getpid()} ", out)
+            n.smi("ppu", "sim", "busy", "-i", 3, "-gi", st["gi"], "-ci", st["ci"], 1)
+            time.sleep(1)  # four of the notifier's rechecks, were these files rechecked
+            self.assertEqual(queries(), before, "a waiter on processes asked the driver")
+            for w in waiters:
+                self.assertIsNone(w.proc.poll(), f"{w.path}: woken with the file still there")
+            self.assertIn(f"pid={os.getpid()} ", n.read(*PROF, "j", "holders"), "a read sees what holds it now")
+            self.assertNotEqual(n.read(*PROF, "j", "processes"), "", "a read asks the driver now")
+            n.smi("ppu", "sim", "busy", "-i", 3, "-gi", st["gi"], "-ci", st["ci"], 0)
         finally:
-            for fd in fds:
-                os.close(fd)
+            os.close(fd)
         os.rmdir(n.path(*PROF, "j"))
+        for w in waiters:
+            rc, out, err = w.result()
+            self.assertEqual((rc, out), (1, ""), f"{w.path}: {err}")
+            self.assertIn("went away", err, w.path)
 
 
 class WakeUps(NodeTestCase):

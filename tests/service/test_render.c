@@ -435,6 +435,13 @@ static void test_rows_are_whole(void **state)
 		for (const struct fs_entry *r = rows; r->name; r++) {
 			bool w = r->flags & FS_ENTRY_WRITABLE;
 
+			/* Every row chose its freshness class (fs/tree.h); a live one is a file, never page-cached. */
+			assert_true(r->fresh == FS_FRESH_SNAPSHOT || r->fresh == FS_FRESH_LIVE);
+			if (r->fresh == FS_FRESH_LIVE) {
+				assert_int_equal(r->kind, FS_FILE);
+				assert_false(r->flags & FS_ENTRY_CACHED);
+			}
+
 			if (r->kind != FS_FILE) {
 				assert_null(r->render);
 				assert_null(r->write);
@@ -461,6 +468,53 @@ static void test_rows_are_whole(void **state)
 	 */
 	assert_true(files >= 20);
 	assert_int_equal(writable, 14);
+}
+
+/*
+ * The table checks itself at start (the daemon refuses to serve otherwise),
+ * and the live rows are the few that ask the driver or /proc: holders and
+ * processes, and vram's bytes; status and node.json are snapshot rows.
+ */
+static void test_rows_have_a_freshness_class(void **state)
+{
+	static const struct {
+		enum fs_kind dir;
+		const char *name;
+		enum fs_freshness fresh;
+	} want[] = {
+		{ FS_ROOT, "node.json", FS_FRESH_SNAPSHOT }, { FS_ROOT, "metrics", FS_FRESH_SNAPSHOT },
+		{ FS_JOB, "status", FS_FRESH_SNAPSHOT },     { FS_JOB, "processes", FS_FRESH_LIVE },
+		{ FS_JOB, "holders", FS_FRESH_LIVE },        { FS_DEVICE, "holders", FS_FRESH_LIVE },
+		{ FS_DIE, "vram", FS_FRESH_LIVE },           { FS_DEVICE, "utilization", FS_FRESH_LIVE },
+		{ FS_JOB, "utilization", FS_FRESH_LIVE },
+	};
+	char why[256];
+	size_t live = 0;
+
+	(void)state;
+	assert_int_equal(fs_tree_check(why, sizeof(why)), 0);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const struct fs_entry *r = fs_tree_files(want[i].dir);
+		while (r->name && strcmp(r->name, want[i].name))
+			r++;
+		assert_non_null(r->name);
+		assert_int_equal(r->fresh, want[i].fresh);
+	}
+	for (int k = FS_ROOT; k <= FS_DIE; k++)
+		for (const struct fs_entry *r = fs_tree_files((enum fs_kind)k); r && r->name; r++)
+			live += r->fresh == FS_FRESH_LIVE;
+	/*
+	 * A card's holders and utilization, vram; a job's processes, holders and utilization, counted for
+	 * its three views (FS_JOB, FS_NODE_JOB, FS_PLACEMENT_JOB: one table).
+	 */
+	assert_int_equal(live, 3 + 3 * 3);
+	/* status is page-cached again: fs/notify.c drops it when the snapshot or the registry moves. */
+	{
+		const struct fs_entry *r = fs_tree_files(FS_JOB);
+		while (strcmp(r->name, "status"))
+			r++;
+		assert_true(r->flags & FS_ENTRY_CACHED);
+	}
 }
 
 /* The job control files are rows like any other: resolved by name, rendered by their row. */
@@ -507,6 +561,7 @@ int main(void)
 		cmocka_unit_test(test_reserved_names_are_the_tree_files),
 		cmocka_unit_test(test_catalog_refuses_mig_file_names),
 		cmocka_unit_test(test_rows_are_whole),
+		cmocka_unit_test(test_rows_have_a_freshness_class),
 		cmocka_unit_test(test_job_control_rows_render),
 	};
 

@@ -47,7 +47,7 @@ struct card {
 	char name[32];
 	unsigned index;
 	char text[4096];
-	char report[1024]; /* why it is not written, or what writing it answered */
+	char report[1024];                    /* why it is not written, or what writing it answered */
 	const struct layout_cfg_entry *entry; /* the configuration's entry for it, NULL: none */
 	bool write;
 	bool failed;
@@ -493,7 +493,8 @@ int smi_cmd_layout(struct smi *s, int argc, char **argv)
 	struct apply jobs[MAX_CARDS];
 	pthread_t threads[MAX_CARDS];
 	bool started[MAX_CARDS] = { false }, dry_run = false, failed = false, pending = false, wait = false;
-	bool is_apply = !strcmp(verb, "apply"), is_assert = !strcmp(verb, "assert"), is_export = !strcmp(verb, "export");
+	bool is_apply = !strcmp(verb, "apply"), is_assert = !strcmp(verb, "assert"),
+	     is_export = !strcmp(verb, "export");
 	double timeout = -1;
 	char err[1024];
 	unsigned line, index;
@@ -540,7 +541,8 @@ int smi_cmd_layout(struct smi *s, int argc, char **argv)
 	}
 	line = unknown_device(&cfg, cards, n, &index);
 	if (line) {
-		fprintf(stderr, "accel-smi: %s: line %u names device %u, and there is no %s%u under %s: nothing written\n",
+		fprintf(stderr,
+		        "accel-smi: %s: line %u names device %u, and there is no %s%u under %s: nothing written\n",
 		        file, line, index, s->family->tree_prefix, index, mount);
 		return SMI_FAILED;
 	}

@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import unittest
 
 from harness import NodeTestCase, wait_until
@@ -220,6 +221,45 @@ class Processes(NodeTestCase):
         self.assertEqual(os.stat(n.path(*job_dir, "processes")).st_size, 0, "a live row's size at stat")
         n.read(*job_dir, "processes")
         self.assertGreater(self.calls("DeviceGetComputeRunningProcesses_v3"), before, "a read asks")
+
+
+class BesideABusyRmdir(NodeTestCase):
+    """An rmdir of a busy job holds its card through its retries (100 ms, 200 ms, ... each): a read of
+    another job on that card waits for none of it (docs/tree.md, "Snapshot files and live files")."""
+
+    busy_retries = 8  # the card held for 3.6 s: the reads below fall inside it
+
+    def test_status_reads_and_processes_says_busy_while_the_card_is_held(self):
+        n = self.node
+        prof = ("ppu3", "mig", "4g.48gb")
+        n.mkdir(*prof, "reader")
+        n.mkdir(*prof, "busy")
+        st = n.keyvals(*prof, "busy", "status")
+        n.smi("ppu", "sim", "busy", "-i", 3, "-gi", st["gi"], "-ci", st["ci"], 1)
+        status = n.read(*prof, "reader", "status")
+        result = {}
+
+        def remove():
+            result["errno"] = n.errno_of(os.rmdir, n.path(*prof, "busy"))
+
+        t = threading.Thread(target=remove)
+        t.start()
+        said_busy = 0
+        try:
+            while t.is_alive():
+                self.assertEqual(n.read(*prof, "reader", "status"), status, "status is the snapshot's")
+                text = n.read(*prof, "reader", "processes")
+                if "busy" in text:
+                    self.assertRegex(text, r"^unknown: ppu3 is busy \(a carve, a removal or a reading holds it\): "
+                                           r"read again\n$")
+                    said_busy += 1
+        finally:
+            t.join()
+        self.assertEqual(result["errno"], errno.EBUSY, "the driver's own answer, after the retries")
+        self.assertGreater(said_busy, 0, "processes answered while the rmdir held the card, saying so")
+        self.assertEqual(n.read(*prof, "reader", "processes"), "", "the card free again: the driver answers")
+        n.smi("ppu", "sim", "busy", "-i", 3, "-gi", st["gi"], "-ci", st["ci"], 0)
+        os.rmdir(n.path(*prof, "busy"))
 
 
 if __name__ == "__main__":

@@ -34,6 +34,10 @@
  *      64-card node, interleaved; a status read on the full node against
  *      bare d/status; what the full node's CDI spec files weigh
  *      (mig_bench_full.c)
+ *   8  p99 of a status read while an rmdir of another job on the same card
+ *      retries busy, against the idle p99 (mig_bench_fresh.c)
+ *   9  driver calls per second of a poll() watcher on the full node's
+ *      node.json (mig_bench_fresh.c)
  *
  * Operations of a pair are interleaved in rounds, so that drift in the
  * machine falls on both sides.  Nothing is asserted about time: the exit
@@ -244,7 +248,7 @@ int main(int argc, char **argv)
 				memcpy(both.fn[both.n], per_read[1].fn[i], sizeof(both.fn[0]));
 				both.count[both.n] = per_read[1].count[i];
 			}
-			mb_calls_row(" ", "  driver calls per status read (both families)", &both, "-", -1);
+			mb_calls_row("4", "driver calls per status read (both families)", &both, "0", 0);
 		}
 		mb_note_breakdown("first PPU cycle, T-Head calls", &first_ppu[0]);
 		mb_note_breakdown("first H200 cycle, NVIDIA calls", &first_gpu[1]);
@@ -414,7 +418,11 @@ int main(int argc, char **argv)
 		}
 	}
 
-	/* 7: a full node */
+	/* 8: a read beside an rmdir that retries busy on the same card (ppu1, the reader's) */
+	mb_settle();
+	figure_busy_card(reader_dir, status_path, 1, sa, sb);
+
+	/* 7: a full node (and 9, a watcher of its node.json) */
 	mb_settle();
 	snprintf(topo, sizeof(topo), "%s/topology-64.json", base);
 	figure_full_node(topo, bare_status, sa, sb);

@@ -84,6 +84,9 @@ extern struct mnt *const all_mounts[];
 void unmount_all(bool wait_for_daemons);
 void unmount_mnt(struct mnt *m, bool wait_for_daemon);
 void figure_full_node(const char *topology, const char *bare_status, double *sa, double *sb);
+/* Figures 8 and 9 (mig_bench_fresh.c): a read beside a busy rmdir on card; a watcher of m's node.json. */
+void figure_busy_card(const char *reader_dir, const char *status_path, unsigned card, double *sa, double *sb);
+void figure_watcher(const struct mnt *m, unsigned jobs);
 void on_signal(int sig);
 void cleanup(void);
 void fail(const char *fmt, ...);

@@ -130,6 +130,7 @@ void figure_full_node(const char *topology, const char *bare_status, double *sa,
 	if (files)
 		snprintf(r->ratio, sizeof(r->ratio), "%lld B/file", bytes / files);
 	snprintf(r->goal, sizeof(r->goal), "one file per change");
+	figure_watcher(&node64f, jobs);
 	unmount_mnt(&node64f, true);
 	unmount_mnt(&node64e, true);
 }

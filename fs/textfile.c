@@ -107,13 +107,11 @@ static void *writer_main(void *arg)
 
 	pthread_mutex_lock(&tf->lock);
 	while (!tf->stopping) {
-		struct timespec at = accel_deadline_in_ms(FS_TEXTFILE_TICK_MS);
+		/* Only the dies' slot moves with nobody kicking: without dies/, the heartbeat's deadline alone. */
+		struct timespec at = accel_deadline_in_ms(tf->dies ? FS_TEXTFILE_TICK_MS : FS_TEXTFILE_HEARTBEAT_MS);
 		char err[PATH_MAX + 128];
 		int ret;
 
-		/* Only the dies' slot moves with nobody kicking: without dies/, no deadline (an idle daemon sleeps). */
-		while (!tf->kicked && !tf->stopping && !tf->dies)
-			pthread_cond_wait(&tf->cond, &tf->lock);
 		while (!tf->kicked && !tf->stopping && pthread_cond_timedwait(&tf->cond, &tf->lock, &at) != ETIMEDOUT)
 			;
 		if (tf->stopping)

@@ -242,11 +242,14 @@ int accel_node_usage(struct accel_node *node, const struct accel_snapshot *s, co
                      const struct accel_job *j, bool may_wait, struct accel_usage *out);
 /*
  * The last reading of the same that anyone took, as published: no driver
- * call, no lock but the table's leaf for a copy (node.json and metrics,
- * snapshot rows, show this).  0, or -ENOENT when nobody read it yet.
+ * call, no lock but the usage table's leaf for a copy (node.json and
+ * metrics, snapshot rows, show this).  want_new (a reader's open or read,
+ * not a poll, a stat or the notifier): when it is a window old or missing,
+ * the sampler thread is asked for a new one, after.  0, or -ENOENT when
+ * nobody read it yet.
  */
-int accel_node_usage_shown(struct accel_node *node, const struct accel_device *d, const struct accel_job *j,
-                           struct accel_usage *out);
+int accel_node_usage_shown(struct accel_node *node, const struct accel_snapshot *s, const struct accel_device *d,
+                           const struct accel_job *j, bool want_new, struct accel_usage *out);
 /* The utilization file's text of the same (malloc'd into *text): 0 or -ENOMEM. */
 int accel_node_usage_text(struct accel_node *node, const struct accel_snapshot *s, const struct accel_device *d,
                           const struct accel_job *j, char **text);

@@ -87,8 +87,10 @@ static void *sampler(void *arg)
 			e->users++; /* kept in the list while it is read: the walk goes on from it */
 			node_unlock(&u->lock, NODE_LOCK_LEAF);
 			pthread_mutex_lock(&e->lock);
-			if (!e->probe.last_ms || node_now_ms() - e->probe.last_ms >= ACCEL_USAGE_WINDOW_MS)
+			if (!e->probe.last_ms || node_now_ms() - e->probe.last_ms >= ACCEL_USAGE_WINDOW_MS) {
 				step(node, &e->what, &e->probe);
+				node_usage_show(u, e, &e->probe.last);
+			}
 			pthread_mutex_unlock(&e->lock);
 			node_lock(&u->lock, NODE_LOCK_LEAF);
 			e->users--;
@@ -172,16 +174,31 @@ int accel_node_usage(struct accel_node *node, const struct accel_snapshot *s, co
 	return 0;
 }
 
-int accel_node_usage_shown(struct accel_node *node, const struct accel_device *d, const struct accel_job *j,
-                           struct accel_usage *out)
+int accel_node_usage_shown(struct accel_node *node, const struct accel_snapshot *s, const struct accel_device *d,
+                           const struct accel_job *j, bool want_new, struct accel_usage *out)
 {
 	char key[NODE_USAGE_KEY_MAX];
+	int64_t at = 0;
+	int ret;
 
 	if (j)
 		node_usage_job_key(key, sizeof(key), j);
 	else
 		node_usage_card_key(key, sizeof(key), d);
-	return node_usage_shown(node->usage, key, out);
+	ret = node_usage_shown(node->usage, key, out, &at);
+	if (want_new && (ret || node_now_ms() - at >= ACCEL_USAGE_WINDOW_MS)) {
+		/* The sampler takes it, after: a snapshot row never waits for a reading (trylock: one is under way). */
+		struct node_usage_entry *e = node_usage_get(node->usage, s, key);
+
+		if (e && !pthread_mutex_trylock(&e->lock)) {
+			what_of(d, j, &e->what);
+			pthread_mutex_unlock(&e->lock);
+			want(node, e);
+		}
+		if (e)
+			node_usage_put(node->usage, e);
+	}
+	return ret;
 }
 
 int accel_node_usage_text(struct accel_node *node, const struct accel_snapshot *s, const struct accel_device *d,

@@ -139,10 +139,11 @@ void node_usage_show(struct node_usage *u, struct node_usage_entry *e, const str
 	node_lock(&u->lock, NODE_LOCK_LEAF);
 	e->shown = *last;
 	e->shown_valid = true;
+	e->shown_ms = e->probe.last_ms;
 	node_unlock(&u->lock, NODE_LOCK_LEAF);
 }
 
-int node_usage_shown(struct node_usage *u, const char *key, struct accel_usage *out)
+int node_usage_shown(struct node_usage *u, const char *key, struct accel_usage *out, int64_t *at_ms)
 {
 	struct node_usage_entry *e;
 	int ret = -ENOENT;
@@ -152,6 +153,7 @@ int node_usage_shown(struct node_usage *u, const char *key, struct accel_usage *
 		;
 	if (e && e->shown_valid) {
 		*out = e->shown;
+		*at_ms = e->shown_ms;
 		ret = 0;
 	}
 	node_unlock(&u->lock, NODE_LOCK_LEAF);

@@ -36,6 +36,7 @@ struct node_usage_entry {
 	/* Guarded by the table's lock: the last reading, for the snapshot rows (accel_node_usage_shown). */
 	bool shown_valid;
 	struct accel_usage shown;
+	int64_t shown_ms; /* node_now_ms() of that reading */
 };
 
 struct node_usage {
@@ -64,6 +65,6 @@ struct node_usage_entry *node_usage_get(struct node_usage *u, const struct accel
 void node_usage_put(struct node_usage *u, struct node_usage_entry *e);
 /* Publish e's last reading (after a reading, e's lock held), and copy key's: 0, or -ENOENT. */
 void node_usage_show(struct node_usage *u, struct node_usage_entry *e, const struct accel_usage *last);
-int node_usage_shown(struct node_usage *u, const char *key, struct accel_usage *out);
+int node_usage_shown(struct node_usage *u, const char *key, struct accel_usage *out, int64_t *at_ms);
 
 #endif

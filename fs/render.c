@@ -6,20 +6,19 @@
 
 #include "core/lock_check.h"
 
-#ifndef NDEBUG
 static __thread unsigned at_read; /* an open or a read is generating its text on this thread */
-#endif
 
 void fs_render_at_read(bool on)
 {
-#ifndef NDEBUG
 	if (on)
 		at_read++;
 	else
 		at_read--;
-#else
-	(void)on;
-#endif
+}
+
+bool fs_render_is_at_read(void)
+{
+	return at_read != 0;
 }
 
 int fs_render(struct accel_node *node, const struct accel_snapshot *s, const struct fs_node *n, char **out, size_t *len)
@@ -36,9 +35,7 @@ int fs_render(struct accel_node *node, const struct accel_snapshot *s, const str
 	 * fs/ lock held.  A snapshot row copies pointers: its render taking a
 	 * node lock is a bug (core/lock_check.h).
 	 */
-#ifndef NDEBUG
 	assert((!live || at_read) && "a live row rendered outside open and read (at lookup, stat, notify or poll)");
-#endif
 	assert((!live || !accel_outer_locks_held()) && "a live row rendered with an fs/ lock held");
 	if (!live)
 		accel_render_enter();

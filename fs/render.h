@@ -28,5 +28,7 @@ int fs_render(struct accel_node *node, const struct accel_snapshot *s, const str
  * debug builds assert.  Lookup, stat, the notifier and poll never render one.
  */
 void fs_render_at_read(bool on);
+/* Is this thread's render an open's or a read's (a snapshot row may then ask for fresher published state)? */
+bool fs_render_is_at_read(void);
 
 #endif

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include "fs/usage_text.h"
 
+#include "fs/render.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,7 +144,8 @@ void fs_usage_metrics(struct fs_text *t, struct accel_node *node, const struct a
 		for (size_t j = 0; j < s->devices[i]->n_jobs; j++, k++) {
 			const struct accel_job *job = &s->devices[i]->jobs[j];
 
-			if (job->state != ACCEL_JOB_READY || accel_node_usage_shown(node, s->devices[i], job, &us[k]))
+			if (job->state != ACCEL_JOB_READY ||
+			    accel_node_usage_shown(node, s, s->devices[i], job, fs_render_is_at_read(), &us[k]))
 				memset(&us[k], 0, sizeof(us[k]));
 		}
 	for (int g = G_INFO + 1; g < G_N; g++) {
@@ -174,7 +177,8 @@ json_t *fs_usage_json(struct accel_node *node, const struct accel_snapshot *s, c
 	struct accel_usage u;
 
 	(void)s;
-	if (!node || (j && j->state != ACCEL_JOB_READY) || accel_node_usage_shown(node, d, j, &u))
+	if (!node || (j && j->state != ACCEL_JOB_READY) ||
+	    accel_node_usage_shown(node, s, d, j, fs_render_is_at_read(), &u))
 		return json_null();
 	return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "window_ms",
 	                 u.gpm ? json_integer((json_int_t)u.window_ms) : json_null(), "sm_activity_percent",

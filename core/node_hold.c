@@ -42,7 +42,10 @@ int accel_node_set_hold(struct accel_node *node, const char *device, const struc
 			         h->mode_wait
 			                 ? "its layout's mode line waits: no new job lands here until the mode changed"
 			                 : "its layout's mode line no longer waits");
-		moved = memcmp(&nc->hold, h, sizeof(*h)) != 0;
+		/* Field by field: a caller's hold on its stack has padding nobody wrote. */
+		moved = nc->hold.cordon != h->cordon || nc->hold.drain != h->drain ||
+		        nc->hold.mode_wait != h->mode_wait || nc->hold.pending != h->pending ||
+		        nc->hold.impossible != h->impossible;
 		nc->hold = *h;
 		if (moved)
 			node_card_reshow(node, nc);

@@ -24,7 +24,7 @@ class ContractRows:
         self.assertEqual(wide_before, 1)
         os.mkdir(self.prof("job1"))
         self.assertEqual(sorted(os.listdir(self.prof("job1"))),
-                         ["cdi.json", "containers", "dev", "devices", "health", "holders", "processes", "reclaim", "status"])
+                         ["cdi.json", "containers", "dev", "devices", "health", "holders", "processes", "reclaim", "status", "utilization"])
         st = n.keyvals(F["device"], "mig", F["profile"], "job1", "status")
         self.assertEqual(st["state"], "ready")
         self.assertEqual(st["profile"], F["profile"])
@@ -274,7 +274,7 @@ class PlacementRows:
         # the same job in every view: the profile, its placement, the node-level view
         self.assertEqual(sorted(os.listdir(self.at(4))), ["j", "status"])
         self.assertEqual(sorted(os.listdir(self.at(4, "j"))),
-                         ["cdi.json", "containers", "dev", "device", "devices", "health", "holders", "processes", "reclaim", "status"])
+                         ["cdi.json", "containers", "dev", "device", "devices", "health", "holders", "processes", "reclaim", "status", "utilization"])
         self.assertEqual(os.readlink(self.at(4, "j", "device")), "../../../j")
         self.assertTrue(os.path.samefile(os.path.realpath(self.at(4, "j", "device")), self.prof("j")))
         self.assertEqual(self.text(self.at(4, "j", "status")), self.text(self.prof("j", "status")))

@@ -180,8 +180,8 @@ json_t *fs_usage_json(struct accel_node *node, const struct accel_snapshot *s, c
 	if (!node || (j && j->state != ACCEL_JOB_READY) ||
 	    accel_node_usage_shown(node, s, d, j, fs_render_is_at_read(), &u))
 		return json_null();
-	return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "window_ms",
-	                 u.gpm ? json_integer((json_int_t)u.window_ms) : json_null(), "sm_activity_percent",
+	/* No window_ms: it moves with every reading, and node.json's text holds still while the node does. */
+	return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "sm_activity_percent",
 	                 num_or_null(u.gpm, u.sm_activity), "sm_occupancy_percent", num_or_null(u.gpm, u.sm_occupancy),
 	                 "dram_bandwidth_percent", num_or_null(u.gpm, u.dram_bandwidth), "sm_activity_mean_percent",
 	                 num_or_null(u.observed_ms > 0, u.sm_activity_mean), "sm_activity_peak_percent",

@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import stat
+import time
 import subprocess
 import tempfile
 import threading
@@ -15,7 +16,8 @@ import unittest
 
 from harness import NodeTestCase, topology_path, wait_until
 
-JOB_FILES = ["cdi.json", "containers", "dev", "devices", "health", "holders", "processes", "reclaim", "status"]
+JOB_FILES = ["cdi.json", "containers", "dev", "devices", "health", "holders", "processes", "reclaim", "status",
+             "utilization"]
 
 
 class CacheIsNeverStale(NodeTestCase):
@@ -239,12 +241,13 @@ class WholeCopies(NodeTestCase):
     topology = topology_path("busy.json")
 
     def generated_files(self):
-        """Every regular file of the tree but the dies' VRAM, relative to the mount."""
+        """Every regular file of the tree but the dies' VRAM and the live utilization files (size 0, and
+        a new window at each reading: docs/tree.md), relative to the mount."""
         out = []
         for top, dirs, files in os.walk(self.node.mnt):
             for f in files:
                 path = os.path.join(top, f)
-                if f != "vram" and stat.S_ISREG(os.lstat(path).st_mode):
+                if f not in ("vram", "utilization") and stat.S_ISREG(os.lstat(path).st_mode):
                     out.append(os.path.relpath(path, self.node.mnt))
         return sorted(out)
 
@@ -257,6 +260,13 @@ class WholeCopies(NodeTestCase):
                 while n.available(dev, prof):
                     n.mkdir(dev, "mig", prof, f"{dev}-{prof.replace('.', '-')}-{n.available(dev, prof)}")
         files = self.generated_files()
+        # node.json and metrics show each job's last reading and ask for the next (a thread takes
+        # it): two scrapes a window apart, and the simulator's counters, which hold still, hold
+        # their text still too.
+        for _ in range(2):
+            n.read("node.json")
+            n.read("metrics")
+            time.sleep(1.2)
         direct = {f: n.read(f) for f in files}
         self.assertGreater(len(direct["node.json"]), 16 * 4096, "node.json is tens of kilobytes")
         self.assertGreater(len(direct["metrics"]), 4 * 4096)

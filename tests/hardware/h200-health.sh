@@ -81,7 +81,7 @@ nvidia-smi -q -d ECC -i 0 >"$OUT/nvidia-smi-q-ecc.txt" 2>&1
 		check "CPU ticks of the idle daemon in 30 s (poller at rest, event thread waiting in the driver)" "0" "$((t1 - t0))"
 		for t in /proc/"$pid"/task/*; do echo "$(basename "$t") $(cat "$t/comm") $(awk '{ print $14 + $15 }' "$t/stat")"; done >"$OUT/threads.txt"
 		# The first read after the rest is served at once, and the pass it starts reads the card again.
-		check "gpu0/mig/mode after the rest" "disabled" "$(cat "$MNT/gpu0/mig/mode")""
+		check "gpu0/mig/mode after the rest" "disabled" "$(cat "$MNT/gpu0/mig/mode")"
 		umount "$MNT"
 	else
 		echo "MISMATCH accelfs did not mount (see accelfs.log)"

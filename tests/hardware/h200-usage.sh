@@ -38,13 +38,12 @@ before=$(mode)
 } >"$OUT/env.txt" 2>&1
 
 # The probe's energy window (2 s) and nvidia-smi's power over the same seconds.
-nvidia-smi --query-gpu=power.draw,power.draw.average --format=csv,noheader,nounits -i 0 -lms 500 -c 5 \
-	>"$OUT/nvidia-smi-power.txt" 2>&1 &
+( sleep 1; nvidia-smi -q -d POWER -i 0 ) >"$OUT/nvidia-smi-power.txt" 2>&1 &
 smi_pid=$!
 "$BUNDLE/hw-usage-probe" gpu >"$OUT/hw-usage-probe.txt" 2>&1
 probe_rc=$?
 wait "$smi_pid"
-nvidia-smi --query-gpu=utilization.gpu,memory.used,memory.total --format=csv,noheader,nounits -i 0 \
+nvidia-smi --query-gpu=utilization.gpu,memory.used,memory.total,memory.reserved --format=csv,noheader,nounits -i 0 \
 	>"$OUT/nvidia-smi-query.txt" 2>&1
 
 "$BUNDLE/accelfs" --read-only --state-dir="$STATE" "$MNT" >"$OUT/accelfs-start.txt" 2>&1
@@ -66,14 +65,18 @@ fusermount3 -u "$MNT" 2>/dev/null || umount "$MNT"
 	check "energy counter" "SUCCESS" "$(probe energy | cut -d' ' -f1)"
 
 	echo "== against nvidia-smi"
-	smi_w=$(awk -F', ' '{ s += $1; n++ } END { if (n) printf "%.1f", s / n }' "$OUT/nvidia-smi-power.txt")
+	# driver 580's nvidia-smi takes no power.draw query with -lms/-c: its own average over its window
+	smi_w=$(sed -n 's/^ *Average Power Draw *: \([0-9.]*\) W$/\1/p' "$OUT/nvidia-smi-power.txt" | head -1)
 	ours_w=$(probe energy | sed -n 's/.*= \([0-9.]*\) W$/\1/p')
 	near "mean power over the energy window (W)" "$smi_w" "$ours_w" 15
-	IFS=', ' read -r smi_util smi_used smi_total <"$OUT/nvidia-smi-query.txt"
+	IFS=', ' read -r smi_util smi_used smi_total smi_reserved <"$OUT/nvidia-smi-query.txt"
+	# NVML's first memory query counts the driver's reservation as used; nvidia-smi shows it apart
+	# (driver 580: memory.used 0 MiB, memory.reserved 615 MiB on an idle H200).
+	smi_used=$((smi_used + smi_reserved))
 	ours_total=$(probe memory | sed -n 's/.*total=\([0-9]*\).*/\1/p')
 	near "memory total (MiB)" "$smi_total" "$((ours_total / 1048576))" 1
 	ours_used=$(probe memory | sed -n 's/.*used=\([0-9]*\).*/\1/p')
-	near "memory used (MiB)" "$smi_used" "$((ours_used / 1048576))" 64
+	near "memory used, reserved included (MiB)" "$smi_used" "$((ours_used / 1048576))" 64
 	sm=$(probe 'metric 2' | cut -d' ' -f2)
 	near "SM activity (percent; nvidia-smi's utilization.gpu, idle)" "$smi_util" "$sm" 5
 

@@ -321,7 +321,7 @@ class NodeLevel(NodeTestCase):
         # the same job in both places, same files
         self.assertEqual(n.read("mig", "4g.48gb", "c", "status"), n.read("ppu1", "mig", "4g.48gb", "c", "status"))
         self.assertEqual(sorted(os.listdir(os.path.join(mig, "c"))),
-                         ["cdi.json", "containers", "dev", "device", "devices", "health", "holders", "processes", "reclaim", "status"])
+                         ["cdi.json", "containers", "dev", "device", "devices", "health", "holders", "processes", "reclaim", "status", "utilization"])
         # rmdir works from either place, and the other place forgets the job at once
         self.assertTrue(os.path.isdir(n.path("ppu0", "mig", "4g.48gb", "a")))  # now cached by the kernel
         self.assertTrue(os.path.isdir(os.path.join(mig, "c")))

@@ -10,6 +10,8 @@ against the same pods without one, in the same run (reported, not asserted: docs
 """
 import json
 import os
+import re
+import statistics
 import sys
 import tempfile
 import time
@@ -235,12 +237,79 @@ class NodeTest(unittest.TestCase):
                                            for p in self.cp.items("pods", "-n", "default", "-l", "test=node")) == n,
                                600, f"{n} pods Running", step=0.1)
             rates[claim] = n / ((time.monotonic() - t0) / 60)
+            if claim:
+                timeline = self.timeline(names)
             self.settle("the rate's pods running")
             self.cp.kubectl("delete", "pods", "-n", "default", "-l", "test=node", "--wait=true", timeout=600)
             cluster.wait_until(lambda: not self.jobs(), 300, "every job given back")
         print(f"pods per minute on one node: {rates[True]:.1f} with a partition each, {rates[False]:.1f} without "
               f"({rates[True] / rates[False]:.2f}x), {n} pods at once", file=sys.stderr)
+        print(timeline, file=sys.stderr)
         self.settle("all deleted")
+
+    def timeline(self, names):
+        """Where a partitioned pod's time goes, on one timeline: the API server's times (created,
+        PodScheduled, Ready: whole seconds) and the plugin's (each prepare's carve and CDI wait, in
+        milliseconds; how many times it republished the slices during the burst)."""
+        def t(stamp):
+            return time.mktime(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ"))
+        sched, start = [], []
+        for name in names:
+            p = self.cp.get("pod", name, "-n", "default")
+            cond = {c["type"]: c.get("lastTransitionTime") for c in p["status"].get("conditions", [])}
+            created = t(p["metadata"]["creationTimestamp"])
+            sched.append(t(cond["PodScheduled"]) - created)
+            start.append(t(cond["Ready"]) - t(cond["PodScheduled"]))
+        log = self.plugin.proc.tail(100000).splitlines()
+        carve = [int(m.group(1)) for m in (re.search(r'carveMs=(\d+)', x) for x in log) if m][-len(names):]
+        cdi = [int(m.group(1)) for m in (re.search(r'cdiMs=(\d+)', x) for x in log) if m][-len(names):]
+        published = sum('"Published devices"' in x for x in log)
+
+        def span(v):
+            return f"median {statistics.median(v):g}, max {max(v):g}" if v else "none"
+        return (f"timeline of {len(names)} partitioned pods: created->scheduled s {span(sched)}; "
+                f"scheduled->ready s {span(start)}; prepare carve ms {span(carve)}; CDI wait ms {span(cdi)}; "
+                f"slices published {published} times since the plugin started")
+
+    # -- card state and health (issue 32) ---------------------------------------------------------
+    def device_health(self, name):
+        """The health the kubelet shows for the pod's devices: {resourceID: health}."""
+        out = {}
+        for cs in self.cp.get("pod", name, "-n", "default").get("status", {}).get("containerStatuses") or []:
+            for r in cs.get("allocatedResourcesStatus") or []:
+                for res in r.get("resources") or []:
+                    out[res.get("resourceID")] = res.get("health")
+        return out
+
+    def card_taints(self, card):
+        """The taint keys of the card's published devices: {device: {key: effect}}."""
+        out = {}
+        for s in self.cp.items("resourceslices"):
+            for d in s["spec"].get("devices") or []:
+                if d["name"].startswith(f"{card}-"):
+                    out[d["name"]] = {t["key"]: t["effect"] for t in d.get("taints") or []}
+        return out
+
+    def test_6_xid_shows_in_the_pod_and_a_failed_card_is_tainted(self):
+        """An Xid whose recovery is a reset fails the card and its job: the pod's device reads
+        Unhealthy in its status, every device of the card carries accelfs.io/failed (NoSchedule);
+        the driver's recovery lifts the taint and the pod's device reads Healthy again."""
+        self.cp.apply(pod("xid", profile="3g.71gb"))
+        job, card, profile = self.check_pod("xid")
+        index = next(d["index"] for d in json.loads(self.node.read("node.json"))["devices"] if d["name"] == card)
+        self.node.smi("gpu", "sim", "xid", "-i", index, "--action", "reset", 48)
+        cluster.wait_until(lambda: "Unhealthy" in self.device_health("xid").values(), 120,
+                           "the Xid in the pod's allocatedResourcesStatus")
+        cluster.wait_until(lambda: (t := self.card_taints(card)) and all(
+            k.get("accelfs.io/failed") == "NoSchedule" for k in t.values()), 60, f"{card}'s devices tainted failed")
+        self.node.smi("gpu", "sim", "recover", "-i", index)
+        cluster.wait_until(lambda: (t := self.card_taints(card)) and not any(t.values()), 60,
+                           f"{card}'s taints lifted by the recovery")
+        cluster.wait_until(lambda: set(self.device_health("xid").values()) == {"Healthy"}, 120,
+                           "the pod's device Healthy again")
+        self.delete("xid")
+        self.gone("xid", job, card, profile)
+        self.settle("xid deleted")
 
 
 if __name__ == "__main__":

@@ -286,7 +286,12 @@ bool accel_device_equal(const struct accel_device *a, const struct accel_device 
 	x.instances = y.instances = NULL;
 	x.card_nodes = y.card_nodes = NULL;
 	x.refs = y.refs = 0;
-	if (memcmp(&x, &y, sizeof(x)))
+	/* The hold is compared field by field: a copy of one made on a stack keeps its padding unwritten. */
+	memset(&x.hold, 0, sizeof(x.hold));
+	memset(&y.hold, 0, sizeof(y.hold));
+	if (a->hold.cordon != b->hold.cordon || a->hold.drain != b->hold.drain ||
+	    a->hold.mode_wait != b->hold.mode_wait || a->hold.pending != b->hold.pending ||
+	    a->hold.impossible != b->hold.impossible || memcmp(&x, &y, sizeof(x)))
 		return false;
 	for (size_t i = 0; i < a->n_profiles; i++)
 		if (!profile_equal(&a->profiles[i], &b->profiles[i]))

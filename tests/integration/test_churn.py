@@ -110,6 +110,8 @@ class Churn(NodeTestCase):
                 return "static"  # no driver event is raised here: every card and job stays ok
             if parts[-1] in ("layout", "layout_status", "cordon") or f in ("ppu3/mig/last_error", "ppu7/mig/last_error"):
                 return "static"  # no layout is declared, no card cordoned, no card-level mkdir refused
+            if parts[-1] in ("foreign", "adopt"):
+                return "static"  # every instance here is a job's: nothing foreign to show or adopt
             if parts[-1] in ("holders", "processes", "utilization"):
                 return "static"  # live files: a waiter on one is woken only when it goes (docs/tree.md)
             return "changed"

@@ -18,26 +18,6 @@
 #define ACCELFS_VERSION "unknown"
 #endif
 
-/* A label value as the format wants it: backslash, double quote and newline escaped. */
-static void label(struct fs_text *t, const char *name, const char *value, bool first)
-{
-	/* The common case, nothing to escape, in one put: a scrape with many jobs writes many labels. */
-	if (!strpbrk(value, "\\\"\n")) {
-		fs_put(t, "%s%s=\"%s\"", first ? "" : ",", name, value);
-		return;
-	}
-	fs_put(t, "%s%s=\"", first ? "" : ",", name);
-	for (const char *c = value; *c; c++) {
-		if (*c == '\\' || *c == '"')
-			fs_put(t, "\\%c", *c);
-		else if (*c == '\n')
-			fs_put(t, "%s", "\\n");
-		else
-			fs_put(t, "%c", *c);
-	}
-	fs_put(t, "%c", '"');
-}
-
 static void family(struct fs_text *t, const char *name, const char *type, const char *help)
 {
 	fs_put(t, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
@@ -55,10 +35,10 @@ static void family_libraries(struct fs_text *t, const struct accel_snapshot *s)
 		const struct accel_family_state *f = &s->families[i];
 
 		fs_put(t, "accelfs_family_library_loaded{");
-		label(t, "family", f->prefix, true);
-		label(t, "vendor", f->vendor, false);
-		label(t, "library", f->library, false);
-		label(t, "reason", f->reason, false);
+		fs_put_label(t, "family", f->prefix, true);
+		fs_put_label(t, "vendor", f->vendor, false);
+		fs_put_label(t, "library", f->library, false);
+		fs_put_label(t, "reason", f->reason, false);
 		fs_put(t, "} %d\n", f->loaded);
 	}
 }
@@ -72,24 +52,24 @@ static void device_gauges(struct fs_text *t, const struct accel_snapshot *s)
 	for (size_t i = 0; i < s->n_devices; i++) {
 		const struct accel_device *d = s->devices[i];
 		fs_put(t, "%s", "accelfs_device_info{");
-		label(t, "device", d->name, true);
-		label(t, "vendor", d->family->vendor, false);
-		label(t, "product", d->product, false);
-		label(t, "uuid", d->uuid, false);
-		label(t, "bus_id", d->bus_id, false);
+		fs_put_label(t, "device", d->name, true);
+		fs_put_label(t, "vendor", d->family->vendor, false);
+		fs_put_label(t, "product", d->product, false);
+		fs_put_label(t, "uuid", d->uuid, false);
+		fs_put_label(t, "bus_id", d->bus_id, false);
 		fs_put(t, "%s", "} 1\n");
 	}
 	family(t, "accelfs_device_mig_enabled", "gauge", "1 when MIG mode is enabled on the device (mig/mode).");
 	for (size_t i = 0; i < s->n_devices; i++) {
 		fs_put(t, "%s", "accelfs_device_mig_enabled{");
-		label(t, "device", s->devices[i]->name, true);
+		fs_put_label(t, "device", s->devices[i]->name, true);
 		fs_put(t, "} %d\n", s->devices[i]->mig_enabled);
 	}
 	family(t, "accelfs_device_refused", "gauge",
 	       "1 while the device is refused: it carves and reclaims nothing (its info file says why).");
 	for (size_t i = 0; i < s->n_devices; i++) {
 		fs_put(t, "%s", "accelfs_device_refused{");
-		label(t, "device", s->devices[i]->name, true);
+		fs_put_label(t, "device", s->devices[i]->name, true);
 		fs_put(t, "} %d\n", s->devices[i]->refused);
 		refused += s->devices[i]->refused;
 	}
@@ -104,7 +84,7 @@ static void device_gauge(struct fs_text *t, const struct accel_snapshot *s, cons
 	family(t, name, "gauge", help);
 	for (size_t i = 0; i < s->n_devices; i++) {
 		fs_put(t, "%s{", name);
-		label(t, "device", s->devices[i]->name, true);
+		fs_put_label(t, "device", s->devices[i]->name, true);
 		fs_put(t, "} %u\n", value(s->devices[i]));
 	}
 }
@@ -145,8 +125,8 @@ static void admits_gauges(struct fs_text *t, const struct accel_snapshot *s)
 	for (size_t i = 0; i < s->n_devices; i++)
 		for (int c = ACCEL_COND_OK; c <= ACCEL_COND_ABSENT; c++) {
 			fs_put(t, "%s", "accelfs_device_condition{");
-			label(t, "device", s->devices[i]->name, true);
-			label(t, "condition", accel_condition_str((enum accel_condition)c), false);
+			fs_put_label(t, "device", s->devices[i]->name, true);
+			fs_put_label(t, "condition", accel_condition_str((enum accel_condition)c), false);
 			fs_put(t, "} %d\n", s->devices[i]->admits.condition == (enum accel_condition)c);
 		}
 	device_gauge(t, s, "accelfs_device_cordoned",
@@ -183,8 +163,8 @@ static void profile_gauge(struct fs_text *t, const struct accel_snapshot *s, con
 			           : what == 1 ? p->available
 			                       : jobs_of_profile(d, p->name);
 			fs_put(t, "%s{", name);
-			label(t, "device", d->name, true);
-			label(t, "profile", p->name, false);
+			fs_put_label(t, "device", d->name, true);
+			fs_put_label(t, "profile", p->name, false);
 			fs_put(t, "} %zu\n", v);
 		}
 	}
@@ -201,8 +181,8 @@ static void job_gauges(struct fs_text *t, const struct accel_snapshot *s)
 			for (size_t k = 0; k < s->devices[i]->n_jobs; k++)
 				n += s->devices[i]->jobs[k].state == states[st];
 			fs_put(t, "%s", "accelfs_jobs{");
-			label(t, "device", s->devices[i]->name, true);
-			label(t, "state", accel_job_state_str(states[st]), false);
+			fs_put_label(t, "device", s->devices[i]->name, true);
+			fs_put_label(t, "state", accel_job_state_str(states[st]), false);
 			fs_put(t, "} %zu\n", n);
 		}
 	family(t, "accelfs_instances", "gauge",
@@ -217,8 +197,8 @@ static void job_gauges(struct fs_text *t, const struct accel_snapshot *s)
 		}
 		for (size_t o = 0; o < 3; o++) {
 			fs_put(t, "%s", "accelfs_instances{");
-			label(t, "device", s->devices[i]->name, true);
-			label(t, "owner", owners[o], false);
+			fs_put_label(t, "device", s->devices[i]->name, true);
+			fs_put_label(t, "owner", owners[o], false);
 			fs_put(t, "} %zu\n", count[o]);
 		}
 	}
@@ -236,9 +216,9 @@ static void health_events(struct fs_text *t, const char *device, const char *job
 
 		snprintf(xid, sizeof(xid), "%u", h->counts[i].xid);
 		fs_put(t, "accelfs_health_events_total{");
-		label(t, "device", device, true);
-		label(t, "job", job, false);
-		label(t, "xid", xid, false);
+		fs_put_label(t, "device", device, true);
+		fs_put_label(t, "job", job, false);
+		fs_put_label(t, "xid", xid, false);
 		fs_put(t, "} %llu\n", h->counts[i].events);
 	}
 }
@@ -248,10 +228,10 @@ static void health_states(struct fs_text *t, const char *name, const char *devic
 {
 	for (int st = ACCEL_HEALTH_OK; st <= ACCEL_HEALTH_FAILED; st++) {
 		fs_put(t, "%s{", name);
-		label(t, "device", device, true);
+		fs_put_label(t, "device", device, true);
 		if (job)
-			label(t, "job", job, false);
-		label(t, "state", accel_health_state_str((enum accel_health_state)st), false);
+			fs_put_label(t, "job", job, false);
+		fs_put_label(t, "state", accel_health_state_str((enum accel_health_state)st), false);
 		fs_put(t, "} %d\n", h->state == (enum accel_health_state)st);
 	}
 }
@@ -284,7 +264,7 @@ static void by_reason(struct fs_text *t, const char *name, const char *help, con
 	family(t, name, "counter", help);
 	for (size_t r = 0; r < ACCEL_REASON_COUNT; r++) {
 		fs_put(t, "%s{", name);
-		label(t, "reason", accel_metrics_reason_name((enum accel_metrics_reason)r), true);
+		fs_put_label(t, "reason", accel_metrics_reason_name((enum accel_metrics_reason)r), true);
 		fs_put(t, "} %llu\n", (unsigned long long)counts[r]);
 	}
 }
@@ -368,8 +348,8 @@ static void quota_limit(struct fs_text *t, const char *metric, const char *princ
                         unsigned long v)
 {
 	fs_put(t, "%s{", metric);
-	label(t, "principal", principal, true);
-	label(t, "limit", limit, false);
+	fs_put_label(t, "principal", principal, true);
+	fs_put_label(t, "limit", limit, false);
 	fs_put(t, "} %lu\n", v);
 }
 

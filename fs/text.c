@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 void fs_put(struct fs_text *t, const char *fmt, ...)
 {
@@ -58,4 +59,24 @@ void fs_text_free(struct fs_text *t)
 	free(t->buf);
 	t->buf = NULL;
 	t->len = t->cap = 0;
+}
+
+/* A Prometheus label, name="value", the value escaped (backslash, double quote, newline). */
+void fs_put_label(struct fs_text *t, const char *name, const char *value, bool first)
+{
+	/* The common case, nothing to escape, in one put: a scrape with many jobs writes many labels. */
+	if (!strpbrk(value, "\\\"\n")) {
+		fs_put(t, "%s%s=\"%s\"", first ? "" : ",", name, value);
+		return;
+	}
+	fs_put(t, "%s%s=\"", first ? "" : ",", name);
+	for (const char *c = value; *c; c++) {
+		if (*c == '\\' || *c == '"')
+			fs_put(t, "\\%c", *c);
+		else if (*c == '\n')
+			fs_put(t, "%s", "\\n");
+		else
+			fs_put(t, "%c", *c);
+	}
+	fs_put(t, "%c", '"');
 }

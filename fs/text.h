@@ -24,5 +24,7 @@ __attribute__((format(printf, 2, 3))) void fs_put(struct fs_text *t, const char 
 int fs_text_finish(struct fs_text *t, char **out, size_t *len);
 /* Drop t's text (a render that failed). */
 void fs_text_free(struct fs_text *t);
+/* A Prometheus label into t: name="value", the value escaped; a comma first unless first. */
+void fs_put_label(struct fs_text *t, const char *name, const char *value, bool first);
 
 #endif

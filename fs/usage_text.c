@@ -10,41 +10,22 @@
 #include "core/node.h"
 #include "core/usage.h"
 
-static void label(struct fs_text *t, const char *name, const char *value, bool first)
-{
-	/* The common case, nothing to escape, in one put: a scrape with many jobs writes many labels. */
-	if (!strpbrk(value, "\\\"\n")) {
-		fs_put(t, "%s%s=\"%s\"", first ? "" : ",", name, value);
-		return;
-	}
-	fs_put(t, "%s%s=\"", first ? "" : ",", name);
-	for (const char *c = value; *c; c++) {
-		if (*c == '\\' || *c == '"')
-			fs_put(t, "\\%c", *c);
-		else if (*c == '\n')
-			fs_put(t, "%s", "\\n");
-		else
-			fs_put(t, "%c", *c);
-	}
-	fs_put(t, "%c", '"');
-}
-
 static void job_labels(struct fs_text *t, const struct accel_device *d, const struct accel_job *j)
 {
 	char num[16];
 
-	label(t, "job", j->name, true);
-	label(t, "device", d->name, false);
-	label(t, "profile", j->profile, false);
+	fs_put_label(t, "job", j->name, true);
+	fs_put_label(t, "device", d->name, false);
+	fs_put_label(t, "profile", j->profile, false);
 	snprintf(num, sizeof(num), "%u", j->gi);
-	label(t, "gi", num, false);
-	label(t, "GPU_I_ID", num, false); /* DCGM exporter's name for it */
+	fs_put_label(t, "gi", num, false);
+	fs_put_label(t, "GPU_I_ID", num, false); /* DCGM exporter's name for it */
 	snprintf(num, sizeof(num), "%u", j->ci);
-	label(t, "ci", num, false);
-	label(t, "uuid", j->uuid, false);
-	label(t, "UUID", d->uuid, false); /* DCGM exporter's: the parent card's UUID */
+	fs_put_label(t, "ci", num, false);
+	fs_put_label(t, "uuid", j->uuid, false);
+	fs_put_label(t, "UUID", d->uuid, false); /* DCGM exporter's: the parent card's UUID */
 	snprintf(num, sizeof(num), "%u", (unsigned)j->uid);
-	label(t, "owner", num, false);
+	fs_put_label(t, "owner", num, false);
 }
 
 /*

@@ -137,7 +137,7 @@ static void short_grace(struct env *e, unsigned ms)
 
 static void hand_partitions_survive_start_and_restart(const struct fam_case *c)
 {
-	struct accel_instance in;
+	struct accel_instance in = { 0 };
 	char uuid[ACCEL_UUID_MAX];
 	struct env e;
 	unsigned gi;
@@ -186,7 +186,7 @@ static void foreign_setting_is_kept_and_the_option_is_the_default(void **state)
 {
 	const struct fam_case *c = &thead;
 	char path[PATH_MAX], uuid[ACCEL_UUID_MAX], why[ACCEL_TEXT_MAX];
-	struct accel_instance in;
+	struct accel_instance in = { 0 };
 	struct env e;
 	unsigned gi;
 
@@ -238,7 +238,7 @@ static void carve_left_behind_is_ours(const struct fam_case *c)
 	char why[ACCEL_TEXT_MAX], uuid[ACCEL_UUID_MAX];
 	struct accel_snapshot *s;
 	const struct accel_device *d;
-	struct accel_instance in;
+	struct accel_instance in = { 0 };
 	struct accel_intent *intents;
 	struct accel_record_bad *bad = NULL;
 	size_t n_intents, n_bad = 0;
@@ -321,7 +321,7 @@ static void adopt_then_rmdir(const struct fam_case *c)
 	char why[ACCEL_TEXT_MAX], uuid[ACCEL_UUID_MAX];
 	struct accel_snapshot *s;
 	const struct accel_job *j;
-	struct accel_instance in;
+	struct accel_instance in = { 0 };
 	struct env e;
 	unsigned gi;
 

@@ -10,25 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/admits.h"
 #include "core/mig_abi.h"
-#include "core/model.h"
-
-const char *accel_condition_str(enum accel_condition c)
-{
-	static const char *const names[] = {
-		[ACCEL_COND_OK] = "ok",
-		[ACCEL_COND_DEGRADED] = "degraded",
-		[ACCEL_COND_CORDONED] = "cordoned",
-		[ACCEL_COND_DRAINING] = "draining",
-		[ACCEL_COND_MODE_PENDING] = "mode-pending",
-		[ACCEL_COND_MIG_DISABLED] = "mig-disabled",
-		[ACCEL_COND_FAILED] = "failed",
-		[ACCEL_COND_REFUSED] = "refused",
-		[ACCEL_COND_ABSENT] = "absent",
-	};
-
-	return (unsigned)c < sizeof(names) / sizeof(names[0]) ? names[c] : "unknown";
-}
 
 /* A fault that asks for a reset or a reboot: the whole card waits for it, whichever instance raised it. */
 static bool needs_reset(const struct accel_health *h)

@@ -103,6 +103,23 @@ const char *accel_job_state_str(enum accel_job_state s)
 	}
 }
 
+const char *accel_condition_str(enum accel_condition c)
+{
+	static const char *const names[] = {
+		[ACCEL_COND_OK] = "ok",
+		[ACCEL_COND_DEGRADED] = "degraded",
+		[ACCEL_COND_CORDONED] = "cordoned",
+		[ACCEL_COND_DRAINING] = "draining",
+		[ACCEL_COND_MODE_PENDING] = "mode-pending",
+		[ACCEL_COND_MIG_DISABLED] = "mig-disabled",
+		[ACCEL_COND_FAILED] = "failed",
+		[ACCEL_COND_REFUSED] = "refused",
+		[ACCEL_COND_ABSENT] = "absent",
+	};
+
+	return (unsigned)c < sizeof(names) / sizeof(names[0]) ? names[c] : "unknown";
+}
+
 const char *accel_device_state_str(const struct accel_device *d)
 {
 	return d->absent ? "absent" : d->refused ? "refused" : "ok";

@@ -234,21 +234,8 @@ void accel_job_clear(struct accel_job *j);
 int accel_job_copy(struct accel_job *dst, const struct accel_job *src);
 
 const char *accel_job_state_str(enum accel_job_state s);
-/*
- * Decide v->admits from v (absent, refused, mode, health) and v->hold, and
- * set every profile's available to its free count, or 0 when no job is
- * taken.  Called on every view as it is installed.
- */
-void accel_device_admission(struct accel_device *v);
 /* "ok", "degraded", "cordoned", "draining", "mode-pending", "mig-disabled", "failed", "refused", "absent". */
 const char *accel_condition_str(enum accel_condition c);
-/*
- * May job (a layout's own, or not) be carved on d now?  0, or the errno
- * with d->admits.why.  A layout's jobs pass the holds a layout makes or
- * waits under (cordon, drain, a pending mode); nothing passes the rest.
- */
-int accel_device_admits_job(const struct accel_device *d, bool layout_job);
-
 /* A device's state as info says it: "ok", "refused" or "absent" (refusal says why). */
 const char *accel_device_state_str(const struct accel_device *d);
 

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/admits.h"
 #include "core/carve.h"
 #include "core/layout.h"
 #include "core/log.h"

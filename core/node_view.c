@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/admits.h"
 #include "core/carve.h"
 #include "core/log.h"
 

@@ -30,7 +30,7 @@ struct accel_layouts_options {
 	const char *state_dir;
 	unsigned poll_ms;            /* 0: 2000 */
 	accel_layout_held_fn held;   /* NULL: nothing is held but what the driver refuses to destroy */
-	struct accel_attach *attach; /* rmdir's guard for the layout's reclaims (core/rmdir_guard.h); NULL: none */
+	struct accel_attach *attach; /* rmdir's guard for its reclaims (core/rmdir_guard.h); NULL: none */
 	void *held_ctx;
 	/* A card's layout_status or cordon changed (any thread; it must only queue work). */
 	void (*on_change)(void *ctx);

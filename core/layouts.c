@@ -17,6 +17,7 @@
 #include "core/fileio.h"
 #include "core/layout_apply.h"
 #include "core/log.h"
+#include "core/timed_wait.h"
 
 /* The kept layout's first line: who wrote it (a comment to the parse). */
 #define WRITER_LINE "# written by uid:gid "
@@ -260,14 +261,8 @@ static void *run(void *arg)
 		if (!ls->kicked && !any) {
 			pthread_cond_wait(&ls->cond, &ls->lock);
 		} else if (!ls->kicked) {
-			struct timespec until;
-			clock_gettime(CLOCK_MONOTONIC, &until);
-			until.tv_sec += ms / 1000;
-			until.tv_nsec += (long)(ms % 1000) * 1000000L;
-			if (until.tv_nsec >= 1000000000L) {
-				until.tv_sec++;
-				until.tv_nsec -= 1000000000L;
-			}
+			struct timespec until = accel_deadline_in_ms(ms);
+
 			pthread_cond_timedwait(&ls->cond, &ls->lock, &until);
 		}
 		if (ls->stop)
@@ -346,7 +341,6 @@ static void load(struct accel_layouts *ls)
 struct accel_layouts *accel_layouts_open(struct accel_node *node, const struct accel_layouts_options *opt)
 {
 	struct accel_layouts *ls = calloc(1, sizeof(*ls));
-	pthread_condattr_t attr;
 
 	if (!ls)
 		return NULL;
@@ -354,10 +348,7 @@ struct accel_layouts *accel_layouts_open(struct accel_node *node, const struct a
 	ls->opt = *opt;
 	snprintf(ls->dir, sizeof(ls->dir), "%s/layouts", opt->state_dir);
 	pthread_mutex_init(&ls->lock, NULL);
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&ls->cond, &attr);
-	pthread_condattr_destroy(&attr);
+	accel_cond_init_monotonic(&ls->cond);
 	load(ls);
 	return ls;
 }

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "core/lock_check.h"
+#include "core/timed_wait.h"
 
 #ifndef NDEBUG
 static __thread unsigned held_ranks;
@@ -126,13 +127,7 @@ int node_lock_within(pthread_mutex_t *m, enum node_lock_rank rank, unsigned ms)
 	int ret;
 
 	order_take(rank);
-	clock_gettime(CLOCK_REALTIME, &until); /* pthread_mutex_timedlock counts on the realtime clock */
-	until.tv_sec += ms / 1000;
-	until.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	until = accel_deadline_on(CLOCK_REALTIME, ms); /* pthread_mutex_timedlock counts on the realtime clock */
 	ret = pthread_mutex_timedlock(m, &until);
 	if (ret)
 		order_drop(rank);

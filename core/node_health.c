@@ -35,6 +35,7 @@
 #include "core/health_store.h"
 #include "core/log.h"
 #include "core/node_internal.h"
+#include "core/timed_wait.h"
 
 #define WANTED_EVENTS                                                                                                  \
 	(MIG_EVENT_TYPE_XID_CRITICAL_ERROR | MIG_EVENT_TYPE_SINGLE_BIT_ECC_ERROR |                                     \
@@ -401,15 +402,8 @@ static mig_return_t batch(struct node_health *w, const mig_event_data_t *first)
 
 static void pause_ms(struct node_health *w, unsigned ms)
 {
-	struct timespec ts;
+	struct timespec ts = accel_deadline_in_ms(ms);
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (long)(ms % 1000) * 1000000;
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
-	}
 	pthread_mutex_lock(&w->lock);
 	while (!w->stopping && pthread_cond_timedwait(&w->cond, &w->lock, &ts) != ETIMEDOUT)
 		;
@@ -488,7 +482,6 @@ static void start_family(struct accel_node *node, struct node_family *fam)
 {
 	struct node_health *w;
 	char why[ACCEL_HEALTH_WHY_MAX], name[16]; /* a thread's name: the kernel's 15 bytes and the NUL */
-	pthread_condattr_t ca;
 
 	if (!fam->loaded || fam->health)
 		return;
@@ -500,10 +493,7 @@ static void start_family(struct accel_node *node, struct node_family *fam)
 	w->node = node;
 	w->fam = fam;
 	pthread_mutex_init(&w->lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&w->cond, &ca);
-	pthread_condattr_destroy(&ca);
+	accel_cond_init_monotonic(&w->cond);
 	fam->health = w;
 	if (!has_event_seam(fam, why, sizeof(why))) {
 		log_info("%s: %s; health says unknown", fam->family->tree_prefix, why);
@@ -566,12 +556,7 @@ void node_health_stop(struct accel_node *node)
 			/* Again until it is out: a signal that comes before the wait begins is not seen by it. */
 			do {
 				pthread_kill(w->thread, SIGURG);
-				clock_gettime(CLOCK_REALTIME, &ts);
-				ts.tv_nsec += 100000000;
-				if (ts.tv_nsec >= 1000000000) {
-					ts.tv_sec++;
-					ts.tv_nsec -= 1000000000;
-				}
+				ts = accel_deadline_on(CLOCK_REALTIME, 100); /* pthread_timedjoin_np counts on it */
 			} while (pthread_timedjoin_np(w->thread, NULL, &ts) == ETIMEDOUT);
 		}
 		unwatch(w);

@@ -8,6 +8,7 @@
 #include "core/health.h"
 #include "core/health_xid.h"
 #include "core/mig_abi.h"
+#include "core/utc.h"
 
 const char *accel_health_state_str(enum accel_health_state s)
 {
@@ -122,12 +123,9 @@ size_t accel_health_text(const struct accel_health *h, bool device, char *buf, s
 		put(&o, "recovery: %s (%s)\n", accel_health_action_name(h->action),
 		    accel_health_action_advice(h->action));
 		if (h->since > 0) {
-			char when[32];
-			time_t t = (time_t)h->since;
-			struct tm tm;
+			char when[ACCEL_UTC_MAX];
 
-			gmtime_r(&t, &tm);
-			strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+			accel_utc(h->since, when, sizeof(when));
 			put(&o, "time: %s\n", when);
 		}
 		if (h->gi == MIG_EVENT_NO_INSTANCE)

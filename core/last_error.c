@@ -5,6 +5,7 @@
  * the node under a leaf lock, and the one place its key is spelled.
  */
 #include "core/node_internal.h"
+#include "core/utc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,15 +63,12 @@ void accel_node_last_error(struct accel_node *node, const char *key, char *buf, 
 	node_lock(&node->err_lock, NODE_LOCK_LEAF);
 	for (size_t i = 0; i < node->n_errors; i++) {
 		const struct error_entry *e = &node->errors[i];
-		time_t sec = (time_t)(e->when_ms / 1000);
-		char when[32] = "";
-		struct tm tm;
+		char when[ACCEL_UTC_MAX];
 
 		if (strcmp(e->key, key) || !e->text[0])
 			continue;
-		if (gmtime_r(&sec, &tm))
-			strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
-		snprintf(buf, len, "%s.%03dZ %s", when, (int)(e->when_ms % 1000), e->text);
+		accel_utc_ms(e->when_ms, when, sizeof(when));
+		snprintf(buf, len, "%s %s", when, e->text);
 	}
 	node_unlock(&node->err_lock, NODE_LOCK_LEAF);
 }

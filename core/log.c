@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "core/log.h"
+#include "core/utc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -176,16 +177,14 @@ void accel_log(enum accel_log_level level, const char *fmt, ...)
 	if (to_syslog)
 		syslog(syslog_prio[level], "%s", msg);
 	if (to_stderr || log_fd >= 0) {
-		char line[1200];
+		char line[1200], when[ACCEL_UTC_MAX];
 		struct timespec ts;
-		struct tm tm;
 		int n;
 
 		clock_gettime(CLOCK_REALTIME, &ts);
-		gmtime_r(&ts.tv_sec, &tm);
-		n = snprintf(line, sizeof(line), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ accelfs[%d] %s: %s\n",
-		             tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-		             ts.tv_nsec / 1000000, (int)getpid(), level_names[level], msg);
+		accel_utc_ms((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, when, sizeof(when));
+		n = snprintf(line, sizeof(line), "%s accelfs[%d] %s: %s\n", when, (int)getpid(), level_names[level],
+		             msg);
 		if (n > (int)sizeof(line) - 1)
 			n = (int)sizeof(line) - 1;
 		if (to_stderr && level <= stderr_level && to_journal) {

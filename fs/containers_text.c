@@ -15,16 +15,7 @@
 
 #include "core/attach.h"
 #include "core/holders.h"
-
-static void when(int64_t t, char *buf, size_t len)
-{
-	time_t tt = (time_t)t;
-	struct tm tm;
-
-	buf[0] = '\0';
-	if (gmtime_r(&tt, &tm))
-		strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
+#include "core/utc.h"
 
 /*
  * One line per container the registry's view gives job j (reg NULL: none):
@@ -33,10 +24,10 @@ static void when(int64_t t, char *buf, size_t len)
  */
 static void put_containers(struct fs_text *t, const struct accel_attach_job *e, const char *lead)
 {
-	char since[32];
+	char since[ACCEL_UTC_MAX];
 
 	for (size_t i = 0; e && i < e->n; i++) {
-		when(e->c[i].since, since, sizeof(since));
+		accel_utc(e->c[i].since, since, sizeof(since));
 		fs_put(t, "%s%s pid=%d since=%s\n", lead, e->c[i].id, (int)e->c[i].pid, since);
 	}
 }

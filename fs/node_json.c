@@ -16,6 +16,7 @@
 #include "core/node.h"
 #include "fs/usage_text.h"
 #include "core/quota.h"
+#include "core/utc.h"
 #include "fs/dies.h"
 #include "fs/tree.h"
 
@@ -80,16 +81,14 @@ static json_t *health(const struct accel_health *h)
 {
 	bool fault = h->state == ACCEL_HEALTH_DEGRADED || h->state == ACCEL_HEALTH_FAILED;
 	json_t *events = json_object(), *o;
-	char when[32] = "", xid[16];
-	time_t t = (time_t)h->since;
-	struct tm tm;
+	char when[ACCEL_UTC_MAX] = "", xid[16];
 
 	for (size_t i = 0; events && i < ACCEL_HEALTH_XIDS && h->counts[i].events; i++) {
 		snprintf(xid, sizeof(xid), "%u", h->counts[i].xid);
 		json_object_set_new(events, xid, json_integer((json_int_t)h->counts[i].events));
 	}
-	if (fault && h->since > 0 && gmtime_r(&t, &tm))
-		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	if (fault && h->since > 0)
+		accel_utc(h->since, when, sizeof(when));
 	o = json_pack("{s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "state", accel_health_state_str(h->state), "why",
 	              h->state == ACCEL_HEALTH_OK ? json_null() : json_string(h->why), "xid",
 	              fault && h->xid ? json_integer(h->xid) : json_null(), "recovery",
@@ -119,28 +118,18 @@ static json_t *admits(const struct accel_device *d)
 	return o;
 }
 
-static void utc(int64_t t, char *buf, size_t len)
-{
-	time_t tt = (time_t)t;
-	struct tm tm;
-
-	buf[0] = '\0';
-	if (gmtime_r(&tt, &tm))
-		strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
 /* status's container: lines, as {id, pid, since}; what the registry cannot list is left out, as there. */
 static json_t *containers(struct accel_attach *reg, const struct accel_job *j)
 {
 	struct accel_attachment *c = NULL;
 	json_t *a = json_array();
 	size_t n = 0;
-	char since[32];
+	char since[ACCEL_UTC_MAX];
 
 	if (!reg || accel_attach_list(reg, j->name, j->uuid, &c, &n))
 		return a;
 	for (size_t i = 0; a && i < n; i++) {
-		utc(c[i].since, since, sizeof(since));
+		accel_utc(c[i].since, since, sizeof(since));
 		if (json_array_append_new(a, json_pack("{s:s,s:I,s:s}", "id", c[i].id, "pid", (json_int_t)c[i].pid,
 		                                       "since", since))) {
 			json_decref(a);
@@ -163,11 +152,11 @@ static json_t *job(const void *elem, const void *ctx)
 	const struct accel_job *j = elem;
 	const struct job_ctx *jc = ctx;
 	const struct accel_device *d = jc->d;
-	char when[32];
+	char when[ACCEL_UTC_MAX];
 	bool ready = j->state == ACCEL_JOB_READY;
 	json_t *o;
 
-	utc(j->created, when, sizeof(when));
+	accel_utc(j->created, when, sizeof(when));
 	/* A job that is not ready fails closed (devices answers ENODEV): no nodes here either. */
 	o = json_pack("{s:s,s:s,s:s,s:o,s:s,s:I,s:I,s:I,s:o,s:s,s:{s:I,s:I},s:s,s:o,s:o}", "name", j->name, "profile",
 	              j->profile, "state", accel_job_state_str(j->state), "reason",

@@ -16,6 +16,7 @@
 #include "core/health.h"
 #include "core/node.h"
 #include "core/quota.h"
+#include "core/utc.h"
 #include "fs/dies.h"
 #include "fs/info_text.h"
 #include "fs/containers_text.h"
@@ -34,12 +35,9 @@
 static void status_text(struct fs_text *t, struct accel_attach *reg, const struct accel_device *d,
                         const struct accel_job *j)
 {
-	char when[32] = "";
-	struct tm tm;
-	time_t created = (time_t)j->created;
+	char when[ACCEL_UTC_MAX];
 
-	if (gmtime_r(&created, &tm))
-		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	accel_utc(j->created, when, sizeof(when));
 	fs_put(t, "state: %s\n", accel_job_state_str(j->state));
 	if (j->state != ACCEL_JOB_READY)
 		fs_put(t, "reason: %s\n", j->state_reason);

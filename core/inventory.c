@@ -258,6 +258,11 @@ static int read_cis(const struct accel_card *card, mig_gpu_instance_t handle, st
 
 	if (ret)
 		return ret;
+	unsigned whole = 0; /* the GPU instance's slice count: the largest compute-instance profile's */
+
+	for (size_t p = 0; p < n_profiles; p++)
+		if (profiles[p].sliceCount > whole)
+			whole = profiles[p].sliceCount;
 	for (size_t p = 0; p < n_profiles; p++) {
 		mig_compute_instance_t cis[ACCEL_MAX_CI_PER_GI];
 		unsigned count = ACCEL_MAX_CI_PER_GI;
@@ -282,6 +287,7 @@ static int read_cis(const struct accel_card *card, mig_gpu_instance_t handle, st
 			ci = &gi->ci[gi->n_ci++];
 			ci->id = info.id;
 			ci->profile_id = info.profileId;
+			ci->partial = profiles[p].sliceCount < whole;
 			ci->uuid[0] = '\0';
 		}
 	}

@@ -9,6 +9,7 @@
 #ifndef ACCEL_INVENTORY_H
 #define ACCEL_INVENTORY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "core/card.h"
@@ -20,6 +21,7 @@
 struct accel_live_ci {
 	unsigned id;
 	unsigned profile_id;
+	bool partial; /* its profile covers part of the GPU instance (made by hand: accelfs's cover it all) */
 	char uuid[ACCEL_UUID_MAX];
 };
 
@@ -40,6 +42,15 @@ int accel_inventory_read(const struct accel_card *card, const unsigned *profile_
                          struct accel_inventory *out, char *err, size_t errlen);
 void accel_inventory_clear(struct accel_inventory *inv);
 const struct accel_live_gi *accel_inventory_gi(const struct accel_inventory *inv, unsigned gi);
+/*
+ * Is the GPU instance subdivided: more than one compute instance, or one
+ * covering part of it?  Such an instance is no one device: accelfs never
+ * makes one, and neither adopts nor reclaims one it finds.
+ */
+static inline bool accel_live_gi_subdivided(const struct accel_live_gi *g)
+{
+	return g->n_ci > 1 || (g->n_ci == 1 && g->ci[0].partial);
+}
 /* The used spans of every live GI, optionally skipping one GI id (-1: none). */
 size_t accel_inventory_spans(const struct accel_inventory *inv, struct accel_span *out, size_t max);
 

@@ -91,6 +91,7 @@ struct accel_instance {
 	char job[ACCEL_JOB_NAME_MAX + 1];  /* owning job, "" if unmanaged */
 	char note[160];                    /* "orphan: reclaim in 8s", "subdivided", ... */
 	bool foreign;                      /* made by nobody accelfs knows of (core/reconcile.h) */
+	bool subdivided;                   /* no one device: several compute instances, or one on part of it */
 };
 
 /*

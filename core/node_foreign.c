@@ -98,12 +98,19 @@ static int adoptable(struct node_card *nc, const struct adopt_ask *a, const stru
 			snprintf(why, whylen, "GPU instance %u is job %s's already", g->id, nc->records[r].job);
 			return -EBUSY;
 		}
-	if (g->n_ci != 1) {
-		snprintf(
-			why, whylen,
-			"GPU instance %u has %u compute instances: a job is one GPU instance with one compute instance "
-			"covering it",
-			g->id, g->n_ci);
+	/* A job is one device: one compute instance covering its GPU instance; someone's subdivision stays theirs. */
+	if (g->n_ci != 1 || accel_live_gi_subdivided(g)) {
+		if (g->n_ci == 1)
+			snprintf(
+				why, whylen,
+				"GPU instance %u is subdivided by hand: its compute instance %u covers part of it; a job "
+				"is one compute instance covering its GPU instance, so nothing was adopted",
+				g->id, g->ci[0].id);
+		else
+			snprintf(why, whylen,
+			         "GPU instance %u %s %u compute instances: a job is one compute instance covering its "
+			         "GPU instance, so nothing was adopted",
+			         g->id, g->n_ci ? "is subdivided by hand into" : "has", g->n_ci);
 		return -EBUSY;
 	}
 	if (a->uuid && strcmp(a->uuid, g->ci[0].uuid)) {

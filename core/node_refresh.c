@@ -272,6 +272,7 @@ static int build_instances(struct node_card *nc, const struct accel_inventory *i
 		if (rec->owner[g] >= 0)
 			snprintf(in->job, sizeof(in->job), "%s", nc->records[rec->owner[g]].job);
 		in->foreign = rec->foreign[g];
+		in->subdivided = accel_live_gi_subdivided(live);
 		snprintf(in->note, sizeof(in->note), "%s", rec->note[g]);
 	}
 	return 0;

@@ -181,10 +181,21 @@ int accel_reconcile(const struct accel_reconcile_in *in, struct accel_reconcile_
 			out->intent_live[intent] = true;
 		else
 			out->foreign[g] = true;
-		if (live->n_ci > 1) {
-			refuse(out, live);
-			snprintf(out->note[g], sizeof(out->note[g]), "%ssubdivided by hand: %u compute instances",
-			         intent >= 0 ? "" : "foreign: ", live->n_ci);
+		if (accel_live_gi_subdivided(live)) {
+			/*
+			 * Someone's compute instances, not one device: shown and taken
+			 * (its slices count as used), never destroyed, whatever the
+			 * foreign setting, and the rest of the card works as usual.
+			 */
+			if (live->n_ci > 1)
+				snprintf(out->note[g], sizeof(out->note[g]),
+				         "%s: subdivided by hand: %u compute instances; kept, never reclaimed", kind,
+				         live->n_ci);
+			else
+				snprintf(out->note[g], sizeof(out->note[g]),
+				         "%s: subdivided by hand: compute instance %u covers part of it; kept, never "
+				         "reclaimed",
+				         kind, live->ci[0].id);
 			continue;
 		}
 		if (intent < 0 && !in->foreign_reclaim) {

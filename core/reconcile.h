@@ -23,9 +23,13 @@
  *    there is unknowable);
  *  - an intent that names no live instance nobody else owns is spent: the
  *    caller drops it (intent_live false);
- *  - a GPU instance with more than one compute instance was subdivided by
- *    hand: its card is refused (no carving, no orphan reclaim) until it is
- *    back to one, and only that card.
+ *  - a job's GPU instance with more than one compute instance was
+ *    subdivided by hand: its card is refused (no carving, no orphan
+ *    reclaim) until it is back to one, and only that card;
+ *  - a GPU instance no job owns that is subdivided (several compute
+ *    instances, or one covering part of it: accel_live_gi_subdivided) is
+ *    someone's devices: shown, taken, never reclaimed, and it refuses
+ *    nothing (the rest of the card carves as usual).
  */
 #ifndef ACCEL_RECONCILE_H
 #define ACCEL_RECONCILE_H

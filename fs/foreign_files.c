@@ -21,10 +21,10 @@ int fs_foreign_render(struct fs_text *t, struct accel_node *node, const struct a
 	return 0;
 }
 
-/* What a job could take over: an instance no job owns, with one compute instance (a MIG device). */
+/* What a job could take over: an instance no job owns, with one compute instance covering it (a MIG device). */
 static bool adoptable(const struct accel_instance *in)
 {
-	return !in->job[0] && in->n_ci == 1 && in->uuid[0];
+	return !in->job[0] && in->n_ci == 1 && !in->subdivided && in->uuid[0];
 }
 
 int fs_adopt_render(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s, const struct fs_node *n)

@@ -175,6 +175,58 @@ class Foreign(NodeTestCase):
                 outcomes.add("foreign")
         print(f"kill -9 mid-adopt: outcomes seen {sorted(outcomes)}")
 
+    def subdivide(self, family, index, gi, *ci_profiles):
+        """Compute instances made by hand under GPU instance gi: several, or one not covering it."""
+        ids = self.node.smi(family, "mig", "-i", index, "-gi", gi, "-lcip", "--ids").stdout.split()
+        by_slices = sorted((int(s), int(i)) for i, s in (p.split(":") for p in ids))
+        for which in ci_profiles:  # 0: the smallest profile, 1: the next
+            self.node.smi(family, "mig", "-i", index, "-gi", gi, "-cci", by_slices[which][1])
+
+    def test_subdivided_foreign_instance_blocks_nothing_else(self):
+        """A foreign GPU instance subdivided by hand (two compute instances; one compute instance on
+        part of it) is shown as foreign, counted as taken, never destroyed, not adoptable, and the
+        rest of its card carves, counts and places as usual."""
+        n = self.node
+        n.smi("ppu", "mig", "-i", 3, "-cgi", "5:0")  # 4g.48gb at 0:4, no compute instance yet
+        n.smi("ppu", "mig", "-i", 5, "-cgi", "5:4")
+        gi3, gi5 = list(self.gis("ppu", "ppu3"))[0], list(self.gis("ppu", "ppu5"))[0]
+        self.subdivide("ppu", 3, gi3, 0, 0)  # two compute instances of the smallest profile
+        self.subdivide("ppu", 5, gi5, 1)  # one compute instance on half of it
+        made = {"ppu3": self.gis("ppu", "ppu3"), "ppu5": self.gis("ppu", "ppu5")}
+        self.assertEqual([len(made["ppu3"][gi3]["cis"]), len(made["ppu5"][gi5]["cis"])], [2, 1])
+        self.write("ppu5", "foreign", "reclaim")  # even when the operator asks, a subdivided one stays
+        self.passes()
+        for dev, gi in (("ppu3", gi3), ("ppu5", gi5)):
+            with self.subTest(dev):
+                self.assertEqual(n.keyvals(dev, "info")["state"], "ok", "a subdivided foreign instance refused its card")
+                line = [l for l in self.instance_lines(dev) if f"gi={gi} " in l]
+                self.assertEqual(len(line), 1, self.instance_lines(dev))
+                self.assertIn("job=-", line[0])
+                self.assertIn('note="foreign: subdivided by hand', line[0])
+                self.assertEqual(n.available(dev, "4g.48gb"), 1)  # taken, and the other placement free
+                self.assertEqual(n.read(dev, "mig", "adopt"), "")  # nothing there is one device to adopt
+                doc = json.loads(n.read("node.json"))
+                d = [d for d in doc["devices"] if d["name"] == dev][0]
+                self.assertEqual(d["state"], "ok")
+                self.assertEqual([i["owner"] for i in d["instances"]], ["foreign"])
+                self.assertIn("taken", n.read(dev, "mig", "4g.48gb", "placements", str(0 if dev == "ppu3" else 4),
+                                              "status"))
+                self.assertErrno(errno.EBUSY, self.write, dev, "adopt", f"gi={gi} name=sub{dev}")
+                self.assertIn("subdivided by hand", n.read(dev, "mig", "last_error"))
+                # the rest of the card: carved, at the other placement, and removed
+                os.mkdir(n.path(dev, "mig", "4g.48gb", f"j{dev}"))
+                self.assertEqual(n.available(dev, "4g.48gb"), 0)
+                os.rmdir(n.path(dev, "mig", "4g.48gb", f"j{dev}"))
+        # the node-level directory places there too, and every hand-made compute instance is still there
+        os.mkdir(n.path("mig", "4g.48gb", "nl"))
+        os.rmdir(n.path("mig", "4g.48gb", "nl"))
+        self.passes()
+        for dev in made:
+            self.assertEqual(self.gis("ppu", dev), made[dev], f"{dev}: the hand-made instances changed")
+        self.assertNotIn("destroyed foreign", n.log())
+        self.assertNotIn("refused", n.log())
+        self.write("ppu5", "foreign", "default")
+
     def try_write(self, device, name, text):
         try:
             self.write(device, name, text)

@@ -115,42 +115,6 @@ class Recovery(NodeTestCase):
             holder.wait()
         wait_until(lambda: n.read("ppu5", "mig", "instances") == "", timeout=15, what="orphan reclaim")
 
-    def test_subdivided_gi_refuses_its_card_only(self):
-        n = self.node
-        os.mkdir(n.path("ppu3", "mig", "4g.48gb", "mine"))
-        n.smi("ppu", "mig", "-i", 3, "-cgi", 5)
-        lines = wait_until(lambda: [l for l in n.read("ppu3", "mig", "instances").splitlines() if "job=-" in l],
-                           what="hand-made GI to show")
-        gi = dict(f.split("=", 1) for f in lines[0].split() if "=" in f)["gi"]
-        # two compute instances of a smaller profile share the GPU instance
-        small = self.small_ci_profile(n, 3, gi)
-        n.smi("ppu", "mig", "-i", 3, "-gi", gi, "-cci", small)
-        n.smi("ppu", "mig", "-i", 3, "-gi", gi, "-cci", small)
-        wait_until(lambda: "refused" in n.keyvals("ppu3", "info")["state"], what="ppu3 to be refused")
-        # ppu3 refuses carving, says why; other PPUs keep working, orphans there still go
-        self.assertErrno(errno.EBUSY, os.mkdir, n.path("ppu3", "mig", "8g.96gb", "x"))
-        self.assertIn("subdivided", n.read("ppu3", "mig", "8g.96gb", "last_error"))
-        os.mkdir(n.path("ppu4", "mig", "4g.48gb", "other"))
-        self.reclaim_foreign("ppu6")
-        n.smi("ppu", "mig", "-i", 6, "-cgi", 5, "-C")
-        wait_until(lambda: n.available("ppu6", "4g.48gb") == 1, what="orphan on ppu6 to show")
-        wait_until(lambda: n.available("ppu6", "4g.48gb") == 2, timeout=15, what="orphan on ppu6 reclaimed")
-        # the subdivided GI itself is never reclaimed
-        self.assertIn(f"gi={gi}", n.read("ppu3", "mig", "instances"))
-        # back to one compute instance: the card is managed again
-        cis = dict(f.split("=", 1) for f in [l for l in n.read("ppu3", "mig", "instances").splitlines()
-                                            if f"gi={gi} " in l][0].split() if "=" in f)["ci"].split(",")
-        n.smi("ppu", "mig", "-i", 3, "-gi", gi, "-ci", cis[-1], "-dci")
-        wait_until(lambda: n.keyvals("ppu3", "info")["state"] == "ok", what="ppu3 to be managed again")
-        os.rmdir(n.path("ppu3", "mig", "4g.48gb", "mine"))
-
-    @staticmethod
-    def small_ci_profile(n, index, gi):
-        """The smallest compute-instance profile of the GI, from `-lcip --ids` (id:slices lines)."""
-        ids = n.smi("ppu", "mig", "-i", index, "-gi", gi, "-lcip", "--ids").stdout.split()
-        pairs = sorted((int(s), int(i)) for i, s in (p.split(":") for p in ids))
-        return pairs[0][1]
-
 
 class LiveState(NodeTestCase):
     def test_mode_flip_is_seen_without_restart(self):

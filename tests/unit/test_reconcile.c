@@ -145,10 +145,11 @@ static void orphan_waits_for_grace_and_idle(void **state)
 	accel_reconcile_clear(&out);
 }
 
-static void subdivided_refuses_card_and_blocks_reclaim(void **state)
+/* A job's GPU instance subdivided by hand: the job is no longer one device, so its card is refused. */
+static void subdivided_job_refuses_card_and_blocks_reclaim(void **state)
 {
 	struct accel_record records[] = { rec("a", 1, 0, "MIG-a") };
-	struct accel_live_gi gis[] = { live(1, 0, 1, "MIG-a"), live(2, 4, 2, "MIG-s") };
+	struct accel_live_gi gis[] = { live(1, 0, 2, "MIG-a"), live(2, 4, 1, "MIG-s") };
 	struct accel_live_gi orphan = live(3, 8, 1, "MIG-o");
 	struct accel_live_gi all[] = { gis[0], gis[1], orphan };
 	struct accel_inventory inv = { all, 3 };
@@ -166,9 +167,50 @@ static void subdivided_refuses_card_and_blocks_reclaim(void **state)
 	(void)state;
 	assert_int_equal(accel_reconcile(&in, &out), 0);
 	assert_true(out.refused);
-	assert_non_null(strstr(out.refusal, "GPU instance 2 has 2 compute instances"));
+	assert_non_null(strstr(out.refusal, "GPU instance 1 has 2 compute instances"));
 	assert_int_equal(out.state[0], ACCEL_JOB_READY);
-	assert_int_equal(out.n_actions, 0); /* the due orphan waits while the card is refused */
+	in.foreign_reclaim = true;
+	accel_reconcile_clear(&out);
+	assert_int_equal(accel_reconcile(&in, &out), 0);
+	assert_int_equal(out.n_actions, 0); /* the due foreign ones wait while the card is refused */
+	accel_reconcile_clear(&out);
+}
+
+/*
+ * A GPU instance no job owns, subdivided by hand (two compute instances, or
+ * one covering part of it): shown as foreign, never reclaimed even when
+ * asked, and the card is not refused: a whole foreign one beside it is
+ * reclaimed as asked.
+ */
+static void subdivided_foreign_refuses_nothing_and_is_kept(void **state)
+{
+	struct accel_record records[] = { rec("a", 1, 0, "MIG-a") };
+	struct accel_live_gi all[] = { live(1, 0, 1, "MIG-a"), live(2, 4, 2, "MIG-s"), live(3, 8, 1, "MIG-p"),
+		                       live(4, 12, 1, "MIG-w") };
+	struct accel_inventory inv = { all, 4 };
+	struct accel_orphan_seen seen[] = { { 2, 5, { 4, 4 }, 0 }, { 3, 5, { 8, 4 }, 0 }, { 4, 5, { 12, 4 }, 0 } };
+	struct accel_reconcile_in in = { .records = records,
+		                         .n_records = 1,
+		                         .inv = &inv,
+		                         .seen = seen,
+		                         .n_seen = 3,
+		                         .now_ms = 100000,
+		                         .grace_ms = 10,
+		                         .foreign_reclaim = true,
+		                         .card_idle = true };
+	struct accel_reconcile_out out;
+
+	(void)state;
+	all[2].ci[0].partial = true;
+	assert_int_equal(accel_reconcile(&in, &out), 0);
+	assert_false(out.refused);
+	assert_int_equal(out.state[0], ACCEL_JOB_READY);
+	assert_true(out.foreign[1] && out.foreign[2] && out.foreign[3]);
+	assert_non_null(strstr(out.note[1], "foreign: subdivided by hand: 2 compute instances; kept"));
+	assert_non_null(strstr(out.note[2], "foreign: subdivided by hand: compute instance 0 covers part of it"));
+	assert_int_equal(out.n_actions, 1);
+	assert_int_equal(out.actions[0].kind, ACCEL_ACTION_RECLAIM_FOREIGN);
+	assert_int_equal(out.actions[0].gi, 4);
 	accel_reconcile_clear(&out);
 }
 
@@ -345,7 +387,8 @@ int main(void)
 		cmocka_unit_test(ready_and_lost),
 		cmocka_unit_test(reused_gi_id_is_not_ours),
 		cmocka_unit_test(orphan_waits_for_grace_and_idle),
-		cmocka_unit_test(subdivided_refuses_card_and_blocks_reclaim),
+		cmocka_unit_test(subdivided_job_refuses_card_and_blocks_reclaim),
+		cmocka_unit_test(subdivided_foreign_refuses_nothing_and_is_kept),
 		cmocka_unit_test(interrupted_removal_is_finished),
 		cmocka_unit_test(half_removed_gi_stays_owned),
 		cmocka_unit_test(read_only_says_what_it_would_do),

@@ -136,6 +136,7 @@ int accel_holders_scan(const char *proc_root, const char *const *node_paths, siz
 		read_small(path, h->comm, sizeof(h->comm), false);
 		snprintf(path, sizeof(path), "%s/%s/cmdline", proc_root, de->d_name);
 		read_small(path, h->cmdline, sizeof(h->cmdline), true);
+		accel_proc_owner_read(proc_root, de->d_name, &h->owner);
 	}
 	closedir(d);
 	free(nodes);
@@ -265,8 +266,23 @@ void accel_holders_describe(const struct accel_holder *h, size_t n, char *buf, s
 {
 	size_t at = 0;
 	bool advised = false;
+	struct accel_proc_hiding hiding;
 
 	buf[0] = '\0';
+	accel_proc_hiding_read("/proc", &hiding);
+	if (hiding.hides) {
+		/* last_error is read by anyone: the kernel hides these processes' names from most of them. */
+		for (size_t i = 0; i < n && at < len; i++) {
+			int w = snprintf(buf + at, len - at, "%spid %d", i ? ", " : "", (int)h[i].pid);
+			if (w < 0)
+				return;
+			at += (size_t)w;
+		}
+		if (at < len)
+			snprintf(buf + at, len - at,
+			         " (/proc hides processes: holders names them to whoever /proc shows them to)");
+		return;
+	}
 	for (size_t i = 0; i < n && at < len; i++) {
 		/* The command as ps shows it, cut short: the whole of it is in holders. */
 		int w = snprintf(buf + at, len - at, "%spid %d (%.60s)", i ? ", " : "", (int)h[i].pid,

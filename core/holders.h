@@ -12,11 +12,14 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "core/proc_view.h"
+
 struct accel_holder {
 	pid_t pid;
-	char comm[32];     /* /proc/<pid>/comm */
-	char cmdline[256]; /* arguments joined by spaces, truncated */
-	unsigned nfds;     /* descriptors on the nodes looked for */
+	char comm[32];                 /* /proc/<pid>/comm */
+	char cmdline[256];             /* arguments joined by spaces, truncated */
+	unsigned nfds;                 /* descriptors on the nodes looked for */
+	struct accel_proc_owner owner; /* whose: who may see comm and cmdline (core/proc_view.h) */
 };
 
 /*
@@ -58,7 +61,11 @@ int accel_control_holders(const struct accel_devnode *nodes, size_t n, struct ac
  */
 const char *accel_holder_advice(const struct accel_holder *h);
 
-/* "pid 12 (nv-hostengine)" for each, then what to stop for the known ones, into buf. */
+/*
+ * "pid 12 (nv-hostengine)" for each, then what to stop for the known ones,
+ * into buf: a sentence anyone may read (last_error).  Where /proc hides
+ * processes (hidepid), the pids alone, and where their names are to be read.
+ */
 void accel_holders_describe(const struct accel_holder *h, size_t n, char *buf, size_t len);
 /*
  * The processes holding any of a device's own nodes (card and control

@@ -52,7 +52,8 @@ int accel_node_job_processes(struct accel_node *node, const char *device, const 
 }
 
 int accel_node_job_processes_text(struct accel_node *node, const char *device, const char *job, const char *uuid,
-                                  const char *lead, const char *unknown, char **text)
+                                  const struct accel_proc_gate *gate, const char *lead, const char *unknown,
+                                  char **text)
 {
 	struct accel_process *p;
 	char why[ACCEL_TEXT_MAX], line[160];
@@ -75,7 +76,7 @@ int accel_node_job_processes_text(struct accel_node *node, const char *device, c
 	if (ret)
 		fprintf(f, "%s%s\n", unknown, why);
 	for (size_t i = 0; !ret && i < n; i++) {
-		accel_process_line(&p[i], line, sizeof(line));
+		accel_process_line(&p[i], gate, line, sizeof(line));
 		fprintf(f, "%s%s\n", lead, line);
 	}
 	if (!ret)

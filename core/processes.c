@@ -78,6 +78,7 @@ int accel_mig_processes(const struct accel_card *card, unsigned gi, unsigned ci,
                         struct accel_process **out, size_t *n, char *err, size_t errlen)
 {
 	mig_process_info_t *infos = NULL;
+	char pid[16];
 	unsigned count = 0;
 	mig_device_t mig;
 	mig_return_t r;
@@ -121,19 +122,25 @@ int accel_mig_processes(const struct accel_card *card, unsigned gi, unsigned ci,
 		(*out)[i].pid = infos[i].pid;
 		(*out)[i].used_bytes = infos[i].usedGpuMemory;
 		command_of(infos[i].pid, (*out)[i].command, sizeof((*out)[i].command));
+		snprintf(pid, sizeof(pid), "%u", infos[i].pid);
+		accel_proc_owner_read("/proc", pid, &(*out)[i].owner);
 	}
 	*n = count;
 	free(infos);
 	return 0;
 }
 
-void accel_process_line(const struct accel_process *p, char *buf, size_t len)
+void accel_process_line(const struct accel_process *p, const struct accel_proc_gate *gate, char *buf, size_t len)
 {
+	const char *command = p->command[0] ? p->command : "-";
 	char used[24];
 
 	if (p->used_bytes == ACCEL_USED_UNKNOWN)
 		snprintf(used, sizeof(used), "unknown");
 	else
 		snprintf(used, sizeof(used), "%llu", p->used_bytes);
-	snprintf(buf, len, "pid=%u used_memory_bytes=%s command=%s", p->pid, used, p->command[0] ? p->command : "-");
+	/* A pid /proc does not show here says "-" to everyone; one it hides from this reader, "hidden". */
+	if (p->command[0] && !accel_proc_gate_lets(gate, &p->owner))
+		command = "hidden";
+	snprintf(buf, len, "pid=%u used_memory_bytes=%s command=%s", p->pid, used, command);
 }

@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "core/card.h"
+#include "core/proc_view.h"
 
 #define ACCEL_USED_UNKNOWN (~0ULL) /* the driver cannot say how much memory the process uses */
 /* How long a reader's query waits for its card's lock before it says the card is busy (core/node_processes.c). */
@@ -22,6 +23,7 @@ struct accel_process {
 	unsigned pid;                  /* in the driver's (the host's) pid namespace */
 	unsigned long long used_bytes; /* device memory, or ACCEL_USED_UNKNOWN */
 	char command[64];              /* /proc/<pid>/comm; "" when this host cannot see the pid */
+	struct accel_proc_owner owner; /* whose: who may see its command (core/proc_view.h) */
 };
 
 /*
@@ -35,7 +37,11 @@ struct accel_process {
 int accel_mig_processes(const struct accel_card *card, unsigned gi, unsigned ci, unsigned *index,
                         struct accel_process **out, size_t *n, char *err, size_t errlen);
 
-/* One line of a job's processes file: "pid=P used_memory_bytes=N|unknown command=C|-" (no newline). */
-void accel_process_line(const struct accel_process *p, char *buf, size_t len);
+/*
+ * One line of a job's processes file: "pid=P used_memory_bytes=N|unknown
+ * command=C|-|hidden" (no newline); hidden where /proc would not show the
+ * process to the gate's reader.
+ */
+void accel_process_line(const struct accel_process *p, const struct accel_proc_gate *gate, char *buf, size_t len);
 
 #endif

@@ -16,6 +16,7 @@
 #include "core/attach.h"
 #include "core/holders.h"
 #include "core/utc.h"
+#include "fs/holder_text.h"
 
 /*
  * One line per container the registry's view gives job j (reg NULL: none):
@@ -37,6 +38,7 @@ static void put_processes(struct fs_text *t, const struct accel_device *d, const
 {
 	struct accel_devnode *own = calloc(j->n_nodes ? j->n_nodes : 1, sizeof(*own));
 	struct accel_holder *h = NULL;
+	struct accel_proc_gate g;
 	size_t n_own = 0, n = 0;
 
 	if (!own) {
@@ -50,10 +52,10 @@ static void put_processes(struct fs_text *t, const struct accel_device *d, const
 		if (!shared)
 			own[n_own++] = j->nodes[i];
 	}
+	fs_text_proc_gate(t, &g);
 	if (!accel_device_nodes_holders(own, n_own, &h, &n))
 		for (size_t i = 0; i < n; i++)
-			fs_put(t, "pid=%d command=%s fds=%u cmdline=%s\n", (int)h[i].pid, h[i].comm, h[i].nfds,
-			       h[i].cmdline);
+			fs_put_holder(t, &g, "", &h[i]);
 	free(h);
 	free(own);
 }

@@ -16,7 +16,7 @@
 
 #include "fs/fusectl.h"
 #include "fs/metrics_text.h"
-#include "fs/mountinfo.h"
+#include "core/mountinfo.h"
 #include "fs/textfile.h"
 
 /*
@@ -325,18 +325,18 @@ void fs_crashguard_stopping(void)
 int fs_crashguard_arm(const char *mountpoint, const struct fs_crashguard_files *files, unsigned *conn, char *err,
                       size_t len)
 {
-	struct fs_mount_entry m;
+	struct accel_mount_entry m;
 	int fd;
 
 	*conn = 0;
 	prepare_reports(files);
-	if (!fs_mount_at(mountpoint, &m) || strncmp(m.type, "fuse", 4)) {
+	if (!accel_mount_at(mountpoint, &m) || strncmp(m.type, "fuse", 4)) {
 		snprintf(err, len,
 		         "the new mount on %s is not in /proc/self/mountinfo: cannot find its FUSE connection",
 		         mountpoint);
 		return -1;
 	}
-	*conn = fs_mount_fuse_conn(&m);
+	*conn = accel_mount_fuse_conn(&m);
 	fd = fs_fusectl_open_abort(*conn, err, len);
 	if (fd < 0)
 		return -1;

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 #include "fs/info_text.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "core/family.h"
 #include "core/ledger.h"
 #include "core/node.h"
+#include "fs/holder_text.h"
 
 void fs_device_info_text(struct fs_text *t, const struct accel_device *d)
 {
@@ -43,20 +45,24 @@ void fs_device_info_text(struct fs_text *t, const struct accel_device *d)
 void fs_device_holders_text(struct fs_text *t, struct accel_node *node, const struct accel_device *d)
 {
 	struct accel_control_holder *c;
+	struct accel_proc_gate g;
 	struct accel_holder *h;
+	char lead[160];
 	size_t n;
 
+	fs_text_proc_gate(t, &g);
 	if (accel_node_holders(node, d->name, &h, &n))
 		return;
 	for (size_t i = 0; i < n; i++)
-		fs_put(t, "pid=%d command=%s fds=%u cmdline=%s\n", (int)h[i].pid, h[i].comm, h[i].nfds, h[i].cmdline);
+		fs_put_holder(t, &g, "", &h[i]);
 	free(h);
 	/* Who holds the nodes every card shares, by node: shown, though on NVIDIA they do not hold the card. */
 	if (accel_node_control_holders(node, d->name, &c, &n))
 		return;
-	for (size_t i = 0; i < n; i++)
-		fs_put(t, "control node=%s pid=%d command=%s fds=%u cmdline=%s\n", c[i].node, (int)c[i].h.pid,
-		       c[i].h.comm, c[i].h.nfds, c[i].h.cmdline);
+	for (size_t i = 0; i < n; i++) {
+		snprintf(lead, sizeof(lead), "control node=%s ", c[i].node);
+		fs_put_holder(t, &g, lead, &c[i].h);
+	}
 	free(c);
 }
 

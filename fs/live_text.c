@@ -6,18 +6,21 @@
 
 #include "core/node.h"
 #include "fs/dies.h"
+#include "fs/holder_text.h"
 #include "fs/text.h"
 
 int fs_job_processes_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
                           const struct fs_node *n)
 {
+	struct accel_proc_gate g;
 	char *text;
 	int ret;
 
 	(void)s;
 	if (n->job->state != ACCEL_JOB_READY)
 		return -ENODEV;
-	ret = accel_node_job_processes_text(node, n->dev->name, n->job->name, n->job->uuid, "", "unknown: ", &text);
+	fs_text_proc_gate(t, &g);
+	ret = accel_node_job_processes_text(node, n->dev->name, n->job->name, n->job->uuid, &g, "", "unknown: ", &text);
 	if (!ret)
 		fs_put(t, "%s", text);
 	free(text);

@@ -57,7 +57,7 @@ int fs_open_file_render(struct accelfs *fs, const struct open_file *of, const st
 	if (gen)
 		*gen = s ? s->generation : 0;
 	if (!ret)
-		ret = fs_render(fs->node, s, &n, out, len);
+		ret = fs_render_for(fs->node, s, &n, of->live ? &of->reader : NULL, out, len);
 	accel_snapshot_unref(snap);
 	return ret == -ESTALE ? -ENOENT : ret;
 }

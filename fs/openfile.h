@@ -21,6 +21,7 @@
 #include <fuse_lowlevel.h>
 
 #include "core/model.h"
+#include "core/proc_view.h"
 
 #define FS_PATH_BUF 1024
 
@@ -67,6 +68,7 @@ struct open_file {
 	/* A text being written (layout, quota): applied whole when its writer closes (fs/deferred.h) */
 	struct fs_deferred *pending;
 	pid_t opener;                  /* the thread that opened it: its process's close is the writer's */
+	struct accel_viewer reader;    /* who opened it: what a live row shows of others' processes (fs/text.h) */
 	struct open_file *next, *prev; /* struct accelfs's list, under its files_lock */
 };
 

@@ -20,6 +20,7 @@
 #include "fs/notify.h"
 #include "fs/openfile.h"
 #include "fs/ops_internal.h"
+#include "fs/reader.h"
 #include "fs/render.h"
 #include "fs/tree.h"
 #include "fs/waiters.h"
@@ -104,6 +105,8 @@ void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	of->opener = fuse_req_ctx(req)->pid;
 	of->cached = fs_node_cached(&n);
 	of->live = fs_node_is_live(&n);
+	if (of->live) /* only a live row names processes: other opens spare the reads of /proc */
+		fs_reader_of(req, &of->reader);
 	/*
 	 * The text is generated now, with no lock held: what the first read
 	 * serves, what the handle's size says, and what poll() compares against
@@ -111,7 +114,7 @@ void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	 * devices) opens, and its reads fail.
 	 */
 	fs_render_at_read(true);
-	of->err = fs_render(fs->node, snap, &n, &of->buf, &of->len);
+	of->err = fs_render_for(fs->node, snap, &n, of->live ? &of->reader : NULL, &of->buf, &of->len);
 	fs_render_at_read(false);
 	of->gen = snap->generation;
 	pthread_mutex_init(&of->lock, NULL);

@@ -23,7 +23,13 @@ bool fs_render_is_at_read(void)
 
 int fs_render(struct accel_node *node, const struct accel_snapshot *s, const struct fs_node *n, char **out, size_t *len)
 {
-	struct fs_text t = { 0 };
+	return fs_render_for(node, s, n, NULL, out, len);
+}
+
+int fs_render_for(struct accel_node *node, const struct accel_snapshot *s, const struct fs_node *n,
+                  const struct accel_viewer *reader, char **out, size_t *len)
+{
+	struct fs_text t = { .reader = reader };
 	bool live;
 	int ret;
 

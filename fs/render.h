@@ -22,6 +22,9 @@
  */
 int fs_render(struct accel_node *node, const struct accel_snapshot *s, const struct fs_node *n, char **out,
               size_t *len);
+/* The same, for a reader (the opener's credentials): what a live row naming processes shows them (fs/text.h). */
+int fs_render_for(struct accel_node *node, const struct accel_snapshot *s, const struct fs_node *n,
+                  const struct accel_viewer *reader, char **out, size_t *len);
 /*
  * An open or a read generates its file's text on this thread (on), or is
  * done (off): the only place a live row (fs/tree.h) may be rendered, which

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
-#include "fs/mountinfo.h"
+#include "core/mountinfo.h"
 
 extern char **environ;
 
@@ -25,9 +25,9 @@ extern char **environ;
 /* The filesystem type of the topmost mount at exactly this path ("" when nothing is mounted there). */
 static void mount_type_at(const char *path, char *type, size_t len)
 {
-	struct fs_mount_entry m;
+	struct accel_mount_entry m;
 
-	fs_mount_at(path, &m);
+	accel_mount_at(path, &m);
 	snprintf(type, len, "%s", m.type);
 }
 

@@ -13,7 +13,7 @@
 #include "core/log.h"
 #include "core/proc_life.h"
 #include "fs/fusectl.h"
-#include "fs/mountinfo.h"
+#include "core/mountinfo.h"
 #include "fs/startup.h"
 
 /* How long a holder whose connection was aborted may take to finish dying (a core dump included). */
@@ -36,14 +36,14 @@ static void sleep_ms(long ms)
  */
 static void abort_holders_connection(const struct startup_lock_holder *h, char *note, size_t len)
 {
-	struct fs_mount_entry m;
+	struct accel_mount_entry m;
 	char err[512];
 
 	if (!h->conn) {
 		log_warn("accelfs pid %d died before its mount was up: no connection to abort", h->pid);
 		return;
 	}
-	if (fs_mount_at(h->mountpoint, &m) && fs_mount_fuse_conn(&m) != h->conn)
+	if (accel_mount_at(h->mountpoint, &m) && accel_mount_fuse_conn(&m) != h->conn)
 		log_warn("the mount on %s is not the one accelfs pid %d recorded (connection %u): aborting "
 		         "connection %u by its number only",
 		         h->mountpoint, h->pid, h->conn, h->conn);

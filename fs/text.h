@@ -10,10 +10,18 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct accel_viewer;
+
 struct fs_text {
 	char *buf;
 	size_t len, cap;
 	bool oom; /* a put failed: finishing answers -ENOMEM */
+	/*
+	 * For whom (a live row's text, at open and read): a file naming other
+	 * processes shows each one's details only where /proc would show them
+	 * to this reader (core/proc_view.h).  NULL: nobody in particular.
+	 */
+	const struct accel_viewer *reader;
 };
 
 __attribute__((format(printf, 2, 3))) void fs_put(struct fs_text *t, const char *fmt, ...);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "fs/mountinfo.h"
+#include "core/mountinfo.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +27,7 @@ static void unescape_octal(char *s)
  * the order they were made.  A line reads
  *   id parent major:minor root mountpoint options ... - type source superoptions
  */
-bool fs_mount_at(const char *path, struct fs_mount_entry *out)
+bool accel_mount_at(const char *path, struct accel_mount_entry *out)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "re");
 	char *line = NULL;
@@ -55,6 +55,9 @@ bool fs_mount_at(const char *path, struct fs_mount_entry *out)
 			continue;
 		tok = strtok_r(sep + 3, " \n", &save);
 		snprintf(out->type, sizeof(out->type), "%s", tok ? tok : "");
+		tok = tok ? strtok_r(NULL, " \n", &save) : NULL; /* the source */
+		tok = tok ? strtok_r(NULL, " \n", &save) : NULL;
+		snprintf(out->options, sizeof(out->options), "%s", tok ? tok : "");
 		out->dev_major = ma;
 		out->dev_minor = mi;
 		found = true;
@@ -64,7 +67,7 @@ bool fs_mount_at(const char *path, struct fs_mount_entry *out)
 	return found;
 }
 
-unsigned fs_mount_fuse_conn(const struct fs_mount_entry *m)
+unsigned accel_mount_fuse_conn(const struct accel_mount_entry *m)
 {
 	/* The kernel's own encoding (MKDEV: 12 bits of major above 20 of minor), not glibc's. */
 	return m->dev_major << 20 | m->dev_minor;

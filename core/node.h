@@ -92,12 +92,6 @@ int accel_node_mkdir(struct accel_node *node, const char *device, const char *pr
 int accel_node_mkdir_at(struct accel_node *node, const char *device, const char *profile, const char *job,
                         unsigned start, uid_t uid, gid_t gid, struct accel_job *made, char *why, size_t whylen);
 /*
- * Why `start` (as the caller wrote it) names no legal placement of p on
- * device: the sentence mkdir answers EINVAL with, listing the legal starts.
- */
-void accel_placement_not_legal(const char *device, const struct accel_profile *p, const char *start, char *why,
-                               size_t whylen);
-/*
  * The layout's carve (core/layout_apply.c): as accel_node_mkdir_at, owned
  * by the layout's writer uid:gid and charged to their quota (EDQUOT), on a
  * cordoned card too; job must have the layout's prefix, which every other

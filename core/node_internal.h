@@ -3,15 +3,14 @@
  * The node's insides, shared by its files:
  *   node.c          cards and families, snapshots, the poller, start and stop
  *   node_refresh.c  re-reading one card from its driver and reconciling it
- *   node_jobs.c     mkdir and rmdir: names, carving, reclaiming; node_choose.c:
- *                   where a node-level mkdir carves
+ *   node_jobs.c     mkdir and rmdir: names, carving, reclaiming (where it
+ *                   carves: core/place.h)
  *   node_cards.c    opening cards and families, and finding cards that
  *                   appear, go or come back (absent cards)
  *   node_view.c     installing a card's view, dropping its records, and the
  *                   view of an absent card, made from its records alone
  *   node_names.c    the job names the views show, by name; the rule a new
  *                   job's name keeps
- *   node_place.c    a carve at the caller's placement: which one, or why not
  *   quota_check.c   quotas at carve time: holds on what carves in progress cost
  *   node_publish.c  ordered snapshots; node_cdi.c: the CDI spec files that
  *                   follow them
@@ -317,38 +316,6 @@ void node_card_rebuild(struct accel_node *node, struct node_card *nc);
 /* Drop the nodes a carve handed to the next build (carved_*), unused. */
 void node_card_forget_carved(struct node_card *nc);
 /*
- * The node-level choice (node_choose.c): the device and start of the
- * placement of profile that costs the least capacity in s, of the devices
- * not refused (0, -ENOSPC, -ENOMEM); and, under the chosen card's lock, the
- * index of the placement to carve: the one starting at want_start if used
- * leaves it free, else the card's best one now, -1 when none is free.
- */
-struct node_refused {
-	char names[64][16]; /* devices whose driver refused this mkdir: not chosen again */
-	size_t n;
-	char why[ACCEL_TEXT_MAX]; /* the last refusal, in the driver's words */
-};
-/*
- * A node-level mkdir's quota, for the choice: the table, checked against
- * the jobs of the snapshot chosen from; a device whose profile would pass a
- * limit (its slices differ between families) is not chosen, and over and
- * why say so when that left none (-EDQUOT).  NULL table: nothing is limited.
- */
-struct node_quota_ask {
-	const struct accel_quota_table *table;
-	const char *job;
-	uid_t uid;
-	gid_t gid;
-	bool over; /* a device had room but the quota did not */
-	char why[ACCEL_TEXT_MAX];
-};
-int node_choose(const struct accel_snapshot *s, const char *profile, const struct node_refused *refused,
-                struct node_quota_ask *quota, char *device, size_t len, long *start);
-/* Leave device out of the next choices; false when no more can be (then answer its refusal). */
-bool node_refuse(struct node_refused *r, const char *device, const char *why);
-int node_placement_for(const struct node_card *nc, const struct accel_profile *p, long want_start,
-                       const struct accel_span *used, size_t n_used);
-/*
  * node_view.c.  Make v the card's view unless it shows nothing new (then
  * the old one stays; v is consumed either way).  A record by job name,
  * (size_t)-1 if none; drop one from memory and disk.
@@ -385,15 +352,6 @@ void node_release_name(struct accel_node *node, const char *job);
 void node_names_free(struct accel_node *node);
 /* A new job's name against the rule and the tree's own names (why set): 0, -EINVAL, -ENAMETOOLONG, -EEXIST. */
 int node_check_job_name(const char *job, char *why, size_t whylen);
-/*
- * A carve exactly at the caller's start (node_place.c, card lock held): the
- * index of p's legal placement starting there when used leaves it free;
- * -EINVAL when none starts there (why lists the legal ones), -ENOSPC when it
- * overlaps a live instance (why names each holder from what the card knows:
- * the job and its placement, or the GPU instance accelfs did not make).
- */
-int node_place_exact(const struct node_card *nc, const struct accel_profile *p, long start,
-                     const struct accel_span *used, size_t n_used, char *why, size_t whylen);
 /*
  * Quotas (quota_check.c).  Read <state-dir>/quota at start (0, or -errno
  * with err saying what to do); free.  Hold what a carve of job will cost

@@ -19,6 +19,7 @@
 #include "core/layout.h"
 #include "core/log.h"
 #include "core/metrics.h"
+#include "core/place.h"
 
 /* Choices a node-level mkdir makes before it gives up on a node that never stops changing (EAGAIN). */
 #define NODE_CHOICES_MAX 1000
@@ -135,14 +136,14 @@ static int carve_once(struct accel_node *node, struct node_card *nc, const char 
 	}
 	n_used = accel_inventory_spans(&nc->inv, used, nc->inv.n_gis);
 	if (want_start >= 0 && exact) {
-		want = node_place_exact(nc, p, want_start, used, n_used, why, whylen);
+		want = accel_place_exact(nc->card.name, &nc->inv, nc->view, p, want_start, used, n_used, why, whylen);
 		if (want < 0) {
 			free(used);
 			node_quota_release(node, job);
 			return want; /* the caller's choice: not legal, or taken (who holds it is in why) */
 		}
 	} else if (want_start >= 0) {
-		want = node_placement_for(nc, p, want_start, used, n_used);
+		want = accel_place_again(nc->view, p, want_start, used, n_used);
 		if (want < 0) {
 			free(used);
 			node_quota_release(node, job);
@@ -383,7 +384,7 @@ int accel_node_mkdir_layout(struct accel_node *node, const char *device, const c
 int accel_node_mkdir_any(struct accel_node *node, const char *profile, const char *job, uid_t uid, gid_t gid,
                          char *device, size_t len, struct accel_job *made, char *why, size_t whylen)
 {
-	struct node_refused refused = { .n = 0 };
+	struct accel_place_refused refused = { .n = 0 };
 	char key[ACCEL_LAST_ERROR_KEY_MAX];
 	int ret;
 	uint64_t t0 = accel_metrics_now();
@@ -413,11 +414,11 @@ int accel_node_mkdir_any(struct accel_node *node, const char *profile, const cha
 	for (unsigned attempt = 0;; attempt++) {
 		struct accel_snapshot *s = attempt ? node_publish(node) : accel_node_snapshot(node);
 		/* Only devices where the job keeps its owner within the quota (their profile's slices). */
-		struct node_quota_ask quota = { .table = &table, .job = job, .uid = uid, .gid = gid };
+		struct accel_place_quota quota = { .table = &table, .job = job, .uid = uid, .gid = gid };
 		struct node_card *nc;
 		long start = -1;
 
-		ret = s ? node_choose(s, profile, &refused, &quota, device, len, &start) : -ENOMEM;
+		ret = s ? accel_place_choose(s, profile, &refused, &quota, device, len, &start) : -ENOMEM;
 		accel_snapshot_unref(s);
 		if (ret == -ENOMEM) {
 			snprintf(why, whylen, "out of memory");
@@ -453,7 +454,7 @@ int accel_node_mkdir_any(struct accel_node *node, const char *profile, const cha
 			          why);
 			continue;
 		}
-		if ((ret != -ENOSPC && ret != -EBUSY) || !node_refuse(&refused, device, why))
+		if ((ret != -ENOSPC && ret != -EBUSY) || !accel_place_refuse(&refused, device, why))
 			break;
 		log_info("mig/%s: job %s: %s refused: %s; choosing another device", profile, job, device, why);
 	}

@@ -14,6 +14,7 @@
 #include "core/delegation.h"
 #include "core/log.h"
 #include "core/metrics.h"
+#include "core/place.h"
 #include "core/rmdir_guard.h"
 #include "fs/accelfs.h"
 #include "fs/cache.h"

@@ -50,7 +50,7 @@ class Valgrind(unittest.TestCase):
             prof = os.path.join(mnt, "ppu3", "mig", "4g.48gb")
             os.mkdir(os.path.join(prof, "a"))
             os.mkdir(os.path.join(mnt, "mig", "1g.18gb", "b"))
-            # a carve at a chosen placement, its view and its refusals (fs/tree.c, core/node_place.c)
+            # a carve at a chosen placement, its view and its refusals (fs/tree.c, core/place_exact.c)
             at = os.path.join(prof, "placements", "4", "p")
             os.mkdir(at)
             self.assertEqual(os.readlink(os.path.join(at, "device")), "../../../p")

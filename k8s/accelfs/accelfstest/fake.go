@@ -228,7 +228,7 @@ func (f *Fake) CarveAt(card, profile string, start int, job string) error {
 }
 
 // taken is the daemon's sentence naming every live instance in the way of
-// span (core/node_place.c), or "" when span is free.
+// span (core/place_exact.c), or "" when span is free.
 func taken(d *accelfs.Device, prof *accelfs.Profile, span accelfs.Span) string {
 	var holders []string
 	for _, in := range d.Instances {

@@ -3,9 +3,9 @@
  * Where a node-level mkdir carves (mig/<profile>/<job>): the device and
  * placement that cost the least capacity, chosen from a snapshot, and the
  * decision made again under the chosen card's lock when another carve got
- * there first.  Pure functions of the views they are given.
+ * there first (core/place.h).  Pure functions of the views they are given.
  */
-#include "core/node_internal.h"
+#include "core/place.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -66,10 +66,10 @@ static int best_on_device(const struct accel_device *d, const struct accel_profi
  * (another carve took it since the snapshot the choice was made from), from
  * the card's view, which its lock holder keeps current.  -1: none is free.
  */
-int node_placement_for(const struct node_card *nc, const struct accel_profile *p, long want_start,
-                       const struct accel_span *used, size_t n_used)
+int accel_place_again(const struct accel_device *view, const struct accel_profile *p, long want_start,
+                      const struct accel_span *used, size_t n_used)
 {
-	const struct accel_profile *vp = nc->view ? accel_device_profile(nc->view, p->name) : NULL;
+	const struct accel_profile *vp = view ? accel_device_profile(view, p->name) : NULL;
 	unsigned long loss;
 	long start = want_start;
 
@@ -78,7 +78,7 @@ int node_placement_for(const struct node_card *nc, const struct accel_profile *p
 			if (p->placements[i].start == (unsigned long)start &&
 			    accel_ledger_is_free(p->placements[i], used, n_used))
 				return (int)i;
-		if (pass || !vp || best_on_device(nc->view, vp, &loss, &start))
+		if (pass || !vp || best_on_device(view, vp, &loss, &start))
 			break;
 	}
 	return -1;
@@ -89,7 +89,7 @@ int node_placement_for(const struct node_card *nc, const struct accel_profile *p
  * (best_on_device), the one that costs the least room of all.  Ties go to
  * the earlier device (family order, then ordinal).
  */
-static bool was_refused(const struct node_refused *r, const char *device)
+static bool was_refused(const struct accel_place_refused *r, const char *device)
 {
 	for (size_t i = 0; r && i < r->n; i++)
 		if (!strcmp(r->names[i], device))
@@ -97,7 +97,7 @@ static bool was_refused(const struct node_refused *r, const char *device)
 	return false;
 }
 
-bool node_refuse(struct node_refused *r, const char *device, const char *why)
+bool accel_place_refuse(struct accel_place_refused *r, const char *device, const char *why)
 {
 	if (r->n == sizeof(r->names) / sizeof(r->names[0]))
 		return false;
@@ -107,7 +107,7 @@ bool node_refuse(struct node_refused *r, const char *device, const char *why)
 }
 
 /* Would a job of p on this device keep its owner within the quota, against the jobs c[0..n)? */
-static bool quota_fits(struct node_quota_ask *q, const struct accel_quota_charge *c, size_t n,
+static bool quota_fits(struct accel_place_quota *q, const struct accel_quota_charge *c, size_t n,
                        const struct accel_profile *p)
 {
 	struct accel_quota_charge add;
@@ -121,8 +121,8 @@ static bool quota_fits(struct node_quota_ask *q, const struct accel_quota_charge
 	return false;
 }
 
-int node_choose(const struct accel_snapshot *s, const char *profile, const struct node_refused *refused,
-                struct node_quota_ask *quota, char *device, size_t len, long *start)
+int accel_place_choose(const struct accel_snapshot *s, const char *profile, const struct accel_place_refused *refused,
+                       struct accel_place_quota *quota, char *device, size_t len, long *start)
 {
 	struct accel_quota_charge *charges = NULL;
 	unsigned long best_loss = 0;

@@ -5,14 +5,12 @@
  * or the sentence that says why not, for last_error and the log.  Nothing
  * here asks the driver: node_jobs.c's carve decides, under the card's lock.
  */
-#include "core/node_internal.h"
+#include "core/place.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-#include "core/ledger.h"
 
 /* Append to buf like snprintf, never past its end; off counts what was asked for. */
 static void append(char *buf, size_t len, size_t *off, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -45,29 +43,28 @@ void accel_placement_not_legal(const char *device, const struct accel_profile *p
 }
 
 /* The view's description of GPU instance gi, if the card's view lists it. */
-static const struct accel_instance *view_instance(const struct node_card *nc, unsigned gi)
+static const struct accel_instance *view_instance(const struct accel_device *view, unsigned gi)
 {
-	for (size_t i = 0; nc->view && i < nc->view->n_instances; i++)
-		if (nc->view->instances[i].gi == gi)
-			return &nc->view->instances[i];
+	for (size_t i = 0; view && i < view->n_instances; i++)
+		if (view->instances[i].gi == gi)
+			return &view->instances[i];
 	return NULL;
 }
 
 /* Why the placement is not free: every live instance in its way, named as the card's view names it. */
-static int taken(const struct node_card *nc, const struct accel_profile *p, struct accel_span want, char *why,
-                 size_t whylen)
+static int taken(const char *device, const struct accel_inventory *inv, const struct accel_device *view,
+                 const struct accel_profile *p, struct accel_span want, char *why, size_t whylen)
 {
 	size_t off = 0, n = 0;
 
-	append(why, whylen, &off, "placement %u:%u of %s on %s is taken:", want.start, want.size, p->name,
-	       nc->card.name);
-	for (size_t i = 0; i < nc->inv.n_gis; i++) {
-		const struct accel_live_gi *g = &nc->inv.gis[i];
+	append(why, whylen, &off, "placement %u:%u of %s on %s is taken:", want.start, want.size, p->name, device);
+	for (size_t i = 0; i < inv->n_gis; i++) {
+		const struct accel_live_gi *g = &inv->gis[i];
 		const struct accel_instance *in;
 
 		if (!accel_span_overlaps(want, g->placement))
 			continue;
-		in = view_instance(nc, g->id);
+		in = view_instance(view, g->id);
 		if (in && in->job[0])
 			append(why, whylen, &off, "%s job %s holds %u:%u (GPU instance %u)", n ? ";" : "", in->job,
 			       g->placement.start, g->placement.size, g->id);
@@ -84,8 +81,9 @@ static int taken(const struct node_card *nc, const struct accel_profile *p, stru
 	return -ENOSPC;
 }
 
-int node_place_exact(const struct node_card *nc, const struct accel_profile *p, long start,
-                     const struct accel_span *used, size_t n_used, char *why, size_t whylen)
+int accel_place_exact(const char *device, const struct accel_inventory *inv, const struct accel_device *view,
+                      const struct accel_profile *p, long start, const struct accel_span *used, size_t n_used,
+                      char *why, size_t whylen)
 {
 	char spelled[24];
 
@@ -93,10 +91,10 @@ int node_place_exact(const struct node_card *nc, const struct accel_profile *p, 
 		if (p->placements[i].start != (unsigned long)start)
 			continue;
 		if (!accel_ledger_is_free(p->placements[i], used, n_used))
-			return taken(nc, p, p->placements[i], why, whylen);
+			return taken(device, inv, view, p, p->placements[i], why, whylen);
 		return (int)i;
 	}
 	snprintf(spelled, sizeof(spelled), "%ld", start);
-	accel_placement_not_legal(nc->card.name, p, spelled, why, whylen);
+	accel_placement_not_legal(device, p, spelled, why, whylen);
 	return -EINVAL;
 }

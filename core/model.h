@@ -200,6 +200,7 @@ struct accel_family_state {
 struct accel_snapshot {
 	int refs; /* atomically updated */
 	uint64_t generation;
+	int64_t published_ms; /* when it was published (CLOCK_REALTIME, ms since the epoch): how old what it says is */
 	struct accel_device **devices; /* shared views, referenced */
 	size_t n_devices;
 	struct accel_family_state families[ACCEL_SNAPSHOT_FAMILIES]; /* in the order of accel_families[] */

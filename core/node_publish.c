@@ -28,6 +28,15 @@ int64_t node_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* The wall clock, for readers (metrics, node.json) to tell how old a snapshot is. */
+static int64_t wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 /* ---- snapshots --------------------------------------------------------- */
 
 /*
@@ -121,6 +130,7 @@ struct accel_snapshot *node_publish(struct accel_node *node)
 		return s;
 	}
 	s->generation = ++node->generation;
+	s->published_ms = wall_ms();
 	node_lock(&node->snap_lock, NODE_LOCK_SNAP);
 	node->snap = accel_snapshot_ref(s);
 	node_unlock(&node->snap_lock, NODE_LOCK_SNAP);

@@ -396,6 +396,11 @@ void fs_metrics_text(struct fs_text *t, const struct accel_snapshot *s, const st
 	/* 0 only in a textfile its guardian marked when the daemon died (fs/textfile.h, fs/crashguard.h). */
 	family(t, "accelfs_up", "gauge", FS_METRICS_UP_HELP);
 	fs_put(t, "accelfs_up 1\n");
+	/* The snapshot's, not the render's: the same snapshot renders the same text (fs/textfile.c skips it). */
+	family(t, "accelfs_snapshot_timestamp_seconds", "gauge",
+	       "When the snapshot shown was published (Unix time): the last change accelfs saw on the node.");
+	fs_put(t, "accelfs_snapshot_timestamp_seconds %lld.%03lld\n", (long long)(s->published_ms / 1000),
+	       (long long)(s->published_ms % 1000));
 	family_libraries(t, s);
 	device_gauges(t, s);
 	admits_gauges(t, s);

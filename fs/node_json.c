@@ -472,6 +472,7 @@ int fs_node_json_text(struct fs_text *t, const struct accel_snapshot *s, struct 
                       const struct fs_mount *mount, const struct accel_quota_table *quota)
 {
 	json_t *devs = json_array(), *root;
+	char published[ACCEL_UTC_MAX];
 	int ret;
 
 	/* A snapshot row: node's drivers are not asked (utilization is the last reading shown, fs/usage_text.h). */
@@ -480,9 +481,10 @@ int fs_node_json_text(struct fs_text *t, const struct accel_snapshot *s, struct 
 			json_decref(devs);
 			devs = NULL;
 		}
-	root = json_pack("{s:i,s:s,s:I,s:o,s:o,s:{s:o},s:o,s:o}", "format", FS_NODE_JSON_FORMAT, "version",
-	                 ACCELFS_VERSION, "generation", (json_int_t)s->generation, "families", families_json(s),
-	                 "devices", devs, "mig", "profiles", node_profiles(s), "dies",
+	accel_utc_ms(s->published_ms, published, sizeof(published));
+	root = json_pack("{s:i,s:s,s:I,s:s,s:o,s:o,s:{s:o},s:o,s:o}", "format", FS_NODE_JSON_FORMAT, "version",
+	                 ACCELFS_VERSION, "generation", (json_int_t)s->generation, "published", published, "families",
+	                 families_json(s), "devices", devs, "mig", "profiles", node_profiles(s), "dies",
 	                 dies_json(mount ? mount->dies : NULL), "quota", quota_json(s, quota));
 	if (!root)
 		return -ENOMEM;

@@ -2,6 +2,7 @@
 """node.json says what the individual files say: every key docs/tree.md lists for a job, the slot
 and a die is there, and each value is the one the file gives (a job's status, containers, reclaim
 and processes; dies/slot; dies/<n>/info), read while nothing moves."""
+import datetime
 import errno
 import json
 import os
@@ -9,6 +10,7 @@ import re
 import subprocess
 import sys
 import threading
+import time
 import unittest
 
 from harness import NodeTestCase, wait_until
@@ -51,6 +53,34 @@ HOLD = "import sys; f = open(sys.argv[1], 'rb'); print('held', flush=True); sys.
 class NodeJson(NodeTestCase):
     def doc(self):
         return json.loads(self.node.read("node.json"))
+
+    def metric(self, name):
+        for line in self.node.read("metrics").splitlines():
+            if line.startswith(name + " "):
+                return line.split()[1]
+        raise AssertionError(f"no {name} in metrics")
+
+    def test_snapshot_time_is_when_the_state_shown_was_published(self):
+        """node.json's `published` and metrics' accelfs_snapshot_timestamp_seconds name one time, that
+        of the snapshot read: it moves with a change (a mkdir) and only then."""
+        n = self.node
+        def both():
+            doc = self.doc()
+            return doc["generation"], doc["published"], float(self.metric("accelfs_snapshot_timestamp_seconds"))
+        gen, published, stamp = both()
+        self.assertRegex(published, r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+        self.assertLessEqual(stamp, time.time())
+        when = datetime.datetime.strptime(published, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc)
+        self.assertAlmostEqual(when.timestamp(), stamp, places=3)
+        time.sleep(4 * n.poll)  # passes that find nothing new publish nothing
+        if self.doc()["generation"] == gen:
+            self.assertEqual(both(), (gen, published, stamp))
+        os.mkdir(n.path("ppu3", "mig", "4g.48gb", "t"))
+        gen2, published2, stamp2 = both()
+        self.assertGreater(gen2, gen)
+        self.assertGreater(stamp2, stamp)
+        self.assertGreater(published2, published)
+        os.rmdir(n.path("ppu3", "mig", "4g.48gb", "t"))
 
     def test_job_keys_and_values_are_status_containers_reclaim(self):
         n = self.node

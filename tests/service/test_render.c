@@ -143,7 +143,11 @@ static struct accel_device gpu = {
 };
 
 static struct accel_device *devices[] = { &ppu, &gpu };
-static struct accel_snapshot snap = { .refs = 1, .generation = 42, .devices = devices, .n_devices = 2 };
+static struct accel_snapshot snap = { .refs = 1,
+	                              .generation = 42,
+	                              .published_ms = 1764921600123LL,
+	                              .devices = devices,
+	                              .n_devices = 2 };
 
 /*
  * The text of a renderer of the whole node, with no dies/ and no quotas (NULL).
@@ -212,6 +216,8 @@ static void test_metrics_gauges(void **state)
 	                  "uuid=\"GPU-3\",bus_id=\"0000:28:00.0\"} 1");
 	assert_line(text, "accelfs_device_refused{device=\"gpu0\"} 1");
 	assert_line(text, "accelfs_devices_refused 1");
+	/* When the snapshot shown was published: how old the state is, in the exposition's unit. */
+	assert_line(text, "accelfs_snapshot_timestamp_seconds 1764921600.123");
 	assert_line(text, "accelfs_device_mig_enabled{device=\"gpu0\"} 0");
 	assert_line(text, "accelfs_profile_capacity{device=\"ppu3\",profile=\"2g.24gb\"} 4");
 	assert_line(text, "accelfs_profile_available{device=\"ppu3\",profile=\"2g.24gb\"} 1");
@@ -354,6 +360,7 @@ static void test_node_json(void **state)
 		fail_msg("node.json does not parse: %s at line %d", e.text, e.line);
 	assert_int_equal(json_integer_value(json_object_get(root, "format")), FS_NODE_JSON_FORMAT);
 	assert_int_equal(json_integer_value(json_object_get(root, "generation")), 42);
+	assert_string_equal(json_string_value(json_object_get(root, "published")), "2025-12-05T08:00:00.123Z");
 	assert_true(json_is_null(json_object_get(root, "dies"))); /* no dies/ in this process */
 	d = json_array_get(json_object_get(root, "devices"), 0);
 	assert_string_equal(json_string_value(json_object_get(d, "product")), "PPU \"ZW\\810\"");

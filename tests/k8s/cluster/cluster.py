@@ -93,13 +93,16 @@ class Proc:
 
 
 class ControlPlane:
-    def __init__(self, node_lifecycle=True):
+    def __init__(self, node_lifecycle=True, address="127.0.0.1"):
+        """address: where the API server listens; a pod reaches it only at an address of the host
+        other than loopback (its own network namespace has its own loopback)."""
         self.dir = tempfile.mkdtemp(prefix="accelfs-k8s-cp-")
         self.node_lifecycle = node_lifecycle
+        self.address = address
         self.procs = {}
         self.tokens = {"admin": os.urandom(16).hex()}
         self.etcd_port, self.peer_port, self.api_port = free_port(), free_port(), free_port()
-        self.server = f"https://127.0.0.1:{self.api_port}"
+        self.server = f"https://{address}:{self.api_port}"
 
     def path(self, *parts):
         return os.path.join(self.dir, *parts)
@@ -147,8 +150,8 @@ class ControlPlane:
                             "--unsafe-no-fsync", "--log-level=warn"])
         wait_until(lambda: b"true" in urllib.request.urlopen(f"{etcd}/health", timeout=5).read(), 120, "etcd")
         self._proc("kube-apiserver", [
-            program("kube-apiserver"), f"--etcd-servers={etcd}", "--bind-address=127.0.0.1",
-            "--advertise-address=127.0.0.1", f"--secure-port={self.api_port}", f"--cert-dir={self.path('pki')}",
+            program("kube-apiserver"), f"--etcd-servers={etcd}", f"--bind-address={self.address}",
+            f"--advertise-address={self.address}", f"--secure-port={self.api_port}", f"--cert-dir={self.path('pki')}",
             f"--token-auth-file={self.path('tokens.csv')}", "--authorization-mode=Node,RBAC",
             "--enable-admission-plugins=NodeRestriction",
             "--service-account-issuer=https://kubernetes.default.svc",
@@ -221,13 +224,29 @@ class ControlPlane:
         token = self.kubectl("create", "token", "accelfs-dra", "-n", "accelfs-dra", "--duration=24h").stdout.strip()
         return self.kubeconfig("accelfs-dra", token)
 
+    def plugin_pod_kubeconfig(self, node):
+        """The plugin's credentials as its DaemonSet pod on NODE has them: the ServiceAccount's token
+        bound to a pod on that node, so that the API server names the node in the request's user
+        (authentication.kubernetes.io/node-name), which k8s/deploy/admission.yaml requires.  The
+        pod is a placeholder (no kubelet runs it); the token is valid while it exists."""
+        with open(os.path.join(SOURCE, "k8s", "deploy", "rbac.yaml")) as f:
+            self.apply(f.read())
+        name = f"accelfs-dra-{node}"
+        self.apply({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "accelfs-dra"},
+                    "spec": {"nodeName": node, "serviceAccountName": "accelfs-dra",
+                             "automountServiceAccountToken": False,
+                             "containers": [{"name": "plugin", "image": "accelfs-dra:placeholder"}]}})
+        token = self.kubectl("create", "token", "accelfs-dra", "-n", "accelfs-dra", "--duration=24h",
+                             "--bound-object-kind=Pod", f"--bound-object-name={name}").stdout.strip()
+        return self.kubeconfig(f"accelfs-dra-{node}", token)
+
 
 class Plugin:
     """accelfs-dra as a host process (k8s/deploy/accelfs-dra.service), with its own credentials."""
 
-    def __init__(self, cp, node, mount, cdi_dir, kubelet_dir, log):
-        self.argv = [program("accelfs-dra"), f"--kubeconfig={cp.plugin_kubeconfig()}", f"--node-name={node}",
-                     f"--mount={mount}", f"--cdi-dir={cdi_dir}",
+    def __init__(self, cp, node, mount, cdi_dir, kubelet_dir, log, kubeconfig=None):
+        self.argv = [program("accelfs-dra"), f"--kubeconfig={kubeconfig or cp.plugin_kubeconfig()}",
+                     f"--node-name={node}", f"--mount={mount}", f"--cdi-dir={cdi_dir}",
                      f"--plugin-dir={os.path.join(kubelet_dir, 'plugins', 'accelfs.io')}",
                      f"--registrar-dir={os.path.join(kubelet_dir, 'plugins_registry')}",
                      "--resync=5s", "--reconcile-every=10s", "-v=2"]

@@ -7,7 +7,10 @@ legal placements of node.json, each consuming exactly its memory slices; the rea
 allocates the claims of pods of mixed profiles, including one asked with plain `limits:`, never two
 overlapping placements, never a placement taken outside Kubernetes, and leaves a pod unschedulable
 only when no placement of its profile is free; deleting pods frees their placements for the pods
-that waited.
+that waited.  The plugin writes under k8s/deploy/admission.yaml, with a token bound to a pod on its
+node; a token of another node's plugin, or one bound to no pod, cannot write its slices.  A cordoned
+card's devices are tainted (NoSchedule): a new pod goes to another card, one that only that card
+can take waits Unschedulable, and lifting the cordon lifts the taint.
 """
 import json
 import os
@@ -84,8 +87,13 @@ class ControlPlaneTest(unittest.TestCase):
         classes = cluster.subprocess.run([cluster.program("accelfs-dra"), "classes", f"--mount={cls.node.mnt}"],
                                          capture_output=True, text=True, check=True).stdout
         cp.kubectl("apply", "-f", "-", input=classes)
+        # One node, its own slices (k8s/deploy/admission.yaml): applied before the plugin starts, which
+        # writes with a token bound to a pod on its node, as the DaemonSet's pod has it.
+        with open(os.path.join(cluster.SOURCE, "k8s", "deploy", "admission.yaml")) as f:
+            cp.apply(f.read())
         cls.plugin = cluster.Plugin(cp, NODE, cls.node.mnt, cls.node.cdi_dir(), os.path.join(cls.tmp, "kubelet"),
-                                    os.path.join(cls.tmp, "accelfs-dra.log")).start()
+                                    os.path.join(cls.tmp, "accelfs-dra.log"),
+                                    kubeconfig=cp.plugin_pod_kubeconfig(NODE)).start()
         cls.addClassCleanup(cls.plugin.proc.stop)
 
     def run(self, result=None):
@@ -196,8 +204,115 @@ class ControlPlaneTest(unittest.TestCase):
             return s
         return cluster.wait_until(done, 600, "the scheduler's decisions on every pod")
 
-    # -- the test ------------------------------------------------------------------------
-    def test_slices_classes_and_the_scheduler(self):
+    # -- the tests (unittest runs them by name: admission, cordon, then the scheduler's) ------------
+    def test_1_a_plugin_writes_only_its_own_nodes_slices(self):
+        """admission.yaml: the plugin's ServiceAccount, with a token bound to a pod on node A, may
+        write node A's slices and no other node's; with a token bound to no pod, none.  Node B's
+        plugin publishes under the same policy the whole test (its pool is checked by the others)."""
+        other = "node-a"
+        self.cp.apply({"apiVersion": "v1", "kind": "Node", "metadata": {"name": other}})
+        node_a = self.cp.plugin_pod_kubeconfig(other)
+        unbound = self.cp.plugin_kubeconfig()
+        ours = self.wait_pool(lambda d, c: d, "node-b's pool")
+        theirs = next(s["metadata"]["name"] for s in self.cp.items("resourceslices")
+                      if s["spec"]["pool"]["name"] == NODE)
+        self.assertTrue(ours)
+
+        def slice_of(node, name):
+            return json.dumps({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": name},
+                               "spec": {"driver": "accelfs.io", "nodeName": node,
+                                        "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+                                        "devices": []}})
+
+        def refused(*args, kubeconfig, input=None):
+            res = self.cp.kubectl(*args, input=input, kubeconfig=kubeconfig, check=False)
+            self.assertNotEqual(res.returncode, 0, f"kubectl {' '.join(args)} was let through")
+            self.assertIn("ValidatingAdmissionPolicy 'accelfs-dra-own-node-slices'", res.stderr, res.stderr)
+            return res.stderr
+
+        # Node A's plugin: another node's slice cannot be made, changed or deleted ...
+        why = refused("create", "-f", "-", input=slice_of(NODE, "forged"), kubeconfig=node_a)
+        self.assertIn("accelfs-dra on node node-a may write only its own node's ResourceSlices, not node-b", why)
+        refused("label", "resourceslice", theirs, "forged=1", kubeconfig=node_a)
+        refused("delete", "resourceslice", theirs, "--wait=false", kubeconfig=node_a)
+        # ... its own node's can.
+        self.cp.kubectl("create", "-f", "-", input=slice_of(other, "node-a-own"), kubeconfig=node_a)
+        self.cp.kubectl("delete", "resourceslice", "node-a-own", kubeconfig=node_a)
+        # A token bound to no pod names no node: refused even for a slice of its own pool.
+        why = refused("create", "-f", "-", input=slice_of(NODE, "unbound"), kubeconfig=unbound)
+        self.assertIn("only with a token bound to a pod on a node", why)
+        # Node B's slices are as they were.
+        self.assertIn(theirs, [s["metadata"]["name"] for s in self.cp.items("resourceslices")])
+        self.assertNotIn("forged", self.cp.get("resourceslice", theirs)["metadata"].get("labels") or {})
+        # Node A goes (the scheduler's messages then count node B alone), its placeholder pod with it.
+        self.cp.kubectl("delete", "pod", f"accelfs-dra-{other}", "-n", "accelfs-dra", "--grace-period=0", "--force")
+        self.cp.kubectl("delete", "node", other)
+
+    def card_taints(self, card):
+        """{device: {taint key: effect}} of the card's published devices."""
+        devices, _ = self.pool()
+        return {n: {t["key"]: t["effect"] for t in d.get("taints") or []}
+                for n, d in devices.items() if n.startswith(f"{card}-")}
+
+    def test_2_a_cordoned_card_takes_no_new_pod(self):
+        """echo 1 > ppu0/mig/cordon: ppu0's devices carry accelfs.io/cordoned (NoSchedule), a new pod
+        goes to another card that has room (first fit would take ppu0), a pod that only ppu0 can take
+        waits Unschedulable, and the cordon lifted takes the taint away and the pod is allocated."""
+        card = "ppu0"
+        self.wait_pool(lambda d, c: any(n.startswith(f"{card}-") for n in d), f"{card} published")
+        with open(self.node.path(card, "mig", "cordon"), "w") as f:
+            f.write("1")
+        try:
+            cluster.wait_until(lambda: (t := self.card_taints(card)) and all(
+                k == {"accelfs.io/cordoned": "NoSchedule"} for k in t.values()), 60, f"{card}'s devices tainted")
+            self.assertFalse(any(k for n, k in self.card_taints("ppu1").items()), "ppu1 tainted too")
+            # The command docs/kubernetes.md gives a user to find the tainted devices.
+            shown = self.cp.kubectl("get", "resourceslices", "-o",
+                                    "jsonpath={range .items[*].spec.devices[?(@.taints)]}"
+                                    '{.name}{"\\t"}{.taints[*].key}{"\\n"}{end}').stdout.splitlines()
+            self.assertEqual(sorted(shown), sorted(f"{n}\taccelfs.io/cordoned" for n in self.card_taints(card)))
+            self.cp.apply(template("8g.96gb"))
+            self.cp.apply(dict(template("8g.96gb"), metadata={"name": f"on-{card}", "namespace": "default"},
+                               spec={"spec": {"devices": {"requests": [{"name": "mig", "exactly": {
+                                   "deviceClassName": "8g.96gb.accelfs.io", "selectors": [{"cel": {
+                                       "expression": f'device.attributes["accelfs.io"].card == "{card}"'}}]}}]}}}))
+            anywhere = pod("cordon-anywhere", "8g.96gb")
+            only = pod("cordon-only", "8g.96gb")
+            only["spec"]["resourceClaims"][0]["resourceClaimTemplateName"] = f"on-{card}"
+            for p in (anywhere, only):
+                p["metadata"]["labels"] = {"test": "cordon"}
+                self.cp.apply(p)
+
+            def state(name):
+                p = self.cp.get("pod", name)
+                cond = {c["type"]: c for c in p.get("status", {}).get("conditions", [])}.get("PodScheduled", {})
+                return p["spec"].get("nodeName"), cond.get("reason"), cond.get("message", "")
+            cluster.wait_until(lambda: state("cordon-anywhere")[0], 120, "cordon-anywhere bound")
+            allocs = self.allocations()
+            (device,) = [d for o, d in allocs.values() if o == "cordon-anywhere"]
+            self.assertFalse(device.startswith(f"{card}-"), f"{device}: a new pod on the cordoned card")
+            # What a user reads of the waiting pod: the scheduler says its claim cannot be allocated
+            # (it does not name device taints); the card's devices in the slices say why.
+            _, reason, message = cluster.wait_until(
+                lambda: (s := state("cordon-only"))[1] == "Unschedulable" and s, 120, "cordon-only Unschedulable")
+            self.assertIn("cannot allocate all claims", message)
+            print(f"test 3: the pod only {card} can take waits: {message!r}", file=sys.stderr)
+            self.assertNotIn("cordon-only", [o for o, _ in allocs.values()])
+        finally:
+            with open(self.node.path(card, "mig", "cordon"), "w") as f:
+                f.write("0")
+        # Recovery lifts the taint, and the waiting pod gets the card.
+        cluster.wait_until(lambda: (t := self.card_taints(card)) and not any(t.values()), 60,
+                           f"{card}'s taint lifted")
+        cluster.wait_until(lambda: state("cordon-only")[0], 120, "cordon-only bound once the cordon is lifted")
+        (device,) = [d for o, d in self.allocations().values() if o == "cordon-only"]
+        self.assertTrue(device.startswith(f"{card}-"), device)
+        # Gone before the scheduler's test: their claims' placements free again.
+        self.cp.kubectl("delete", "pod", "-l", "test=cordon", "--grace-period=0", "--force", "--wait=false")
+        cluster.wait_until(lambda: not self.cp.items("resourceclaims", "-n", "default"), 120,
+                           "the cordon test's claims deleted")
+
+    def test_3_slices_classes_and_the_scheduler(self):
         node = json.loads(self.node.read("node.json"))
         layout = spans(node)
         mig_on = [d["name"] for d in node["devices"] if d["profiles"]]

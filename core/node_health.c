@@ -346,11 +346,20 @@ static struct node_card *handle(struct node_health *w, const mig_event_data_t *d
 	/* Raised while an instance removed since held the id: its own, whoever took the id (node_tombs.c). */
 	const struct node_tomb *t = e.gi == MIG_EVENT_NO_INSTANCE ? NULL : node_tomb_find(nc, e.gi, e.ci, w->mark);
 	if (t) {
-		if (say)
+		unsigned xid = e.type == MIG_EVENT_TYPE_XID_CRITICAL_ERROR ? e.xid : 0;
+		const char *uuid = t->uuid[0] ? t->uuid : "no MIG device";
+
+		if (say && t->kind == NODE_TOMB_JOB)
 			log_notice("%s: event 0x%llx (Xid %u) on GPU instance %u is removed job %s's (instance %s): "
 			           "charged to no job made on that id since",
-			           nc->card.name, e.type, e.type == MIG_EVENT_TYPE_XID_CRITICAL_ERROR ? e.xid : 0, e.gi,
-			           t->job[0] ? t->job : "-", t->uuid);
+			           nc->card.name, e.type, xid, e.gi, t->job[0] ? t->job : "-", uuid);
+		else if (say)
+			log_notice("%s: event 0x%llx (Xid %u) on GPU instance %u belongs to %s%s%s (instance %s), "
+			           "reclaimed since: charged to no job made on that id since",
+			           nc->card.name, e.type, xid, e.gi,
+			           t->kind == NODE_TOMB_ORPHAN ? "the orphan job " : "a foreign instance",
+			           t->kind == NODE_TOMB_ORPHAN ? t->job : "",
+			           t->kind == NODE_TOMB_ORPHAN ? " left" : "", uuid);
 		node_unlock(&nc->lock, NODE_LOCK_CARD);
 		return NULL;
 	}

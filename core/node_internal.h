@@ -65,12 +65,19 @@ struct node_quota;
 #define NODE_NAME_BUCKETS 1024
 
 /*
- * A GPU instance a job lost, kept until the event thread has seen its
- * driver's queue empty after it went (core/node_tombs.c): an event on that
- * GPU instance id since then may be the removed instance's, and is charged
+ * A GPU instance destroyed (a job's removal, an orphan or a foreign
+ * instance reclaimed), kept until the event thread has seen its driver's
+ * queue empty after it went (core/node_tombs.c): an event on that GPU
+ * instance id since then may be the destroyed instance's, and is charged
  * to it by identity, never to a job made on the same id since.
  */
+enum node_tomb_kind {
+	NODE_TOMB_JOB,     /* a job removed (rmdir, or a removal the poller finished) */
+	NODE_TOMB_ORPHAN,  /* accelfs's own instance no record named, reclaimed: job is its intent's */
+	NODE_TOMB_FOREIGN, /* an instance accelfs did not make, reclaimed as the operator asked */
+};
 struct node_tomb {
+	enum node_tomb_kind kind;
 	unsigned gi, ci;
 	uint64_t seq; /* node->gone_seq once it was destroyed */
 	char job[ACCEL_JOB_NAME_MAX + 1];
@@ -322,14 +329,15 @@ void node_card_forget_carved(struct node_card *nc);
  */
 void node_install_view(struct accel_node *node, struct node_card *nc, struct accel_device *v);
 /*
- * node_tombs.c.  A job's GPU instance was destroyed (card lock held): keep
- * its identity under a new sequence number.  The instance the event names
+ * node_tombs.c.  A GPU instance was destroyed (card lock held): keep its
+ * identity (ci MIG_EVENT_NO_INSTANCE: it had no compute instance; uuid ""
+ * none) under a new sequence number.  The instance the event names
  * (gi, ci) among those removed after mark (the sequence read before the
  * driver's queue was last seen empty), or NULL; tombs at or before mark are
  * dropped (card lock held).
  */
-void node_tomb_add(struct accel_node *node, struct node_card *nc, unsigned gi, unsigned ci, const char *job,
-                   const char *uuid);
+void node_tomb_add(struct accel_node *node, struct node_card *nc, enum node_tomb_kind kind, unsigned gi, unsigned ci,
+                   const char *job, const char *uuid);
 const struct node_tomb *node_tomb_find(struct node_card *nc, unsigned gi, unsigned ci, uint64_t mark);
 uint64_t node_gone_seq(struct accel_node *node);
 
@@ -393,8 +401,8 @@ int node_foreign_store(struct accel_node *node, struct node_card *nc, enum node_
                        size_t whylen);
 bool node_foreign_reclaim(const struct accel_node *node, const struct node_card *nc);
 void node_drop_spent_intents(struct accel_node *node, struct node_card *nc, const struct accel_reconcile_out *rec);
-int node_reclaim_foreign(struct node_card *nc, const struct accel_card *once, const struct accel_action *act,
-                         const char *profile);
+int node_reclaim_foreign(struct accel_node *node, struct node_card *nc, const struct accel_card *once,
+                         const struct accel_action *act, const char *profile);
 int node_drop_record(struct accel_node *node, struct node_card *nc, size_t i, char *why, size_t whylen);
 /* A job's name and identity (ids, placement, UUID, owner, creation) from its record; the rest zero. */
 void node_job_from_record(struct accel_job *j, const struct accel_record *r);

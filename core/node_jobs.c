@@ -543,7 +543,7 @@ int accel_node_rmdir_instance(struct accel_node *node, const char *device, const
 	ret = accel_reclaim(&nc->card, gi, &expect, &progressed, why, whylen);
 	int ret_reclaim = ret;
 	if (ret == 0 || ret == -ENOENT) /* gone: its events from now on are its own (node_tombs.c) */
-		node_tomb_add(node, nc, gi, r->ci, job, r->uuid);
+		node_tomb_add(node, nc, NODE_TOMB_JOB, gi, r->ci, job, r->uuid);
 	if (ret == 0 || ret == -ENOENT || ret == -ESTALE) {
 		if (ret)
 			log_info("%s/%s: job %s: %s; dropping its record", device, profile, job, why);

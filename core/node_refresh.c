@@ -127,7 +127,7 @@ static int run_actions(struct accel_node *node, struct node_card *nc, const stru
 		if (act->kind == ACCEL_ACTION_RECLAIM_FOREIGN) {
 			char profile[ACCEL_NAME_MAX];
 			profile_label(nc, act->profile_id, profile, sizeof(profile));
-			done += node_reclaim_foreign(nc, &once, act, profile);
+			done += node_reclaim_foreign(node, nc, &once, act, profile);
 			continue;
 		}
 		if (act->kind == ACCEL_ACTION_RECLAIM_ORPHAN) {
@@ -136,13 +136,19 @@ static int run_actions(struct accel_node *node, struct node_card *nc, const stru
 				                       .mig_index = UINT_MAX };
 			ret = accel_reclaim(&once, act->gi, &expect, NULL, why, sizeof(why));
 			accel_metrics_orphan(ret);
+			/* Gone: what it raised is its own from now on, as a removed job's is (node_tombs.c). */
+			if (ret == 0 || ret == -ENOENT)
+				node_tomb_add(node, nc, NODE_TOMB_ORPHAN, act->gi,
+				              act->n_ci == 1 ? act->ci : MIG_EVENT_NO_INSTANCE, jobs[a], act->uuid);
 			if (ret == 0 || ret == -ENOENT)
 				node_drop_intent(node, nc, jobs[a], act->placement.start, true);
 			if (ret == 0) {
-				log_info("%s: reclaimed orphan GPU instance %u (profile %u at %u:%u): left by job %s, "
-				         "which no record accounts for",
-				         nc->card.name, act->gi, act->profile_id, act->placement.start,
-				         act->placement.size, jobs[a]);
+				log_notice(
+					"%s: reclaimed orphan GPU instance %u (profile %u at %u:%u, %s): left by job "
+					"%s, which no record accounts for (a carve cut short between the driver's "
+					"create and its record)",
+					nc->card.name, act->gi, act->profile_id, act->placement.start,
+					act->placement.size, act->uuid[0] ? act->uuid : "no MIG device", jobs[a]);
 				done++;
 			} else if (ret == -EBUSY) {
 				log_info("%s: orphan GPU instance %u is in use; left alone, rechecked next pass: %s",
@@ -164,6 +170,9 @@ static int run_actions(struct accel_node *node, struct node_card *nc, const stru
 				                       .mig_index = nc->records[i].mig_index,
 				                       .resume = true };
 			ret = accel_reclaim(&once, act->gi, &expect, NULL, why, sizeof(why));
+			if (ret == 0 || ret == -ENOENT) /* as rmdir's own removal (node_jobs.c) */
+				node_tomb_add(node, nc, NODE_TOMB_JOB, act->gi, nc->records[i].ci, jobs[a],
+				              nc->records[i].uuid);
 			if (ret && ret != -ENOENT && ret != -ESTALE) {
 				if (strcmp(nc->records[i].note, why))
 					log_warn("%s: finishing the removal of job %s: %s", nc->card.name, jobs[a],

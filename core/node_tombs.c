@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Health by identity: the GPU instances jobs lost lately (struct node_tomb).
+ * Health by identity: the GPU instances destroyed lately (struct node_tomb):
+ * jobs removed, orphans and foreign instances reclaimed.
  *
  * The driver's events name a GPU instance by its id alone, and a removed
  * instance's id is the next carve's.  An event the driver raised before a
@@ -24,8 +25,8 @@ uint64_t node_gone_seq(struct accel_node *node)
 	return __atomic_load_n(&node->gone_seq, __ATOMIC_ACQUIRE);
 }
 
-void node_tomb_add(struct accel_node *node, struct node_card *nc, unsigned gi, unsigned ci, const char *job,
-                   const char *uuid)
+void node_tomb_add(struct accel_node *node, struct node_card *nc, enum node_tomb_kind kind, unsigned gi, unsigned ci,
+                   const char *job, const char *uuid)
 {
 	struct node_tomb *t;
 
@@ -35,6 +36,7 @@ void node_tomb_add(struct accel_node *node, struct node_card *nc, unsigned gi, u
 	}
 	t = &nc->tombs[nc->n_tombs++];
 	memset(t, 0, sizeof(*t));
+	t->kind = kind;
 	t->gi = gi;
 	t->ci = ci;
 	snprintf(t->job, sizeof(t->job), "%s", job);

@@ -78,8 +78,8 @@ int node_foreign_store(struct accel_node *node, struct node_card *nc, enum node_
  * Destroy an instance accelfs did not make, which the operator asked for
  * (--foreign=reclaim, <dev>/mig/foreign): said at notice, with what it was.
  */
-int node_reclaim_foreign(struct node_card *nc, const struct accel_card *once, const struct accel_action *act,
-                         const char *profile)
+int node_reclaim_foreign(struct accel_node *node, struct node_card *nc, const struct accel_card *once,
+                         const struct accel_action *act, const char *profile)
 {
 	struct accel_expect expect = { .profile_id = act->profile_id,
 		                       .placement = act->placement,
@@ -90,6 +90,9 @@ int node_reclaim_foreign(struct node_card *nc, const struct accel_card *once, co
 	int ret = accel_reclaim(once, act->gi, &expect, NULL, why, sizeof(why));
 
 	accel_metrics_orphan(ret);
+	if (ret == 0 || ret == -ENOENT) /* what it raised is its own from now on (node_tombs.c) */
+		node_tomb_add(node, nc, NODE_TOMB_FOREIGN, act->gi, act->n_ci == 1 ? act->ci : MIG_EVENT_NO_INSTANCE,
+		              "", act->uuid);
 	if (act->n_ci == 1)
 		snprintf(ci, sizeof(ci), "compute instance %u", act->ci);
 	if (ret == 0) {

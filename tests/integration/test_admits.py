@@ -11,6 +11,7 @@ import threading
 import unittest
 
 from harness import NVIDIA, THEAD, Node, NodeTestCase, load_json, topology_path, wait_until
+from invariants import driver_view
 
 P = THEAD["profile"]  # 4g.48gb: two per PPU
 
@@ -180,6 +181,33 @@ class Identity(AdmitsCase):
             self.assertEqual(self.first("gpu0"), "ok")
             self.assertTrue(self.dev_json("gpu0")["admits"]["new_jobs"])
             os.rmdir(self.node.path(*jobdir, new))
+
+    def test_an_event_of_a_reclaimed_orphan_is_never_charged_to_the_job_made_on_its_id(self):
+        """A reclaimed orphan (a carve cut between the driver's create and its record) leaves the
+        trail a removal does: an Xid it raised, read once a new job has its id, is the orphan's, and
+        the log says what was reclaimed and why."""
+        n, jobdir = self.node, ("gpu0", "mig", NVIDIA["profile"])
+        # the compute instance cannot be made, nor the GPU instance destroyed: an orphan is left
+        n.smi("gpu", "sim", "fault", "GpuInstanceCreateComputeInstance", "--ret", "UNKNOWN", "--times", 100)
+        n.smi("gpu", "sim", "fault", "GpuInstanceDestroy", "--ret", "UNKNOWN", "--times", 100)
+        self.assertErrno(errno.EIO, os.mkdir, n.path(*jobdir, "cut"))
+        n.smi("gpu", "sim", "clear-faults")
+        gis = sorted(driver_view(n, ["gpu"]).get("gpu0", {}))
+        self.assertTrue(gis, "the cut carve left nothing")
+        with n.thread_paused("events-gpu"):
+            self.sim("gpu", 0, "xid", "-gi", gis[0], "48")
+            wait_until(lambda: not driver_view(n, ["gpu"]).get("gpu0"), timeout=3 * n.grace + 10,
+                       what="the orphans reclaimed")
+            os.mkdir(n.path(*jobdir, "new"))
+            self.assertEqual(int(n.keyvals(*jobdir, "new", "status")["gi"]), gis[0], "the id was not reused")
+        wait_until(lambda: "Xid 48" in n.log(), timeout=30, what="the event handled")
+        self.assertEqual(self.first(*jobdir, "new"), "ok")
+        self.assertEqual(self.first("gpu0"), "ok")
+        line = [l for l in n.log().splitlines() if "Xid 48" in l][0]
+        self.assertIn(f"on GPU instance {gis[0]} belongs to the orphan job cut left", line)
+        reclaimed = [l for l in n.log().splitlines() if "reclaimed orphan GPU instance" in l]
+        self.assertTrue(reclaimed and all(" notice: " in l and "left by job cut" in l for l in reclaimed), reclaimed)
+        os.rmdir(n.path(*jobdir, "new"))
 
     def test_an_event_after_the_new_job_is_made_is_its_own(self):
         F = NVIDIA

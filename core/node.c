@@ -17,29 +17,6 @@
 #include "core/timed_wait.h"
 #include "core/udev_watch.h"
 
-/* ---- cards ------------------------------------------------------------- */
-
-struct node_card *node_find_card(struct accel_node *node, const char *device)
-{
-	/* Cards are opened by ordinal: "ppu3" is fams[T-Head].cards[3] unless one failed to open. */
-	for (size_t f = 0; f < node->n_fams; f++) {
-		size_t n = strlen(node->fams[f].family->tree_prefix);
-		char *end;
-		unsigned long ord;
-
-		if (strncmp(device, node->fams[f].family->tree_prefix, n) || device[n] < '0' || device[n] > '9')
-			continue;
-		ord = strtoul(device + n, &end, 10);
-		if (!*end && ord < node->fams[f].n_cards && !strcmp(node->fams[f].cards[ord]->card.name, device))
-			return node->fams[f].cards[ord];
-	}
-	for (size_t f = 0; f < node->n_fams; f++)
-		for (size_t c = 0; c < node->fams[f].n_cards; c++)
-			if (!strcmp(node->fams[f].cards[c]->card.name, device))
-				return node->fams[f].cards[c];
-	return NULL;
-}
-
 /* ---- holders ----------------------------------------------------------- */
 
 int accel_node_holders(struct accel_node *node, const char *device, struct accel_holder **out, size_t *n)

@@ -36,18 +36,15 @@ int accel_node_set_foreign(struct accel_node *node, const char *device, const ch
 		         "idle) or default (as --foreign says)");
 		return -EINVAL;
 	}
-	if (node->opt.read_only) {
-		snprintf(why, whylen, "accelfs runs --read-only: nothing is changed");
-		return -EROFS;
-	}
+	ret = node_refuse_read_only(node, "nothing is changed", why, whylen);
+	if (ret)
+		return ret;
 	node_topo_rdlock(node);
-	nc = node_find_card(node, device);
-	if (!nc || nc->absent) {
+	ret = node_card_take(node, device, "its foreign instances are left as they are", 0, &nc, why, whylen);
+	if (ret) {
 		node_topo_unlock(node);
-		snprintf(why, whylen, "%s %s", device, nc ? "is absent" : "does not exist");
-		return nc ? -ENODEV : -ENOENT;
+		return ret;
 	}
-	node_lock(&nc->lock, NODE_LOCK_CARD);
 	ret = node_foreign_store(node, nc, p, why, whylen);
 	if (!ret) {
 		if (nc->foreign != p)
@@ -217,10 +214,9 @@ int accel_node_adopt(struct accel_node *node, const char *device, unsigned gi, c
 	int ret;
 
 	why[0] = '\0';
-	if (node->opt.read_only) {
-		snprintf(why, whylen, "accelfs runs --read-only: nothing is adopted");
-		return -EROFS;
-	}
+	ret = node_refuse_read_only(node, "nothing is adopted", why, whylen);
+	if (ret)
+		return ret;
 	ret = node_check_job_name(job, why, whylen);
 	if (ret)
 		return ret;
@@ -238,13 +234,8 @@ int accel_node_adopt(struct accel_node *node, const char *device, unsigned gi, c
 		         ret == -EEXIST ? "a job named '%s' already exists on this node" : "cannot reserve '%s'", job);
 		return ret;
 	}
-	nc = node_find_card(node, device);
-	if (!nc || nc->absent) {
-		snprintf(why, whylen, "%s %s", device,
-		         nc ? "is absent: nothing there can be adopted" : "does not exist");
-		ret = nc ? -ENODEV : -ENOENT;
-	} else {
-		node_lock(&nc->lock, NODE_LOCK_CARD);
+	ret = node_card_take(node, device, "nothing there can be adopted", 0, &nc, why, whylen);
+	if (!ret) {
 		ret = adopt_locked(node, nc, &a, why, whylen);
 		node_unlock(&nc->lock, NODE_LOCK_CARD);
 	}

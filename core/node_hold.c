@@ -100,24 +100,15 @@ int accel_node_health_ack(struct accel_node *node, const char *device, uid_t who
 	struct node_card *nc;
 	bool stored = false;
 	size_t n = 0;
-	int ret = 0;
+	int ret;
 
 	why[0] = '\0';
-	if (node->opt.read_only) {
-		snprintf(why, whylen, "accelfs runs --read-only: the health book is left as it is");
-		return -EROFS;
-	}
+	ret = node_refuse_read_only(node, "the health book is left as it is", why, whylen);
+	if (ret)
+		return ret;
 	node_topo_rdlock(node);
-	nc = node_find_card(node, device);
-	if (!nc) {
-		snprintf(why, whylen, "no device %s", device);
-		ret = -ENOENT;
-	} else if (nc->absent) {
-		snprintf(why, whylen, "%s is absent (%s): its health is acknowledged once it is back", device,
-		         nc->absent_why);
-		ret = -ENODEV;
-	} else {
-		node_lock(&nc->lock, NODE_LOCK_CARD);
+	ret = node_card_take(node, device, "its health is acknowledged once it is back", 0, &nc, why, whylen);
+	if (!ret) {
 		snprintf(was, sizeof(was), "%s", nc->health.device.why);
 		snprintf(uuid, sizeof(uuid), "%s", nc->ident.uuid);
 		n = accel_health_book_acknowledge(&nc->health);

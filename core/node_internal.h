@@ -296,8 +296,19 @@ void node_health_start(struct accel_node *node);
 void node_health_stop(struct accel_node *node);
 void node_health_kick(struct accel_node *node);
 
-/* The card named "ppu3", with the topology read-held by the caller; NULL if none. */
+/*
+ * node_find.c.  The card named "ppu3", with the topology read-held by the
+ * caller; NULL if none.  node_card_take: the same card with its lock taken:
+ * 0, or -ENOENT (no such device), -ENODEV (absent, where absent says what
+ * is then not done; NULL takes an absent card too) or -EBUSY (wait_ms
+ * non-zero and the card held longer: a reader's "read again"), with why.
+ * node_refuse_read_only: -EROFS on a --read-only node, why saying what
+ * stays unchanged; 0 elsewhere.
+ */
 struct node_card *node_find_card(struct accel_node *node, const char *device);
+int node_card_take(struct accel_node *node, const char *device, const char *absent, unsigned wait_ms,
+                   struct node_card **out, char *why, size_t whylen);
+int node_refuse_read_only(const struct accel_node *node, const char *unchanged, char *why, size_t whylen);
 
 /*
  * node_cards.c.  Open a family's library and cards (and its absent cards),

@@ -21,6 +21,9 @@
 #include "core/metrics.h"
 #include "core/place.h"
 
+/* What an absent card's refusal of a carve says is left undone. */
+#define NODE_NOT_CARVED "nothing is carved on it"
+
 /* Choices a node-level mkdir makes before it gives up on a node that never stops changing (EAGAIN). */
 #define NODE_CHOICES_MAX 1000
 
@@ -199,7 +202,8 @@ static int card_admits(const struct node_card *nc, const char *job, char *why, s
 }
 
 /*
- * Carve on one card: the node's topology read-held, the job's name reserved.
+ * Carve on one card: the node's topology read-held, the job's name reserved,
+ * the card's lock held and the card present (node_card_take).
  * want_start < 0 takes the lowest free placement; otherwise the placement
  * starting there, or the card's best one if another carve took it since
  * (-EAGAIN when the card has none left: a race lost, the card is not read
@@ -219,20 +223,12 @@ static int carve_on(struct accel_node *node, struct node_card *nc, const char *p
 {
 	int ret;
 
-	node_lock(&nc->lock, NODE_LOCK_CARD);
-	if (nc->absent) {
-		node_unlock(&nc->lock, NODE_LOCK_CARD);
-		snprintf(why, whylen, "%s is absent (%s): nothing is carved on it", nc->card.name, nc->absent_why);
-		return -ENODEV;
-	}
 	/* A card never read, or refused, is read now: a refusal may be over.  Then what it takes (core/admits.c). */
 	if (!nc->view || nc->view->refused || !nc->catalog_valid)
 		node_card_refresh(node, nc, false);
 	ret = card_admits(nc, job, why, whylen);
-	if (ret) {
-		node_unlock(&nc->lock, NODE_LOCK_CARD);
+	if (ret)
 		return ret;
-	}
 	ret = carve_once(node, nc, profile, job, uid, gid, want_start, exact, made, why, whylen);
 	if (ret && ret != -ENOMEM && ret != -EAGAIN && ret != -EDQUOT) {
 		struct accel_inventory before = { 0 };
@@ -250,7 +246,6 @@ static int carve_on(struct accel_node *node, struct node_card *nc, const char *p
 			ret = carve_once(node, nc, profile, job, uid, gid, want_start, exact, made, why, whylen);
 		accel_inventory_clear(&before);
 	}
-	node_unlock(&nc->lock, NODE_LOCK_CARD);
 	return ret;
 }
 
@@ -303,10 +298,9 @@ static int begin_mkdir(struct accel_node *node, const char *job, bool layout, ch
 {
 	int ret;
 
-	if (node->opt.read_only) {
-		snprintf(why, whylen, "accelfs runs --read-only: nothing is carved");
-		return -EROFS;
-	}
+	ret = node_refuse_read_only(node, "nothing is carved", why, whylen);
+	if (ret)
+		return ret;
 	ret = node_check_job_name(job, why, whylen);
 	if (ret)
 		return ret;
@@ -348,13 +342,11 @@ static int mkdir_on(struct accel_node *node, const char *device, const char *pro
 	accel_last_error_key(key, sizeof(key), device, profile);
 	ret = begin_mkdir(node, job, layout, why, whylen);
 	if (!ret) {
-		nc = node_find_card(node, device);
-		if (nc) {
+		ret = node_card_take(node, device, NODE_NOT_CARVED, 0, &nc, why, whylen);
+		if (!ret) {
 			ret = carve_on(node, nc, profile, job, uid, gid, want_start, want_start >= 0, made, why,
 			               whylen);
-		} else {
-			snprintf(why, whylen, "no device %s", device);
-			ret = -ENOENT;
+			node_unlock(&nc->lock, NODE_LOCK_CARD);
 		}
 		end_mkdir(node, job);
 	}
@@ -445,10 +437,15 @@ int accel_node_mkdir_any(struct accel_node *node, const char *profile, const cha
 			ret = -EAGAIN;
 			break;
 		}
-		nc = node_find_card(node, device);
-		if (!nc)
+		ret = node_card_take(node, device, NODE_NOT_CARVED, 0, &nc, why, whylen);
+		if (ret == -ENOENT) {
+			why[0] = '\0';
 			continue; /* a snapshot from before a rescan: the next one knows */
-		ret = carve_on(node, nc, profile, job, uid, gid, start, false, made, why, whylen);
+		}
+		if (!ret) {
+			ret = carve_on(node, nc, profile, job, uid, gid, start, false, made, why, whylen);
+			node_unlock(&nc->lock, NODE_LOCK_CARD);
+		}
 		if (ret == -EAGAIN) {
 			log_debug("mig/%s: job %s lost its placement on %s: %s; choosing again", profile, job, device,
 			          why);
@@ -497,18 +494,15 @@ int accel_node_rmdir_instance(struct accel_node *node, const char *device, const
 
 	why[0] = '\0';
 	accel_last_error_key(key, sizeof(key), device, profile);
-	if (node->opt.read_only) {
-		snprintf(why, whylen, "accelfs runs --read-only: nothing is destroyed");
-		return -EROFS;
-	}
+	ret = node_refuse_read_only(node, "nothing is destroyed", why, whylen);
+	if (ret)
+		return ret;
 	node_topo_rdlock(node);
-	nc = node_find_card(node, device);
-	if (!nc) {
+	ret = node_card_take(node, device, NULL, 0, &nc, why, whylen); /* an absent card's job is forgotten */
+	if (ret) {
 		node_topo_unlock(node);
-		snprintf(why, whylen, "no device %s", device);
-		return -ENOENT;
+		return ret;
 	}
-	node_lock(&nc->lock, NODE_LOCK_CARD);
 	i = node_find_record(nc, job);
 	accel_name_vendor(profile, nc->card.family->publish_geometry, vendor, sizeof(vendor));
 	if (i == (size_t)-1 || strcmp(nc->records[i].profile, vendor)) {

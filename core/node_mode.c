@@ -166,20 +166,12 @@ int accel_node_set_mode(struct accel_node *node, const char *device, bool enable
 	int ret;
 
 	why[0] = '\0';
-	if (node->opt.read_only) {
-		snprintf(why, whylen, "accelfs runs --read-only: no mode is changed");
-		return -EROFS;
-	}
+	ret = node_refuse_read_only(node, "no mode is changed", why, whylen);
+	if (ret)
+		return ret;
 	node_topo_rdlock(node);
-	nc = node_find_card(node, device);
-	if (!nc) {
-		snprintf(why, whylen, "no device %s", device);
-		ret = -ENOENT;
-	} else if (nc->absent) {
-		snprintf(why, whylen, "%s is absent (%s): its mode cannot be changed", device, nc->absent_why);
-		ret = -ENODEV;
-	} else {
-		node_lock(&nc->lock, NODE_LOCK_CARD);
+	ret = node_card_take(node, device, "its mode cannot be changed", 0, &nc, why, whylen);
+	if (!ret) {
 		ret = change_mode(node, nc, enabled, why, whylen);
 		node_unlock(&nc->lock, NODE_LOCK_CARD);
 	}

@@ -19,21 +19,15 @@ int accel_node_job_processes(struct accel_node *node, const char *device, const 
 	*out = NULL;
 	*n = 0;
 	node_topo_rdlock(node);
-	nc = node_find_card(node, device);
-	if (!nc) {
-		node_topo_unlock(node);
-		snprintf(why, whylen, "%s is not on this node", device);
-		return -ENOENT;
-	}
 	/*
 	 * One driver conversation at a time on a card, but a reader never waits
 	 * for a carve: an rmdir retrying a busy instance holds the card for a
 	 * second and more.  Past a short wait the answer is "busy, read again".
 	 */
-	if (node_lock_within(&nc->lock, NODE_LOCK_CARD, ACCEL_PROCESSES_WAIT_MS)) {
+	ret = node_card_take(node, device, NULL, ACCEL_PROCESSES_WAIT_MS, &nc, why, whylen);
+	if (ret) {
 		node_topo_unlock(node);
-		snprintf(why, whylen, "%s is busy (a carve, a removal or a reading holds it): read again", device);
-		return -EBUSY;
+		return ret;
 	}
 	i = nc->absent ? (size_t)-1 : node_find_record(nc, job);
 	if (nc->absent) {

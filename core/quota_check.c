@@ -255,10 +255,9 @@ int accel_node_set_quota(struct accel_node *node, const char *text, char *why, s
 	int ret;
 
 	why[0] = '\0';
-	if (node->opt.read_only) {
-		snprintf(why, whylen, "accelfs runs --read-only: the quotas are not changed");
-		return -EROFS;
-	}
+	ret = node_refuse_read_only(node, "the quotas are not changed", why, whylen);
+	if (ret)
+		return ret;
 	ret = accel_quota_parse(text, false, &t, why, whylen);
 	if (ret) {
 		log_error("quota: refused: %s", why);

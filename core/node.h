@@ -162,11 +162,8 @@ int accel_node_mkdir_any(struct accel_node *node, const char *profile, const cha
  */
 int accel_node_rmdir_instance(struct accel_node *node, const char *device, const char *profile, const char *job,
                               const char *uuid, char *why, size_t whylen);
-static inline int accel_node_rmdir(struct accel_node *node, const char *device, const char *profile, const char *job,
-                                   char *why, size_t whylen)
-{
-	return accel_node_rmdir_instance(node, device, profile, job, NULL, why, whylen);
-}
+int accel_node_rmdir(struct accel_node *node, const char *device, const char *profile, const char *job, char *why,
+                     size_t whylen);
 
 /*
  * Quotas (core/quota.h, core/quota_check.c).  Replace the whole table with

@@ -574,3 +574,9 @@ out:
 		accel_metrics_reclaim(ret, t0);
 	return ret;
 }
+
+int accel_node_rmdir(struct accel_node *node, const char *device, const char *profile, const char *job, char *why,
+                     size_t whylen)
+{
+	return accel_node_rmdir_instance(node, device, profile, job, NULL, why, whylen);
+}

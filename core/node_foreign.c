@@ -15,7 +15,6 @@
 #include <time.h>
 
 #include "core/devnodes.h"
-#include "core/layout.h"
 #include "core/log.h"
 
 int accel_node_set_foreign(struct accel_node *node, const char *device, const char *value, char *why, size_t whylen)
@@ -217,30 +216,15 @@ int accel_node_adopt(struct accel_node *node, const char *device, unsigned gi, c
 	ret = node_refuse_read_only(node, "nothing is adopted", why, whylen);
 	if (ret)
 		return ret;
-	ret = node_check_job_name(job, why, whylen);
+	ret = node_claim_name(node, job, false, why, whylen);
 	if (ret)
 		return ret;
-	if (accel_layout_owns(job)) {
-		snprintf(why, whylen,
-		         "job names starting with '%s' are the layouts' (<dev>/mig/layout): choose another",
-		         ACCEL_LAYOUT_JOB_PREFIX);
-		return -EINVAL;
-	}
-	node_topo_rdlock(node);
-	ret = node_reserve_name(node, job);
-	if (ret) {
-		node_topo_unlock(node);
-		snprintf(why, whylen,
-		         ret == -EEXIST ? "a job named '%s' already exists on this node" : "cannot reserve '%s'", job);
-		return ret;
-	}
 	ret = node_card_take(node, device, "nothing there can be adopted", 0, &nc, why, whylen);
 	if (!ret) {
 		ret = adopt_locked(node, nc, &a, why, whylen);
 		node_unlock(&nc->lock, NODE_LOCK_CARD);
 	}
-	node_topo_unlock(node);
-	node_release_name(node, job);
+	node_unclaim_name(node, job);
 	accel_snapshot_unref(node_publish(node));
 	return ret;
 }

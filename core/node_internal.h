@@ -360,17 +360,20 @@ void node_card_reshow(struct accel_node *node, struct node_card *nc);
  */
 void node_names_swap(struct accel_node *node, const struct accel_device *old, const struct accel_device *cur);
 bool node_names_taken(struct accel_node *node, const char *job);
-/*
- * Job names are unique on the node (the node-level mig/ lists every card's
- * jobs together): a mkdir reserves its name before it carves (-EEXIST:
- * taken by a job or by another mkdir in progress) and releases it once its
- * job is in a view or it failed.  Takes names_lock, then view_lock.
- */
-int node_reserve_name(struct accel_node *node, const char *job);
-void node_release_name(struct accel_node *node, const char *job);
 void node_names_free(struct accel_node *node);
-/* A new job's name against the rule and the tree's own names (why set): 0, -EINVAL, -ENAMETOOLONG, -EEXIST. */
-int node_check_job_name(const char *job, char *why, size_t whylen);
+/*
+ * A new job's name, for a mkdir or an adoption, checked once: the rule and
+ * the tree's own names (-EINVAL, -ENAMETOOLONG, -EEXIST), the layouts'
+ * prefix, which a job has exactly when layout says it is a layout's
+ * (-EINVAL); then the topology read-held and the name reserved, since job
+ * names are unique on the node (the node-level mig/ lists every card's jobs
+ * together: -EEXIST when a job or another mkdir in progress has it).  0
+ * with both held, or the errno with why.  node_unclaim_name lets go of
+ * both, once the job is in a view or nothing was made.  Reserving takes
+ * names_lock, then view_lock.
+ */
+int node_claim_name(struct accel_node *node, const char *job, bool layout, char *why, size_t whylen);
+void node_unclaim_name(struct accel_node *node, const char *job);
 /*
  * Quotas (quota_check.c).  Read <state-dir>/quota at start (0, or -errno
  * with err saying what to do); free.  Hold what a carve of job will cost

@@ -16,7 +16,6 @@
 
 #include "core/admits.h"
 #include "core/carve.h"
-#include "core/layout.h"
 #include "core/log.h"
 #include "core/metrics.h"
 #include "core/place.h"
@@ -29,13 +28,23 @@
 
 /* ---- mkdir / rmdir ------------------------------------------------------ */
 
+/* What a carve is asked: the same from the mkdir that names a card, the one that lets the node choose, and a layout's. */
+struct carve_ask {
+	const char *profile; /* the published name, as the tree says it */
+	const char *job;
+	uid_t uid;
+	gid_t gid;
+	long want_start;        /* < 0: the lowest free placement; else the one starting there */
+	bool exact;             /* want_start and no other */
+	bool layout;            /* a layout's job: its name was checked for it once, when it was claimed */
+	struct accel_job *made; /* what mkdir answers with; NULL: nothing */
+};
+
 struct commit_ctx {
 	struct accel_node *node;
 	struct node_card *nc;
 	const struct accel_profile *profile;
-	const char *job;
-	uid_t uid;
-	gid_t gid;
+	const struct carve_ask *a;
 };
 
 static int commit_record(void *ctx, const struct accel_carve_result *res, char *why, size_t whylen)
@@ -48,7 +57,7 @@ static int commit_record(void *ctx, const struct accel_carve_result *res, char *
 	snprintf(r.family, sizeof(r.family), "%s", c->nc->card.family->tree_prefix);
 	snprintf(r.card_uuid, sizeof(r.card_uuid), "%s", c->nc->ident.uuid);
 	r.ordinal = c->nc->card.ordinal;
-	snprintf(r.job, sizeof(r.job), "%s", c->job);
+	snprintf(r.job, sizeof(r.job), "%s", c->a->job);
 	snprintf(r.profile, sizeof(r.profile), "%s", c->profile->vendor_name);
 	r.profile_id = c->profile->id;
 	r.gi = res->gi;
@@ -56,8 +65,8 @@ static int commit_record(void *ctx, const struct accel_carve_result *res, char *
 	r.ci_profile_id = res->ci_profile_id;
 	r.placement = res->placement;
 	snprintf(r.uuid, sizeof(r.uuid), "%s", res->uuid);
-	r.uid = c->uid;
-	r.gid = c->gid;
+	r.uid = c->a->uid;
+	r.gid = c->a->gid;
 	r.created = (int64_t)time(NULL);
 	r.phase = ACCEL_RECORD_ACTIVE;
 	r.mig_index = res->mig_index;
@@ -76,17 +85,17 @@ static int commit_record(void *ctx, const struct accel_carve_result *res, char *
 }
 
 /* What mkdir answers with: the job as its record says, which is what the carve produced. */
-static void describe_job(const struct node_card *nc, const char *profile, const char *job, struct accel_job *made)
+static void describe_job(const struct node_card *nc, const struct carve_ask *a)
 {
-	size_t i = node_find_record(nc, job);
+	size_t i = node_find_record(nc, a->job);
 	const struct accel_record *r;
 
-	if (!made || i == (size_t)-1)
+	if (!a->made || i == (size_t)-1)
 		return;
 	r = &nc->records[i];
-	node_job_from_record(made, r);
-	snprintf(made->profile, sizeof(made->profile), "%s", profile);
-	made->state = ACCEL_JOB_READY;
+	node_job_from_record(a->made, r);
+	snprintf(a->made->profile, sizeof(a->made->profile), "%s", a->profile);
+	a->made->state = ACCEL_JOB_READY;
 }
 
 /* Did a reading change what a carve decides on: the mode, or which GPU instances live where? */
@@ -103,76 +112,51 @@ static bool same_knowledge(bool mode, const struct accel_inventory *before, cons
 	return true;
 }
 
-/* One decision and one carve on what the card knows; -EAGAIN etc. as carve_on. */
-static int carve_once(struct accel_node *node, struct node_card *nc, const char *profile, const char *job, uid_t uid,
-                      gid_t gid, long want_start, bool exact, struct accel_job *made, char *why, size_t whylen)
+/* The placement, the intent and the carve, with the job's quota held by the caller; -EAGAIN etc. as carve_on. */
+static int carve_held(struct accel_node *node, struct node_card *nc, const struct accel_profile *p,
+                      const struct carve_ask *a, char *why, size_t whylen)
 {
-	const struct accel_profile *p = NULL;
 	struct accel_carve_result res;
-	struct accel_span *used;
+	struct accel_span *used = calloc(nc->inv.n_gis + 1, sizeof(*used));
 	size_t n_used;
 	int want = -1, ret;
 
-	if (nc->mode)
-		for (size_t i = 0; i < nc->catalog.n_profiles && !p; i++)
-			if (!strcmp(nc->catalog.profiles[i].name, profile))
-				p = &nc->catalog.profiles[i];
-	if (!p) {
-		snprintf(why, whylen, "%s does not offer %s (MIG mode off, or no such profile)", nc->card.name,
-		         profile);
-		return -ENOENT;
-	}
-	if (nc->view && nc->view->refused) {
-		/* Read without view_lock: only this card's lock holder replaces its view. */
-		snprintf(why, whylen, "%s is refused: %s", nc->card.name, nc->view->refusal);
-		return -EBUSY;
-	}
-	/* What the job costs its owner, held until the view shows it (core/quota_check.c). */
-	ret = node_quota_hold(node, job, uid, gid, p->name, p->span, why, whylen);
-	if (ret)
-		return ret;
-	used = calloc(nc->inv.n_gis + 1, sizeof(*used));
 	if (!used) {
-		node_quota_release(node, job);
 		snprintf(why, whylen, "out of memory");
 		return -ENOMEM;
 	}
 	n_used = accel_inventory_spans(&nc->inv, used, nc->inv.n_gis);
-	if (want_start >= 0 && exact) {
-		want = accel_place_exact(nc->card.name, &nc->inv, nc->view, p, want_start, used, n_used, why, whylen);
+	if (a->want_start >= 0 && a->exact) {
+		want = accel_place_exact(nc->card.name, &nc->inv, nc->view, p, a->want_start, used, n_used, why,
+		                         whylen);
 		if (want < 0) {
 			free(used);
-			node_quota_release(node, job);
 			return want; /* the caller's choice: not legal, or taken (who holds it is in why) */
 		}
-	} else if (want_start >= 0) {
-		want = accel_place_again(nc->view, p, want_start, used, n_used);
+	} else if (a->want_start >= 0) {
+		want = accel_place_again(nc->view, p, a->want_start, used, n_used);
 		if (want < 0) {
 			free(used);
-			node_quota_release(node, job);
-			snprintf(why, whylen, "%s has no free placement of %s any more", nc->card.name, profile);
+			snprintf(why, whylen, "%s has no free placement of %s any more", nc->card.name, a->profile);
 			return -EAGAIN; /* another carve got there first: a race lost, not a full node */
 		}
 	}
 	if (want < 0)
 		want = accel_ledger_pick(p->placements, p->n_placements, used, n_used);
 	/* Said durably before the driver is asked: after any crash, the instance is known for accelfs's own. */
-	ret = want >= 0 ? node_intend(node, nc, job, p->id, p->placements[want], why, whylen) : 0;
+	ret = want >= 0 ? node_intend(node, nc, a->job, p->id, p->placements[want], why, whylen) : 0;
 	if (ret) {
 		free(used);
-		node_quota_release(node, job);
 		return ret;
 	}
-	struct commit_ctx ctx = { node, nc, p, job, uid, gid };
+	struct commit_ctx ctx = { node, nc, p, a };
 	ret = accel_carve(&nc->card, p, want, used, n_used, commit_record, &ctx, &res, why, whylen);
 	free(used);
 	/* Recorded, or nothing left: the intent is spent.  Left behind, it keeps the instance ours (an orphan). */
 	if (want >= 0 && (!ret || !res.left_behind))
-		node_drop_intent(node, nc, job, p->placements[want].start, false);
-	if (ret) {
-		node_quota_release(node, job);
+		node_drop_intent(node, nc, a->job, p->placements[want].start, false);
+	if (ret)
 		return ret;
-	}
 	/* The carve read the new job's nodes: the rebuild below takes them instead of reading them again. */
 	node_card_forget_carved(nc);
 	nc->carved_gi = res.gi;
@@ -180,21 +164,55 @@ static int carve_once(struct accel_node *node, struct node_card *nc, const char 
 	nc->carved_nodes = res.nodes;
 	nc->n_carved_nodes = res.n_nodes;
 	log_info("%s/%s: carved job %s for uid %u gid %u: GPU instance %u, compute instance %u, placement %u:%u, %s",
-	         nc->card.name, profile, job, (unsigned)uid, (unsigned)gid, res.gi, res.ci, res.placement.start,
-	         res.placement.size, res.uuid);
+	         nc->card.name, a->profile, a->job, (unsigned)a->uid, (unsigned)a->gid, res.gi, res.ci,
+	         res.placement.start, res.placement.size, res.uuid);
 	if (node_remember_carved(nc, p, &res))
 		node_card_refresh(node, nc, false); /* out of memory: learn it from the driver instead */
 	else
 		node_card_rebuild(node, nc);
-	node_quota_release(node, job); /* the view shows the job now: it counts there */
-	describe_job(nc, profile, job, made);
 	return 0;
 }
 
-/* May job be carved on the card now (card lock held)?  0 (a refused card: the carve says), or the errno with why. */
-static int card_admits(const struct node_card *nc, const char *job, char *why, size_t whylen)
+/* One decision and one carve on what the card knows; -EAGAIN etc. as carve_on. */
+static int carve_once(struct accel_node *node, struct node_card *nc, const struct carve_ask *a, char *why,
+                      size_t whylen)
 {
-	int ret = nc->view && !nc->view->refused ? accel_device_admits_job(nc->view, accel_layout_owns(job)) : 0;
+	const struct accel_profile *p = NULL;
+	int ret;
+
+	if (nc->mode)
+		for (size_t i = 0; i < nc->catalog.n_profiles && !p; i++)
+			if (!strcmp(nc->catalog.profiles[i].name, a->profile))
+				p = &nc->catalog.profiles[i];
+	if (!p) {
+		snprintf(why, whylen, "%s does not offer %s (MIG mode off, or no such profile)", nc->card.name,
+		         a->profile);
+		return -ENOENT;
+	}
+	if (nc->view && nc->view->refused) {
+		/* Read without view_lock: only this card's lock holder replaces its view. */
+		snprintf(why, whylen, "%s is refused: %s", nc->card.name, nc->view->refusal);
+		return -EBUSY;
+	}
+	/*
+	 * What the job costs its owner (core/quota_check.c), held here and let
+	 * go here alone: until the view shows the job, which then counts it,
+	 * or until the carve made nothing.
+	 */
+	ret = node_quota_hold(node, a->job, a->uid, a->gid, p->name, p->span, why, whylen);
+	if (ret)
+		return ret;
+	ret = carve_held(node, nc, p, a, why, whylen);
+	node_quota_release(node, a->job);
+	if (!ret)
+		describe_job(nc, a);
+	return ret;
+}
+
+/* May the job be carved on the card now (card lock held)?  0 (a refused card: the carve says), or the errno with why. */
+static int card_admits(const struct node_card *nc, bool layout, char *why, size_t whylen)
+{
+	int ret = nc->view && !nc->view->refused ? accel_device_admits_job(nc->view, layout) : 0;
 
 	if (ret)
 		snprintf(why, whylen, "%s", nc->view->admits.why);
@@ -202,7 +220,7 @@ static int card_admits(const struct node_card *nc, const char *job, char *why, s
 }
 
 /*
- * Carve on one card: the node's topology read-held, the job's name reserved,
+ * Carve on one card: the node's topology read-held, the job's name claimed,
  * the card's lock held and the card present (node_card_take).
  * want_start < 0 takes the lowest free placement; otherwise the placement
  * starting there, or the card's best one if another carve took it since
@@ -218,18 +236,17 @@ static int card_admits(const struct node_card *nc, const char *job, char *why, s
  * card's view already shows the job, built from what the carve itself
  * produced: no later reading can turn the answer into a failure.
  */
-static int carve_on(struct accel_node *node, struct node_card *nc, const char *profile, const char *job, uid_t uid,
-                    gid_t gid, long want_start, bool exact, struct accel_job *made, char *why, size_t whylen)
+static int carve_on(struct accel_node *node, struct node_card *nc, const struct carve_ask *a, char *why, size_t whylen)
 {
 	int ret;
 
 	/* A card never read, or refused, is read now: a refusal may be over.  Then what it takes (core/admits.c). */
 	if (!nc->view || nc->view->refused || !nc->catalog_valid)
 		node_card_refresh(node, nc, false);
-	ret = card_admits(nc, job, why, whylen);
+	ret = card_admits(nc, a->layout, why, whylen);
 	if (ret)
 		return ret;
-	ret = carve_once(node, nc, profile, job, uid, gid, want_start, exact, made, why, whylen);
+	ret = carve_once(node, nc, a, why, whylen);
 	if (ret && ret != -ENOMEM && ret != -EAGAIN && ret != -EDQUOT) {
 		struct accel_inventory before = { 0 };
 		bool mode = nc->mode;
@@ -243,7 +260,7 @@ static int carve_on(struct accel_node *node, struct node_card *nc, const char *p
 		/* The driver said no, or the card looked full: what is on it now is the driver's to say. */
 		node_card_refresh(node, nc, false);
 		if (before.gis && !same_knowledge(mode, &before, nc))
-			ret = carve_once(node, nc, profile, job, uid, gid, want_start, exact, made, why, whylen);
+			ret = carve_once(node, nc, a, why, whylen);
 		accel_inventory_clear(&before);
 	}
 	return ret;
@@ -291,41 +308,20 @@ static void finish_op(struct accel_node *node, const char *key, const char *what
 }
 
 /*
- * What every mkdir starts with: the read-only and name checks, then the
- * topology read-held and the name reserved (on success only).
+ * What every mkdir starts with: the read-only refusal, then the name checked
+ * and claimed, the topology read-held (on success only).
  */
 static int begin_mkdir(struct accel_node *node, const char *job, bool layout, char *why, size_t whylen)
 {
-	int ret;
+	int ret = node_refuse_read_only(node, "nothing is carved", why, whylen);
 
-	ret = node_refuse_read_only(node, "nothing is carved", why, whylen);
-	if (ret)
-		return ret;
-	ret = node_check_job_name(job, why, whylen);
-	if (ret)
-		return ret;
-	/* The prefix is how the layout knows its jobs, across crashes: nobody else may take it. */
-	if (accel_layout_owns(job) != layout) {
-		snprintf(why, whylen,
-		         "job names starting with '%s' are the layouts' (<dev>/mig/layout): choose another",
-		         ACCEL_LAYOUT_JOB_PREFIX);
-		return -EINVAL;
-	}
-	node_topo_rdlock(node);
-	ret = node_reserve_name(node, job);
-	if (ret) {
-		node_topo_unlock(node);
-		snprintf(why, whylen,
-		         ret == -EEXIST ? "a job named '%s' already exists on this node" : "cannot reserve '%s'", job);
-	}
-	return ret;
+	return ret ? ret : node_claim_name(node, job, layout, why, whylen);
 }
 
 /* The name is released only once the card's view shows the job: no second mkdir can take it meanwhile. */
 static void end_mkdir(struct accel_node *node, const char *job)
 {
-	node_topo_unlock(node);
-	node_release_name(node, job);
+	node_unclaim_name(node, job);
 	accel_snapshot_unref(node_publish(node));
 }
 
@@ -333,6 +329,7 @@ static void end_mkdir(struct accel_node *node, const char *job)
 static int mkdir_on(struct accel_node *node, const char *device, const char *profile, const char *job, long want_start,
                     bool layout, uid_t uid, gid_t gid, struct accel_job *made, char *why, size_t whylen)
 {
+	struct carve_ask ask = { profile, job, uid, gid, want_start, want_start >= 0, layout, made };
 	char key[ACCEL_LAST_ERROR_KEY_MAX];
 	struct node_card *nc;
 	int ret;
@@ -344,8 +341,7 @@ static int mkdir_on(struct accel_node *node, const char *device, const char *pro
 	if (!ret) {
 		ret = node_card_take(node, device, NODE_NOT_CARVED, 0, &nc, why, whylen);
 		if (!ret) {
-			ret = carve_on(node, nc, profile, job, uid, gid, want_start, want_start >= 0, made, why,
-			               whylen);
+			ret = carve_on(node, nc, &ask, why, whylen);
 			node_unlock(&nc->lock, NODE_LOCK_CARD);
 		}
 		end_mkdir(node, job);
@@ -443,7 +439,9 @@ int accel_node_mkdir_any(struct accel_node *node, const char *profile, const cha
 			continue; /* a snapshot from before a rescan: the next one knows */
 		}
 		if (!ret) {
-			ret = carve_on(node, nc, profile, job, uid, gid, start, false, made, why, whylen);
+			struct carve_ask ask = { profile, job, uid, gid, start, false, false, made };
+
+			ret = carve_on(node, nc, &ask, why, whylen);
 			node_unlock(&nc->lock, NODE_LOCK_CARD);
 		}
 		if (ret == -EAGAIN) {

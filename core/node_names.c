@@ -7,8 +7,9 @@
  * A name whose entry could not be allocated makes the table incomplete, and
  * then the check looks at every view instead (node_names_taken).  And the
  * rule a new job's name keeps, with the names the tree keeps for its own
- * files (node_check_job_name), and the names mkdirs in progress have
- * reserved (node_reserve_name).
+ * files and the layouts' prefix, and the names mkdirs in progress have
+ * reserved: a new job's name is checked and reserved once, by
+ * node_claim_name, for mkdir and adoption alike.
  */
 #include "core/node_internal.h"
 
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/layout.h"
 #include "core/tree_names.h"
 
 struct node_name {
@@ -113,7 +115,8 @@ static bool listed(const char *const *names, const char *name)
 	return false;
 }
 
-int node_check_job_name(const char *job, char *why, size_t whylen)
+/* A new job's name against the rule and the tree's own names (why set): 0, -EINVAL, -ENAMETOOLONG, -EEXIST. */
+static int check_job_name(const char *job, char *why, size_t whylen)
 {
 	int ret = accel_job_name_check(job);
 
@@ -151,7 +154,7 @@ static bool job_name_taken(struct accel_node *node, const char *job)
 }
 
 /* Job names are unique on the node: the node-level mig/ view lists every device's jobs together. */
-int node_reserve_name(struct accel_node *node, const char *job)
+static int reserve_name(struct accel_node *node, const char *job)
 {
 	int ret = 0;
 
@@ -173,7 +176,7 @@ int node_reserve_name(struct accel_node *node, const char *job)
 	return ret;
 }
 
-void node_release_name(struct accel_node *node, const char *job)
+static void release_name(struct accel_node *node, const char *job)
 {
 	node_lock(&node->names_lock, NODE_LOCK_NAMES);
 	for (size_t i = 0; i < node->n_reserved; i++) {
@@ -184,4 +187,33 @@ void node_release_name(struct accel_node *node, const char *job)
 		break;
 	}
 	node_unlock(&node->names_lock, NODE_LOCK_NAMES);
+}
+
+int node_claim_name(struct accel_node *node, const char *job, bool layout, char *why, size_t whylen)
+{
+	int ret = check_job_name(job, why, whylen);
+
+	if (ret)
+		return ret;
+	/* The prefix is how the layout knows its jobs, across crashes: nobody else may take it. */
+	if (accel_layout_owns(job) != layout) {
+		snprintf(why, whylen,
+		         "job names starting with '%s' are the layouts' (<dev>/mig/layout): choose another",
+		         ACCEL_LAYOUT_JOB_PREFIX);
+		return -EINVAL;
+	}
+	node_topo_rdlock(node);
+	ret = reserve_name(node, job);
+	if (ret) {
+		node_topo_unlock(node);
+		snprintf(why, whylen,
+		         ret == -EEXIST ? "a job named '%s' already exists on this node" : "cannot reserve '%s'", job);
+	}
+	return ret;
+}
+
+void node_unclaim_name(struct accel_node *node, const char *job)
+{
+	node_topo_unlock(node);
+	release_name(node, job);
 }

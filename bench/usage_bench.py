@@ -8,6 +8,8 @@
    than a window apart, as Prometheus's are) against one of the same node with none: goal at most 2x.
    A scrape never asks the driver itself (core/node_usage.c's sampler does, after it), so what
    grows with the jobs is the text; the figure of back-to-back scrapes says so.
+3. The daemon's own CPU time per scrape (its threads' utime and stime, /proc), back to back, 100 jobs
+   against none: what the wall times above measure through a loaded machine's noise.
 
 usage: usage_bench.py ACCELFS ACCEL_SMI [SCRAPES]   (root; ACCELFS_SIM_LIBDIR as meson sets it)
 """
@@ -21,6 +23,7 @@ import threading
 import time
 
 WINDOW_S = 1.05  # ACCEL_USAGE_WINDOW_MS, and a little
+CPU_SCRAPES = 300  # enough clock ticks (10 ms each) for a figure
 
 
 def main():
@@ -32,6 +35,10 @@ def main():
     with open(topo, "w") as f:  # 15 H200s: 105 instances of 1g.18gb
         json.dump({"thead": None, "nvidia": {"count": 15}}, f)
     subprocess.run([accelfs, f"--sim={topo}", f"--state-dir={state}", "--poll-interval=600", mnt], check=True)
+    # The daemon: of the processes started with this state dir (its crash guard is one), the one with threads.
+    pids = [int(p) for p in os.listdir("/proc") if p.isdigit() and f"--state-dir={state}".encode() in
+            open(f"/proc/{p}/cmdline", "rb").read().split(b"\0")]
+    daemon = max(pids, key=lambda p: len(os.listdir(f"/proc/{p}/task")))
 
     def calls():
         out = subprocess.run([smi, f"--sim={state}", "-f", "gpu", "sim", "calls"], capture_output=True, text=True,
@@ -69,9 +76,19 @@ def main():
                 times.append(time.monotonic() - t0)
             return statistics.median(times)
 
+        def cpu_ms(n=CPU_SCRAPES):  # the daemon's CPU (its exited threads' too) per scrape, back to back
+            def ticks():
+                f = open(f"/proc/{daemon}/stat").read().rsplit(")", 1)[1].split()
+                return int(f[11]) + int(f[12])
+            t0 = ticks()
+            for _ in range(n):
+                read("metrics")
+            return (ticks() - t0) * 1000 / os.sysconf("SC_CLK_TCK") / n
+
         os.rmdir(os.path.join(mnt, *job, "one"))
         os.rmdir(os.path.join(mnt, *job, "many"))
         none = scrape_time()
+        none_cpu = cpu_ms()
         n = 0
         for g in range(15):
             for i in range(7):
@@ -87,10 +104,13 @@ def main():
             read("metrics")
             times.append(time.monotonic() - t0)
         cached = statistics.median(times)
+        full_cpu = cpu_ms()
         print(f"usage-bench: a metrics scrape of {n} jobs within a window (no reading wanted) {cached * 1000:.2f} ms: "
               f"the scrape's own cost is the text ({len(text)} bytes), the sampler's runs after it")
         print(f"usage-bench: a metrics scrape, no job {none * 1000:.2f} ms, {n} jobs {full * 1000:.2f} ms: "
               f"{full / none:.2f}x (goal: at most 2x); {text.count('accelfs_job_sm_active_ratio{')} jobs sampled")
+        print(f"usage-bench: the daemon's CPU per scrape ({CPU_SCRAPES} back to back), no job {none_cpu:.2f} ms, "
+              f"{n} jobs {full_cpu:.2f} ms: {full_cpu / none_cpu:.2f}x")
     finally:
         subprocess.run(["fusermount3", "-u", mnt], check=False)
 

@@ -244,6 +244,17 @@ int accel_node_usage(struct accel_node *node, const struct accel_snapshot *s, co
  */
 int accel_node_usage_shown(struct accel_node *node, const struct accel_snapshot *s, const struct accel_device *d,
                            const struct accel_job *j, bool want_new, struct accel_usage *out);
+/*
+ * What accel_node_usage_shown says of every job of s, in the snapshot's
+ * order (its devices, then each one's jobs): out[k] where known[k] (a ready
+ * job that has a reading; both arrays hold every job), its values only
+ * (ACCEL_USAGE_VALUES: the why sentences are the utilization file's).  One hold of the
+ * usage table's lock and, with want_new, one wake-up of the sampler for
+ * all the jobs that want a new reading: what a scrape of many jobs costs.
+ * 0, or -ENOMEM.
+ */
+int accel_node_usage_shown_jobs(struct accel_node *node, const struct accel_snapshot *s, bool want_new,
+                                struct accel_usage *out, bool *known);
 /* The utilization file's text of the same (malloc'd into *text): 0 or -ENOMEM. */
 int accel_node_usage_text(struct accel_node *node, const struct accel_snapshot *s, const struct accel_device *d,
                           const struct accel_job *j, char **text);

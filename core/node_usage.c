@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/timed_wait.h"
 #include "core/usage.h"
 #include "core/usage_cache.h"
 
@@ -63,8 +64,10 @@ static void step(struct accel_node *node, const struct node_usage_what *w, struc
 }
 
 /*
- * The sampler: asleep until a scrape wants readings, then one reading of
- * each wanted entry, one at a time.  An idle daemon's sampler never wakes.
+ * The sampler: asleep until a scrape wants readings, then, once the scrape
+ * that asked had ACCEL_USAGE_SETTLE_MS to be answered (its text goes out
+ * with no driver call beside it), one reading of each wanted entry, one at
+ * a time.  An idle daemon's sampler never wakes.
  */
 static void *sampler(void *arg)
 {
@@ -74,11 +77,15 @@ static void *sampler(void *arg)
 	node_lock(&u->lock, NODE_LOCK_LEAF);
 	while (!u->stopping) {
 		struct node_usage_entry *e;
+		struct timespec settle;
 
 		if (!u->kicked) {
 			pthread_cond_wait(&u->kick, &u->lock);
 			continue;
 		}
+		settle = accel_deadline_in_ms(ACCEL_USAGE_SETTLE_MS);
+		while (!u->stopping && pthread_cond_timedwait(&u->kick, &u->lock, &settle) != ETIMEDOUT)
+			;
 		u->kicked = false;
 		for (e = u->head; e && !u->stopping; e = e ? e->next : u->head) {
 			if (!e->wanted)
@@ -100,13 +107,12 @@ static void *sampler(void *arg)
 	return NULL;
 }
 
-/* Ask the sampler for a reading of e (its what filled in). */
-static void want(struct accel_node *node, struct node_usage_entry *e)
+/* Wake the sampler (started at the first call) for what is marked wanted: one signal, however many. */
+static void kick(struct accel_node *node)
 {
 	struct node_usage *u = node->usage;
 
 	node_lock(&u->lock, NODE_LOCK_LEAF);
-	e->wanted = true;
 	u->kicked = true;
 	if (!u->started && !u->stopping && !pthread_create(&u->thread, NULL, sampler, node)) {
 		pthread_setname_np(u->thread, "usage");
@@ -114,6 +120,17 @@ static void want(struct accel_node *node, struct node_usage_entry *e)
 	}
 	pthread_cond_signal(&u->kick);
 	node_unlock(&u->lock, NODE_LOCK_LEAF);
+}
+
+/* Ask the sampler for a reading of e (its what filled in). */
+static void want(struct accel_node *node, struct node_usage_entry *e)
+{
+	struct node_usage *u = node->usage;
+
+	node_lock(&u->lock, NODE_LOCK_LEAF);
+	e->wanted = true;
+	node_unlock(&u->lock, NODE_LOCK_LEAF);
+	kick(node);
 }
 
 int accel_node_usage(struct accel_node *node, const struct accel_snapshot *s, const struct accel_device *d,
@@ -222,4 +239,62 @@ int accel_node_usage_text(struct accel_node *node, const struct accel_snapshot *
 		return -ENOMEM;
 	}
 	return 0;
+}
+
+/* The ready jobs of a snapshot, in its order, for node_usage_shown_many. */
+struct ready_jobs {
+	const struct accel_device **dev;
+	const struct accel_job **job;
+};
+
+static void what_of_ready(void *ctx, size_t k, struct node_usage_what *w)
+{
+	const struct ready_jobs *r = ctx;
+
+	what_of(r->dev[k], r->job[k], w);
+}
+
+int accel_node_usage_shown_jobs(struct accel_node *node, const struct accel_snapshot *s, bool want_new,
+                                struct accel_usage *out, bool *known)
+{
+	size_t n = 0, k = 0, r = 0;
+	struct ready_jobs ready;
+	char(*keys)[NODE_USAGE_KEY_MAX];
+	struct accel_usage **to;
+	bool **ok;
+	int ret = -ENOMEM;
+
+	for (size_t i = 0; i < s->n_devices; i++)
+		n += s->devices[i]->n_jobs;
+	keys = malloc((n ? n : 1) * sizeof(*keys));
+	ready.dev = malloc((n ? n : 1) * sizeof(*ready.dev));
+	ready.job = malloc((n ? n : 1) * sizeof(*ready.job));
+	to = malloc((n ? n : 1) * sizeof(*to));
+	ok = malloc((n ? n : 1) * sizeof(*ok));
+	if (keys && ready.dev && ready.job && to && ok) {
+		/* The ready jobs alone are looked up, each reading copied straight to its job's place. */
+		for (size_t i = 0; i < s->n_devices; i++)
+			for (size_t j = 0; j < s->devices[i]->n_jobs; j++, k++) {
+				const struct accel_job *job = &s->devices[i]->jobs[j];
+
+				known[k] = false;
+				if (job->state != ACCEL_JOB_READY)
+					continue;
+				node_usage_job_key(keys[r], sizeof(keys[r]), job);
+				ready.dev[r] = s->devices[i];
+				ready.job[r] = job;
+				to[r] = &out[k];
+				ok[r++] = &known[k];
+			}
+		if (node_usage_shown_many(node->usage, s, (const char(*)[NODE_USAGE_KEY_MAX])keys, r, want_new,
+		                          node_now_ms() - ACCEL_USAGE_WINDOW_MS, what_of_ready, &ready, to, ok))
+			kick(node); /* once, after the table's lock; the sampler lets the scrape be answered first */
+		ret = 0;
+	}
+	free(keys);
+	free(ready.dev);
+	free(ready.job);
+	free(to);
+	free(ok);
+	return ret;
 }

@@ -23,13 +23,17 @@
 
 /* The window a read waits for when nothing was sampled lately (a scrape never waits). */
 #define ACCEL_USAGE_WINDOW_MS 1000
+/*
+ * How long the sampler lets a scrape that woke it be answered before it asks
+ * the driver (core/node_usage.c): the scrape's text goes out alone.
+ */
+#define ACCEL_USAGE_SETTLE_MS 50
 /* A reader's last sample older than this starts a fresh window (the long one still counts in the means). */
 #define ACCEL_USAGE_STALE_MS 10000
 
 struct accel_usage {
 	/* GPM over the last window; gpm_why says why not when !gpm */
 	bool gpm;
-	char gpm_why[ACCEL_TEXT_MAX];
 	int64_t window_ms;
 	double sm_activity, sm_occupancy, dram_bandwidth; /* percent */
 	/* Over every window since observed_since (unix seconds): time-weighted mean, highest window. */
@@ -38,15 +42,23 @@ struct accel_usage {
 	double sm_activity_mean, sm_activity_peak;
 	/* Memory of the MIG device (or the card) */
 	bool memory;
-	char memory_why[ACCEL_TEXT_MAX];
 	unsigned long long memory_used, memory_total, memory_used_peak; /* bytes */
 	/* Energy: the card's counter since energy_since, times sms / card_sms (an estimate for a job) */
 	bool energy;
-	char energy_why[ACCEL_TEXT_MAX];
 	double energy_joules;
 	int64_t energy_since; /* unix seconds */
 	unsigned sms, card_sms;
+	/*
+	 * Why not, in words, last: a scrape copies the values above and not
+	 * these (accel_node_usage_shown_jobs, ACCEL_USAGE_VALUES).
+	 */
+	char gpm_why[ACCEL_TEXT_MAX];
+	char memory_why[ACCEL_TEXT_MAX];
+	char energy_why[ACCEL_TEXT_MAX];
 };
+
+/* The bytes of struct accel_usage that hold its values, the sentences after them left out. */
+#define ACCEL_USAGE_VALUES offsetof(struct accel_usage, gpm_why)
 
 /* The SM counts of job j on device d (its profile's multiprocessors) and of the whole card (its largest profile's). */
 void accel_usage_sms(const struct accel_device *d, const struct accel_job *j, unsigned *sms, unsigned *card_sms);

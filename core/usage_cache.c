@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/node_internal.h"
+#include "core/timed_wait.h"
 
 struct node_usage *node_usage_new(void)
 {
@@ -15,7 +16,7 @@ struct node_usage *node_usage_new(void)
 
 	if (u) {
 		pthread_mutex_init(&u->lock, NULL);
-		pthread_cond_init(&u->kick, NULL);
+		accel_cond_init_monotonic(&u->kick); /* the sampler's settle is a timed wait */
 	}
 	return u;
 }
@@ -87,6 +88,11 @@ static void prune(struct node_usage *u, const struct accel_snapshot *s, struct n
 		struct node_usage_entry *e = *at;
 
 		if (!e->users && !key_in(s, e->key)) {
+			struct node_usage_entry **b = &u->by_hash[e->hash % NODE_USAGE_BUCKETS];
+
+			while (*b != e)
+				b = &(*b)->same_hash;
+			*b = e->same_hash;
 			*at = e->next;
 			e->next = *gone;
 			*gone = e;
@@ -96,34 +102,69 @@ static void prune(struct node_usage *u, const struct accel_snapshot *s, struct n
 	}
 }
 
-struct node_usage_entry *node_usage_get(struct node_usage *u, const struct accel_snapshot *s, const char *key)
+/* A key's hash: compared before the key itself, in a table of a hundred jobs' entries. */
+static uint32_t key_hash(const char *key)
 {
-	struct node_usage_entry *e, *gone = NULL;
+	uint32_t h = 2166136261u; /* FNV-1a */
 
-	node_lock(&u->lock, NODE_LOCK_LEAF);
-	prune(u, s, &gone);
-	for (e = u->head; e && strcmp(e->key, key); e = e->next)
+	for (; *key; key++)
+		h = (h ^ (unsigned char)*key) * 16777619u;
+	return h;
+}
+
+/* key's entry, or NULL (u->lock held). */
+static struct node_usage_entry *find(struct node_usage *u, const char *key)
+{
+	struct node_usage_entry *e;
+	uint32_t h = key_hash(key);
+
+	for (e = u->by_hash[h % NODE_USAGE_BUCKETS]; e && (e->hash != h || strcmp(e->key, key)); e = e->same_hash)
 		;
-	if (!e) {
-		e = calloc(1, sizeof(*e));
-		if (e) {
-			snprintf(e->key, sizeof(e->key), "%s", key);
-			pthread_mutex_init(&e->lock, NULL);
-			accel_usage_probe_init(&e->probe);
-			e->next = u->head;
-			u->head = e;
-		}
+	return e;
+}
+
+/* A new entry for key, first in the list (u->lock held); NULL when out of memory. */
+static struct node_usage_entry *make(struct node_usage *u, const char *key)
+{
+	struct node_usage_entry *e = calloc(1, sizeof(*e));
+
+	if (e) {
+		snprintf(e->key, sizeof(e->key), "%s", key);
+		e->hash = key_hash(key);
+		pthread_mutex_init(&e->lock, NULL);
+		accel_usage_probe_init(&e->probe);
+		e->next = u->head;
+		u->head = e;
+		e->same_hash = u->by_hash[e->hash % NODE_USAGE_BUCKETS];
+		u->by_hash[e->hash % NODE_USAGE_BUCKETS] = e;
 	}
-	if (e)
-		e->users++;
-	node_unlock(&u->lock, NODE_LOCK_LEAF);
-	/* Samples go back to the driver outside the table's lock. */
+	return e;
+}
+
+/* Samples go back to the driver outside the table's lock. */
+static void free_gone(struct node_usage_entry *gone)
+{
 	while (gone) {
 		struct node_usage_entry *next = gone->next;
 
 		entry_free(gone);
 		gone = next;
 	}
+}
+
+struct node_usage_entry *node_usage_get(struct node_usage *u, const struct accel_snapshot *s, const char *key)
+{
+	struct node_usage_entry *e, *gone = NULL;
+
+	node_lock(&u->lock, NODE_LOCK_LEAF);
+	prune(u, s, &gone);
+	e = find(u, key);
+	if (!e)
+		e = make(u, key);
+	if (e)
+		e->users++;
+	node_unlock(&u->lock, NODE_LOCK_LEAF);
+	free_gone(gone);
 	return e;
 }
 
@@ -149,8 +190,7 @@ int node_usage_shown(struct node_usage *u, const char *key, struct accel_usage *
 	int ret = -ENOENT;
 
 	node_lock(&u->lock, NODE_LOCK_LEAF);
-	for (e = u->head; e && strcmp(e->key, key); e = e->next)
-		;
+	e = find(u, key);
 	if (e && e->shown_valid) {
 		*out = e->shown;
 		*at_ms = e->shown_ms;
@@ -158,4 +198,39 @@ int node_usage_shown(struct node_usage *u, const char *key, struct accel_usage *
 	}
 	node_unlock(&u->lock, NODE_LOCK_LEAF);
 	return ret;
+}
+
+size_t node_usage_shown_many(struct node_usage *u, const struct accel_snapshot *s,
+                             const char (*keys)[NODE_USAGE_KEY_MAX], size_t n, bool want, int64_t stale_ms,
+                             node_usage_what_fn *what, void *ctx, struct accel_usage **out, bool **ok)
+{
+	struct node_usage_entry *gone = NULL;
+	size_t wanted = 0;
+
+	node_lock(&u->lock, NODE_LOCK_LEAF);
+	prune(u, s, &gone);
+	for (size_t k = 0; k < n; k++) {
+		uint32_t h = key_hash(keys[k]);
+		struct node_usage_entry *e;
+
+		for (e = u->by_hash[h % NODE_USAGE_BUCKETS]; e && (e->hash != h || strcmp(e->key, keys[k]));
+		     e = e->same_hash)
+			; /* find(), its hash taken once */
+		*ok[k] = e && e->shown_valid;
+		if (*ok[k]) {
+			memcpy(out[k], &e->shown, ACCEL_USAGE_VALUES); /* the values: the sentences are the file's */
+			out[k]->gpm_why[0] = out[k]->memory_why[0] = out[k]->energy_why[0] = '\0';
+		}
+		if (!want || (*ok[k] && e->shown_ms > stale_ms))
+			continue;
+		if (!e && (e = make(u, keys[k])))
+			what(ctx, k, &e->what); /* nobody can hold it yet: the sampler takes only what is wanted */
+		if (e) {
+			e->wanted = true;
+			wanted++;
+		}
+	}
+	node_unlock(&u->lock, NODE_LOCK_LEAF);
+	free_gone(gone);
+	return wanted;
 }

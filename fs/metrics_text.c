@@ -226,13 +226,23 @@ static void health_events(struct fs_text *t, const char *device, const char *job
 static void health_states(struct fs_text *t, const char *name, const char *device, const char *job,
                           const struct accel_health *h)
 {
+	size_t from = t->len, len;
+
+	/* A job's four lines are written at every scrape: the labels once, then copied. */
+	fs_put_str(t, name);
+	fs_put_mem(t, "{", 1);
+	fs_put_label(t, "device", device, true);
+	if (job)
+		fs_put_label(t, "job", job, false);
+	fs_put_mem(t, ",state=\"", 8);
+	len = t->len - from;
 	for (int st = ACCEL_HEALTH_OK; st <= ACCEL_HEALTH_FAILED; st++) {
-		fs_put(t, "%s{", name);
-		fs_put_label(t, "device", device, true);
-		if (job)
-			fs_put_label(t, "job", job, false);
-		fs_put_label(t, "state", accel_health_state_str((enum accel_health_state)st), false);
-		fs_put(t, "} %d\n", h->state == (enum accel_health_state)st);
+		if (st != ACCEL_HEALTH_OK)
+			fs_put_again(t, from, len);
+		fs_put_str(t, accel_health_state_str((enum accel_health_state)st));
+		fs_put_str(t, h->state == (enum accel_health_state)st ? "\"} 1\n" : "\"} 0\n");
+		if (t->oom)
+			return;
 	}
 }
 

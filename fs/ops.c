@@ -87,6 +87,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	struct fs_node n;
 	struct stat st;
 	off_t size;
+	bool open_size;
 	int ret = fs_resolve_ino(fs, ino, &snap, &n, path, sizeof(path));
 	/* The tree is used: the poller keeps its cadence (core/node.h). */
 	accel_node_touch(fs->node);
@@ -95,10 +96,16 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		fuse_reply_err(req, -ret);
 		return;
 	}
-	fs_fill_attr(fs, snap, path, &n, ino, &st);
+	/*
+	 * Asked through an open read-through file (a read, lseek SEEK_END, the
+	 * fstat of a reader sizing its buffer): the size its reads give, with
+	 * no render of the file's text again (no snapshot: fs_fill_attr sizes
+	 * nothing).
+	 */
+	open_size = fs_open_file_size(fi, &size);
+	fs_fill_attr(fs, open_size ? NULL : snap, path, &n, ino, &st);
 	accel_snapshot_unref(snap);
-	/* Asked through an open read-through file (a read, lseek SEEK_END): the size its reads give. */
-	if (fs_open_file_size(fi, &size)) {
+	if (open_size) {
 		st.st_size = size;
 		st.st_blocks = (size + 511) / 512;
 	}

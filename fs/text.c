@@ -7,6 +7,32 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Room for n more bytes and the NUL (false: out of memory, said by t->oom). */
+static bool room_for(struct fs_text *t, size_t n)
+{
+	size_t cap;
+	char *grown;
+
+	if (t->oom)
+		return false;
+	if (t->buf && t->cap - t->len > n)
+		return true;
+	cap = (t->cap ? t->cap * 2 : 256) + n;
+	grown = realloc(t->buf, cap);
+	if (!grown) {
+		t->oom = true;
+		return false;
+	}
+	t->buf = grown;
+	t->cap = cap;
+	return true;
+}
+
+void fs_text_reserve(struct fs_text *t, size_t n)
+{
+	(void)room_for(t, n); /* grows only when there is not room already */
+}
+
 void fs_put(struct fs_text *t, const char *fmt, ...)
 {
 	va_list ap;
@@ -27,15 +53,32 @@ void fs_put(struct fs_text *t, const char *fmt, ...)
 			t->len += (size_t)n;
 			return;
 		}
-		size_t cap = (t->cap ? t->cap * 2 : 256) + (size_t)n;
-		char *grown = realloc(t->buf, cap);
-		if (!grown) {
-			t->oom = true;
+		if (!room_for(t, (size_t)n))
 			return;
-		}
-		t->buf = grown;
-		t->cap = cap;
 	}
+}
+
+void fs_put_mem(struct fs_text *t, const char *s, size_t n)
+{
+	if (!room_for(t, n))
+		return;
+	memcpy(t->buf + t->len, s, n);
+	t->len += n;
+	t->buf[t->len] = '\0';
+}
+
+void fs_put_again(struct fs_text *t, size_t from, size_t n)
+{
+	if (!room_for(t, n)) /* may move t->buf: from is an offset for that */
+		return;
+	memcpy(t->buf + t->len, t->buf + from, n);
+	t->len += n;
+	t->buf[t->len] = '\0';
+}
+
+void fs_put_str(struct fs_text *t, const char *s)
+{
+	fs_put_mem(t, s, strlen(s));
 }
 
 int fs_text_finish(struct fs_text *t, char **out, size_t *len)
@@ -64,19 +107,20 @@ void fs_text_free(struct fs_text *t)
 /* A Prometheus label, name="value", the value escaped (backslash, double quote, newline). */
 void fs_put_label(struct fs_text *t, const char *name, const char *value, bool first)
 {
-	/* The common case, nothing to escape, in one put: a scrape with many jobs writes many labels. */
-	if (!strpbrk(value, "\\\"\n")) {
-		fs_put(t, "%s%s=\"%s\"", first ? "" : ",", name, value);
-		return;
+	/* No format to parse: a scrape of many jobs writes many labels. */
+	if (!first)
+		fs_put_mem(t, ",", 1);
+	fs_put_str(t, name);
+	fs_put_mem(t, "=\"", 2);
+	for (const char *c = value; *c;) {
+		size_t plain = strcspn(c, "\\\"\n");
+
+		fs_put_mem(t, c, plain);
+		c += plain;
+		if (!*c)
+			break;
+		fs_put_mem(t, *c == '\n' ? "\\n" : *c == '"' ? "\\\"" : "\\\\", 2);
+		c++;
 	}
-	fs_put(t, "%s%s=\"", first ? "" : ",", name);
-	for (const char *c = value; *c; c++) {
-		if (*c == '\\' || *c == '"')
-			fs_put(t, "\\%c", *c);
-		else if (*c == '\n')
-			fs_put(t, "%s", "\\n");
-		else
-			fs_put(t, "%c", *c);
-	}
-	fs_put(t, "%c", '"');
+	fs_put_mem(t, "\"", 1);
 }

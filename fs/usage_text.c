@@ -3,6 +3,7 @@
 
 #include "fs/render.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,54 +98,78 @@ void fs_usage_info_metrics(struct fs_text *t, const struct accel_snapshot *s)
 	fs_put(t, "# HELP %s %s\n# TYPE %s gauge\n", gauges[G_INFO].name, gauges[G_INFO].help, gauges[G_INFO].name);
 	for (size_t i = 0; i < s->n_devices; i++)
 		for (size_t j = 0; j < s->devices[i]->n_jobs; j++) {
-			fs_put(t, "%s{", gauges[G_INFO].name);
+			fs_put_str(t, gauges[G_INFO].name);
+			fs_put_mem(t, "{", 1);
 			job_labels(t, s->devices[i], &s->devices[i]->jobs[j]);
-			fs_put(t, "%s", "} 1\n");
+			fs_put_mem(t, "} 1\n", 4);
 		}
+}
+
+/*
+ * A value series' labels: the job's key alone, `{job="...",device="..."}`;
+ * what identifies it is accelfs_job_info's, joined on the key.  Written
+ * once per job and copied into each family.
+ */
+static int key_labels(struct fs_text *t, const struct accel_snapshot *s, size_t n, size_t **at)
+{
+	size_t k = 0;
+
+	*at = malloc((n + 1) * sizeof(**at));
+	if (!*at)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->n_devices; i++)
+		for (size_t j = 0; j < s->devices[i]->n_jobs; j++) {
+			(*at)[k++] = t->len;
+			fs_put_mem(t, "{", 1);
+			fs_put_label(t, "job", s->devices[i]->jobs[j].name, true);
+			fs_put_label(t, "device", s->devices[i]->name, false);
+			fs_put_mem(t, "} ", 2);
+		}
+	(*at)[k] = t->len;
+	return t->oom ? -ENOMEM : 0;
 }
 
 void fs_usage_metrics(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s)
 {
-	size_t n = 0, k = 0;
+	struct fs_text keys = { 0 };
+	size_t n = 0, *at = NULL;
 	struct accel_usage *us;
+	bool *known;
 
 	if (!node) /* rendered without a node (tests/service's render check): nothing to ask */
 		return;
 	for (size_t i = 0; i < s->n_devices; i++)
 		n += s->devices[i]->n_jobs;
-	us = calloc(n ? n : 1, sizeof(*us));
-	if (!us) {
-		t->oom = true;
-		return;
-	}
+	us = malloc((n ? n : 1) * sizeof(*us)); /* what is known is filled in */
+	known = malloc((n ? n : 1) * sizeof(*known));
 	/*
-	 * Each ready job's last reading, as shown (metrics is a snapshot row: a scrape asks no driver; a
-	 * reader of utilization samples), then every family written from the readings.
+	 * Each ready job's last reading, as shown (metrics is a snapshot row: a scrape asks no driver, and
+	 * wakes the sampler once for all the jobs it shows), then every family written from the readings.
 	 */
-	for (size_t i = 0; i < s->n_devices; i++)
-		for (size_t j = 0; j < s->devices[i]->n_jobs; j++, k++) {
-			const struct accel_job *job = &s->devices[i]->jobs[j];
-
-			if (job->state != ACCEL_JOB_READY ||
-			    accel_node_usage_shown(node, s, s->devices[i], job, fs_render_is_at_read(), &us[k]))
-				memset(&us[k], 0, sizeof(us[k]));
-		}
+	if (!us || !known || accel_node_usage_shown_jobs(node, s, fs_render_is_at_read(), us, known) ||
+	    key_labels(&keys, s, n, &at)) {
+		t->oom = true;
+		goto out;
+	}
 	for (int g = G_INFO + 1; g < G_N; g++) {
 		fs_put(t, "# HELP %s %s\n# TYPE %s gauge\n", gauges[g].name, gauges[g].help, gauges[g].name);
-		k = 0;
-		for (size_t i = 0; i < s->n_devices; i++)
-			for (size_t j = 0; j < s->devices[i]->n_jobs; j++, k++) {
-				const struct accel_job *job = &s->devices[i]->jobs[j];
-				double v;
+		for (size_t k = 0; k < n; k++) {
+			char num[32];
+			double v;
 
-				if (!value(g, &us[k], &v) || job->state != ACCEL_JOB_READY)
-					continue;
-				fs_put(t, "%s{", gauges[g].name);
-				job_labels(t, s->devices[i], job);
-				fs_put(t, v == (double)(unsigned long long)v ? "} %.0f\n" : "} %.6g\n", v);
-			}
+			if (!known[k] || !value(g, &us[k], &v))
+				continue;
+			fs_put_str(t, gauges[g].name);
+			fs_put_mem(t, keys.buf + at[k], at[k + 1] - at[k]);
+			snprintf(num, sizeof(num), v == (double)(unsigned long long)v ? "%.0f\n" : "%.6g\n", v);
+			fs_put_str(t, num);
+		}
 	}
+out:
+	fs_text_free(&keys);
+	free(at);
 	free(us);
+	free(known);
 }
 
 static json_t *num_or_null(bool known, double v)

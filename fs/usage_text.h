@@ -17,9 +17,12 @@
 struct accel_node;
 
 /*
- * The live per-job gauges (accelfs_job_*), labelled job, device, profile, gi, ci,
- * uuid, owner, and UUID and GPU_I_ID as DCGM exporter labels its per-MIG
- * series, so that the two join on (UUID, GPU_I_ID); and the devices'.
+ * The live per-job gauges (accelfs_job_*), labelled with the job's key
+ * alone (job, device): what identifies the job (profile, gi, ci, uuid,
+ * owner, and UUID and GPU_I_ID as DCGM exporter labels its per-MIG series)
+ * is accelfs_job_info's, once per job, joined on the key.  A scrape of a
+ * hundred jobs stays small and shows the last readings (one wake-up of the
+ * sampler for them all, core/node_usage.c).
  */
 void fs_usage_metrics(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s);
 /*

@@ -215,6 +215,64 @@ static void readers_at_once_share_one_pair_and_a_scrape_asks_nothing_itself(void
 	stop(&e);
 }
 
+/* Every job of a snapshot in one call, as a scrape shows them: job name's place in s (devices, then jobs). */
+static size_t place_of(const struct accel_snapshot *s, const char *name)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < s->n_devices; i++)
+		for (size_t j = 0; j < s->devices[i]->n_jobs; j++, k++)
+			if (!strcmp(s->devices[i]->jobs[j].name, name))
+				return k;
+	fail_msg("no job %s", name);
+	return 0;
+}
+
+static void a_scrape_of_every_job_shows_the_last_readings_and_asks_the_sampler_once(void **state)
+{
+	struct accel_usage u[16], read;
+	bool known[16];
+	struct accel_snapshot *s;
+	struct env e;
+	size_t n = 0;
+	unsigned gi;
+
+	(void)state;
+	start(&e);
+	gi = made(&e, "seen");
+	set_usage(&e, gi, 4000, 1ULL << 30);
+	made(&e, "unseen");                /* a 3g.71gb beside it fills the card */
+	usage_of(&e, "seen", true, &read); /* a reader's pair */
+	reset_calls(&e, &accel_family_nvidia);
+	s = accel_node_snapshot(e.node);
+	for (size_t i = 0; i < s->n_devices; i++)
+		n += s->devices[i]->n_jobs;
+	assert_in_range(n, 2, 16);
+	assert_int_equal(accel_node_usage_shown_jobs(e.node, s, true, u, known), 0);
+	/* The reader's reading as it was, values only; the others have none yet, and nothing asked the driver. */
+	assert_true(known[place_of(s, "seen")]);
+	assert_false(known[place_of(s, "unseen")]);
+	assert_true(u[place_of(s, "seen")].gpm);
+	assert_true(u[place_of(s, "seen")].sm_activity > 39.99 && u[place_of(s, "seen")].sm_activity < 40.01);
+	assert_int_equal(u[place_of(s, "seen")].memory_used, 1ULL << 30);
+	assert_string_equal(u[place_of(s, "seen")].gpm_why, "");
+	assert_int_equal(count_of(&e, "GpmMigSampleGet"), 0);
+	/* The sampler, woken, takes a sample of the one never read (the reader's is under a window old). */
+	for (int i = 0; i < 3000 && count_of(&e, "GpmMigSampleGet") < 1; i++) /* a liveness bound, 30 s */
+		nap_ms(10);
+	for (int i = 0; i < 3000 && !known[place_of(s, "unseen")]; i++) { /* published just after the call */
+		assert_int_equal(accel_node_usage_shown_jobs(e.node, s, false, u, known), 0);
+		nap_ms(i ? 10 : 0);
+	}
+	assert_true(known[place_of(s, "unseen")]);
+	assert_false(u[place_of(s, "unseen")].gpm); /* one sample: no window yet */
+	assert_int_equal(count_of(&e, "GpmMigSampleGet"), 1);
+	accel_snapshot_unref(s);
+	gone(&e, "seen");
+	gone(&e, "unseen");
+	stop(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -222,6 +280,7 @@ int main(void)
 		cmocka_unit_test(a_library_without_gpm_says_why_and_still_the_rest),
 		cmocka_unit_test(a_driver_error_gives_its_words_and_the_next_reading_recovers),
 		cmocka_unit_test(readers_at_once_share_one_pair_and_a_scrape_asks_nothing_itself),
+		cmocka_unit_test(a_scrape_of_every_job_shows_the_last_readings_and_asks_the_sampler_once),
 	};
 
 	return cmocka_run_group_tests(tests, node_group_setup, node_group_teardown);

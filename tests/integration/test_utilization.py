@@ -70,9 +70,22 @@ class Utilization(NodeTestCase):
         labels = (f'job="train",device="gpu0",profile="3g.71gb",gi="{st["gi"]}",GPU_I_ID="{st["gi"]}",'
                   f'ci="{st["ci"]}",uuid="{st["uuid"]}",UUID="{gpu0["uuid"]}",owner="0"')
         self.assertIn(f"accelfs_job_info{{{labels}}} 1\n", m)
-        self.assertIn(f"accelfs_job_memory_used_bytes{{{labels}}} {3 << 30}\n", m)
-        self.assertRegex(m, re.escape(f"accelfs_job_sm_active_ratio{{{labels}}} ") + r"0\.8\n")
-        self.assertRegex(m, re.escape(f"accelfs_job_energy_estimate_joules{{{labels}}} ") + r"600(\.0*)?\n")
+        # The value series carry the job's key alone; the identity (DCGM's UUID and GPU_I_ID among it)
+        # is the info series', joined on (job, device): docs/operations.md's PromQL.
+        key = 'job="train",device="gpu0"'
+        self.assertIn(f"accelfs_job_memory_used_bytes{{{key}}} {3 << 30}\n", m)
+        self.assertRegex(m, re.escape(f"accelfs_job_sm_active_ratio{{{key}}} ") + r"0\.8\n")
+        self.assertRegex(m, re.escape(f"accelfs_job_sm_occupancy_ratio{{{key}}} ") + r"0\.4\n")
+        self.assertRegex(m, re.escape(f"accelfs_job_dram_active_ratio{{{key}}} ") + r"0\.125\n")
+        self.assertRegex(m, re.escape(f"accelfs_job_energy_estimate_joules{{{key}}} ") + r"600(\.0*)?\n")
+        series = re.findall(r"^(accelfs_job_[a-z_]+)\{([^}]*)\}", m, re.M)
+        info_keys = {tuple(re.findall(r'(job|device)="([^"]*)"', lab)) for name, lab in series
+                     if name == "accelfs_job_info"}
+        for name, lab in series:
+            if name in ("accelfs_job_info", "accelfs_job_health"):
+                continue
+            self.assertEqual([k for k, _ in re.findall(r'(\w+)="([^"]*)"', lab)], ["job", "device"], name)
+            self.assertIn(tuple(re.findall(r'(job|device)="([^"]*)"', lab)), info_keys, f"{name} joins an info series")
 
     def test_a_reused_gpu_instance_id_starts_from_nothing(self):
         n = self.node

@@ -131,6 +131,17 @@ func run() int {
 			return 1
 		}
 	}
+	// Served before the driver starts: the liveness probe must not kill a slow start (probes.go).
+	var served probes
+	if *httpAddr != "" {
+		srv := &http.Server{Addr: *httpAddr, Handler: &served, ReadHeaderTimeout: 10 * time.Second}
+		go func() {
+			if err := srv.ListenAndServe(); err != nil && err != http.ErrServerClosed {
+				logger.Error(err, "HTTP server (metrics, probes)")
+			}
+		}()
+		defer srv.Close()
+	}
 	d, err := driver.Start(ctx, driver.Config{
 		FS:             m,
 		Client:         client,
@@ -146,15 +157,7 @@ func run() int {
 		logger.Error(err, "Start")
 		return 1
 	}
-	if *httpAddr != "" {
-		srv := &http.Server{Addr: *httpAddr, Handler: d.Handler(), ReadHeaderTimeout: 10 * time.Second}
-		go func() {
-			if err := srv.ListenAndServe(); err != nil && err != http.ErrServerClosed {
-				logger.Error(err, "HTTP server (metrics, probes)")
-			}
-		}()
-		defer srv.Close()
-	}
+	served.started(d.Handler())
 	<-d.Done()
 	cause := d.Err()
 	d.Stop()

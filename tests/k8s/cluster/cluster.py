@@ -10,6 +10,7 @@ ACCELFS_K8S_BIN names the directory of the programs (build.sh OUTDIR).
 """
 import json
 import os
+import shutil
 import signal
 import socket
 import ssl
@@ -194,6 +195,8 @@ class ControlPlane:
         for name in ("kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd"):
             if name in self.procs:
                 self.procs[name].stop()
+        # etcd's data (60 MB a run) and the logs, printed already where a test failed.
+        shutil.rmtree(self.dir, ignore_errors=True)
 
     def logs(self):
         return "".join(f"---- {name} ----\n{p.tail()}" for name, p in self.procs.items())

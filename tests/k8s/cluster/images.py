@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: MIT
-"""The two images the node test runs, built here from Debian's busybox-static (there is no
-registry): an OCI image layout in a tar, which `ctr images import` takes.  Both images are one
-layer, busybox and its applets in /bin; the pause image's entrypoint sleeps (the sandbox's only
-job is to hold the pod's namespaces), busybox's is a shell.
+"""The images the node test runs, built here (there is no registry).  The pause and busybox images,
+from Debian's busybox-static: an OCI image layout in a tar, which `ctr images import` takes.  Both
+are one layer, busybox and its applets in /bin; the pause image's entrypoint sleeps (the sandbox's
+only job is to hold the pod's namespaces), busybox's is a shell.  The plugin's image, with podman
+from k8s/deploy/Containerfile, as a user builds it (plugin()).
 """
 import hashlib
 import io
@@ -80,6 +81,29 @@ def build(path):
         info.size = len(index)
         tar.addfile(info, io.BytesIO(index))
     return path
+
+
+PLUGIN = "localhost/accelfs-dra:test"
+
+
+def plugin(workdir, binary):
+    """The plugin's image as users build it (k8s/deploy/Containerfile: the static binary alone), with
+    podman, in a storage of its own under workdir (vfs: no mounts to undo); a docker archive of it,
+    which `ctr images import` names after its tag (PLUGIN)."""
+    podman = shutil.which("podman")
+    if not podman:
+        raise AssertionError("no podman on PATH: the DaemonSet test builds the plugin's image with it")
+    ctx = os.path.join(workdir, "context")
+    os.makedirs(ctx, exist_ok=True)
+    shutil.copy(binary, os.path.join(ctx, "accelfs-dra"))
+    deploy = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "k8s", "deploy")
+    store = [podman, f"--root={workdir}/storage", f"--runroot={workdir}/run", "--storage-driver=vfs"]
+    for argv in ([*store, "build", "--quiet", "-t", PLUGIN, "-f", os.path.join(deploy, "Containerfile"), ctx],
+                 [*store, "save", "--format=docker-archive", "-o", os.path.join(workdir, "plugin.tar"), PLUGIN]):
+        res = subprocess.run(argv, capture_output=True, text=True)
+        if res.returncode != 0:
+            raise AssertionError(f"{' '.join(argv)} failed: {res.stderr}{res.stdout}")
+    return os.path.join(workdir, "plugin.tar")
 
 
 if __name__ == "__main__":

@@ -54,6 +54,9 @@ class KubeNode:
             "cniVersion": "1.0.0", "name": "accelfs-k8s",
             "plugins": [{"type": "bridge", "bridge": "accelfsk8s0", "isGateway": True, "ipMasq": False,
                          "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.213.0.0/24"}]],
+                                  # The node's address, through the bridge: a pod reaches the API
+                                  # server there (the DaemonSet's plugin); nothing else is routed.
+                                  "routes": [{"dst": f"{self.ip}/32"}],
                                   "dataDir": self.path("cni-ipam")}},
                         {"type": "loopback"}]}))
         return self._write("containerd.toml", f"""version = 3
@@ -194,9 +197,13 @@ state = "{self.path('containerd', 'state')}"
                 os.kill(shim, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        # containerd's snapshots and sandboxes, and the kubelet's root (it makes it a mount of its own).
-        for d in (self.path("containerd"), self.kubelet_dir):
-            subprocess.run(["umount", "-R", "-l", d], capture_output=True)
+        # containerd's snapshots and sandboxes (a pod still there at the end leaves its sandbox's shm
+        # and network namespace mounted), and the kubelet's root (a mount of its own): every mount
+        # under the node's directory, the deepest first.
+        with open("/proc/self/mounts") as f:
+            mounts = [line.split()[1].encode().decode("unicode_escape") for line in f]
+        for m in sorted((m for m in mounts if m.startswith(self.dir + "/")), key=len, reverse=True):
+            subprocess.run(["umount", "-l", m], capture_output=True)
         subprocess.run(["ip", "link", "del", "accelfsk8s0"], capture_output=True)
         shutil.rmtree(self.dir, ignore_errors=True)
 

@@ -5,17 +5,22 @@ pod with a ResourceClaim starts and its container sees exactly its job's device 
 the pod gives the job back; the plugin, the kubelet and accelfs are each killed with -9 while a pod
 is being prepared and while one is being unprepared, and started again; after every step the jobs
 in the tree and the claims in the API server agree one to one, each job at its claim's placement
-(nothing lost, nothing owned twice).  Last, pods per minute that get a partition on this node,
-against the same pods without one, in the same run (reported, not asserted: docs/performance.md).
+(nothing lost, nothing owned twice).  Then pods per minute that get a partition on this node,
+against the same pods without one, in the same run (reported, not asserted: docs/performance.md),
+and an Xid on a pod's card in the pod's status and the card's taints.  Last, the plugin as its
+DaemonSet (k8s/deploy, image built with podman) in place of the host process: Ready, serving
+claims, and a rolling update that keeps a prepared claim's pod running.
 """
 import json
 import os
 import re
+import shutil
 import statistics
 import sys
 import tempfile
 import time
 import unittest
+import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -52,7 +57,8 @@ class NodeTest(unittest.TestCase):
         cls.cdi = os.path.join(cls.tmp, "cdi")
         cls.node = Node(extra=[f"--cdi-dir={cls.cdi}"]).start()
         cls.addClassCleanup(cls.node.cleanup)
-        cls.cp = cluster.ControlPlane().start(nodes=[NODE])
+        # At the node's address: the DaemonSet's plugin (test 7) reaches the API server from its pod.
+        cls.cp = cluster.ControlPlane(address=kubenode.node_ip()).start(nodes=[NODE])
         cls.addClassCleanup(cls.cp.stop)
         classes = cluster.subprocess.run([cluster.program("accelfs-dra"), "classes", f"--mount={cls.node.mnt}"],
                                          capture_output=True, text=True, check=True).stdout
@@ -79,6 +85,11 @@ class NodeTest(unittest.TestCase):
                      p.get("status", {}).get("containerStatuses"), p.get("status", {}).get("conditions"))
                     for p in self.cp.items("pods", "-A")]
             events = self.cp.kubectl("get", "events", "-A", check=False).stdout[-4000:]
+            for p in self.cp.items("pods", "-n", "accelfs-dra", "-l", "app=accelfs-dra"):
+                for previous in ("--previous=true", "--previous=false"):
+                    out = self.cp.kubectl("logs", "-n", "accelfs-dra", p["metadata"]["name"], previous, "--tail=40",
+                                          check=False)
+                    events += f"\n---- {p['metadata']['name']} {previous} ----\n{out.stdout}{out.stderr}"
             print(f"{self.cp.logs()}\n{self.kn.logs()}\n---- accelfs-dra ----\n{self.plugin.proc.tail(80)}\n"
                   f"---- accelfs ----\n{self.node.log()[-3000:]}\npods: {json.dumps(pods)[:4000]}\nevents:\n{events}",
                   file=sys.stderr)
@@ -310,6 +321,130 @@ class NodeTest(unittest.TestCase):
         self.delete("xid")
         self.gone("xid", job, card, profile)
         self.settle("xid deleted")
+
+    # -- the DaemonSet as users deploy it (issue 35) ----------------------------------------------
+    def overlay(self):
+        """A kustomize overlay of k8s/deploy for this node, as an operator writes one: the image
+        built here, the node's own paths (accelfs's mount, its CDI directory, the kubelet's plugin
+        directories: the plugin tells the kubelet its socket's path, so it is the host's), and the
+        API server reached with the pod's own ServiceAccount token (projected, bound to the pod:
+        what admission.yaml checks) through a kubeconfig, since this cluster has no kube-proxy for
+        the kubernetes Service's address."""
+        d = os.path.join(self.tmp, "overlay")
+        os.makedirs(d, exist_ok=True)
+        plugins, registry = (os.path.join(self.kn.kubelet_dir, x) for x in ("plugins", "plugins_registry"))
+        with open(os.path.join(d, "kubeconfig"), "w") as f:
+            json.dump({"apiVersion": "v1", "kind": "Config", "current-context": "c",
+                       "clusters": [{"name": "c", "cluster": {"server": self.cp.server,
+                                                              "insecure-skip-tls-verify": True}}],
+                       "users": [{"name": "u", "user": {"tokenFile": "/var/run/secrets/tokens/token"}}],
+                       "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}, f)
+        spec, c = "/spec/template/spec", "/spec/template/spec/containers/0"
+        patch = [
+            # Where the base's list entries are (the patch fails if they move).
+            *({"op": "test", "path": f"{spec}/volumes/{i}/name", "value": v} for i, v in
+              enumerate(("accel", "cdi", "plugins", "registry"))),
+            {"op": "replace", "path": f"{spec}/volumes/0/hostPath/path", "value": self.node.mnt},
+            {"op": "replace", "path": f"{spec}/volumes/1/hostPath/path", "value": self.cdi},
+            {"op": "replace", "path": f"{spec}/volumes/2/hostPath/path", "value": plugins},
+            {"op": "replace", "path": f"{spec}/volumes/3/hostPath/path", "value": registry},
+            {"op": "replace", "path": f"{c}/volumeMounts/2/mountPath", "value": plugins},
+            {"op": "replace", "path": f"{c}/volumeMounts/3/mountPath", "value": registry},
+            {"op": "add", "path": f"{spec}/automountServiceAccountToken", "value": False},
+            {"op": "add", "path": f"{spec}/volumes/-", "value": {
+                "name": "kubeconfig", "configMap": {"name": "accelfs-dra-kubeconfig"}}},
+            {"op": "add", "path": f"{spec}/volumes/-", "value": {"name": "token", "projected": {"sources": [
+                {"serviceAccountToken": {"path": "token", "expirationSeconds": 3600}}]}}},
+            {"op": "add", "path": f"{c}/volumeMounts/-",
+             "value": {"name": "kubeconfig", "mountPath": "/etc/accelfs-dra"}},
+            {"op": "add", "path": f"{c}/volumeMounts/-",
+             "value": {"name": "token", "mountPath": "/var/run/secrets/tokens"}},
+            *({"op": "add", "path": f"{c}/args/-", "value": a} for a in (
+                f"--plugin-dir={plugins}/accelfs.io", f"--registrar-dir={registry}",
+                "--kubeconfig=/etc/accelfs-dra/kubeconfig", "--resync=5s", "-v=2")),
+        ]
+        base = os.path.relpath(os.path.join(cluster.SOURCE, "k8s", "deploy"), d)
+        with open(os.path.join(d, "kustomization.yaml"), "w") as f:
+            json.dump({"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
+                       "resources": [base],
+                       "images": [{"name": "accelfs-dra", "newName": images.PLUGIN.rsplit(":", 1)[0],
+                                   "newTag": images.PLUGIN.rsplit(":", 1)[1]}],
+                       "configMapGenerator": [{"name": "accelfs-dra-kubeconfig", "namespace": "accelfs-dra",
+                                               "files": ["kubeconfig"]}],
+                       "patches": [{"target": {"kind": "DaemonSet", "name": "accelfs-dra"},
+                                    "patch": json.dumps(patch)}]}, f)
+        return d
+
+    def ds_pods(self):
+        return [p for p in self.cp.items("pods", "-n", "accelfs-dra", "-l", "app=accelfs-dra")
+                if not p["metadata"].get("deletionTimestamp")]
+
+    def ds_ready(self):
+        """The DaemonSet's one pod, once it is the only one, of the current template, and Ready."""
+        ds = self.cp.get("daemonset", "accelfs-dra", "-n", "accelfs-dra")
+        st = ds.get("status", {})
+        pods = self.ds_pods()
+        if (st.get("observedGeneration") != ds["metadata"]["generation"] or st.get("updatedNumberScheduled") != 1
+                or st.get("numberReady") != 1 or len(pods) != 1):
+            return None
+        conds = {c["type"]: c["status"] for c in pods[0].get("status", {}).get("conditions", [])}
+        return conds.get("Ready") == "True" and pods[0]
+
+    def plugin_metrics(self, pod):
+        """The plugin's /metrics, from its pod's address: {name: value} of the unlabelled samples."""
+        text = urllib.request.urlopen(f"http://{pod['status']['podIP']}:8081/metrics", timeout=10).read().decode()
+        return {k: float(v) for k, v in (line.split() for line in text.splitlines()
+                                         if line and not line.startswith("#") and "{" not in line)}
+
+    def container_of(self, name):
+        cs = self.cp.get("pod", name, "-n", "default")["status"]["containerStatuses"][0]
+        return cs.get("containerID"), cs.get("restartCount")
+
+    def test_7_the_daemonset_serves_claims_through_a_rolling_update(self):
+        """k8s/deploy with kustomize (rbac, the admission policy, the DeviceClasses, the DaemonSet)
+        and the image built from the Containerfile: the plugin's pod comes up Ready (its readiness
+        probe: registered and published), serves a claim, and a rolling update (maxSurge: a new
+        pod beside the old one) keeps the prepared claim's pod running; the new pod unprepares it,
+        and a pod created during the update is served."""
+        tar = images.plugin(os.path.join(self.tmp, "image"), cluster.program("accelfs-dra"))
+        self.kn.ctr("images", "import", tar)
+        shutil.rmtree(os.path.join(self.tmp, "image"))  # podman's storage: the image is containerd's now
+        self.assertIn(images.PLUGIN, self.kn.ctr("images", "list", "--quiet").stdout.split())
+        # HostToContainer needs the mount to be shared (or a slave), as systemd makes every mount; this
+        # machine's root is private, so the test's own accelfs mount is made shared.
+        cluster.subprocess.run(["mount", "--make-shared", self.node.mnt], check=True)
+        # The host process gives way to the DaemonSet (a node runs one or the other).
+        self.plugin.proc.stop()
+        self.cp.kubectl("label", "node", NODE, "accelfs.io/node=true", "--overwrite")
+        self.cp.kubectl("apply", "--server-side", "--force-conflicts", "-k", self.overlay())
+        first = cluster.wait_until(self.ds_ready, 300, "the DaemonSet's pod Ready")
+        self.cp.apply(pod("ds-claim", profile="3g.71gb"))
+        job, card, profile = self.check_pod("ds-claim")
+        self.settle("ds-claim running, prepared by the DaemonSet's plugin")
+        m = self.plugin_metrics(first)
+        self.assertEqual(m.get("accelfs_dra_claims_prepared"), 1.0, m)
+        self.assertGreaterEqual(m.get("accelfs_dra_prepare_seconds_count", 0), 1, m)
+        before = self.container_of("ds-claim")
+
+        self.cp.kubectl("rollout", "restart", "daemonset/accelfs-dra", "-n", "accelfs-dra")
+        self.cp.apply(pod("ds-during", profile="3g.71gb"))
+        second = cluster.wait_until(lambda: (p := self.ds_ready()) and p["metadata"]["uid"] != first["metadata"]["uid"]
+                                    and p, 300, "the rolling update done: a new pod Ready, the old one gone")
+        during = self.check_pod("ds-during")
+        self.assertTrue(self.running("ds-claim"))
+        self.assertEqual(self.container_of("ds-claim"), before, "ds-claim's container restarted by the update")
+        self.assertEqual(self.node.keyvals(card, "mig", profile, job, "status")["state"], "ready")
+        self.settle("after the rolling update")
+        # The new pod serves what the old one prepared: the unprepare gives the job back.
+        for name, (j, c, p) in (("ds-claim", (job, card, profile)), ("ds-during", during)):
+            self.delete(name)
+            self.gone(name, j, c, p)
+        self.settle("the DaemonSet's claims deleted")
+        self.assertGreaterEqual(self.plugin_metrics(second).get("accelfs_dra_unprepare_seconds_count", 0), 1)
+        # Its pod goes before the node does (containerd then takes its sandbox down).
+        self.cp.kubectl("delete", "daemonset", "accelfs-dra", "-n", "accelfs-dra", "--wait=true")
+        cluster.wait_until(lambda: not self.cp.items("pods", "-n", "accelfs-dra", "-l", "app=accelfs-dra"), 120,
+                           "the DaemonSet's pods gone")
 
 
 if __name__ == "__main__":

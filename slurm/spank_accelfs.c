@@ -305,18 +305,45 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 	return 0;
 }
 
-/* The partitions' use, into the log and the job's AdminComment (sacct -o AdminComment). */
-static void record_usage(uint32_t jobid)
+/* The name slurmd knows this node by (the job's SLURMD_NODENAME; slurmd's default, the short hostname, else). */
+static void node_name(spank_t sp, char *out, size_t len)
+{
+	if (spank_getenv(sp, "SLURMD_NODENAME", out, (int)len) == ESPANK_SUCCESS && out[0])
+		return;
+	if (gethostname(out, len))
+		snprintf(out, len, "unknown");
+	out[len - 1] = '\0';
+	out[strcspn(out, ".")] = '\0';
+}
+
+/*
+ * The partitions' use, into the log and the job's AdminComment (sacct -o
+ * AdminComment), as `scontrol update job=<id> AdminComment=<text>` would:
+ * this node's entries replace its earlier ones, the other nodes' and any
+ * text before them stay (usage_record.h).  Two nodes ending steps at the
+ * same instant may each miss the other's newest entry; their next step's
+ * end, or the batch step's, writes it again.
+ */
+static void record_usage(spank_t sp, uint32_t jobid)
 {
 	job_desc_msg_t desc;
-	char rec[1000];
+	job_info_msg_t *now = NULL;
+	char node[256], mine[4096], merged[8192];
 
-	if (am_usage_record(mount_path, jobid, rec, sizeof(rec)) <= 0)
+	node_name(sp, node, sizeof(node));
+	if (am_usage_record(mount_path, jobid, node, mine, sizeof(mine)) <= 0)
 		return;
-	slurm_info(PLUG ": job %u: %s", jobid, rec);
+	slurm_info(PLUG ": job %u: %s", jobid, mine);
+	if (slurm_load_job(&now, jobid, SHOW_DETAIL) != SLURM_SUCCESS)
+		now = NULL; /* the record alone, then */
+	if (am_usage_merge(now && now->record_count ? now->job_array[0].admin_comment : NULL, node, mine, merged,
+	                   sizeof(merged)))
+		slurm_info(PLUG ": job %u: its admin comment is too long to keep: the record replaces it", jobid);
+	if (now)
+		slurm_free_job_info_msg(now);
 	slurm_init_job_desc_msg(&desc);
 	desc.job_id = jobid;
-	desc.admin_comment = rec;
+	desc.admin_comment = merged;
 	if (slurm_update_job(&desc) != SLURM_SUCCESS)
 		slurm_info(PLUG ": job %u: cannot set its admin comment: %s", jobid, slurm_strerror(errno));
 }
@@ -336,7 +363,7 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 	jobid = job_id(sp);
 	if (!jobid || spank_get_item(sp, S_JOB_STEPID, &stepid) != ESPANK_SUCCESS || stepid == SLURM_EXTERN_CONT)
 		return 0;
-	record_usage(jobid);
+	record_usage(sp, jobid);
 	return 0;
 }
 

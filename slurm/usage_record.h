@@ -17,12 +17,26 @@
  */
 void am_usage_prime(const char *mount);
 
+/* What starts the record in a job's AdminComment; what comes before it is someone else's. */
+#define AM_USAGE_MARK "accelfs usage: "
+
 /*
- * One line for job jobid's partitions under mount: "accelfs usage: NAME
- * sm_mean=P% sm_peak=P% mem_peak=BYTES energy_estimate=JJ; ..." (a value
- * the driver cannot give is "unknown").  Returns how many partitions it
- * describes (0: none, out empty).
+ * One line for job jobid's partitions under mount on node: "accelfs usage:
+ * NODE/NAME sm_mean=P% sm_peak=P% mem_peak=BYTES energy_estimate=JJ; ..."
+ * (a value the driver cannot give is "unknown"; a partition's name is only
+ * unique on its node, slurm-42-0 on every node of job 42).  Returns how many
+ * partitions it describes (0: none, out empty).
  */
-int am_usage_record(const char *mount, uint32_t jobid, char *out, size_t len);
+int am_usage_record(const char *mount, uint32_t jobid, const char *node, char *out, size_t len);
+
+/*
+ * The AdminComment to set: old (the job's now, NULL or "" for none) with
+ * node's entries replaced by mine's (am_usage_record's line), the other
+ * nodes' entries and any text before AM_USAGE_MARK (a requeue's sentence, a
+ * site's note) kept: "TEXT; accelfs usage: n2/... ; n1/...".  Each node of
+ * a job writes its own at its steps' ends.  0, or -1 when it does not fit
+ * in len (out then holds mine alone, which does).
+ */
+int am_usage_merge(const char *old, const char *node, const char *mine, char *out, size_t len);
 
 #endif

@@ -445,15 +445,18 @@ class SlurmTest(unittest.TestCase):
         name = f"slurm-{job}-0"
         gi = self.node.keyvals("mig", "3g.71gb", name, "status")["gi"]
         self.node.smi("gpu", "sim", "usage", "-i", 0, "-gi", gi, "--sm", 50, "--memory", 1 << 30)
+        # A site's note set while the job runs stays, before the record.
+        self.c.run(["scontrol", "update", f"job={job}", "AdminComment=site note"])
         self.release(rel)
         self.wait_state(job, "COMPLETED")
         # The batch step's end read the partition's utilization: the mean is over the job's life
         # (idle until the usage was set), the peak the highest window's, the memory its most.
-        wait_until(lambda: (self.c.job_field(job, "AdminComment") or "").startswith("accelfs usage:"), WAIT,
+        wait_until(lambda: "accelfs usage:" in (self.c.job_field(job, "AdminComment") or ""), WAIT,
                    f"job {job}'s AdminComment (is {self.c.job_field(job, 'AdminComment')!r}){self.env.logs()}")
+        # Each entry is named on its node (slurm-<job>-0 is on every node of a job): this node's name.
         self.assertRegex(self.c.job_field(job, "AdminComment") or "",
-                         rf"^accelfs usage: {name} sm_mean=\d+\.\d% sm_peak=\d+\.\d% mem_peak={1 << 30} "
-                         r"energy_estimate=\d+\.\d+J$")
+                         rf"^site note; accelfs usage: {self.c.host}/{name} sm_mean=\d+\.\d% sm_peak=\d+\.\d% "
+                         rf"mem_peak={1 << 30} energy_estimate=\d+\.\d+J$")
         self.assert_invariants()
 
     def test_a_failed_card_gives_slurm_nothing_and_the_node_says_why(self):

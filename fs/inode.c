@@ -105,6 +105,7 @@ void fs_inodes_free(struct fs_inodes *t)
 			struct fs_inode *next = in->next_by_ino;
 			free(in->path);
 			free(in->ident);
+			free(in->memo);
 			free(in);
 			in = next;
 		}
@@ -247,6 +248,7 @@ void fs_inodes_forget(struct fs_inodes *t, uint64_t ino, uint64_t n)
 		unchain(t, in);
 	free(in->path);
 	free(in->ident);
+	free(in->memo);
 	free(in);
 out:
 	fs_unlock(&t->lock, FS_LOCK_LEAF);
@@ -272,6 +274,57 @@ int fs_inodes_get(struct fs_inodes *t, uint64_t ino, char *buf, size_t len, char
 	}
 	fs_unlock(&t->lock, FS_LOCK_LEAF);
 	return ret;
+}
+
+int fs_inodes_recall(struct fs_inodes *t, uint64_t ino, uint64_t gen, char *buf, size_t len, char *ident,
+                     size_t identlen, void *memo, size_t size)
+{
+	struct fs_inode *in;
+	const char *id;
+	size_t plen, ilen;
+	int ret = 0;
+
+	fs_lock(&t->lock, FS_LOCK_LEAF);
+	in = find_ino(t, ino);
+	if (!in)
+		ret = -ESTALE;
+	else if (in->dead)
+		ret = -ENOENT;
+	else if ((plen = strlen(in->path)) >= len)
+		ret = -ENAMETOOLONG;
+	if (!ret) {
+		memcpy(buf, in->path, plen + 1);
+		id = in->ident ? in->ident : "";
+		if (gen && in->memo && in->memo_gen == gen) {
+			memcpy(memo, in->memo, size);
+			ret = 1;
+		} else if ((ilen = strlen(id)) >= identlen) {
+			ret = -ENAMETOOLONG;
+		} else {
+			memcpy(ident, id, ilen + 1);
+		}
+	}
+	fs_unlock(&t->lock, FS_LOCK_LEAF);
+	return ret;
+}
+
+void fs_inodes_remember(struct fs_inodes *t, uint64_t ino, uint64_t gen, const void *memo, size_t size)
+{
+	struct fs_inode *in;
+
+	if (!gen)
+		return;
+	fs_lock(&t->lock, FS_LOCK_LEAF);
+	in = find_ino(t, ino);
+	if (in && !in->dead && in != &t->root) {
+		if (!in->memo)
+			in->memo = malloc(size); /* out of memory: nothing remembered, resolved again next time */
+		if (in->memo) {
+			memcpy(in->memo, memo, size);
+			in->memo_gen = gen;
+		}
+	}
+	fs_unlock(&t->lock, FS_LOCK_LEAF);
 }
 
 bool fs_inodes_path(struct fs_inodes *t, uint64_t ino, char *buf, size_t len)

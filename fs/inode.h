@@ -24,6 +24,9 @@ struct fs_inode {
 	const char *name; /* last component, inside path */
 	char *ident;      /* what the path named at lookup (fs_node_identity); NULL: nothing in particular */
 	bool dead;        /* gone: not found by path, nor visited, any more (fs_inodes_kill) */
+	/* What it resolved to in the snapshot of generation memo_gen (fs_inodes_recall); NULL: nothing yet. */
+	void *memo;
+	uint64_t memo_gen;
 	struct fs_inode *next_by_ino;
 	struct fs_inode *next_by_path;
 	struct fs_inode *next_by_top; /* chained by the path's first component ("ppu3", "mig") */
@@ -51,6 +54,18 @@ void fs_inodes_forget(struct fs_inodes *t, uint64_t ino, uint64_t n);
  * it is dead, -ENAMETOOLONG if a buffer is too small.
  */
 int fs_inodes_get(struct fs_inodes *t, uint64_t ino, char *buf, size_t len, char *ident, size_t identlen);
+/*
+ * An inode resolved again and again in one snapshot (every open of a file
+ * between two publications) is resolved once: the caller remembers what it
+ * resolved to in the snapshot of generation gen (size bytes, copied), and
+ * recalls it while the snapshot is that one (size the same at every call).
+ * fs_inodes_recall is fs_inodes_get, but: 1 and the memo in memo (and no
+ * identity) when the inode has one of generation gen.  A memo is dropped
+ * with its inode; generation 0 is never remembered.
+ */
+int fs_inodes_recall(struct fs_inodes *t, uint64_t ino, uint64_t gen, char *buf, size_t len, char *ident,
+                     size_t identlen, void *memo, size_t size);
+void fs_inodes_remember(struct fs_inodes *t, uint64_t ino, uint64_t gen, const void *memo, size_t size);
 /* The path of a live inode into buf: false if forgotten or dead. */
 bool fs_inodes_path(struct fs_inodes *t, uint64_t ino, char *buf, size_t len);
 /* The inode went away (or its path names something else now): dead from now on (see above). */

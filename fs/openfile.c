@@ -8,9 +8,11 @@
 #include "fs/openfile.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fs/accelfs.h"
+#include "fs/lock_order.h"
 #include "fs/render.h"
 #include "fs/tree.h"
 
@@ -18,15 +20,27 @@ int fs_inode_resolve_in(struct accelfs *fs, uint64_t ino, const struct accel_sna
                         char *path, size_t len)
 {
 	char was[FS_IDENT_MAX], is[FS_IDENT_MAX];
-	int ret = fs_inodes_get(fs->inodes, ino, path, len, was, sizeof(was));
+	uint64_t gen = snap ? snap->generation : 0;
+	int ret = fs_inodes_recall(fs->inodes, ino, gen, path, len, was, sizeof(was), n, sizeof(*n));
 
+	if (ret == 1)
+		return 0; /* resolved in this very snapshot before: its pointers are this snapshot's */
 	if (ret)
 		return ret == -ENAMETOOLONG ? -ENOENT : ret;
 	if (!snap || fs_tree_resolve(snap, &fs->mount, path, n))
 		return -ENOENT;
 	/* A job made again under the name is not the one this inode was: that went away. */
 	fs_node_identity(n, is, sizeof(is));
-	return strcmp(was, is) ? -ENOENT : 0;
+	if (strcmp(was, is))
+		return -ENOENT;
+	/*
+	 * Resolved again only in another snapshot: nothing else a resolution
+	 * reads moves between publications (the mount's rows are fixed), but
+	 * for dies/, which follows the slot.
+	 */
+	if (!n->live)
+		fs_inodes_remember(fs->inodes, ino, gen, n, sizeof(*n));
+	return 0;
 }
 
 int fs_inode_resolve(struct accelfs *fs, uint64_t ino, struct accel_snapshot **snap, struct fs_node *n, char *path,
@@ -60,4 +74,34 @@ int fs_open_file_render(struct accelfs *fs, const struct open_file *of, const st
 		ret = fs_render_for(fs->node, s, &n, of->live ? &of->reader : NULL, out, len);
 	accel_snapshot_unref(snap);
 	return ret == -ESTALE ? -ENOENT : ret;
+}
+
+void fs_open_file_settle(struct accelfs *fs, struct open_file *of)
+{
+	struct accel_snapshot *snap;
+	char *buf = NULL;
+	size_t len = 0;
+	int ret;
+
+	fs_lock(&of->lock, FS_LOCK_FILE);
+	snap = accel_snapshot_ref(of->opened_in);
+	fs_unlock(&of->lock, FS_LOCK_FILE);
+	if (!snap)
+		return;
+	/* A snapshot row's render: pure, so two settling at once render the same text, and the first keeps it. */
+	fs_render_at_read(true);
+	ret = fs_open_file_render(fs, of, snap, &buf, &len, NULL);
+	fs_render_at_read(false);
+	fs_lock(&of->lock, FS_LOCK_FILE);
+	if (of->opened_in == snap) {
+		of->buf = ret ? NULL : buf;
+		of->len = ret ? 0 : len;
+		of->err = ret;
+		of->opened_in = NULL;
+		buf = NULL;
+		accel_snapshot_unref(snap); /* the handle's: the caller's own is dropped below */
+	}
+	fs_unlock(&of->lock, FS_LOCK_FILE);
+	free(buf);
+	accel_snapshot_unref(snap);
 }

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * An open generated file.  Its text is generated when it is opened, served
- * by the first read and generated again by every later read at offset 0,
- * and served from that copy for the rest of the read (as lxcfs does): what
+ * An open generated file.  Its text is generated when it is opened (a
+ * page-cached one's when first wanted, in the snapshot it was opened in:
+ * its reads are the kernel's), served by the first read and generated
+ * again by every later read at offset 0, and served from that copy for the
+ * rest of the read (as lxcfs does): what
  * the handle's size says (lseek SEEK_END, SEEK_DATA, SEEK_HOLE) is what its
  * reads give.  No handler touches a handle after its reply: once the kernel
  * has the answer the caller may close, and RELEASE may free the handle on
@@ -58,8 +60,18 @@ struct open_file {
 	 */
 	char *buf;
 	size_t len;
-	int err;       /* 0: buf holds the text; else the -errno its last rendering failed with */
-	uint64_t gen;  /* the generation of the snapshot it was rendered in: poll() compares in no older one */
+	int err;      /* 0: buf holds the text; else the -errno its last rendering failed with */
+	uint64_t gen; /* the generation of the snapshot it was rendered in: poll() compares in no older one */
+	/*
+	 * A page-cached file opened for reading: the snapshot it was opened in,
+	 * its text not yet rendered (NULL once it is).  Its reader is served
+	 * from the page cache, so the text is wanted only by a poll() or a read
+	 * that reaches us, if ever: fs_open_file_settle() renders it then, in
+	 * this snapshot, as the open would have.  The handle holds a reference
+	 * meanwhile (the card views it shares with newer snapshots cost nothing
+	 * more; a reader that never reads nor polls keeps an old one alive).
+	 */
+	struct accel_snapshot *opened_in;
 	bool served;   /* a read has been answered from buf: the next read at offset 0 generates again */
 	bool cached;   /* served from the page cache (keep_cache): a read at offset 0 always generates */
 	bool live;     /* a live row's (fs/tree.h): generated at open and read only, poll() never renders it */
@@ -96,5 +108,11 @@ int fs_inode_resolve_in(struct accelfs *fs, uint64_t ino, const struct accel_sna
  */
 int fs_open_file_render(struct accelfs *fs, const struct open_file *of, const struct accel_snapshot *in, char **out,
                         size_t *len, uint64_t *gen);
+/*
+ * The text a page-cached file's open left for later (of->opened_in), rendered
+ * now in the snapshot it was opened in, with no lock held; nothing to do once
+ * it is there.  Callers that read of->buf, of->len or of->err call it first.
+ */
+void fs_open_file_settle(struct accelfs *fs, struct open_file *of);
 
 #endif

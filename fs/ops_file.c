@@ -32,6 +32,7 @@ static const struct fs_file_ops generated_ops;
 
 static void free_open_file(struct open_file *of)
 {
+	accel_snapshot_unref(of->opened_in);
 	free(of->buf);
 	fs_deferred_free(of->pending);
 	free(of);
@@ -107,16 +108,25 @@ void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	of->live = fs_node_is_live(&n);
 	if (of->live) /* only a live row names processes: other opens spare the reads of /proc */
 		fs_reader_of(req, &of->reader);
-	/*
-	 * The text is generated now, with no lock held: what the first read
-	 * serves, what the handle's size says, and what poll() compares against
-	 * (a snapshot row's).  A file that fails to render (a lost job's
-	 * devices) opens, and its reads fail.
-	 */
-	fs_render_at_read(true);
-	of->err = fs_render_for(fs->node, snap, &n, of->live ? &of->reader : NULL, &of->buf, &of->len);
-	fs_render_at_read(false);
 	of->gen = snap->generation;
+	if (of->cached && (fi->flags & O_ACCMODE) == O_RDONLY) {
+		/*
+		 * Its reader is served from the page cache: the text is rendered
+		 * only if a poll() or a read that reaches us wants it, in this
+		 * snapshot (fs_open_file_settle).  An open costs no render.
+		 */
+		of->opened_in = accel_snapshot_ref(snap);
+	} else {
+		/*
+		 * The text is generated now, with no lock held: what the first
+		 * read serves, what the handle's size says, and what poll()
+		 * compares against (a snapshot row's).  A file that fails to
+		 * render (a lost job's devices) opens, and its reads fail.
+		 */
+		fs_render_at_read(true);
+		of->err = fs_render_for(fs->node, snap, &n, of->live ? &of->reader : NULL, &of->buf, &of->len);
+		fs_render_at_read(false);
+	}
 	pthread_mutex_init(&of->lock, NULL);
 	/*
 	 * close(2) of a generated file has nothing to do: spare the kernel a
@@ -174,6 +184,7 @@ void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
  */
 static int regenerate(struct accelfs *fs, struct open_file *of)
 {
+	struct accel_snapshot *opened_in;
 	char *buf = NULL, *old;
 	size_t len = 0;
 	uint64_t gen = 0;
@@ -190,7 +201,10 @@ static int regenerate(struct accelfs *fs, struct open_file *of)
 	of->err = ret;
 	of->gen = gen;
 	of->served = false;
+	opened_in = of->opened_in; /* what the open left for later is older than this */
+	of->opened_in = NULL;
 	fs_unlock(&of->lock, FS_LOCK_FILE);
+	accel_snapshot_unref(opened_in);
 	free(old);
 	if (ret)
 		free(buf);
@@ -229,10 +243,12 @@ static void generated_read(fuse_req_t req, size_t size, off_t off, struct fuse_f
 	again = (off == 0 && (of->served || of->cached)) || of->err;
 	check = !again && !of->served;
 	fs_unlock(&of->lock, FS_LOCK_FILE);
-	if (again)
+	if (again) {
 		ret = regenerate(fs, of);
-	else if (check)
+	} else if (check) {
+		fs_open_file_settle(fs, of); /* the text the open took, if it left it for later */
 		ret = still_there(fs, of);
+	}
 	fs_lock(&of->lock, FS_LOCK_FILE);
 	if (!ret && of->err) /* another read of the handle generated it meanwhile, and failed */
 		ret = of->err;

@@ -79,6 +79,8 @@ static bool changed(struct accelfs *fs, struct open_file *of, const struct accel
 	int err;
 	bool differs;
 
+	if (!of->live)
+		fs_open_file_settle(fs, of); /* what the reader saw: the file as it opened it */
 	fs_lock(&of->lock, FS_LOCK_FILE);
 	gen = of->gen;
 	fs_unlock(&of->lock, FS_LOCK_FILE);

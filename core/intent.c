@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "core/fileio.h"
+#include "core/intent_slots.h"
 
 char *accel_intent_to_json(const struct accel_intent *in)
 {
@@ -99,15 +100,32 @@ static int intent_path(char *buf, size_t len, const char *state_dir, const char 
 	return snprintf(buf, len, "%s/%s@%u.intent", dir, job, start) >= (int)len ? -ENAMETOOLONG : 0;
 }
 
+/* The card's slots file (core/intent_slots.h) and an intent's key there: "<job>@<start>", as a file's name. */
+static int slots_of(char *buf, size_t len, char *key, size_t keylen, const char *state_dir, const char *family,
+                    const char *card_uuid, const char *job, unsigned start)
+{
+	char dir[PATH_MAX];
+	int ret = accel_record_dir(dir, sizeof(dir), state_dir, family, card_uuid);
+
+	if (ret)
+		return ret;
+	if (snprintf(key, keylen, "%s@%u", job, start) >= (int)keylen)
+		return -ENAMETOOLONG;
+	return snprintf(buf, len, "%s/%s", dir, ACCEL_SLOTS_FILE) >= (int)len ? -ENAMETOOLONG : 0;
+}
+
 int accel_intent_write(const char *state_dir, const char *family, const char *card_uuid, const struct accel_intent *in,
                        char *why, size_t whylen)
 {
-	char dir[PATH_MAX], path[PATH_MAX];
+	char dir[PATH_MAX], path[PATH_MAX], slots[PATH_MAX], key[ACCEL_JOB_NAME_MAX + 16];
 	char *json;
 	int ret = accel_record_dir(dir, sizeof(dir), state_dir, family, card_uuid);
 
 	if (!ret)
 		ret = intent_path(path, sizeof(path), state_dir, family, card_uuid, in->job, in->placement.start);
+	if (!ret)
+		ret = slots_of(slots, sizeof(slots), key, sizeof(key), state_dir, family, card_uuid, in->job,
+		               in->placement.start);
 	if (ret) {
 		snprintf(why, whylen, "intent path too long");
 		return ret;
@@ -117,28 +135,45 @@ int accel_intent_write(const char *state_dir, const char *family, const char *ca
 		snprintf(why, whylen, "out of memory serializing the intent");
 		return -ENOMEM;
 	}
-	ret = accel_durable_write(path, json, strlen(json), 0600);
+	/* A slot of the card's file, written in place: one fdatasync (core/intent_slots.h). */
+	ret = accel_slots_put(slots, key, json);
 	if (ret == -ENOENT || ret == -ENOTDIR) {
 		ret = accel_mkdirs(dir, 0700);
 		if (!ret)
-			ret = accel_durable_write(path, json, strlen(json), 0600);
+			ret = accel_slots_put(slots, key, json);
+	}
+	/* No slot free (a card that has kept 64 intents) or too long for one: a file of its own, as ever. */
+	if (ret == -ENOSPC) {
+		ret = accel_durable_write(path, json, strlen(json), 0600);
+		if (ret)
+			snprintf(why, whylen, "cannot write the intent %s: %s", path, strerror(-ret));
+	} else if (ret) {
+		snprintf(why, whylen, "cannot write the intent into %s: %s", slots, strerror(-ret));
 	}
 	free(json);
-	if (ret)
-		snprintf(why, whylen, "cannot write the intent %s: %s", path, strerror(-ret));
 	return ret;
 }
 
 int accel_intent_remove(const char *state_dir, const char *family, const char *card_uuid, const char *job,
                         unsigned start, bool durable, char *why, size_t whylen)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], slots[PATH_MAX], key[ACCEL_JOB_NAME_MAX + 16];
 	int ret = intent_path(path, sizeof(path), state_dir, family, card_uuid, job, start);
 
+	if (!ret)
+		ret = slots_of(slots, sizeof(slots), key, sizeof(key), state_dir, family, card_uuid, job, start);
 	if (ret) {
 		snprintf(why, whylen, "intent path too long");
 		return ret;
 	}
+	ret = accel_slots_clear(slots, key, durable);
+	if (ret && ret != -ENOENT) {
+		snprintf(why, whylen, "cannot remove the intent %s from %s: %s", key, slots, strerror(-ret));
+		return ret;
+	}
+	if (!ret)
+		return 0;
+	/* Not in a slot: a file of its own (no slot was free, or an accelfs before slots wrote it). */
 	if (durable)
 		ret = accel_durable_unlink(path);
 	else
@@ -183,6 +218,56 @@ static int load_one(const char *dir, const char *name, struct accel_intent *out,
 	return accel_intent_parse(text, job, start, out, why, whylen);
 }
 
+static int add_bad(struct accel_record_bad **bad, size_t *n_bad, const char *path, const char *why)
+{
+	struct accel_record_bad *n = realloc(*bad, (*n_bad + 1) * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	*bad = n;
+	snprintf(n[*n_bad].path, sizeof(n[*n_bad].path), "%s", path);
+	snprintf(n[*n_bad].why, sizeof(n[*n_bad].why), "%s", why);
+	(*n_bad)++;
+	return 0;
+}
+
+struct slots_load {
+	const char *dir;
+	struct accel_intent **out;
+	size_t *n_out;
+	struct accel_record_bad **bad;
+	size_t *n_bad;
+};
+
+/* One whole slot: its key says the job and the start, as a file's name does. */
+static int load_slot(void *ctx, const char *key, const char *text)
+{
+	struct slots_load *l = ctx;
+	char job[ACCEL_JOB_NAME_MAX + 1], why[256], where[PATH_MAX + 96], *end;
+	const char *at = strchr(key, '@');
+	size_t len = at ? (size_t)(at - key) : 0;
+	long start = at ? strtol(at + 1, &end, 10) : -1;
+	struct accel_intent in;
+	int ret = -EINVAL;
+
+	snprintf(where, sizeof(where), "%s/%s (%s)", l->dir, ACCEL_SLOTS_FILE, key);
+	if (len == 0 || len >= sizeof(job) || start < 0 || *end) {
+		snprintf(why, sizeof(why), "not an intent's key (<job>@<start>)");
+	} else {
+		memcpy(job, key, len);
+		job[len] = '\0';
+		ret = accel_intent_parse(text, job, start, &in, why, sizeof(why));
+	}
+	if (ret)
+		return add_bad(l->bad, l->n_bad, where, why);
+	struct accel_intent *n = realloc(*l->out, (*l->n_out + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	*l->out = n;
+	n[(*l->n_out)++] = in;
+	return 0;
+}
+
 static bool ends_with(const char *s, const char *tail)
 {
 	size_t a = strlen(s), b = strlen(tail);
@@ -211,7 +296,9 @@ int accel_intent_load_card(const char *state_dir, const char *family, const char
 
 		if (de->d_name[0] == '.')
 			continue;
-		if (strstr(de->d_name, ".intent.tmp.")) { /* an interrupted write: it never was an intent */
+		/* An interrupted write: it never was an intent (the slots file's first making, too: empty). */
+		if (strstr(de->d_name, ".intent.tmp.") ||
+		    !strncmp(de->d_name, ACCEL_SLOTS_FILE ".tmp.", sizeof(ACCEL_SLOTS_FILE ".tmp.") - 1)) {
 			char path[PATH_MAX];
 			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 			unlink(path);
@@ -228,18 +315,22 @@ int accel_intent_load_card(const char *state_dir, const char *family, const char
 			*out = n;
 			n[(*n_out)++] = in;
 		} else {
-			struct accel_record_bad *n = realloc(*bad, (*n_bad + 1) * sizeof(*n));
-			if (!n) {
-				ret = -ENOMEM;
+			char path[PATH_MAX + 256];
+			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+			if ((ret = add_bad(bad, n_bad, path, why)))
 				break;
-			}
-			*bad = n;
-			snprintf(n[*n_bad].path, sizeof(n[*n_bad].path), "%s/%s", dir, de->d_name);
-			snprintf(n[*n_bad].why, sizeof(n[*n_bad].why), "%s", why);
-			(*n_bad)++;
 		}
 	}
 	closedir(d);
+	if (!ret) {
+		struct slots_load l = { dir, out, n_out, bad, n_bad };
+		char slots[PATH_MAX];
+		snprintf(slots, sizeof(slots), "%s/%s", dir, ACCEL_SLOTS_FILE);
+		ret = accel_slots_each(slots, load_slot, &l);
+		if (ret && ret != -ENOMEM)
+			ret = add_bad(bad, n_bad, slots,
+			              strerror(-ret)); /* which instances are the card's: unknowable */
+	}
 	return ret;
 }
 

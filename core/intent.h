@@ -9,10 +9,14 @@
  * (an orphan, reclaimed as ever) exactly when an intent matches it, and
  * foreign (never destroyed unless the operator says so) otherwise.
  *
- * Layout: <state-dir>/records/<tree prefix>/<card uuid>/<job>@<start>.intent,
- * beside the card's records (which are *.json: the record loader never reads
- * one).  The start is in the name because a mkdir whose first carve left an
- * instance behind carves again, elsewhere: each attempt has its own intent.
+ * Layout: a slot of <state-dir>/records/<tree prefix>/<card uuid>/intents
+ * (core/intent_slots.h: written in place, one fdatasync), under the key
+ * <job>@<start>, beside the card's records (which are *.json: the record
+ * loader never reads it).  The start is in the key because a mkdir whose
+ * first carve left an instance behind carves again, elsewhere: each attempt
+ * has its own intent.  When no slot is free, and for what an accelfs before
+ * the slots wrote, the intent is a file of its own, <job>@<start>.intent,
+ * written and read as ever.
  */
 #ifndef ACCEL_INTENT_H
 #define ACCEL_INTENT_H

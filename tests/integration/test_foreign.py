@@ -19,6 +19,25 @@ def fields(line):
     return dict(f.split("=", 1) for f in line.split() if "=" in f)
 
 
+def intents_on_disk(state):
+    """The intents under STATE/records, "<job>@<start>" each: the slots of each card's intents file
+    (core/intent_slots.h: 512 bytes, a header line, the key on the next, a free slot starts with 0)
+    and any file of its own (<job>@<start>.intent)."""
+    keys = []
+    for d, _, files in os.walk(os.path.join(state, "records")):
+        for f in files:
+            if f.endswith(".intent"):
+                keys.append(f[: -len(".intent")])
+            elif f == "intents":
+                with open(os.path.join(d, f), "rb") as fh:
+                    data = fh.read()
+                for at in range(0, len(data), 512):
+                    slot = data[at:at + 512]
+                    if slot[:1] not in (b"", b"\0"):
+                        keys.append(slot[21:].split(b"\n", 1)[0].decode())
+    return keys
+
+
 class Foreign(NodeTestCase):
     def hand_carve(self, family, index, profile_id):
         """Carved as mig-parted or an operator would: through the driver, behind accelfs's back."""
@@ -88,8 +107,8 @@ class Foreign(NodeTestCase):
         n.smi("ppu", "sim", "clear-faults")
         left = self.gis("ppu", "ppu3")
         self.assertTrue(left, "the cut carve left nothing to recognise")
-        intents = [f for d, _, fs in os.walk(os.path.join(n.state, "records")) for f in fs if f.endswith(".intent")]
-        self.assertTrue(intents and all(f.startswith("cut@") for f in intents), intents)
+        intents = intents_on_disk(n.state)
+        self.assertTrue(intents and all(k.startswith("cut@") for k in intents), intents)
         n.start()
         # ours: reclaimed as an orphan once its grace is over; the foreign one stays
         wait_until(lambda: not self.gis("ppu", "ppu3"), timeout=3 * self.grace + 10, what="the cut carve reclaimed")
@@ -97,8 +116,7 @@ class Foreign(NodeTestCase):
         self.assertIn("left by job cut", n.log())
         self.passes()
         self.assertEqual(len(self.gis("ppu", "ppu4")), 1)
-        self.assertFalse([f for d, _, fs in os.walk(os.path.join(n.state, "records"))
-                          for f in fs if f.endswith(".intent")], "a spent intent was kept")
+        self.assertFalse(intents_on_disk(n.state), "a spent intent was kept")
         os.mkdir(n.path("ppu3", "mig", "4g.48gb", "cut"))  # the name is free again
 
     def test_adopt_then_rmdir(self):

@@ -121,17 +121,28 @@ static void remove_pid_file(const char *state_dir)
 	unlink(path);
 }
 
-static void detach_stdio(void)
+/*
+ * In the background, stdin and stdout are /dev/null and stderr is the log
+ * file (log: its path, "" for none): what is written there by what does not
+ * use the log (a failed assertion, the C library's abort on a corrupted
+ * heap, a sanitizer without log_path, libfuse) is the last word of a daemon
+ * that dies, and would otherwise be lost with the terminal it started from.
+ */
+static void detach_stdio(const char *log)
 {
 	int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	int err = *log ? open(log, O_WRONLY | O_APPEND | O_CLOEXEC) : -1;
 
-	if (fd < 0)
-		return;
-	dup2(fd, STDIN_FILENO);
-	dup2(fd, STDOUT_FILENO);
-	dup2(fd, STDERR_FILENO);
-	if (fd > STDERR_FILENO)
-		close(fd);
+	if (fd >= 0) {
+		dup2(fd, STDIN_FILENO);
+		dup2(fd, STDOUT_FILENO);
+		dup2(err >= 0 ? err : fd, STDERR_FILENO);
+		if (fd > STDERR_FILENO)
+			close(fd);
+	}
+	if (err > STDERR_FILENO)
+		close(err);
+	accel_log_use_syslog(false, false); /* the log's lines once, to the file: none copied to stderr */
 }
 
 /* SIGHUP: log rotation, nothing else (libfuse's handler would end the session). */
@@ -445,7 +456,7 @@ int main(int argc, char *argv[])
 	if (!o.foreground) {
 		if (chdir("/"))
 			log_warn("cannot leave the current directory: %s", strerror(errno));
-		detach_stdio();
+		detach_stdio(log_path);
 		report_ready(0);
 	}
 	fs_service_ready(mp.path, o.sim); /* under systemd: the tree is complete, as report_ready says above */

@@ -566,6 +566,17 @@ class PlainStartLog(NodeTestCase):
         self.assertRegex(log, r"(?m)^\d{4}-\d\d-\d\dT\S+ accelfs\[\d+\] info: serving /")
         self.assertNotRegex(log, r"(?m)^<\d>")
 
+    def test_stderr_in_the_background_is_the_log_file(self):
+        """What a dying daemon writes to stderr (a failed assertion, the C library's abort, libfuse) is
+        its last word: in the background it goes to the log file, not /dev/null; the log's own lines
+        are not written twice."""
+        pid = self.node.pid()
+        log = os.path.join(self.node.state, "accelfs.log")
+        self.assertEqual(os.stat(f"/proc/{pid}/fd/2").st_ino, os.stat(log).st_ino)
+        self.assertEqual(os.readlink(f"/proc/{pid}/fd/1"), "/dev/null")
+        lines = self.node.log().splitlines()
+        self.assertEqual(len(lines), len(set(lines)), "a log line was written twice")
+
 
 @unittest.skipIf(os.environ.get("ACCELFS_NO_VALGRIND"), "ASan and valgrind exclude each other (scripts/test --sanitize)")
 class UnderValgrind(unittest.TestCase):

@@ -100,6 +100,9 @@ func StartSim(t testing.TB, topology string) *Sim {
 	t.Cleanup(func() {
 		s.Stop()
 		os.Remove(root)
+		if reports := s.sanitizerReports(); reports != "" {
+			t.Errorf("accelfs's sanitizers reported errors:\n%s", reports)
+		}
 		if t.Failed() {
 			s.keepLog()
 		}
@@ -107,6 +110,20 @@ func StartSim(t testing.TB, topology string) *Sim {
 	})
 	s.Start()
 	return s
+}
+
+// sanitizerReports is what a daemon built with ASan or UBSan reported (Start
+// sends its reports to the state directory: a daemon in the background has
+// no stderr), "" when nothing or when it was built without them.
+func (s *Sim) sanitizerReports() string {
+	files, _ := filepath.Glob(filepath.Join(s.State, "sanitizer*"))
+	var out strings.Builder
+	for _, f := range files {
+		if data, err := os.ReadFile(f); err == nil {
+			out.Write(data)
+		}
+	}
+	return out.String()
 }
 
 // keepLog shows a failed test's daemon log in the test's output and keeps a
@@ -119,6 +136,9 @@ func (s *Sim) keepLog() {
 	if err != nil {
 		s.t.Logf("accelfs's log: %v", err)
 		return
+	}
+	if reports := s.sanitizerReports(); reports != "" {
+		data = append(data, "\n--- what its sanitizers reported ---\n"+reports...)
 	}
 	dir := os.Getenv("MESON_LOG_DIR")
 	if dir == "" {
@@ -148,7 +168,13 @@ func (s *Sim) Start() {
 		args = append(args, "--hook="+s.hook)
 	}
 	args = append(args, s.Root)
-	out, err := exec.Command(s.accelfs, args...).CombinedOutput()
+	cmd := exec.Command(s.accelfs, args...)
+	// A daemon in the background has no stderr: a sanitizer's report (a crash's
+	// stack included) goes to files beside its log, which a failed test shows.
+	cmd.Env = append(os.Environ(),
+		"ASAN_OPTIONS=log_path="+filepath.Join(s.State, "sanitizer")+":"+os.Getenv("ASAN_OPTIONS"),
+		"UBSAN_OPTIONS=log_path="+filepath.Join(s.State, "sanitizer")+":print_stacktrace=1:"+os.Getenv("UBSAN_OPTIONS"))
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		log, _ := os.ReadFile(filepath.Join(s.State, "accelfs.log"))
 		s.t.Fatalf("accelfs %s: %v\n%s\n%s", strings.Join(args, " "), err, out, log)

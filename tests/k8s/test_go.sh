@@ -1,6 +1,6 @@
 #!/bin/sh
-# gofmt -l, go vet ./... and go test ./... in the Go module given (k8s/), with the Go toolchain found on PATH
-# or where the machine image installs it (/usr/local/go/bin, not always on PATH).
+# gofmt -l, go vet ./... and go test -race ./... in the Go module given (k8s/), with the Go toolchain
+# found on PATH or where the machine image installs it (/usr/local/go/bin, not always on PATH).
 set -eu
 dir=${1:?usage: test_go.sh MODULE_DIR}
 go=$(command -v go 2>/dev/null || true)
@@ -23,5 +23,7 @@ if [ -n "$unformatted" ]; then
 	exit 1
 fi
 "$go" vet ./...
-# -p 1: the machine's cores are shared; the simulated-node tests mount one daemon each.
-"$go" test -p 1 -count=1 ./...
+# -p 1: the machine's cores are shared; the simulated-node tests mount one daemon each.  -race: the
+# plugin prepares claims in parallel (per-claim locks, the health stream, the watch and the
+# reconcile beside the gRPC calls); the race detector needs cgo, which a C compiler on PATH gives.
+CGO_ENABLED=1 "$go" test -race -p 1 -count=1 ./...

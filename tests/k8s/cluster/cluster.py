@@ -94,12 +94,15 @@ class Proc:
 
 
 class ControlPlane:
-    def __init__(self, node_lifecycle=True, address="127.0.0.1"):
+    def __init__(self, node_lifecycle=True, address="127.0.0.1", scheduler_qps=None):
         """address: where the API server listens; a pod reaches it only at an address of the host
-        other than loopback (its own network namespace has its own loopback)."""
+        other than loopback (its own network namespace has its own loopback).  scheduler_qps: the
+        scheduler's client rate (default: its own, 50 a second, burst 100); test 5 raises it so
+        that what it measures is the scheduler's work, not its throttle."""
         self.dir = tempfile.mkdtemp(prefix="accelfs-k8s-cp-")
         self.node_lifecycle = node_lifecycle
         self.address = address
+        self.scheduler_qps = scheduler_qps
         self.procs = {}
         self.tokens = {"admin": os.urandom(16).hex()}
         self.etcd_port, self.peer_port, self.api_port = free_port(), free_port(), free_port()
@@ -169,12 +172,22 @@ class ControlPlane:
             program("kube-controller-manager"), f"--kubeconfig={admin}", "--leader-elect=false",
             "--secure-port=0", f"--controllers={controllers}",
             f"--service-account-private-key-file={self.path('sa.key')}"])
-        self._proc("kube-scheduler", [program("kube-scheduler"), f"--kubeconfig={admin}", "--leader-elect=false",
+        self._proc("kube-scheduler", [program("kube-scheduler"), f"--config={self._scheduler_config(admin)}",
                                       "--secure-port=0"])
         # The namespace's default ServiceAccount is the controller manager's first sign of life.
         wait_until(lambda: self.kubectl("get", "serviceaccount", "default", check=False).returncode == 0, 180,
                    "the default ServiceAccount (kube-controller-manager)")
         return self
+
+    def _scheduler_config(self, kubeconfig):
+        conn = {"kubeconfig": kubeconfig}
+        if self.scheduler_qps:
+            conn.update(qps=self.scheduler_qps, burst=2 * self.scheduler_qps)
+        path = self.path("kube-scheduler.json")
+        with open(path, "w") as f:
+            json.dump({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                       "clientConnection": conn, "leaderElection": {"leaderElect": False}}, f)
+        return path
 
     def wait_api(self):
         ctx = ssl.create_default_context()
@@ -247,12 +260,13 @@ class ControlPlane:
 class Plugin:
     """accelfs-dra as a host process (k8s/deploy/accelfs-dra.service), with its own credentials."""
 
-    def __init__(self, cp, node, mount, cdi_dir, kubelet_dir, log, kubeconfig=None):
+    def __init__(self, cp, node, mount, cdi_dir, kubelet_dir, log, kubeconfig=None,
+                 flags=("--resync=5s", "--reconcile-every=10s", "-v=2")):
+        """kubeconfig: the plugin's (made by cp.plugin_kubeconfig() when not given: many plugins share one)."""
         self.argv = [program("accelfs-dra"), f"--kubeconfig={kubeconfig or cp.plugin_kubeconfig()}",
                      f"--node-name={node}", f"--mount={mount}", f"--cdi-dir={cdi_dir}",
                      f"--plugin-dir={os.path.join(kubelet_dir, 'plugins', 'accelfs.io')}",
-                     f"--registrar-dir={os.path.join(kubelet_dir, 'plugins_registry')}",
-                     "--resync=5s", "--reconcile-every=10s", "-v=2"]
+                     f"--registrar-dir={os.path.join(kubelet_dir, 'plugins_registry')}", *flags]
         for d in ("plugins/accelfs.io", "plugins_registry"):
             os.makedirs(os.path.join(kubelet_dir, d), exist_ok=True)
         self.proc = Proc("accelfs-dra", self.argv, log)

@@ -12,6 +12,7 @@
 
 #include "core/fileio.h"
 #include "core/intent_slots.h"
+#include "core/state_file.h"
 
 char *accel_intent_to_json(const struct accel_intent *in)
 {
@@ -20,23 +21,14 @@ char *accel_intent_to_json(const struct accel_intent *in)
 	                      (int)in->placement.start, "size", (int)in->placement.size, "gi",
 	                      in->gi == UINT_MAX ? (json_int_t)-1 : (json_int_t)in->gi, "uuid", in->uuid, "created",
 	                      (json_int_t)in->created);
-	char *s;
 
-	if (!o)
-		return NULL;
-	s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	json_decref(o);
-	return s;
+	return accel_state_json_text(o);
 }
 
+/* UINT_MAX is no id: an intent's gi says -1 for "not yet known". */
 static bool get_uint(json_t *o, const char *key, unsigned *out)
 {
-	json_t *v = json_object_get(o, key);
-
-	if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > 0xfffffffeLL)
-		return false;
-	*out = (unsigned)json_integer_value(v);
-	return true;
+	return accel_state_json_uint(o, key, 0xfffffffeULL, out);
 }
 
 int accel_intent_parse(const char *text, const char *expect_job, long expect_start, struct accel_intent *out, char *why,
@@ -174,25 +166,15 @@ int accel_intent_remove(const char *state_dir, const char *family, const char *c
 	if (!ret)
 		return 0;
 	/* Not in a slot: a file of its own (no slot was free, or an accelfs before slots wrote it). */
-	if (durable)
-		ret = accel_durable_unlink(path);
-	else
-		ret = unlink(path) ? -errno : 0;
-	if (ret && ret != -ENOENT) {
-		snprintf(why, whylen, "cannot remove the intent %s: %s", path, strerror(-ret));
-		return ret;
-	}
-	return 0;
+	return accel_state_file_remove(path, durable, "the intent", why, whylen);
 }
 
 static int load_one(const char *dir, const char *name, struct accel_intent *out, char *why, size_t whylen)
 {
-	char path[PATH_MAX], job[ACCEL_JOB_NAME_MAX + 1], text[4096], *end;
+	char path[PATH_MAX], job[ACCEL_JOB_NAME_MAX + 1], *text, *end;
 	const char *at = strchr(name, '@');
 	size_t len = at ? (size_t)(at - name) : 0;
 	long start = at ? strtol(at + 1, &end, 10) : -1;
-	FILE *f;
-	size_t n;
 	int ret;
 
 	if (len == 0 || len >= sizeof(job) || start < 0 || strcmp(end, ".intent")) {
@@ -202,20 +184,12 @@ static int load_one(const char *dir, const char *name, struct accel_intent *out,
 	memcpy(job, name, len);
 	job[len] = '\0';
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "re");
-	if (!f) {
-		snprintf(why, whylen, "cannot read: %s", strerror(errno));
-		return -errno;
-	}
-	n = fread(text, 1, sizeof(text) - 1, f);
-	ret = ferror(f) ? -EIO : 0;
-	fclose(f);
-	if (ret) {
-		snprintf(why, whylen, "cannot read: %s", strerror(EIO));
+	text = accel_state_file_read(path, 4095, &ret, why, whylen);
+	if (!text)
 		return ret;
-	}
-	text[n] = '\0';
-	return accel_intent_parse(text, job, start, out, why, whylen);
+	ret = accel_intent_parse(text, job, start, out, why, whylen);
+	free(text);
+	return ret;
 }
 
 static int add_bad(struct accel_record_bad **bad, size_t *n_bad, const char *path, const char *why)

@@ -1,17 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 #include "core/record.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
-#include <fcntl.h>
 #include <jansson.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 int accel_record_dir(char *buf, size_t len, const char *state_dir, const char *family, const char *card_uuid)
 {
@@ -33,27 +28,13 @@ char *accel_record_to_json(const struct accel_record *r)
 		"ci_profile_id", (int)r->ci_profile_id, "placement", "start", (int)r->placement.start, "size",
 		(int)r->placement.size, "uuid", r->uuid, "uid", (json_int_t)r->uid, "gid", (json_int_t)r->gid,
 		"created", (json_int_t)r->created, "phase", phase_str(r->phase));
-	char *s;
 
-	if (!o)
-		return NULL;
-	s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	json_decref(o);
-	return s;
+	return accel_state_json_text(o);
 }
 
 static bool get_uint(json_t *o, const char *key, unsigned *out)
 {
-	json_t *v = json_object_get(o, key);
-	json_int_t i;
-
-	if (!json_is_integer(v))
-		return false;
-	i = json_integer_value(v);
-	if (i < 0 || i > 0xffffffffLL)
-		return false;
-	*out = (unsigned)i;
-	return true;
+	return accel_state_json_uint(o, key, 0xffffffffULL, out);
 }
 
 static bool get_str(json_t *o, const char *key, char *out, size_t len, bool allow_empty)
@@ -158,7 +139,6 @@ static int record_path(char *buf, size_t len, const char *state_dir, const struc
 int accel_record_write(const char *state_dir, const struct accel_record *r, char *why, size_t whylen)
 {
 	char dir[PATH_MAX], path[PATH_MAX];
-	char *json;
 	int ret;
 
 	ret = accel_record_dir(dir, sizeof(dir), state_dir, r->family, r->card_uuid);
@@ -168,26 +148,7 @@ int accel_record_write(const char *state_dir, const struct accel_record *r, char
 		snprintf(why, whylen, "record path too long");
 		return ret;
 	}
-	json = accel_record_to_json(r);
-	if (!json) {
-		snprintf(why, whylen, "out of memory serializing the record");
-		return -ENOMEM;
-	}
-	/* The card's directory exists after its first job: create it only when the write says it is missing. */
-	ret = accel_durable_write(path, json, strlen(json), 0600);
-	if (ret == -ENOENT || ret == -ENOTDIR) {
-		ret = accel_mkdirs(dir, 0700);
-		if (ret) {
-			free(json);
-			snprintf(why, whylen, "cannot create %s: %s", dir, strerror(-ret));
-			return ret;
-		}
-		ret = accel_durable_write(path, json, strlen(json), 0600);
-	}
-	free(json);
-	if (ret)
-		snprintf(why, whylen, "cannot write %s: %s", path, strerror(-ret));
-	return ret;
+	return accel_state_file_write(dir, path, accel_record_to_json(r), "the record", why, whylen);
 }
 
 int accel_record_remove(const char *state_dir, const struct accel_record *r, char *why, size_t whylen)
@@ -195,44 +156,7 @@ int accel_record_remove(const char *state_dir, const struct accel_record *r, cha
 	char path[PATH_MAX];
 	int ret = record_path(path, sizeof(path), state_dir, r);
 
-	if (ret)
-		return ret;
-	/* Once the unlink is done, a failed directory sync only weakens durability. */
-	ret = accel_durable_unlink(path);
-	if (ret && ret != -ENOENT) {
-		snprintf(why, whylen, "cannot remove %s: %s", path, strerror(-ret));
-		return ret;
-	}
-	return 0;
-}
-
-static char *slurp(const char *path, size_t max, int *err)
-{
-	FILE *f = fopen(path, "re");
-	char *buf;
-	size_t n;
-
-	if (!f) {
-		*err = -errno;
-		return NULL;
-	}
-	buf = malloc(max + 1);
-	if (!buf) {
-		fclose(f);
-		*err = -ENOMEM;
-		return NULL;
-	}
-	n = fread(buf, 1, max, f);
-	if (ferror(f)) {
-		*err = -EIO;
-		fclose(f);
-		free(buf);
-		return NULL;
-	}
-	fclose(f);
-	buf[n] = '\0';
-	*err = 0;
-	return buf;
+	return ret ? ret : accel_state_file_remove(path, true, "the record", why, whylen);
 }
 
 int accel_record_load(const char *path, const char *expect_family, const char *expect_card, struct accel_record *out,
@@ -252,22 +176,30 @@ int accel_record_load(const char *path, const char *expect_family, const char *e
 	}
 	memcpy(name, base, blen - 5);
 	name[blen - 5] = '\0';
-	text = slurp(path, 64 * 1024, &err);
-	if (!text) {
-		snprintf(why, whylen, "cannot read: %s", strerror(-err));
+	text = accel_state_file_read(path, 64 * 1024, &err, why, whylen);
+	if (!text)
 		return err;
-	}
 	err = accel_record_parse(text, expect_family, expect_card, name, out, why, whylen);
 	free(text);
 	return err;
 }
 
+/* One record file of a card's directory; ctx: the family and card it must say. */
+static int load_one(const char *dir, const char *name, void *item, void *ctx, char *why, size_t whylen)
+{
+	const char *const *expect = ctx;
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return accel_record_load(path, expect[0], expect[1], item, why, whylen);
+}
+
 int accel_record_load_card(const char *state_dir, const char *family, const char *card_uuid, struct accel_record **out,
                            size_t *n_out, struct accel_record_bad **bad, size_t *n_bad)
 {
+	const char *expect[] = { family, card_uuid };
 	char dir[PATH_MAX];
-	struct dirent *de;
-	DIR *d;
+	void *items = NULL;
 	int ret;
 
 	*out = NULL;
@@ -277,45 +209,7 @@ int accel_record_load_card(const char *state_dir, const char *family, const char
 	ret = accel_record_dir(dir, sizeof(dir), state_dir, family, card_uuid);
 	if (ret)
 		return ret;
-	d = opendir(dir);
-	if (!d)
-		return errno == ENOENT ? 0 : -errno;
-	while ((de = readdir(d))) {
-		char path[PATH_MAX], why[256];
-		struct accel_record r;
-		size_t len = strlen(de->d_name);
-
-		if (de->d_name[0] == '.')
-			continue;
-		/* Leftover temporaries of an interrupted write are not records. */
-		if (strstr(de->d_name, ".json.tmp.")) {
-			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-			unlink(path);
-			continue;
-		}
-		if (len < 5 || strcmp(de->d_name + len - 5, ".json"))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		if (accel_record_load(path, family, card_uuid, &r, why, sizeof(why)) == 0) {
-			struct accel_record *n = realloc(*out, (*n_out + 1) * sizeof(*n));
-			if (!n) {
-				ret = -ENOMEM;
-				break;
-			}
-			*out = n;
-			(*out)[(*n_out)++] = r;
-		} else {
-			struct accel_record_bad *n = realloc(*bad, (*n_bad + 1) * sizeof(*n));
-			if (!n) {
-				ret = -ENOMEM;
-				break;
-			}
-			*bad = n;
-			snprintf(n[*n_bad].path, sizeof(n[*n_bad].path), "%s", path);
-			snprintf(n[*n_bad].why, sizeof(n[*n_bad].why), "%s", why);
-			(*n_bad)++;
-		}
-	}
-	closedir(d);
+	ret = accel_state_files_load(dir, ".json", sizeof(**out), load_one, expect, &items, n_out, bad, n_bad);
+	*out = items;
 	return ret;
 }

@@ -21,6 +21,7 @@
 #include "core/ledger.h"
 #include "core/fileio.h"
 #include "core/model.h"
+#include "core/state_file.h"
 
 #define ACCEL_RECORD_VERSION 1
 
@@ -68,14 +69,10 @@ int accel_record_remove(const char *state_dir, const struct accel_record *r, cha
 
 /*
  * Every record of one card.  Records that fail to parse are returned in
- * bad (paths, with reasons) so the caller can hold the card: ownership on a
- * card with an unreadable record is unknowable, and nothing there may be
- * reclaimed as an orphan.
+ * bad (paths, with reasons: core/state_file.h) so the caller can hold the
+ * card: ownership on a card with an unreadable record is unknowable, and
+ * nothing there may be reclaimed as an orphan.
  */
-struct accel_record_bad {
-	char path[512];
-	char why[256];
-};
 int accel_record_load_card(const char *state_dir, const char *family, const char *card_uuid, struct accel_record **out,
                            size_t *n_out, struct accel_record_bad **bad, size_t *n_bad);
 

@@ -249,18 +249,29 @@ mig_return_t sim_DeviceGetTotalEnergyConsumption(struct sim_ctx *ctx, mig_device
 
 /* ---- the control extension ---------------------------------------------- */
 
+/* What every setter starts with: the call entered, card index's usage found (INVALID_ARGUMENT, left, when none). */
+static mig_return_t control_enter(struct sim_ctx *ctx, unsigned int index, struct sim_call *call,
+                                  struct sim_usage_card **u)
+{
+	mig_return_t r = sim_enter(ctx, SIM_FN_NONE, call);
+
+	if (r)
+		return r;
+	*u = index < ctx->n_devices ? usage_card(ctx, index) : NULL;
+	return *u ? MIG_SUCCESS : sim_leave(call, MIG_ERROR_INVALID_ARGUMENT);
+}
+
 mig_return_t sim_SimSetUsage(struct sim_ctx *ctx, unsigned int index, unsigned int gpuInstanceId, unsigned int sm,
                              unsigned int occupancy, unsigned int dram, unsigned long long memoryUsed)
 {
 	struct sim_call call;
-	mig_return_t r = sim_enter(ctx, SIM_FN_NONE, &call);
 	struct sim_usage_card *u;
 	unsigned target = gpuInstanceId == MIG_EVENT_NO_INSTANCE ? SIM_USAGE_CARD : gpuInstanceId;
+	mig_return_t r = control_enter(ctx, index, &call, &u);
 
 	if (r)
 		return r;
-	u = index < ctx->n_devices ? usage_card(ctx, index) : NULL;
-	if (!u || (gpuInstanceId != MIG_EVENT_NO_INSTANCE && gpuInstanceId >= SIM_MAX_GI) || sm > 10000 ||
+	if ((gpuInstanceId != MIG_EVENT_NO_INSTANCE && gpuInstanceId >= SIM_MAX_GI) || sm > 10000 ||
 	    occupancy > 10000 || dram > 10000)
 		return sim_leave(&call, MIG_ERROR_INVALID_ARGUMENT);
 	set_target(&u->targets[target], sm, occupancy, dram);
@@ -271,14 +282,11 @@ mig_return_t sim_SimSetUsage(struct sim_ctx *ctx, unsigned int index, unsigned i
 mig_return_t sim_SimSetEnergy(struct sim_ctx *ctx, unsigned int index, unsigned long long energyMj)
 {
 	struct sim_call call;
-	mig_return_t r = sim_enter(ctx, SIM_FN_NONE, &call);
 	struct sim_usage_card *u;
+	mig_return_t r = control_enter(ctx, index, &call, &u);
 
 	if (r)
 		return r;
-	u = index < ctx->n_devices ? usage_card(ctx, index) : NULL;
-	if (!u)
-		return sim_leave(&call, MIG_ERROR_INVALID_ARGUMENT);
 	__atomic_store_n(&u->energy_mj, energyMj, __ATOMIC_RELAXED);
 	return sim_leave(&call, MIG_SUCCESS);
 }
@@ -286,14 +294,11 @@ mig_return_t sim_SimSetEnergy(struct sim_ctx *ctx, unsigned int index, unsigned 
 mig_return_t sim_SimSetGpmSupport(struct sim_ctx *ctx, unsigned int index, unsigned int supported)
 {
 	struct sim_call call;
-	mig_return_t r = sim_enter(ctx, SIM_FN_NONE, &call);
 	struct sim_usage_card *u;
+	mig_return_t r = control_enter(ctx, index, &call, &u);
 
 	if (r)
 		return r;
-	u = index < ctx->n_devices ? usage_card(ctx, index) : NULL;
-	if (!u)
-		return sim_leave(&call, MIG_ERROR_INVALID_ARGUMENT);
 	__atomic_store_n(&u->no_gpm, supported ? 0U : 1U, __ATOMIC_RELAXED);
 	return sim_leave(&call, MIG_SUCCESS);
 }

@@ -74,12 +74,4 @@ enum accel_health_state accel_health_action_state(unsigned action);
 /* All events counted in h. */
 unsigned long long accel_health_events(const struct accel_health *h);
 
-/*
- * The text of a `health` file: the first line `ok`, `unknown: <why>`,
- * `degraded: <why>` or `failed: <why>`, then `key: value` lines (xid,
- * meaning, recovery, time, scope, jobs touched, events, ECC).  Into buf,
- * always terminated; returns the length.
- */
-size_t accel_health_text(const struct accel_health *h, bool device, char *buf, size_t len);
-
 #endif

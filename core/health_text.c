@@ -1,14 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* The words of health: states, recovery actions, and the text of the `health` files. */
-#include <stdarg.h>
-#include <stdio.h>
-#include <string.h>
-#include <time.h>
-
+/* The words of health: states and recovery actions (the `health` files' text is fs/health_text.c's). */
 #include "core/health.h"
 #include "core/health_xid.h"
 #include "core/mig_abi.h"
-#include "core/utc.h"
 
 const char *accel_health_state_str(enum accel_health_state s)
 {
@@ -83,63 +77,4 @@ unsigned long long accel_health_events(const struct accel_health *h)
 	for (size_t i = 0; i < ACCEL_HEALTH_XIDS; i++)
 		n += h->counts[i].events;
 	return n;
-}
-
-struct out {
-	char *buf;
-	size_t len, used;
-};
-
-static void put(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(struct out *o, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (o->used + 1 >= o->len)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(o->buf + o->used, o->len - o->used, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		o->used = o->used + (size_t)n < o->len ? o->used + (size_t)n : o->len - 1;
-}
-
-size_t accel_health_text(const struct accel_health *h, bool device, char *buf, size_t len)
-{
-	struct out o = { buf, len, 0 };
-	bool fault = h->state == ACCEL_HEALTH_DEGRADED || h->state == ACCEL_HEALTH_FAILED;
-
-	if (!len)
-		return 0;
-	buf[0] = '\0';
-	if (h->state == ACCEL_HEALTH_OK)
-		put(&o, "ok\n");
-	else
-		put(&o, "%s: %s\n", accel_health_state_str(h->state), h->why);
-	if (fault) {
-		if (h->xid)
-			put(&o, "xid: %u\nmeaning: %s\n", h->xid, accel_xid_meaning(h->xid)->meaning);
-		put(&o, "recovery: %s (%s)\n", accel_health_action_name(h->action),
-		    accel_health_action_advice(h->action));
-		if (h->since > 0) {
-			char when[ACCEL_UTC_MAX];
-
-			accel_utc(h->since, when, sizeof(when));
-			put(&o, "time: %s\n", when);
-		}
-		if (h->gi == MIG_EVENT_NO_INSTANCE)
-			put(&o, "scope: card\njobs touched: %s\n", h->touched[0] ? h->touched : "none");
-		else if (h->ci == MIG_EVENT_NO_INSTANCE)
-			put(&o, "scope: gpu instance %u\n", h->gi);
-		else
-			put(&o, "scope: gpu instance %u compute instance %u\n", h->gi, h->ci);
-	}
-	put(&o, "events: %llu", accel_health_events(h));
-	for (size_t i = 0; i < ACCEL_HEALTH_XIDS && h->counts[i].events; i++)
-		put(&o, "%sxid%u=%llu", i ? " " : " (", h->counts[i].xid, h->counts[i].events);
-	put(&o, "%s\n", h->counts[0].events ? ")" : "");
-	if (device && h->ecc_known)
-		put(&o, "ecc: corrected=%llu uncorrected=%llu (volatile)\n", h->ecc_corrected, h->ecc_uncorrected);
-	return o.used;
 }

@@ -18,6 +18,7 @@
 #include "core/quota.h"
 #include "core/utc.h"
 #include "fs/dies.h"
+#include "fs/health_text.h"
 #include "fs/info_text.h"
 #include "fs/containers_text.h"
 #include "fs/containers_write.h"
@@ -126,21 +127,12 @@ static int device_info(struct fs_text *t, struct accel_node *node, const struct 
 	return 0;
 }
 
-/* <device>/health and <job>/health: what the driver's events said (core/health.h). */
-static void health_text(struct fs_text *t, const struct accel_health *h, bool device)
-{
-	char buf[2048];
-
-	accel_health_text(h, device, buf, sizeof(buf));
-	fs_put(t, "%s", buf);
-}
-
 static int device_health(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
                          const struct fs_node *n)
 {
 	(void)node;
 	(void)s;
-	health_text(t, &n->dev->health, true);
+	fs_health_text(t, &n->dev->health, true); /* what the driver's events said */
 	return 0;
 }
 
@@ -149,7 +141,7 @@ static int job_health(struct fs_text *t, struct accel_node *node, const struct a
 {
 	(void)node;
 	(void)s;
-	health_text(t, &n->job->health, false);
+	fs_health_text(t, &n->job->health, false);
 	return 0;
 }
 

@@ -119,12 +119,5 @@ struct accel_quota_row {
 };
 int accel_quota_rows(const struct accel_quota_table *t, const struct accel_quota_charge *c, size_t n,
                      struct accel_quota_row **out, size_t *n_out);
-/*
- * The file's text: each principal's limits with their use
- * (`user:alice slices=3/8 4g.48gb=0/1 jobs=2/4`), the default's limits,
- * then each user the default governs that uses something, marked
- * (default).  malloc'd; NULL on ENOMEM.
- */
-char *accel_quota_render(const struct accel_quota_table *t, const struct accel_quota_charge *c, size_t n);
 
 #endif

@@ -8,7 +8,6 @@
 #include "core/quota.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,47 +128,6 @@ int accel_quota_charges(const struct accel_snapshot *s, struct accel_quota_charg
 	return 0;
 }
 
-/* ---- the file's text ---------------------------------------------------- */
-
-struct text {
-	char *buf;
-	size_t len, cap;
-	bool oom;
-};
-
-static void put(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(struct text *t, const char *fmt, ...)
-{
-	va_list ap;
-	int l;
-
-	if (t->oom)
-		return;
-	for (;;) {
-		va_start(ap, fmt);
-		l = vsnprintf(t->buf ? t->buf + t->len : NULL, t->buf ? t->cap - t->len : 0, fmt, ap);
-		va_end(ap);
-		if (l < 0) {
-			t->oom = true;
-			return;
-		}
-		if (t->buf && t->len + (size_t)l < t->cap) {
-			t->len += (size_t)l;
-			return;
-		}
-		size_t cap = t->cap ? t->cap * 2 : 1024;
-		while (cap < t->len + (size_t)l + 1)
-			cap *= 2;
-		char *grown = realloc(t->buf, cap);
-		if (!grown) {
-			t->oom = true;
-			return;
-		}
-		t->buf = grown;
-		t->cap = cap;
-	}
-}
-
 int accel_quota_rows(const struct accel_quota_table *t, const struct accel_quota_charge *c, size_t n,
                      struct accel_quota_row **out, size_t *n_out)
 {
@@ -212,50 +170,4 @@ int accel_quota_rows(const struct accel_quota_table *t, const struct accel_quota
 	}
 	*n_out = k;
 	return 0;
-}
-
-static void entry_line(struct text *t, const struct accel_quota_entry *e, const char *principal,
-                       const struct accel_quota_use *use)
-{
-	put(t, "%s", principal);
-	if (e->has_slices)
-		use ? put(t, " slices=%lu/%lu", use->slices, e->slices) : put(t, " slices=%lu", e->slices);
-	for (size_t k = 0; k < e->n_profiles; k++)
-		use ? put(t, " %s=%lu/%lu", e->profiles[k].profile, use->profiles[k], e->profiles[k].n)
-		    : put(t, " %s=%lu", e->profiles[k].profile, e->profiles[k].n);
-	if (e->has_jobs)
-		use ? put(t, " jobs=%lu/%lu", use->jobs, e->jobs) : put(t, " jobs=%lu", e->jobs);
-}
-
-char *accel_quota_render(const struct accel_quota_table *t, const struct accel_quota_charge *c, size_t n)
-{
-	struct text out = { 0 };
-	struct accel_quota_row *rows;
-	size_t n_rows;
-	bool dflt_said = false;
-
-	if (accel_quota_rows(t, c, n, &rows, &n_rows))
-		return NULL;
-	put(&out, "%s", "");
-	for (size_t i = 0; i <= n_rows; i++) {
-		/* The default's limits, before the users it governs (or last, when it governs none yet). */
-		if (!dflt_said && (i == n_rows || rows[i].by_default)) {
-			for (size_t k = 0; k < t->n; k++)
-				if (t->entries[k].kind == ACCEL_QUOTA_DEFAULT) {
-					entry_line(&out, &t->entries[k], "default", NULL);
-					put(&out, "\n");
-				}
-			dflt_said = true;
-		}
-		if (i == n_rows)
-			break;
-		entry_line(&out, rows[i].entry, rows[i].principal, &rows[i].use);
-		put(&out, rows[i].by_default ? " (default)\n" : "\n");
-	}
-	free(rows);
-	if (out.oom) {
-		free(out.buf);
-		return NULL;
-	}
-	return out.buf;
 }

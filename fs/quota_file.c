@@ -18,6 +18,7 @@
 #include "fs/accelfs.h"
 #include "fs/deferred.h"
 #include "fs/lock_order.h"
+#include "fs/quota_text.h"
 
 #define QUOTA_ERROR_KEY "quota"
 
@@ -27,7 +28,7 @@ int fs_quota_render(struct fs_text *t, struct accel_node *node, const struct acc
 	struct accel_quota_charge *c = NULL;
 	char last[ACCEL_TEXT_MAX];
 	size_t nc = 0;
-	char *text;
+	int ret;
 
 	(void)n;
 	if (accel_node_quota_table(node, &table))
@@ -36,13 +37,11 @@ int fs_quota_render(struct fs_text *t, struct accel_node *node, const struct acc
 		accel_quota_table_free(&table);
 		return -ENOMEM;
 	}
-	text = accel_quota_render(&table, c, nc);
+	ret = fs_quota_text(t, &table, c, nc);
 	free(c);
 	accel_quota_table_free(&table);
-	if (!text)
-		return -ENOMEM;
-	fs_put(t, "%s", text);
-	free(text);
+	if (ret)
+		return ret;
 	accel_node_last_error(node, QUOTA_ERROR_KEY, last, sizeof(last));
 	if (last[0])
 		fs_put(t, "# last write refused: %s\n", last);

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "core/quota.h"
+#include "fs/quota_text.h"
 
 static void good_text_parses_and_round_trips(void **state)
 {
@@ -160,19 +161,22 @@ static void use_is_per_principal(void **state)
 	accel_quota_table_free(&t);
 }
 
+/* The file's text (fs/quota_text.c). */
 static void the_file_shows_limits_and_use(void **state)
 {
 	struct accel_quota_table t;
+	struct fs_text out = { 0 };
 	char why[512];
 	char *text;
+	size_t len;
 
 	(void)state;
 	assert_int_equal(accel_quota_parse("user:1000 slices=8 4g.48gb=1 jobs=4\ngroup:100 slices=16\n"
 	                                   "default slices=8",
 	                                   false, &t, why, sizeof(why)),
 	                 0);
-	text = accel_quota_render(&t, jobs, 4);
-	assert_non_null(text);
+	assert_int_equal(fs_quota_text(&out, &t, jobs, 4), 0);
+	assert_int_equal(fs_text_finish(&out, &text, &len), 0);
 	assert_string_equal(text, "user:1000 slices=5/8 4g.48gb=1/1 jobs=2/4\n"
 	                          "group:100 slices=6/16\n"
 	                          "default slices=8\n"

@@ -218,29 +218,6 @@ int accel_node_usage_shown(struct accel_node *node, const struct accel_snapshot 
 	return ret;
 }
 
-int accel_node_usage_text(struct accel_node *node, const struct accel_snapshot *s, const struct accel_device *d,
-                          const struct accel_job *j, char **text)
-{
-	struct accel_usage u;
-	size_t len = 0;
-	FILE *f;
-	int ret = accel_node_usage(node, s, d, j, true, &u);
-
-	*text = NULL;
-	if (ret)
-		return ret;
-	f = open_memstream(text, &len);
-	if (!f)
-		return -ENOMEM;
-	accel_usage_text(&u, j != NULL, f);
-	if (fclose(f)) {
-		free(*text);
-		*text = NULL;
-		return -ENOMEM;
-	}
-	return 0;
-}
-
 /* The ready jobs of a snapshot, in its order, for node_usage_shown_many. */
 struct ready_jobs {
 	const struct accel_device **dev;

@@ -63,13 +63,6 @@ struct accel_usage {
 /* The SM counts of job j on device d (its profile's multiprocessors) and of the whole card (its largest profile's). */
 void accel_usage_sms(const struct accel_device *d, const struct accel_job *j, unsigned *sms, unsigned *card_sms);
 
-/*
- * The utilization file's text (one "key: value" per line, `unknown: why`
- * where the driver cannot say), job true for a job's (its energy labelled
- * an estimate), false for a card's.
- */
-void accel_usage_text(const struct accel_usage *u, bool job, FILE *f);
-
 /* What one reading asks the driver about: a card, or one GPU instance of it (mig). */
 struct accel_usage_target {
 	const struct mig_lib *lib;

@@ -2,9 +2,11 @@
 #include "fs/live_text.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "core/node.h"
+#include "core/usage.h"
 #include "fs/dies.h"
 #include "fs/holder_text.h"
 #include "fs/text.h"
@@ -27,9 +29,63 @@ int fs_job_processes_text(struct fs_text *t, struct accel_node *node, const stru
 	return ret;
 }
 
+static void line_pct(struct fs_text *t, const char *key, bool known, double v, const char *why)
+{
+	if (known)
+		fs_put(t, "%s: %.1f\n", key, v);
+	else
+		fs_put(t, "%s: unknown: %s\n", key, why);
+}
+
+/*
+ * The utilization file's text (one "key: value" per line, `unknown: why`
+ * where the driver cannot say), job true for a job's (its energy labelled
+ * an estimate), false for a card's.
+ */
+static void usage_lines(struct fs_text *t, const struct accel_usage *u, bool job)
+{
+	const char *gwhy = u->gpm_why;
+
+	if (u->gpm)
+		fs_put(t, "window_ms: %lld\n", (long long)u->window_ms);
+	else
+		fs_put(t, "window_ms: unknown: %s\n", gwhy);
+	line_pct(t, "sm_activity_percent", u->gpm, u->sm_activity, gwhy);
+	line_pct(t, "sm_occupancy_percent", u->gpm, u->sm_occupancy, gwhy);
+	line_pct(t, "dram_bandwidth_percent", u->gpm, u->dram_bandwidth, gwhy);
+	if (u->observed_ms > 0) {
+		fs_put(t, "observed_since: %lld\n", (long long)u->observed_since);
+		fs_put(t, "observed_ms: %lld\n", (long long)u->observed_ms);
+		fs_put(t, "sm_activity_mean_percent: %.1f\n", u->sm_activity_mean);
+		fs_put(t, "sm_activity_peak_percent: %.1f\n", u->sm_activity_peak);
+	} else {
+		fs_put(t, "sm_activity_mean_percent: unknown: %s\n", u->gpm_why[0] ? gwhy : "no window measured yet");
+		fs_put(t, "sm_activity_peak_percent: unknown: %s\n", u->gpm_why[0] ? gwhy : "no window measured yet");
+	}
+	if (u->memory) {
+		fs_put(t, "memory_used_bytes: %llu\n", u->memory_used);
+		fs_put(t, "memory_total_bytes: %llu\n", u->memory_total);
+		fs_put(t, "memory_used_peak_bytes: %llu\n", u->memory_used_peak);
+	} else {
+		fs_put(t, "memory_used_bytes: unknown: %s\n", u->memory_why);
+		fs_put(t, "memory_total_bytes: unknown: %s\n", u->memory_why);
+	}
+	if (!u->energy) {
+		fs_put(t, "%s: unknown: %s\n", job ? "energy_estimate_joules" : "energy_joules", u->energy_why);
+	} else if (job) {
+		/* An estimate, and said to be one: the card's energy shared by SM count (docs/operations.md). */
+		fs_put(t, "energy_estimate_joules: %.3f\n", u->energy_joules);
+		fs_put(t, "energy_estimate_since: %lld\n", (long long)u->energy_since);
+		fs_put(t, "energy_estimate_share: %u/%u SMs\n", u->sms, u->card_sms);
+	} else {
+		fs_put(t, "energy_joules: %.3f\n", u->energy_joules);
+		fs_put(t, "energy_since: %lld\n", (long long)u->energy_since);
+	}
+}
+
 int fs_usage_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s, const struct fs_node *n)
 {
-	char *text;
+	struct accel_usage u;
 	int ret;
 
 	if (n->job && n->job->state != ACCEL_JOB_READY)
@@ -37,10 +93,9 @@ int fs_usage_text(struct fs_text *t, struct accel_node *node, const struct accel
 	if (!node)
 		return 0;
 	/* Sampled now, or answered from a reading under a window old (core/node_usage.c); never a card's lock. */
-	ret = accel_node_usage_text(node, s, n->dev, n->job, &text);
+	ret = accel_node_usage(node, s, n->dev, n->job, true, &u);
 	if (!ret)
-		fs_put(t, "%s", text);
-	free(text);
+		usage_lines(t, &u, n->job != NULL);
 	return ret;
 }
 

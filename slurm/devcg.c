@@ -344,8 +344,11 @@ static int task_cgroup(int v2, const char *rel, uint32_t jobid, uint32_t taskid,
 	}
 	const char *step_end = strchr(step + 1, '/');
 	size_t step_len = (size_t)((step_end ? step_end : relslash + strlen(relslash)) - relslash);
+	/* Already in task_<n>.  Not task_special: on v2 Slurm parks a step's other processes there,
+	 * and a task that starts in it is moved out, after which Slurm removes it (a program attached
+	 * there would be lost, and the attach answers ENOENT once it is gone). */
 	const char *base = strrchr(rel, '/');
-	if (base && !strncmp(base + 1, "task_", 5)) {
+	if (base && !strncmp(base + 1, "task_", 5) && base[6] && strspn(base + 6, "0123456789") == strlen(base + 6)) {
 		snprintf(out, olen, "%s", rel);
 		return 0;
 	}

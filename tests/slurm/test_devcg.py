@@ -135,6 +135,17 @@ class DevcgTest(unittest.TestCase):
         with open(os.path.join(start, "cgroup.procs")) as f:
             self.assertEqual(f.read(), "")
 
+    def test_v2_a_task_that_starts_in_task_special_moves_to_its_own(self):
+        # Slurm's cgroup/v2 parks a step's processes that are not yet a task in user/task_special and
+        # removes it once they have moved on: a program attached there would be lost with it (found by
+        # the guest's real slurmstepd, tests/slurm/guest.d/80-slurm-v2.sh).
+        t = self.v2_tree()
+        start = t.make("job_7/step_0/user/task_special")
+        rc, got, where, err = self.task(start, 7, paths=[self.cap[8], self.cap[7]])
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(got, {self.cap[8]: "EPERM", self.cap[7]: "ENXIO"})
+        self.assertTrue(where.endswith("/job_7/step_0/user/task_0"), where)
+
     def test_v2_a_job_without_partitions_needs_no_accelfs(self):
         t = self.v2_tree()
         start = t.make("job_9/step_0/slurm")

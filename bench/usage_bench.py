@@ -36,8 +36,14 @@ def main():
         json.dump({"thead": None, "nvidia": {"count": 15}}, f)
     subprocess.run([accelfs, f"--sim={topo}", f"--state-dir={state}", "--poll-interval=600", mnt], check=True)
     # The daemon: of the processes started with this state dir (its crash guard is one), the one with threads.
-    pids = [int(p) for p in os.listdir("/proc") if p.isdigit() and f"--state-dir={state}".encode() in
-            open(f"/proc/{p}/cmdline", "rb").read().split(b"\0")]
+    def started_here(pid):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                return f"--state-dir={state}".encode() in f.read().split(b"\0")
+        except OSError:  # another process, gone while the list was read
+            return False
+
+    pids = [int(p) for p in os.listdir("/proc") if p.isdigit() and started_here(p)]
     daemon = max(pids, key=lambda p: len(os.listdir(f"/proc/{p}/task")))
 
     def calls():

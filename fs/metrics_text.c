@@ -12,6 +12,7 @@
 #include "core/metrics.h"
 #include "core/quota.h"
 #include "fs/dies.h"
+#include "fs/job_lines.h"
 #include "fs/usage_text.h"
 
 #ifndef ACCELFS_VERSION
@@ -246,6 +247,13 @@ static void health_states(struct fs_text *t, const char *name, const char *devic
 	}
 }
 
+/* d's jobs' health lines: a pure function of d's view (fs/job_lines.h keeps them). */
+static void job_health_lines(struct fs_text *t, const struct accel_device *d)
+{
+	for (size_t k = 0; k < d->n_jobs; k++)
+		health_states(t, "accelfs_job_health", d->name, d->jobs[k].name, &d->jobs[k].health);
+}
+
 static void health_metrics(struct fs_text *t, const struct accel_snapshot *s)
 {
 	family(t, "accelfs_health_events_total", "counter",
@@ -262,9 +270,7 @@ static void health_metrics(struct fs_text *t, const struct accel_snapshot *s)
 		health_states(t, "accelfs_device_health", s->devices[i]->name, NULL, &s->devices[i]->health);
 	family(t, "accelfs_job_health", "gauge", "1 for the job's health state now (its health file).");
 	for (size_t i = 0; i < s->n_devices; i++)
-		for (size_t k = 0; k < s->devices[i]->n_jobs; k++)
-			health_states(t, "accelfs_job_health", s->devices[i]->name, s->devices[i]->jobs[k].name,
-			              &s->devices[i]->jobs[k].health);
+		fs_job_lines(t, s->devices[i], FS_JOB_LINES_HEALTH, job_health_lines);
 }
 
 /* ---- from core/metrics.c -------------------------------------------------------- */

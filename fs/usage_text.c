@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "fs/usage_text.h"
 
+#include "fs/job_lines.h"
 #include "fs/render.h"
 
 #include <errno.h>
@@ -93,16 +94,22 @@ static bool value(int g, const struct accel_usage *u, double *v)
 	}
 }
 
+/* d's jobs' info lines: a pure function of d's view (fs/job_lines.h keeps them). */
+static void info_lines(struct fs_text *t, const struct accel_device *d)
+{
+	for (size_t j = 0; j < d->n_jobs; j++) {
+		fs_put_str(t, gauges[G_INFO].name);
+		fs_put_mem(t, "{", 1);
+		job_labels(t, d, &d->jobs[j]);
+		fs_put_mem(t, "} 1\n", 4);
+	}
+}
+
 void fs_usage_info_metrics(struct fs_text *t, const struct accel_snapshot *s)
 {
 	fs_put(t, "# HELP %s %s\n# TYPE %s gauge\n", gauges[G_INFO].name, gauges[G_INFO].help, gauges[G_INFO].name);
 	for (size_t i = 0; i < s->n_devices; i++)
-		for (size_t j = 0; j < s->devices[i]->n_jobs; j++) {
-			fs_put_str(t, gauges[G_INFO].name);
-			fs_put_mem(t, "{", 1);
-			job_labels(t, s->devices[i], &s->devices[i]->jobs[j]);
-			fs_put_mem(t, "} 1\n", 4);
-		}
+		fs_job_lines(t, s->devices[i], FS_JOB_LINES_INFO, info_lines);
 }
 
 /*

@@ -304,7 +304,8 @@ class NodeTest(unittest.TestCase):
     def test_6_xid_shows_in_the_pod_and_a_failed_card_is_tainted(self):
         """An Xid whose recovery is a reset fails the card and its job: the pod's device reads
         Unhealthy in its status, every device of the card carries accelfs.io/failed (NoSchedule);
-        the driver's recovery lifts the taint and the pod's device reads Healthy again."""
+        the driver's recovery lifts the taint and the pod's device reads Healthy again.  Then an
+        Xid on the pod's own GPU instance: its device reads Unhealthy again."""
         self.cp.apply(pod("xid", profile="3g.71gb"))
         job, card, profile = self.check_pod("xid")
         index = next(d["index"] for d in json.loads(self.node.read("node.json"))["devices"] if d["name"] == card)
@@ -318,9 +319,18 @@ class NodeTest(unittest.TestCase):
                            f"{card}'s taints lifted by the recovery")
         cluster.wait_until(lambda: set(self.device_health("xid").values()) == {"Healthy"}, 120,
                            "the pod's device Healthy again")
+        # An Xid on the pod's own instance (its GPU instance, not the card) shows in its status too.
+        gi = self.node.keyvals(card, "mig", profile, job, "status")["gi"]
+        self.node.smi("gpu", "sim", "xid", "-i", index, "-gi", gi, "--action", "reset", 48)
+        cluster.wait_until(lambda: "Unhealthy" in self.device_health("xid").values(), 120,
+                           "the instance's Xid in the pod's allocatedResourcesStatus")
         self.delete("xid")
         self.gone("xid", job, card, profile)
         self.settle("xid deleted")
+        # A reset asked for takes the card too (failed): the driver's recovery gives it back.
+        self.node.smi("gpu", "sim", "recover", "-i", index)
+        cluster.wait_until(lambda: (t := self.card_taints(card)) and not any(t.values()), 60,
+                           f"{card}'s taints lifted by the second recovery")
 
     # -- the DaemonSet as users deploy it (issue 35) ----------------------------------------------
     def overlay(self):
@@ -436,8 +446,9 @@ class NodeTest(unittest.TestCase):
         self.assertEqual(self.node.keyvals(card, "mig", profile, job, "status")["state"], "ready")
         self.settle("after the rolling update")
         # The new pod serves what the old one prepared: the unprepare gives the job back.
+        self.delete("ds-claim")
+        self.delete("ds-during")
         for name, (j, c, p) in (("ds-claim", (job, card, profile)), ("ds-during", during)):
-            self.delete(name)
             self.gone(name, j, c, p)
         self.settle("the DaemonSet's claims deleted")
         self.assertGreaterEqual(self.plugin_metrics(second).get("accelfs_dra_unprepare_seconds_count", 0), 1)

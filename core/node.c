@@ -87,17 +87,18 @@ void accel_node_refresh_all(struct accel_node *node)
 int accel_node_refresh_device(struct accel_node *node, const char *device)
 {
 	struct node_card *nc;
+	int ret;
 
 	node_topo_rdlock(node);
-	nc = node_find_card(node, device);
-	if (nc && !nc->absent) {
-		node_lock(&nc->lock, NODE_LOCK_CARD);
-		node_card_refresh(node, nc, true);
+	ret = node_card_take(node, device, NULL, 0, &nc, NULL, 0);
+	if (!ret) {
+		if (!nc->absent) /* nothing to ask: its view is its records' */
+			node_card_refresh(node, nc, true);
 		node_unlock(&nc->lock, NODE_LOCK_CARD);
 	}
 	node_topo_unlock(node);
 	accel_snapshot_unref(node_publish(node));
-	return nc ? 0 : -ENOENT;
+	return ret;
 }
 
 static void on_udev_event(void *ctx, const char *action, const char *syspath)

@@ -151,29 +151,12 @@ static void store(struct accel_node *node, struct pending_store *p)
 	p->nc = NULL;
 }
 
-/* Install the card's view again with its book laid over it (card lock held). */
-static void commit(struct accel_node *node, struct node_card *nc)
-{
-	struct accel_device v;
-	bool have = false;
-
-	memset(&v, 0, sizeof(v));
-	node_lock(&node->view_lock, NODE_LOCK_VIEW);
-	if (nc->view)
-		have = accel_device_copy(&v, nc->view) == 0;
-	node_unlock(&node->view_lock, NODE_LOCK_VIEW);
-	if (have) {
-		v.refs = 0;
-		node_install_view(node, nc, &v); /* applies the book */
-	}
-}
-
 static void set_unknown(struct accel_node *node, struct node_card *nc, const char *why)
 {
 	node_lock(&nc->lock, NODE_LOCK_CARD);
 	if (strcmp(nc->health.unknown, why)) {
 		snprintf(nc->health.unknown, sizeof(nc->health.unknown), "%s", why);
-		commit(node, nc);
+		node_card_reshow(node, nc); /* its view again, with the book laid over it */
 	}
 	node_unlock(&nc->lock, NODE_LOCK_CARD);
 }
@@ -184,7 +167,7 @@ static void commit_and_store(struct accel_node *node, struct node_card *nc)
 	struct pending_store p;
 
 	node_lock(&nc->lock, NODE_LOCK_CARD);
-	commit(node, nc);
+	node_card_reshow(node, nc);
 	take_for_store(node, nc, &p);
 	node_unlock(&nc->lock, NODE_LOCK_CARD);
 	store(node, &p);
@@ -256,7 +239,7 @@ static void reading(struct node_health *w, struct node_card *nc)
 			log_outcome(nc, &e, &out);
 	}
 	accel_health_book_ecc(&nc->health, &e);
-	commit(w->node, nc);
+	node_card_reshow(w->node, nc);
 	take_for_store(w->node, nc, &p);
 	node_unlock(&nc->lock, NODE_LOCK_CARD);
 	store(w->node, &p);

@@ -25,12 +25,11 @@ int accel_node_set_hold(struct accel_node *node, const char *device, const struc
 {
 	struct node_card *nc;
 	bool moved = false;
-	int ret = 0;
+	int ret;
 
 	node_topo_rdlock(node);
-	nc = node_find_card(node, device);
-	if (nc) {
-		node_lock(&nc->lock, NODE_LOCK_CARD);
+	ret = node_card_take(node, device, NULL, 0, &nc, NULL, 0); /* an absent card keeps its holds too */
+	if (!ret) {
 		if (nc->hold.cordon != h->cordon)
 			log_info("%s: %s", device, h->cordon ? "cordoned: no new job lands here" : "cordon lifted");
 		if (nc->hold.drain != h->drain)
@@ -50,8 +49,6 @@ int accel_node_set_hold(struct accel_node *node, const char *device, const struc
 		if (moved)
 			node_card_reshow(node, nc);
 		node_unlock(&nc->lock, NODE_LOCK_CARD);
-	} else {
-		ret = -ENOENT;
 	}
 	node_topo_unlock(node);
 	if (moved)
@@ -65,9 +62,7 @@ int accel_node_set_cordon(struct accel_node *node, const char *device, bool on)
 	struct node_card *nc;
 
 	node_topo_rdlock(node);
-	nc = node_find_card(node, device);
-	if (nc) {
-		node_lock(&nc->lock, NODE_LOCK_CARD);
+	if (!node_card_take(node, device, NULL, 0, &nc, NULL, 0)) {
 		h = nc->hold;
 		node_unlock(&nc->lock, NODE_LOCK_CARD);
 	}

@@ -301,7 +301,8 @@ void node_health_kick(struct accel_node *node);
  * caller; NULL if none.  node_card_take: the same card with its lock taken:
  * 0, or -ENOENT (no such device), -ENODEV (absent, where absent says what
  * is then not done; NULL takes an absent card too) or -EBUSY (wait_ms
- * non-zero and the card held longer: a reader's "read again"), with why.
+ * non-zero and the card held longer: a reader's "read again"), with why
+ * (NULL and 0 where the caller says nothing).
  * node_refuse_read_only: -EROFS on a --read-only node, why saying what
  * stays unchanged; 0 elsewhere.
  */

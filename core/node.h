@@ -211,17 +211,6 @@ void accel_node_report(struct accel_node *node, const char *device, const char *
 struct accel_process;
 int accel_node_job_processes(struct accel_node *node, const char *device, const char *job, const char *uuid,
                              struct accel_process **out, size_t *n, char *why, size_t whylen);
-/*
- * The same as text (*text malloc'd): one line per process, lead then
- * "pid=P used_memory_bytes=N|unknown command=C|-|hidden" (hidden: what
- * /proc would not show gate's reader, core/proc_view.h); or, when the driver
- * cannot say, one line: unknown then why.  0; -ENOENT (no text) when the
- * job is gone since the caller's snapshot; -ENOMEM.
- */
-struct accel_proc_gate;
-int accel_node_job_processes_text(struct accel_node *node, const char *device, const char *job, const char *uuid,
-                                  const struct accel_proc_gate *gate, const char *lead, const char *unknown,
-                                  char **text);
 
 /* Processes holding a device's nodes. */
 /*

@@ -129,18 +129,3 @@ int accel_mig_processes(const struct accel_card *card, unsigned gi, unsigned ci,
 	free(infos);
 	return 0;
 }
-
-void accel_process_line(const struct accel_process *p, const struct accel_proc_gate *gate, char *buf, size_t len)
-{
-	const char *command = p->command[0] ? p->command : "-";
-	char used[24];
-
-	if (p->used_bytes == ACCEL_USED_UNKNOWN)
-		snprintf(used, sizeof(used), "unknown");
-	else
-		snprintf(used, sizeof(used), "%llu", p->used_bytes);
-	/* A pid /proc does not show here says "-" to everyone; one it hides from this reader, "hidden". */
-	if (p->command[0] && !accel_proc_gate_lets(gate, &p->owner))
-		command = "hidden";
-	snprintf(buf, len, "pid=%u used_memory_bytes=%s command=%s", p->pid, used, command);
-}

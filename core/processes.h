@@ -37,11 +37,4 @@ struct accel_process {
 int accel_mig_processes(const struct accel_card *card, unsigned gi, unsigned ci, unsigned *index,
                         struct accel_process **out, size_t *n, char *err, size_t errlen);
 
-/*
- * One line of a job's processes file: "pid=P used_memory_bytes=N|unknown
- * command=C|-|hidden" (no newline); hidden where /proc would not show the
- * process to the gate's reader.
- */
-void accel_process_line(const struct accel_process *p, const struct accel_proc_gate *gate, char *buf, size_t len);
-
 #endif

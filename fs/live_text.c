@@ -6,27 +6,57 @@
 #include <stdlib.h>
 
 #include "core/node.h"
+#include "core/processes.h"
 #include "core/usage.h"
 #include "fs/dies.h"
 #include "fs/holder_text.h"
 #include "fs/text.h"
 
+/*
+ * One line of a job's processes file: "pid=P used_memory_bytes=N|unknown
+ * command=C|-|hidden"; hidden where /proc would not show the process to the
+ * gate's reader (core/proc_view.h).
+ */
+static void process_line(struct fs_text *t, const struct accel_process *p, const struct accel_proc_gate *gate)
+{
+	const char *command = p->command[0] ? p->command : "-";
+	char used[24];
+
+	if (p->used_bytes == ACCEL_USED_UNKNOWN)
+		snprintf(used, sizeof(used), "unknown");
+	else
+		snprintf(used, sizeof(used), "%llu", p->used_bytes);
+	/* A pid /proc does not show here says "-" to everyone; one it hides from this reader, "hidden". */
+	if (p->command[0] && !accel_proc_gate_lets(gate, &p->owner))
+		command = "hidden";
+	fs_put(t, "pid=%u used_memory_bytes=%s command=%s\n", p->pid, used, command);
+}
+
 int fs_job_processes_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
                           const struct fs_node *n)
 {
 	struct accel_proc_gate g;
-	char *text;
+	struct accel_process *p;
+	char why[ACCEL_TEXT_MAX];
+	size_t np;
 	int ret;
 
 	(void)s;
 	if (n->job->state != ACCEL_JOB_READY)
 		return -ENODEV;
+	ret = accel_node_job_processes(node, n->dev->name, n->job->name, n->job->uuid, &p, &np, why, sizeof(why));
+	/* The job is gone (removed since the caller's snapshot): nothing to say, and no "unknown" to say it. */
+	if (ret == -ENOENT)
+		return ret;
+	if (ret) {
+		fs_put(t, "unknown: %s\n", ret == -ENOMEM ? "out of memory" : why);
+		return 0;
+	}
 	fs_text_proc_gate(t, &g);
-	ret = accel_node_job_processes_text(node, n->dev->name, n->job->name, n->job->uuid, &g, "", "unknown: ", &text);
-	if (!ret)
-		fs_put(t, "%s", text);
-	free(text);
-	return ret;
+	for (size_t i = 0; i < np; i++)
+		process_line(t, &p[i], &g);
+	free(p);
+	return 0;
 }
 
 static void line_pct(struct fs_text *t, const char *key, bool known, double v, const char *why)

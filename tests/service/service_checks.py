@@ -255,3 +255,11 @@ def check_map(node, dev):
     free_line = [line for line in text if line.startswith(". free=")]
     same(problems, f"{dev} map free count", [f"slices={len(free)}/{slices}"], [fl.split()[-1] for fl in free_line])
     return problems
+
+
+def sanitizer_env(state, env_extra=None):
+    """The environment with the sanitizers reporting into files under state (a daemon may have no stderr)."""
+    env = dict(os.environ, **(env_extra or {}))
+    env["ASAN_OPTIONS"] = f"log_path={state}/sanitizer:" + env.get("ASAN_OPTIONS", "")
+    env["UBSAN_OPTIONS"] = f"log_path={state}/sanitizer:print_stacktrace=1:" + env.get("UBSAN_OPTIONS", "")
+    return env

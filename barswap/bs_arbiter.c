@@ -16,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/timed_wait.h"
+#include "core/model/timed_wait.h"
 
 /*
  * The signal that takes the thread out of a blocking acquire at shutdown.

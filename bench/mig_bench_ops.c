@@ -60,7 +60,7 @@ static void fsync_dir(const char *dir)
 	close(fd);
 }
 
-/* What core/fileio.c's durable write does: tmp, write, fsync, rename, fsync of the directory. */
+/* What core/state/fileio.c's durable write does: tmp, write, fsync, rename, fsync of the directory. */
 static void durable_write(const char *dir, const char *path, const char *data, size_t len)
 {
 	char tmp[PATH_MAX + 32];

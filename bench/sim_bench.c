@@ -36,8 +36,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/family.h"
-#include "core/mig_lib.h"
+#include "core/driver/family.h"
+#include "core/driver/mig_lib.h"
 #include "sim/locate.h"
 
 static const struct accel_family *family = &accel_family_thead;

@@ -6,7 +6,7 @@
    job's, each the first read of its job (one GPM sample pair): goal at most 1.2x.
 2. A scrape of /accel/metrics with 100 ready jobs (every one sampled: the scrapes are spaced more
    than a window apart, as Prometheus's are) against one of the same node with none: goal at most 2x.
-   A scrape never asks the driver itself (core/node_usage.c's sampler does, after it), so what
+   A scrape never asks the driver itself (core/engine/node_usage.c's sampler does, after it), so what
    grows with the jobs is the text; the figure of back-to-back scrapes says so.
 3. The daemon's own CPU time per scrape (its threads' utime and stime, /proc), back to back, 100 jobs
    against none: what the wall times above measure through a loaded machine's noise.

@@ -9,7 +9,7 @@
 
 #include <fuse_lowlevel.h>
 
-#include "core/node.h"
+#include "core/engine/node.h"
 #include "fs/inode.h"
 #include "fs/tree.h"
 

@@ -4,7 +4,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "core/node.h"
+#include "core/engine/node.h"
 #include "fs/inode.h"
 
 /* Does what status shows of a job's entry differ (NULL: the job has none)? */

@@ -4,7 +4,7 @@
  * page cache: a job's status says its reclaim policy and its containers
  * (fs/containers_text.c), which change with no new snapshot.  The notifier
  * (fs/notify.c) compares the registry's view it last flushed with the
- * current one (core/attach.h) and hands here the two: every known status
+ * current one (core/state/attach.h) and hands here the two: every known status
  * inode of a job whose entry differs is reported, in each view of the tree
  * (<dev>/mig/<profile>/<job>/, mig/<profile>/<job>/, placements/<start>/<job>/).
  */
@@ -13,8 +13,8 @@
 
 #include <stdint.h>
 
-#include "core/attach.h"
-#include "core/model.h"
+#include "core/state/attach.h"
+#include "core/model/model.h"
 
 struct fs_inodes;
 

@@ -4,8 +4,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "core/attach.h"
-#include "core/node.h"
+#include "core/state/attach.h"
+#include "core/engine/node.h"
 #include "fs/accelfs.h"
 
 int fs_attached_open(struct accelfs *fs, const char *state_dir, char *err, size_t errlen)

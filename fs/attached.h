@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The daemon's registry of attachments (core/attach.c), opened before the
+ * The daemon's registry of attachments (core/state/attach.c), opened before the
  * mount serves and closed once nothing serves or reclaims any more.
  *
  * The registry is the mount's (fs->mount.attach, fs/tree.h): requests
  * reach it through struct accelfs, the texts rendered from a snapshot
  * through the node they render (n->mount->attach).  Who uses it: the
  * container files (fs/containers_text.c reads its view, fs/containers_write.c
- * changes it), rmdir's guard (core/rmdir_guard.c), the notifier, which
+ * changes it), rmdir's guard (core/engine/rmdir_guard.c), the notifier, which
  * keeps a job's page-cached status true when the registry's view moves
  * (fs/notify.c), and the reclaimer (fs/reclaimer.c), which sweeps it.
  */
@@ -16,7 +16,7 @@
 
 #include <stddef.h>
 
-#include "core/attach.h"
+#include "core/state/attach.h"
 
 struct accelfs;
 

@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-#include "core/cdi.h"
-#include "core/delegation.h"
+#include "core/state/cdi.h"
+#include "core/state/delegation.h"
 #include "fs/accelfs.h"
 #include "fs/cache.h"
 #include "fs/notify.h"

@@ -2,7 +2,7 @@
 /*
  * What a job's holders, containers and reclaim files say, and the lines
  * its status adds (their rows in fs/tree_files.c): from the attachment
- * registry's view (core/attach.h), a pointer copy, so that a read never
+ * registry's view (core/state/attach.h), a pointer copy, so that a read never
  * waits for the registry, reads /proc for it or writes its file.  A
  * container whose process died shows until the reclaimer's sweep clears it.
  */
@@ -13,9 +13,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/attach.h"
-#include "core/holders.h"
-#include "core/utc.h"
+#include "core/state/attach.h"
+#include "core/driver/holders.h"
+#include "core/model/utc.h"
 #include "fs/holder_text.h"
 
 /*

@@ -12,7 +12,7 @@
 #ifndef ACCELFS_CONTAINERS_TEXT_H
 #define ACCELFS_CONTAINERS_TEXT_H
 
-#include "core/attach.h"
+#include "core/state/attach.h"
 #include "fs/text.h"
 #include "fs/tree.h"
 

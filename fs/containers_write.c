@@ -2,7 +2,7 @@
 /*
  * The writes to a job's containers and reclaim files (their rows in
  * fs/tree_files.c).  What a write changes is the attachment registry's
- * (core/attach.h): its readers see it in the next view, the notifier
+ * (core/state/attach.h): its readers see it in the next view, the notifier
  * invalidates the status it shows in (fs/notify.c, after every write), and
  * the reclaimer hears of a process to watch or a job due through the
  * registry (accel_attach_wake_fd).  Nothing here calls back into the tree.
@@ -14,10 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/attach.h"
-#include "core/health.h"
-#include "core/log.h"
-#include "core/node.h"
+#include "core/state/attach.h"
+#include "core/model/health.h"
+#include "core/model/log.h"
+#include "core/engine/node.h"
 #include "fs/accelfs.h"
 #include "fs/attached.h"
 
@@ -35,7 +35,7 @@ static bool still_ready(struct accelfs *fs, const char *job, const char *uuid)
 	return ok;
 }
 
-/* The container id of a command, by the one rule (core/container_id.h): 0, or -EINVAL with why. */
+/* The container id of a command, by the one rule (core/model/container_id.h): 0, or -EINVAL with why. */
 static int check_id(const char *id, char *why, size_t whylen)
 {
 	char quoted[48];

@@ -6,10 +6,10 @@
  *               (the OCI hooks of the CDI specs do, tools/accelfs-hook.c)
  *   reclaim     root writes `manual` or `when-detached`
  *
- * Their texts are fs/containers_text.h's; the registry is core/attach.c,
+ * Their texts are fs/containers_text.h's; the registry is core/state/attach.c,
  * opened by fs/attached.c; the thread that clears stale attachments and
  * reclaims when-detached jobs is fs/reclaimer.c; rmdir's guard is
- * core/rmdir_guard.c.
+ * core/engine/rmdir_guard.c.
  */
 #ifndef ACCELFS_CONTAINERS_WRITE_H
 #define ACCELFS_CONTAINERS_WRITE_H

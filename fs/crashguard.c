@@ -16,7 +16,7 @@
 
 #include "fs/fusectl.h"
 #include "fs/metrics_text.h"
-#include "core/mountinfo.h"
+#include "core/driver/mountinfo.h"
 #include "fs/textfile.h"
 
 /*

@@ -37,9 +37,9 @@
 #include <string.h>
 
 #include "barswap/bs_guard.h"
-#include "core/log.h"
-#include "core/proc_files.h"
-#include "core/metrics.h"
+#include "core/model/log.h"
+#include "core/driver/proc_files.h"
+#include "core/engine/metrics.h"
 #include "fs/accelfs.h"
 
 /* An open waiting for the slot. */

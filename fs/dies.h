@@ -120,7 +120,7 @@ int fs_die_policy_text(struct fs_text *t, struct accel_node *node, const struct 
  * itself, perhaps later) (fs/dies_attr.c), ...
  */
 int fs_dies_lease_write(struct fs_write *w, const struct fs_node *n);
-/* The last_error key of dies/ in the node's store (core/node.h): the outcome of the last such write. */
+/* The last_error key of dies/ in the node's store (core/engine/node.h): the outcome of the last such write. */
 #define FS_DIES_LAST_ERROR_KEY "dies"
 int fs_die_enabled_write(struct fs_write *w, const struct fs_node *n);
 int fs_die_policy_write(struct fs_write *w, const struct fs_node *n);

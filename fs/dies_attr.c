@@ -19,9 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/log.h"
-#include "core/proc_files.h"
-#include "core/node.h"
+#include "core/model/log.h"
+#include "core/driver/proc_files.h"
+#include "core/engine/node.h"
 #include "fs/accelfs.h"
 #include "fs/dies_internal.h"
 #include "fs/tree.h"
@@ -314,7 +314,7 @@ static void write_driver(fuse_req_t req, struct fs_dies *d, uint32_t die, const 
 
 /* ---- the rows' writes (fs/tree_files.c): the whole value in one write, at offset 0 ---- */
 
-/* dies/last_error: the outcome of the last write to enabled, policy or lease_ms (core/node.h's store). */
+/* dies/last_error: the outcome of the last write to enabled, policy or lease_ms (core/engine/node.h's store). */
 static int outcome(struct fs_write *w, int ret, const char *why)
 {
 	accel_node_set_last_error(w->fs->node, FS_DIES_LAST_ERROR_KEY, ret < 0 ? why : "");

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "barswap/bs_guard.h"
-#include "core/log.h"
+#include "core/model/log.h"
 #include "fs/vram_pin.h"
 
 /*

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/proc_files.h"
+#include "core/driver/proc_files.h"
 #include "fs/dies_internal.h"
 #include "fs/text.h"
 #include "fs/tree.h"

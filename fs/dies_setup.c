@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/log.h"
+#include "core/model/log.h"
 #include "sim/barswap/bs_sim_module.h"
 #include "sim/locate.h"
 

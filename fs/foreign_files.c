@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/log.h"
-#include "core/node.h"
+#include "core/model/log.h"
+#include "core/engine/node.h"
 #include "fs/accelfs.h"
 #include "fs/layout_files.h"
 #include "fs/text.h"

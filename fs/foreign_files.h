@@ -6,7 +6,7 @@
  *            card's delegate write keep, reclaim or default (--foreign's)
  *   adopt    the instances no job owns that a job could take over, one a
  *            line; writing "gi=<G> [uuid=<MIG-...>] name=<job>" makes one
- *            the writer's job without destroying it (core/node_foreign.c)
+ *            the writer's job without destroying it (core/engine/node_foreign.c)
  */
 #ifndef ACCELFS_FOREIGN_FILES_H
 #define ACCELFS_FOREIGN_FILES_H

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 #include "fs/health_text.h"
 
-#include "core/health_xid.h"
-#include "core/mig_abi.h"
-#include "core/utc.h"
+#include "core/model/health_xid.h"
+#include "core/model/mig_abi.h"
+#include "core/model/utc.h"
 
 void fs_health_text(struct fs_text *t, const struct accel_health *h, bool device)
 {

@@ -2,13 +2,13 @@
 /*
  * One line of a holders file (a card's, a job's): the process, its
  * descriptors, and its command and arguments where /proc would show them to
- * the reader (core/proc_view.h); "hidden" in their place where it would not.
+ * the reader (core/driver/proc_view.h); "hidden" in their place where it would not.
  */
 #ifndef ACCELFS_HOLDER_TEXT_H
 #define ACCELFS_HOLDER_TEXT_H
 
-#include "core/holders.h"
-#include "core/proc_view.h"
+#include "core/driver/holders.h"
+#include "core/driver/proc_view.h"
 #include "fs/text.h"
 
 /* The gate for t's reader over /proc as mounted now: read once per text, then asked per process. */

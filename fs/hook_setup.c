@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/cdi.h"
+#include "core/state/cdi.h"
 
 /* An absolute, executable program: what a runtime can run as a hook. */
 static int usable(const char *path, char *out)

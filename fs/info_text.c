@@ -4,9 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "core/family.h"
-#include "core/ledger.h"
-#include "core/node.h"
+#include "core/driver/family.h"
+#include "core/model/ledger.h"
+#include "core/engine/node.h"
 #include "fs/holder_text.h"
 
 void fs_device_info_text(struct fs_text *t, const struct accel_device *d)

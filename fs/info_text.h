@@ -6,7 +6,7 @@
 #ifndef ACCELFS_INFO_TEXT_H
 #define ACCELFS_INFO_TEXT_H
 
-#include "core/model.h"
+#include "core/model/model.h"
 #include "fs/text.h"
 
 struct accel_node;

@@ -10,7 +10,7 @@
 #ifndef ACCELFS_JOB_LINES_H
 #define ACCELFS_JOB_LINES_H
 
-#include "core/model.h"
+#include "core/model/model.h"
 #include "fs/text.h"
 
 enum fs_job_lines { FS_JOB_LINES_INFO, FS_JOB_LINES_HEALTH, FS_JOB_LINES_N };

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * <dev>/mig/layout, layout_status, cordon, last_error and the writes to
- * mode: the tree's side of core/layouts.h and of core/node_mode.c.  The
+ * mode: the tree's side of core/engine/layouts.h and of core/engine/node_mode.c.  The
  * rows are fs/tree_files.c's; what they say and do is here.
  */
 #include "fs/layout_files.h"
@@ -12,11 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/attach.h"
-#include "core/delegation.h"
-#include "core/layouts.h"
-#include "core/log.h"
-#include "core/node.h"
+#include "core/state/attach.h"
+#include "core/state/delegation.h"
+#include "core/engine/layouts.h"
+#include "core/model/log.h"
+#include "core/engine/node.h"
 #include "fs/accelfs.h"
 #include "fs/deferred.h"
 #include "fs/render.h"

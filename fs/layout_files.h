@@ -2,10 +2,10 @@
 /*
  * A card's layout files and the writes of <dev>/mig/ (fs/layout_files.c):
  *
- *   layout         the declared layout (core/layout.h); root writes it whole
+ *   layout         the declared layout (core/policy/layout.h); root writes it whole
  *   layout_status  per declared line: applied, pending: <why>, impossible: <why>
  *   cordon         1: no new job lands on the card but the layout's; root writes 0 or 1
- *   mode           root writes enabled or disabled (core/node_mode.c's preconditions)
+ *   mode           root writes enabled or disabled (core/engine/node_mode.c's preconditions)
  *   last_error     why the last write here failed
  */
 #ifndef ACCELFS_LAYOUT_FILES_H

@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "core/node.h"
-#include "core/processes.h"
-#include "core/usage.h"
+#include "core/engine/node.h"
+#include "core/driver/processes.h"
+#include "core/driver/usage.h"
 #include "fs/dies.h"
 #include "fs/holder_text.h"
 #include "fs/text.h"
@@ -15,7 +15,7 @@
 /*
  * One line of a job's processes file: "pid=P used_memory_bytes=N|unknown
  * command=C|-|hidden"; hidden where /proc would not show the process to the
- * gate's reader (core/proc_view.h).
+ * gate's reader (core/driver/proc_view.h).
  */
 static void process_line(struct fs_text *t, const struct accel_process *p, const struct accel_proc_gate *gate)
 {
@@ -122,7 +122,7 @@ int fs_usage_text(struct fs_text *t, struct accel_node *node, const struct accel
 		return -ENODEV;
 	if (!node)
 		return 0;
-	/* Sampled now, or answered from a reading under a window old (core/node_usage.c); never a card's lock. */
+	/* Sampled now, or answered from a reading under a window old (core/engine/node_usage.c); never a card's lock. */
 	ret = accel_node_usage(node, s, n->dev, n->job, true, &u);
 	if (!ret)
 		usage_lines(t, &u, n->job != NULL);

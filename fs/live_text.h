@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Texts outside the snapshot: what runs on a job (its driver's
- * running-process query, core/processes.h), the live row processes, asked at
+ * running-process query, core/driver/processes.h), the live row processes, asked at
  * open and read only; and dies/last_error (the node's store, a snapshot row).
  */
 #ifndef ACCELFS_LIVE_TEXT_H
@@ -16,7 +16,7 @@ int fs_job_processes_text(struct fs_text *t, struct accel_node *node, const stru
                           const struct fs_node *n);
 /*
  * A job's utilization, or a device's (n->job NULL): sampled while read
- * (core/node_usage.c); -ENODEV for a job not ready.  Its size is 0 (fs_usage_size).
+ * (core/engine/node_usage.c); -ENODEV for a job not ready.  Its size is 0 (fs_usage_size).
  */
 int fs_usage_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s, const struct fs_node *n);
 uint64_t fs_usage_size(const struct fs_node *n);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fs/'s locks, in the order a thread may take them, never the other way
- * round (debug builds assert it, core/lock_check.h, as core's own order in
- * core/node_internal.h):
+ * round (debug builds assert it, core/engine/lock_check.h, as core's own order in
+ * core/engine/node_internal.h):
  *
  *   1. FS_LOCK_FILES    the open files' list (struct accelfs's files_lock)
  *   2. FS_LOCK_FLUSH    the notifier's flush_lock: one flush at a time
@@ -22,7 +22,7 @@
 
 #include <pthread.h>
 
-#include "core/lock_check.h"
+#include "core/engine/lock_check.h"
 
 enum fs_lock_rank {
 	FS_LOCK_FILES = 1,

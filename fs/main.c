@@ -37,12 +37,12 @@
 
 #include <fuse_lowlevel.h>
 
-#include "core/cdi_dir.h"
-#include "core/delegation.h"
-#include "core/log.h"
-#include "core/metrics.h"
-#include "core/node.h"
-#include "core/record.h"
+#include "core/state/cdi_dir.h"
+#include "core/state/delegation.h"
+#include "core/model/log.h"
+#include "core/engine/metrics.h"
+#include "core/engine/node.h"
+#include "core/state/record.h"
 #include "fs/accelfs.h"
 #include "fs/attached.h"
 #include "fs/crashguard.h"
@@ -343,7 +343,7 @@ int main(int argc, char *argv[])
 	nopt.cdi_dir = o.cdi_dir ? o.cdi_dir : o.sim ? sim_cdi_dir : "/var/run/cdi";
 	if (no_hook)
 		nopt.cdi_dir = NULL;
-	/* One daemon per CDI directory (core/cdi_dir.h); a daemon that writes no spec claims none. */
+	/* One daemon per CDI directory (core/state/cdi_dir.h); a daemon that writes no spec claims none. */
 	if (nopt.cdi_dir && !o.read_only &&
 	    accel_cdi_claim(nopt.cdi_dir, state_dir, mp.path, &cdi_fd, err, sizeof(err))) {
 		fprintf(stderr, "accelfs: %s\n", err);

@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/family.h"
-#include "core/health.h"
-#include "core/metrics.h"
-#include "core/quota.h"
+#include "core/driver/family.h"
+#include "core/model/health.h"
+#include "core/engine/metrics.h"
+#include "core/policy/quota.h"
 #include "fs/dies.h"
 #include "fs/job_lines.h"
 #include "fs/usage_text.h"
@@ -115,7 +115,7 @@ static unsigned lines_impossible(const struct accel_device *d)
 	return d->hold.impossible;
 }
 
-/* What each card can take now (core/admits.c): what an operator alerts on. */
+/* What each card can take now (core/policy/admits.c): what an operator alerts on. */
 static void admits_gauges(struct fs_text *t, const struct accel_snapshot *s)
 {
 	device_gauge(t, s, "accelfs_device_admits_jobs",
@@ -273,7 +273,7 @@ static void health_metrics(struct fs_text *t, const struct accel_snapshot *s)
 		fs_job_lines(t, s->devices[i], FS_JOB_LINES_HEALTH, job_health_lines);
 }
 
-/* ---- from core/metrics.c -------------------------------------------------------- */
+/* ---- from core/engine/metrics.c -------------------------------------------------------- */
 
 static void by_reason(struct fs_text *t, const char *name, const char *help, const uint64_t *counts)
 {
@@ -359,7 +359,7 @@ static void dies_metrics(struct fs_text *t, const struct fs_dies *dies, const st
 	free(st);
 }
 
-/* Each principal's limits and use (core/quota.h's rows): one series per limit it has. */
+/* Each principal's limits and use (core/policy/quota.h's rows): one series per limit it has. */
 static void quota_limit(struct fs_text *t, const char *metric, const char *principal, const char *limit,
                         unsigned long v)
 {

@@ -4,7 +4,7 @@
  * version 0.0.4 (what `promtool check metrics` checks and node_exporter's
  * textfile collector reads).  Gauges come from one snapshot (capacity,
  * availability, jobs, modes, refusals) and from the dies' slot; counters
- * and histograms from core/metrics.c.  Nothing in the text depends on the
+ * and histograms from core/engine/metrics.c.  Nothing in the text depends on the
  * time it was rendered, so the same node renders the same text: the
  * textfile writer rewrites its file only when something changed.
  */
@@ -13,7 +13,7 @@
 
 #include <stddef.h>
 
-#include "core/model.h"
+#include "core/model/model.h"
 #include "fs/text.h"
 
 struct fs_dies;

@@ -16,7 +16,7 @@
 
 #include <stddef.h>
 
-#include "core/model.h"
+#include "core/model/model.h"
 #include "fs/text.h"
 
 /*

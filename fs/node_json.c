@@ -9,14 +9,14 @@
 
 #include <jansson.h>
 
-#include "core/attach.h"
-#include "core/family.h"
-#include "core/health.h"
-#include "core/mig_abi.h"
-#include "core/node.h"
+#include "core/state/attach.h"
+#include "core/driver/family.h"
+#include "core/model/health.h"
+#include "core/model/mig_abi.h"
+#include "core/engine/node.h"
 #include "fs/usage_text.h"
-#include "core/quota.h"
-#include "core/utc.h"
+#include "core/policy/quota.h"
+#include "core/model/utc.h"
 #include "fs/dies.h"
 #include "fs/tree.h"
 
@@ -104,7 +104,7 @@ static json_t *health(const struct accel_health *h)
 	return o;
 }
 
-/* What the card can take now (core/admits.c): the answer mkdir gives, and why. */
+/* What the card can take now (core/policy/admits.c): the answer mkdir gives, and why. */
 static json_t *admits(const struct accel_device *d)
 {
 	json_t *o = json_object();

@@ -13,7 +13,7 @@
 
 #include <stddef.h>
 
-#include "core/model.h"
+#include "core/model/model.h"
 #include "fs/text.h"
 
 struct fs_mount;

@@ -29,8 +29,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/log.h"
-#include "core/timed_wait.h"
+#include "core/model/log.h"
+#include "core/model/timed_wait.h"
 #include "fs/accelfs.h"
 #include "fs/attach_stale.h"
 #include "fs/cache.h"

@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-#include "core/model.h"
+#include "core/model/model.h"
 
 struct accelfs;
 struct fs_notifier;

@@ -22,8 +22,8 @@
 
 #include <fuse_lowlevel.h>
 
-#include "core/model.h"
-#include "core/proc_view.h"
+#include "core/model/model.h"
+#include "core/driver/proc_view.h"
 
 #define FS_PATH_BUF 1024
 

@@ -19,8 +19,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "core/delegation.h"
-#include "core/log.h"
+#include "core/state/delegation.h"
+#include "core/model/log.h"
 #include "fs/accelfs.h"
 #include "fs/cache.h"
 #include "fs/dies.h"
@@ -39,7 +39,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct fs_node n;
 	size_t plen;
 	int ret = fs_inodes_get(fs->inodes, parent, path, sizeof(path), NULL, 0);
-	/* The tree is used: the poller keeps its cadence (core/node.h). */
+	/* The tree is used: the poller keeps its cadence (core/engine/node.h). */
 	accel_node_touch(fs->node);
 
 	if (ret) {
@@ -89,7 +89,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	off_t size;
 	bool open_size;
 	int ret = fs_resolve_ino(fs, ino, &snap, &n, path, sizeof(path));
-	/* The tree is used: the poller keeps its cadence (core/node.h). */
+	/* The tree is used: the poller keeps its cadence (core/engine/node.h). */
 	accel_node_touch(fs->node);
 
 	if (ret) {

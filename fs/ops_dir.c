@@ -11,11 +11,11 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "core/delegation.h"
-#include "core/log.h"
-#include "core/metrics.h"
-#include "core/place.h"
-#include "core/rmdir_guard.h"
+#include "core/state/delegation.h"
+#include "core/model/log.h"
+#include "core/engine/metrics.h"
+#include "core/policy/place.h"
+#include "core/engine/rmdir_guard.h"
 #include "fs/accelfs.h"
 #include "fs/cache.h"
 #include "fs/dies.h"
@@ -70,7 +70,7 @@ void fs_op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct fs_node n;
 	struct dir_listing *d;
 	int ret = fs_resolve_ino(fs, ino, &snap, &n, path, sizeof(path));
-	/* The tree is used: the poller keeps its cadence (core/node.h). */
+	/* The tree is used: the poller keeps its cadence (core/engine/node.h). */
 	accel_node_touch(fs->node);
 
 	if (ret) {

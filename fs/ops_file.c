@@ -11,11 +11,11 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "core/delegation.h"
-#include "core/log.h"
+#include "core/state/delegation.h"
+#include "core/model/log.h"
 #include "fs/accelfs.h"
 #include "fs/cache.h"
-#include "core/proc_files.h"
+#include "core/driver/proc_files.h"
 #include "fs/deferred.h"
 #include "fs/notify.h"
 #include "fs/openfile.h"
@@ -66,7 +66,7 @@ void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct open_file *of;
 	char path[PATH_BUF];
 	int ret = fs_resolve_ino(fs, ino, &snap, &n, path, sizeof(path));
-	/* The tree is used: the poller keeps its cadence (core/node.h). */
+	/* The tree is used: the poller keeps its cadence (core/engine/node.h). */
 	accel_node_touch(fs->node);
 
 	if (ret) {
@@ -190,7 +190,7 @@ static int regenerate(struct accelfs *fs, struct open_file *of)
 	uint64_t gen = 0;
 	int ret;
 
-	accel_node_touch(fs->node); /* a reader starting again uses the tree (core/node.h) */
+	accel_node_touch(fs->node); /* a reader starting again uses the tree (core/engine/node.h) */
 	fs_render_at_read(true);
 	ret = fs_open_file_render(fs, of, NULL, &buf, &len, &gen);
 	fs_render_at_read(false);

@@ -10,8 +10,8 @@
 
 #include <fuse_lowlevel.h>
 
-#include "core/log.h"
-#include "core/model.h"
+#include "core/model/log.h"
+#include "core/model/model.h"
 #include "fs/accelfs.h"
 #include "fs/openfile.h"
 #include "fs/tree.h"

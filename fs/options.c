@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/log.h"
+#include "core/model/log.h"
 #include "fs/service.h"
 #include "sim/locate.h"
 

@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/log.h"
-#include "core/node.h"
-#include "core/quota.h"
+#include "core/model/log.h"
+#include "core/engine/node.h"
+#include "core/policy/quota.h"
 #include "fs/accelfs.h"
 #include "fs/deferred.h"
 #include "fs/lock_order.h"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * /accel/quota: how much of the node each user and group may carve
- * (core/quota.h).  Reading shows every principal's limits and use, from the
+ * (core/policy/quota.h).  Reading shows every principal's limits and use, from the
  * snapshot (so it moves, and wakes poll(), when a carve or a removal does)
  * and the table; root writes the whole table in one write.
  */

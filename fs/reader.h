@@ -4,12 +4,12 @@
  * filesystem uid and gid FUSE hands over, the supplementary groups, and
  * whether the process may look at every other one (CAP_SYS_PTRACE, or root).
  * What a live file naming processes (holders, processes) shows them follows
- * from it (core/proc_view.h).
+ * from it (core/driver/proc_view.h).
  */
 #ifndef ACCELFS_READER_H
 #define ACCELFS_READER_H
 
-#include "core/proc_view.h"
+#include "core/driver/proc_view.h"
 
 struct fuse_req;
 

@@ -12,12 +12,12 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "core/attach.h"
-#include "core/log.h"
-#include "core/node.h"
+#include "core/state/attach.h"
+#include "core/model/log.h"
+#include "core/engine/node.h"
 #include "fs/accelfs.h"
 #include "fs/attached.h"
-#include "core/rmdir_guard.h"
+#include "core/engine/rmdir_guard.h"
 #include "fs/notify.h"
 
 #define DEFAULT_POLL_MS 2000

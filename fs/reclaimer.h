@@ -2,7 +2,7 @@
 /*
  * The reclaimer: a thread that, every poll interval, whenever kicked and
  * as soon as an attached container's first process exits (it polls the
- * registry's pidfds, core/attach.h), clears attachments whose container is
+ * registry's pidfds, core/state/attach.h), clears attachments whose container is
  * gone without its poststop hook having run (the process died with the
  * runtime, a kill -9 of conmon, a reboot under a kept state directory),
  * forgets what was recorded for jobs that no longer exist, and removes each

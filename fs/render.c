@@ -4,7 +4,7 @@
 #include <assert.h>
 #include <errno.h>
 
-#include "core/lock_check.h"
+#include "core/engine/lock_check.h"
 
 static __thread unsigned at_read; /* an open or a read is generating its text on this thread */
 
@@ -39,7 +39,7 @@ int fs_render_for(struct accel_node *node, const struct accel_snapshot *s, const
 	/*
 	 * A live row asks the driver or /proc: at open and read only, with no
 	 * fs/ lock held.  A snapshot row copies pointers: its render taking a
-	 * node lock is a bug (core/lock_check.h).
+	 * node lock is a bug (core/engine/lock_check.h).
 	 */
 	assert((!live || at_read) && "a live row rendered outside open and read (at lookup, stat, notify or poll)");
 	assert((!live || !accel_outer_locks_held()) && "a live row rendered with an fs/ lock held");

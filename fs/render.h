@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "core/node.h"
+#include "core/engine/node.h"
 #include "fs/text.h"
 #include "fs/tree.h"
 

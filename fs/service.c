@@ -7,7 +7,7 @@
 
 #include <systemd/sd-daemon.h>
 
-#include "core/log.h"
+#include "core/model/log.h"
 
 bool fs_service_managed(void)
 {

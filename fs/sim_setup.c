@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/family.h"
+#include "core/driver/family.h"
 #include "sim/locate.h"
 
 int sim_setup(struct sim_setup *s, const char *state_dir, const char *topology, struct accel_node_options *opt,

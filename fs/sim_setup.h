@@ -15,7 +15,7 @@
 #include <limits.h>
 #include <stddef.h>
 
-#include "core/node.h"
+#include "core/engine/node.h"
 
 struct sim_setup {
 	char library[ACCEL_MAX_FAMILIES][PATH_MAX];

@@ -14,8 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/log.h"
-#include "core/mountinfo.h"
+#include "core/model/log.h"
+#include "core/driver/mountinfo.h"
 
 extern char **environ;
 

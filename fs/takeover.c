@@ -10,10 +10,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/log.h"
-#include "core/proc_life.h"
+#include "core/model/log.h"
+#include "core/driver/proc_life.h"
 #include "fs/fusectl.h"
-#include "core/mountinfo.h"
+#include "core/driver/mountinfo.h"
 #include "fs/startup.h"
 
 /* How long a holder whose connection was aborted may take to finish dying (a core dump included). */

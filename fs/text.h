@@ -19,7 +19,7 @@ struct fs_text {
 	/*
 	 * For whom (a live row's text, at open and read): a file naming other
 	 * processes shows each one's details only where /proc would show them
-	 * to this reader (core/proc_view.h).  NULL: nobody in particular.
+	 * to this reader (core/driver/proc_view.h).  NULL: nobody in particular.
 	 */
 	const struct accel_viewer *reader;
 };

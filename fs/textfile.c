@@ -11,10 +11,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/fileio.h"
-#include "core/log.h"
-#include "core/quota.h"
-#include "core/timed_wait.h"
+#include "core/state/fileio.h"
+#include "core/model/log.h"
+#include "core/policy/quota.h"
+#include "core/model/timed_wait.h"
 #include "fs/metrics_text.h"
 
 struct fs_textfile {

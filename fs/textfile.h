@@ -25,7 +25,7 @@
 
 #include <stddef.h>
 
-#include "core/node.h"
+#include "core/engine/node.h"
 
 struct fs_dies;
 

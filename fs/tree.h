@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "core/model.h"
+#include "core/model/model.h"
 
 enum fs_kind {
 	FS_NONE = 0,

@@ -11,12 +11,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/cdi.h"
-#include "core/family.h"
-#include "core/health.h"
-#include "core/node.h"
-#include "core/quota.h"
-#include "core/utc.h"
+#include "core/state/cdi.h"
+#include "core/driver/family.h"
+#include "core/model/health.h"
+#include "core/engine/node.h"
+#include "core/policy/quota.h"
+#include "core/model/utc.h"
 #include "fs/dies.h"
 #include "fs/health_text.h"
 #include "fs/info_text.h"
@@ -288,7 +288,7 @@ static int placement_status(struct fs_text *t, struct accel_node *node, const st
 	(void)s;
 	for (size_t i = 0; i < d->n_instances; i++)
 		taken = taken || accel_span_overlaps(n->placement, d->instances[i].placement);
-	fs_put(t, "state: %s\n", taken ? "taken" : d->admits.new_jobs ? "free" : "blocked"); /* core/admits.c */
+	fs_put(t, "state: %s\n", taken ? "taken" : d->admits.new_jobs ? "free" : "blocked"); /* core/policy/admits.c */
 	if (!taken && !d->admits.new_jobs)
 		fs_put(t, "blocked: %s: %s\n", accel_condition_str(d->admits.condition), d->admits.why);
 	if (d->refused)
@@ -317,7 +317,7 @@ static bool seen_from_a_view(const struct fs_node *dir)
 	return dir->via_node || dir->via_placement;
 }
 
-/* cdi.json exists only while the specs carry the hooks that record its containers (core/cdi.h). */
+/* cdi.json exists only while the specs carry the hooks that record its containers (core/state/cdi.h). */
 static bool cdi_hooked(const struct fs_node *dir)
 {
 	(void)dir;
@@ -358,7 +358,7 @@ static const struct fs_entry device_files[] = {
 	{ 0 },
 };
 
-/* Their names are core/tree_names.h's ACCEL_MIG_FILE_NAMES: no profile may be called so. */
+/* Their names are core/model/tree_names.h's ACCEL_MIG_FILE_NAMES: no profile may be called so. */
 static const struct fs_entry mig_files[] = {
 	/* mode, layout and cordon are written through fs/layout_files.c */
 	{ .name = "mode",
@@ -410,7 +410,7 @@ static const struct fs_entry mig_files[] = {
 	{ 0 },
 };
 
-/* Their names are core/tree_names.h's ACCEL_PROFILE_FILE_NAMES: no job may be called so. */
+/* Their names are core/model/tree_names.h's ACCEL_PROFILE_FILE_NAMES: no job may be called so. */
 static const struct fs_entry profile_files[] = {
 	{ .name = "info",
 	  .kind = FS_FILE,
@@ -428,7 +428,7 @@ static const struct fs_entry profile_files[] = {
 	{ 0 },
 };
 
-/* Their names are core/tree_names.h's ACCEL_PLACEMENT_FILE_NAMES: jobs show beside them. */
+/* Their names are core/model/tree_names.h's ACCEL_PLACEMENT_FILE_NAMES: jobs show beside them. */
 static const struct fs_entry placement_files[] = {
 	{ .name = "status",
 	  .kind = FS_FILE,
@@ -438,7 +438,7 @@ static const struct fs_entry placement_files[] = {
 	{ 0 },
 };
 
-/* Their names are core/tree_names.h's ACCEL_NODE_PROFILE_FILE_NAMES. */
+/* Their names are core/model/tree_names.h's ACCEL_NODE_PROFILE_FILE_NAMES. */
 static const struct fs_entry node_profile_files[] = {
 	{ .name = "info",
 	  .kind = FS_FILE,
@@ -479,7 +479,7 @@ static const struct fs_entry job_files[] = {
 	  .fresh = FS_FRESH_LIVE,
 	  .flags = FS_ENTRY_JOB_READY,
 	  .render = fs_job_processes_text },
-	/* what the driver's events said about the job's instance (core/health.h) */
+	/* what the driver's events said about the job's instance (core/model/health.h) */
 	{ .name = "health",
 	  .kind = FS_FILE,
 	  .fresh = FS_FRESH_SNAPSHOT,

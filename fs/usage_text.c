@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/node.h"
-#include "core/usage.h"
+#include "core/engine/node.h"
+#include "core/driver/usage.h"
 
 static void job_labels(struct fs_text *t, const struct accel_device *d, const struct accel_job *j)
 {

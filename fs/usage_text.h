@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What jobs use (core/usage.h), for /accel/metrics and node.json: sampled
+ * What jobs use (core/driver/usage.h), for /accel/metrics and node.json: sampled
  * as they are read (a scrape never waits for a window: it measures the one
- * since the previous scrape, core/node_usage.c).  Not part of the textfile
+ * since the previous scrape, core/engine/node_usage.c).  Not part of the textfile
  * copy of the metrics (fs/textfile.h), which the daemon writes without
  * anyone asking: an idle daemon samples nothing.
  */
@@ -11,7 +11,7 @@
 
 #include <jansson.h>
 
-#include "core/model.h"
+#include "core/model/model.h"
 #include "fs/text.h"
 
 struct accel_node;
@@ -22,7 +22,7 @@ struct accel_node;
  * owner, and UUID and GPU_I_ID as DCGM exporter labels its per-MIG series)
  * is accelfs_job_info's, once per job, joined on the key.  A scrape of a
  * hundred jobs stays small and shows the last readings (one wake-up of the
- * sampler for them all, core/node_usage.c).
+ * sampler for them all, core/engine/node_usage.c).
  */
 void fs_usage_metrics(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s);
 /*

@@ -15,7 +15,7 @@
 
 #include <fuse_lowlevel.h>
 
-#include "core/model.h"
+#include "core/model/model.h"
 #include "fs/openfile.h"
 
 #define FS_POLL_TICK_MS 250

@@ -3,7 +3,7 @@
  * The control extension of the simulated MIG drivers.
  *
  * Each simulated library (sim/thead/lib64/libhgml.so, sim/nvidia/libnvidia-ml.so.1)
- * exports, besides the driver ABI of core/mig_abi.h, these sim-only functions
+ * exports, besides the driver ABI of core/model/mig_abi.h, these sim-only functions
  * under its own prefix: hgmlSimSetBusy, nvmlSimSetBusy, ...  They change what
  * the simulated hardware does (busy instances, injected faults, a card that
  * falls off the bus) so that tests and `accel-smi sim ...` can stage the
@@ -19,7 +19,7 @@
 #ifndef ACCEL_SIM_ACCELSIM_H
 #define ACCEL_SIM_ACCELSIM_H
 
-#include "core/mig_abi.h"
+#include "core/model/mig_abi.h"
 
 /* One armed fault: the next calls of <prefix><function> return ret. */
 typedef struct {

@@ -22,7 +22,7 @@
 
 #include <stddef.h>
 
-#include "core/family.h"
+#include "core/driver/family.h"
 
 #define ACCEL_SIM_DEFAULT_STATE_DIR "/var/lib/accelfs"
 

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/names.h"
-#include "core/card.h"
-#include "core/inventory.h"
+#include "core/model/names.h"
+#include "core/driver/card.h"
+#include "core/driver/inventory.h"
 #include "tools/smi.h"
 
 int smi_fail(struct smi *s, mig_return_t r, const char *fmt, ...)
@@ -56,7 +56,7 @@ unsigned smi_select_devices(struct smi *s, mig_device_t *devices, unsigned *indi
 /*
  * A real H200 (NVML 580, MIG mode off) returns profile records without a
  * name, and nvidia-smi prints one anyway, from the geometry: the product's
- * own rule (core/names.c) names them the same way.
+ * own rule (core/model/names.c) names them the same way.
  */
 static void nvml_profile_name(struct smi *s, mig_device_t dev, const struct smi_gi_profile *p, char *buf, size_t len)
 {
@@ -117,7 +117,7 @@ const struct smi_gi_profile *smi_gi_profile_by_id(const struct smi_gi_profile *p
 
 unsigned smi_ci_profiles(struct smi *s, mig_gpu_instance_t gi, struct smi_ci_profile *out, unsigned max)
 {
-	/* The engine's probe (core/inventory.c), on a card that keeps no cache: a tool asks each time. */
+	/* The engine's probe (core/driver/inventory.c), on a card that keeps no cache: a tool asks each time. */
 	struct accel_card card = { .family = s->family, .lib = &s->lib, .name = "smi" };
 	mig_compute_instance_profile_info_v2_t *profiles = NULL;
 	mig_gpu_instance_info_t gi_info;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * `accel-smi health [-i N]`: the health seam of the driver, asked read-only,
- * as the daemon's event thread asks it (core/node_health.c): which event
+ * as the daemon's event thread asks it (core/engine/node_health.c): which event
  * types each card supports, an event set made and registered for the
  * types accelfs watches, one wait of 10 ms (TIMEOUT when nothing happens),
  * the ECC mode and counters (totals and per memory location), and the

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/ledger.h"
+#include "core/model/ledger.h"
 #include "tools/smi-mig.h"
 
 /* Free instances of a profile: the driver's count when it offers one. */
@@ -126,7 +126,7 @@ static const struct smi_gi_profile *find_gi_profile(const struct smi_gi_profile 
 
 /*
  * The lowest-start legal placement that overlaps no live GPU instance (the
- * daemon's own rule, core/ledger.c), or the lowest one, which the driver
+ * daemon's own rule, core/model/ledger.c), or the lowest one, which the driver
  * then refuses with its own message, as ppu-smi would.
  */
 static int pick_placement(struct smi *s, mig_device_t dev, const struct smi_gi_profile *p, long start,

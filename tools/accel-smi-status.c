@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/names.h"
+#include "core/model/names.h"
 #include "tools/smi-mig.h"
 
 /* One card as both forms say it. */

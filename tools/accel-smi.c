@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/log.h"
+#include "core/model/log.h"
 #include "tools/smi-commands.h"
 #include "tools/smi-layout.h"
 #include "sim/locate.h"
@@ -300,7 +300,7 @@ int main(int argc, char **argv)
 {
 	int rc;
 
-	/* A typo in ACCELFS_LOG is said at once (core/log.c), not at the first message, which may never come. */
+	/* A typo in ACCELFS_LOG is said at once (core/model/log.c), not at the first message, which may never come. */
 	accel_log_get_level();
 	rc = smi_main(argc, argv);
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * accelfs-hook: the OCI hook the CDI specs of accelfs name (core/cdi.h).
+ * accelfs-hook: the OCI hook the CDI specs of accelfs name (core/state/cdi.h).
  *
  *   accelfs-hook attach JOBDIR MIG-UUID    createRuntime: the job is given to this container
  *   accelfs-hook detach JOBDIR MIG-UUID    poststop: the container is gone
@@ -14,7 +14,7 @@
  * refuses to attach a container to it.
  *
  * Everything it is given is checked before anything is written, by the
- * rules the daemon checks again (core/container_id.h): the state must be a
+ * rules the daemon checks again (core/model/container_id.h): the state must be a
  * JSON object whose id is a container id (runc's rule: no newline, no
  * space, nothing that could become a second command or another word), for
  * attach with the pid of a process, and MIG-UUID must be one.  The line it
@@ -42,7 +42,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
-#include "core/container_id.h"
+#include "core/model/container_id.h"
 
 /* statfs(2)'s f_type of a FUSE mount (linux/magic.h has no name for it). */
 #define FUSE_SUPER_MAGIC 0x65735546

@@ -2,7 +2,7 @@
 /*
  * accel-smi: a small ppu-smi / nvidia-smi for whatever MIG driver the
  * product would load, real or simulated.  It talks to the driver only
- * through core/mig_lib.c (the product's seam), so what it shows is what
+ * through core/driver/mig_lib.c (the product's seam), so what it shows is what
  * the daemon would see.  The sim-only commands use the simulators' control
  * extension (sim/accelsim.h), found with dlsym on the same handle.
  *

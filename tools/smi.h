@@ -10,8 +10,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "core/family.h"
-#include "core/mig_lib.h"
+#include "core/driver/family.h"
+#include "core/driver/mig_lib.h"
 
 /* Exit statuses. */
 #define SMI_OK 0

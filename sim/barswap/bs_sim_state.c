@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/record.h"
+#include "core/state/record.h"
 
 /* ---- this process's identity --------------------------------------------- */
 

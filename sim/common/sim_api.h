@@ -8,7 +8,7 @@
 #ifndef ACCEL_SIM_API_H
 #define ACCEL_SIM_API_H
 
-#include "core/mig_abi.h"
+#include "core/model/mig_abi.h"
 #include "sim/accelsim.h"
 #include "sim/common/sim_ctx.h"
 

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "core/holders.h"
+#include "core/driver/holders.h"
 #include "sim/common/sim_api.h"
 #include "sim/common/sim_handles.h"
 

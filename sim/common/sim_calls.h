@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The driver calls a simulated library answers, by number: one enum value
- * per entry of core/mig_abi.h's X-macro lists (MIG_ABI_FUNCTIONS, then
+ * per entry of core/model/mig_abi.h's X-macro lists (MIG_ABI_FUNCTIONS, then
  * MIG_ABI_OPTIONAL_FUNCTIONS), so that a fault or a counter names a call
  * the compiler has checked, never a string that may be misspelt.
  *
@@ -16,7 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/mig_abi.h"
+#include "core/model/mig_abi.h"
 
 #define SIM_FN_ENUM_(suffix, params, args) SIM_FN_##suffix,
 enum sim_fn {

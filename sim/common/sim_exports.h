@@ -20,7 +20,7 @@
 #error "define SIM_CTX before including sim_exports.h"
 #endif
 
-#include "core/mig_abi.h"
+#include "core/model/mig_abi.h"
 #include "sim/accelsim.h"
 #include "sim/common/sim_api.h"
 
@@ -48,7 +48,7 @@ SIM_API const char *SIM_EXPORTED(ErrorString)(mig_return_t result);
 		return SIM_CALL(sim_##suffix, args);                                                                   \
 	}                                                                                                              \
 	_Static_assert(__builtin_types_compatible_p(__typeof__(&SIM_EXPORTED(suffix)), mig_fn_##suffix##_t),           \
-	               #suffix " does not match core/mig_abi.h");
+	               #suffix " does not match core/model/mig_abi.h");
 MIG_ABI_FUNCTIONS(SIM_DEFINE_ABI)
 MIG_ABI_OPTIONAL_FUNCTIONS(SIM_DEFINE_ABI)
 #undef SIM_DEFINE_ABI
@@ -68,7 +68,7 @@ SIM_API const char *SIM_EXPORTED(ErrorString)(mig_return_t result)
 	return sim_ErrorString(&SIM_CTX, result);
 }
 _Static_assert(__builtin_types_compatible_p(__typeof__(&SIM_EXPORTED(ErrorString)), mig_fn_ErrorString_t),
-               "ErrorString does not match core/mig_abi.h");
+               "ErrorString does not match core/model/mig_abi.h");
 
 /* A process that dlcloses without Shutdown still gets its memory and lock file back. */
 static void __attribute__((destructor)) sim_library_unload(void)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "sim/common/sim_fs.h"
 
-#include "core/record.h"
+#include "core/state/record.h"
 
 #include <dirent.h>
 #include <errno.h>

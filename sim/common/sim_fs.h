@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "core/record.h"
+#include "core/state/record.h"
 
 struct sim_paths {
 	char root[PATH_MAX];         /* $ACCELFS_SIM_ROOT/<vendor> */
@@ -37,7 +37,7 @@ int sim_card_path(const struct sim_paths *p, unsigned ordinal, bool hw, char *bu
 /* dir + "/" + rel into buf; 0 or -ENAMETOOLONG. */
 int sim_path_join(char *buf, size_t len, const char *dir, const char *rel);
 
-/* mkdir -p is core's accel_mkdirs() (core/record.h). */
+/* mkdir -p is core's accel_mkdirs() (core/state/record.h). */
 
 /*
  * Make path a character device major:minor with the given permission bits,

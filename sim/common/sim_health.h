@@ -26,7 +26,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/mig_abi.h"
+#include "core/model/mig_abi.h"
 #include "sim/common/sim_model.h"
 
 #define SIM_HEALTH_RING 4096

@@ -58,7 +58,7 @@ struct sim_ci *sim_ci_by_id(struct sim_gi *gi, unsigned id)
 
 /*
  * The simulated hardware's own geometry: written apart from core's ledger
- * (core/ledger.c) on purpose.  The simulator plays the driver that judges
+ * (core/model/ledger.c) on purpose.  The simulator plays the driver that judges
  * the engine's choices; were it to ask the engine's code whether a
  * placement is free, a bug there would be agreed with instead of refused.
  */

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "core/mig_abi.h"
+#include "core/model/mig_abi.h"
 #include "sim/accelsim.h"
 
 #define SIM_NAME_LEN MIG_DEVICE_NAME_V2_BUFFER_SIZE

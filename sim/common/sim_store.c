@@ -225,7 +225,7 @@ static int replace_by_rename(const char *path, const char *text, size_t len)
  *
  * No fsync either, of the file or of its directory: this is simulated
  * hardware, and a simulated host crash loses its instances anyway, as a
- * real one does (the product's own records, core/record.c, stay durable).
+ * real one does (the product's own records, core/state/record.c, stay durable).
  * The tmp name carries the pid: threads of one process never write one
  * file at once (its card's mutex, or the node's, is held).
  */

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "core/holders.h"
+#include "core/driver/holders.h"
 #include "sim/common/sim_model.h"
 
 struct sim_paths;

@@ -10,8 +10,8 @@
 #include <limits.h>
 #include <stdbool.h>
 
-#include "core/family.h"
-#include "core/node.h"
+#include "core/driver/family.h"
+#include "core/engine/node.h"
 #include "sim/accelsim.h"
 
 struct env {

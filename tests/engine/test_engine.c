@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The partition engine (core/catalog.c, carve.c, inventory.c, devnodes.c)
+ * The partition engine (core/driver/catalog.c, carve.c, inventory.c, devnodes.c)
  * against the simulated drivers, through the product's own seam: discovery
  * as the runbook prescribes, the compute-instance profile choice, and
  * rollback at every step of a carve.
@@ -19,10 +19,10 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "core/carve.h"
-#include "core/catalog.h"
-#include "core/devnodes.h"
-#include "core/inventory.h"
+#include "core/driver/carve.h"
+#include "core/driver/catalog.h"
+#include "core/driver/devnodes.h"
+#include "core/driver/inventory.h"
 #include "tests/sim/sim_fixture.h"
 
 struct env {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The node (core/node*.c) against both simulated drivers, searching for
+ * The node (core/engine/node*.c) against both simulated drivers, searching for
  * answers that are not true: a fault at every driver call of a carve and of
  * a reclaim, threads carving and reclaiming at once, transient faults while
  * polling.  After each, the answer is checked against the driver and the

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Cards that are away (core/node_cards.c, core/node_view.c): a card whose
+ * Cards that are away (core/engine/node_cards.c, core/engine/node_view.c): a card whose
  * records are on disk but which the driver does not give the node is shown
  * absent, its jobs lost and their names kept, until it is back or rmdir has
  * forgotten them; a card that appears after the start joins at the next
@@ -20,7 +20,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/record.h"
+#include "core/state/record.h"
 #include "tests/engine/node_fixture.h"
 
 #define PROFILE "4g.48gb"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Instances accelfs did not make (core/reconcile.h, core/intent.h,
- * core/node_foreign.c): a card partitioned behind the node's back keeps its
+ * Instances accelfs did not make (core/policy/reconcile.h, core/state/intent.h,
+ * core/engine/node_foreign.c): a card partitioned behind the node's back keeps its
  * partitions across passes and restarts, however short the orphan grace;
  * an instance a carve left between the driver's create and the record is
  * still known for the node's own and reclaimed; a foreign instance is
@@ -21,10 +21,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/carve.h"
-#include "core/intent.h"
-#include "core/mig_lib.h"
-#include "core/record.h"
+#include "core/driver/carve.h"
+#include "core/state/intent.h"
+#include "core/driver/mig_lib.h"
+#include "core/state/record.h"
 #include "tests/engine/node_fixture.h"
 
 static size_t family_index(const struct accel_family *f)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The event thread against the simulated drivers (core/node_health.c): a
+ * The event thread against the simulated drivers (core/engine/node_health.c): a
  * library without the event calls still serves the tree and says why
  * health is unknown; a fault at each call of the health seam at start
  * leaves the cards unknown, then watched once the driver answers again;
@@ -17,7 +17,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/health.h"
+#include "core/model/health.h"
 #include "tests/engine/node_fixture.h"
 
 #define NVML_INDEX 1 /* accel_families[]: T-Head, then NVIDIA */

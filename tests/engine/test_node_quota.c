@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Quotas under concurrency (core/quota_check.c): 200 mkdirs at once, on
+ * Quotas under concurrency (core/engine/quota_check.c): 200 mkdirs at once, on
  * devices and at the node level together, across the 16 simulated PPUs
  * and the GPU, by one user and then by two users of one group.  Exactly
  * the jobs that fit are carved, never one more: the final use is within
@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/quota.h"
+#include "core/policy/quota.h"
 #include "tests/engine/node_fixture.h"
 
 #define REQUESTS 200

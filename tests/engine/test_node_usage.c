@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What jobs use (core/node_usage.c) against the simulated NVML: the rates,
+ * What jobs use (core/engine/node_usage.c) against the simulated NVML: the rates,
  * memory and energy a test sets come back; a library without GPM still says
  * memory and energy and why not the rest; a driver error at a sample gives
  * the driver's words, and the next reading recovers; readers at once share
@@ -18,7 +18,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/usage.h"
+#include "core/driver/usage.h"
 #include "tests/engine/node_fixture.h"
 
 #define NVML_INDEX 1 /* accel_families[]: T-Head, then NVIDIA */

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The calls of accelfs's health seam (core/node_health.c, accel-smi health),
+ * The calls of accelfs's health seam (core/engine/node_health.c, accel-smi health),
  * made directly on the real libnvidia-ml.so.1, read-only: for a device
  * machine that can be given a short command but not this branch's build.
- * Layouts are core/mig_abi.h's, spelt out again so that it compiles alone:
+ * Layouts are core/model/mig_abi.h's, spelt out again so that it compiles alone:
  *
  *   gcc -o probe tests/hardware/h200-health-probe.c -ldl && ./probe
  *

@@ -75,7 +75,7 @@ nvidia-smi -q -d ECC -i 0 >"$OUT/nvidia-smi-q-ecc.txt" 2>&1
 		pid=$(cat "$STATE/accelfs.pid")
 		ticks() { awk '{ print $14 + $15 }' "/proc/$pid/stat"; }
 		# The reads above used the tree: the poller keeps its cadence 10 s after the last use
-		# (ACCEL_POLL_LINGER_MS, core/node.h), then rests with no deadline. Measured once it rests.
+		# (ACCEL_POLL_LINGER_MS, core/engine/node.h), then rests with no deadline. Measured once it rests.
 		sleep 15
 		t0=$(ticks); sleep 30; t1=$(ticks)
 		check "CPU ticks of the idle daemon in 30 s (poller at rest, event thread waiting in the driver)" "0" "$((t1 - t0))"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * hw-running-processes [gpu|ppu]: what the driver's running-process query
- * (DeviceGetComputeRunningProcesses_v3, core/mig_abi.h) answers on every card
+ * (DeviceGetComputeRunningProcesses_v3, core/model/mig_abi.h) answers on every card
  * and every MIG device of the family, through the same loader the daemon
  * uses (accel_family_open_lib: the symbol resolved at load, optional).  It
  * only asks: nothing is created, destroyed, enabled or reset.  Each line:
@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/family.h"
-#include "core/mig_lib.h"
+#include "core/driver/family.h"
+#include "core/driver/mig_lib.h"
 
 static int ask(struct mig_lib *lib, mig_device_t dev, const char *name, const char *what)
 {

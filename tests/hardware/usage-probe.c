@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * hw-usage-probe [gpu|ppu]: what the utilization seam (core/mig_abi.h's
+ * hw-usage-probe [gpu|ppu]: what the utilization seam (core/model/mig_abi.h's
  * MIG_ABI_USAGE_FUNCTIONS) answers on card 0, through the daemon's loader.
  * Read-only: it allocates two GPM samples, takes them a second apart, asks
  * for the metrics accelfs shows, frees them, reads the energy counter twice
@@ -21,8 +21,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/family.h"
-#include "core/mig_lib.h"
+#include "core/driver/family.h"
+#include "core/driver/mig_lib.h"
 
 static long long now_ms(void)
 {

@@ -24,7 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 # The two MIG families, described by what a test needs to know of them.  The
 # contract rows are written once against these and run for both.
-# The files of <dev>/mig/ beside its profile directories (fs/tree_files.c, core/tree_names.h).
+# The files of <dev>/mig/ beside its profile directories (fs/tree_files.c, core/model/tree_names.h).
 MIG_FILES = ("mode", "instances", "map", "layout", "layout_status", "cordon", "foreign", "adopt", "last_error")
 
 THEAD = {
@@ -100,7 +100,7 @@ def wait_until(pred, timeout=10.0, step=0.05, what="condition"):
 
 
 def cdi_tag(state):
-    """The tag of a daemon's CDI spec files (accelfs-<tag>-<job>.json, core/cdi_dir.c): eight hex digits of the
+    """The tag of a daemon's CDI spec files (accelfs-<tag>-<job>.json, core/state/cdi_dir.c): eight hex digits of the
     FNV-1a hash of its state directory's real path, folded to 32 bits."""
     h = 0xcbf29ce484222325
     for b in os.path.realpath(state).encode():

@@ -21,7 +21,7 @@ def fields(line):
 
 def intents_on_disk(state):
     """The intents under STATE/records, "<job>@<start>" each: the slots of each card's intents file
-    (core/intent_slots.h: 512 bytes, a header line, the key on the next, a free slot starts with 0)
+    (core/state/intent_slots.h: 512 bytes, a header line, the key on the next, a free slot starts with 0)
     and any file of its own (<job>@<start>.intent)."""
     keys = []
     for d, _, files in os.walk(os.path.join(state, "records")):

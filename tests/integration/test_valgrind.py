@@ -15,7 +15,7 @@ from harness import ACCEL_SMI, daemon_under_valgrind, wait_until
                  "valgrind is not available here, or the build is sanitized (ASan and valgrind exclude each other)")
 class Valgrind(unittest.TestCase):
     def test_layouts_are_clean_under_valgrind(self):
-        """Layouts (fs/layout_files.c, core/layout*.c): written a line at a time, pending, applied by the thread."""
+        """Layouts (fs/layout_files.c, core/policy/layout_*.c, core/engine/layout*.c): written a line at a time, pending, applied by the thread."""
         with daemon_under_valgrind(self, "gpu0", extra=["--poll-interval=0.3"]) as mnt:
             mig = os.path.join(mnt, "gpu0", "mig")
             os.mkdir(os.path.join(mig, "3g.71gb", "mine"))
@@ -50,7 +50,7 @@ class Valgrind(unittest.TestCase):
             prof = os.path.join(mnt, "ppu3", "mig", "4g.48gb")
             os.mkdir(os.path.join(prof, "a"))
             os.mkdir(os.path.join(mnt, "mig", "1g.18gb", "b"))
-            # a carve at a chosen placement, its view and its refusals (fs/tree.c, core/place_exact.c)
+            # a carve at a chosen placement, its view and its refusals (fs/tree.c, core/policy/place_exact.c)
             at = os.path.join(prof, "placements", "4", "p")
             os.mkdir(at)
             self.assertEqual(os.readlink(os.path.join(at, "device")), "../../../p")
@@ -90,7 +90,7 @@ class Valgrind(unittest.TestCase):
 
     def test_quotas_are_clean_under_valgrind(self):
         """The quota file written (and refused), a carve over it, a node-level choice among devices,
-        and the texts that show it (fs/quota_file.c, core/quota_*.c)."""
+        and the texts that show it (fs/quota_file.c, core/policy/quota_*.c, core/engine/quota_check.c)."""
         with daemon_under_valgrind(self, "ppu3", extra=["--poll-interval=0.3"]) as mnt:
             quota = os.path.join(mnt, "quota")
             with open(quota, "w") as f:
@@ -113,7 +113,7 @@ class Valgrind(unittest.TestCase):
 
     def test_attachments_are_clean_under_valgrind(self):
         """A job's containers, reclaim and holders files, rmdir refused, a stale attachment cleared and the
-        job reclaimed by the daemon's own thread (fs/jobctl.c, fs/reclaimer.c, core/attach.c)."""
+        job reclaimed by the daemon's own thread (fs/jobctl.c, fs/reclaimer.c, core/state/attach.c)."""
         with daemon_under_valgrind(self, "ppu3", extra=["--poll-interval=0.3"]) as mnt:
             job = os.path.join(mnt, "ppu3", "mig", "4g.48gb", "a")
             os.mkdir(job)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/metrics.c: what each call counts, the reasons errnos fall under, the
+ * core/engine/metrics.c: what each call counts, the reasons errnos fall under, the
  * histogram's buckets, the listener, and exact totals under threads.
  */
 #include <errno.h>
@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "core/metrics.h"
+#include "core/engine/metrics.h"
 
 static int reset(void **state)
 {

@@ -19,15 +19,15 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "core/catalog.h"
-#include "core/family.h"
-#include "core/metrics.h"
+#include "core/driver/catalog.h"
+#include "core/driver/family.h"
+#include "core/engine/metrics.h"
 #include "fs/metrics_text.h"
 #include "fs/mig_map.h"
 #include "fs/node_json.h"
 #include "fs/render.h"
 #include "fs/tree.h"
-#include "core/tree_names.h"
+#include "core/model/tree_names.h"
 
 static struct accel_span four[] = { { 0, 4 }, { 4, 4 } };
 static struct accel_span two[] = { { 0, 2 }, { 2, 2 }, { 4, 2 }, { 6, 2 } };
@@ -386,7 +386,7 @@ static void test_node_json(void **state)
 	free(text);
 }
 
-/* The files a directory's rows name, in order: what core/tree_names.h must list. */
+/* The files a directory's rows name, in order: what core/model/tree_names.h must list. */
 static void assert_rows_are(enum fs_kind dir, const char *const *names)
 {
 	const struct fs_entry *rows = fs_tree_files(dir);
@@ -400,7 +400,7 @@ static void assert_rows_are(enum fs_kind dir, const char *const *names)
 	assert_null(names[n]);
 }
 
-/* Core refuses names from core/tree_names.h: it must be exactly the tree's files, or names collide. */
+/* Core refuses names from core/model/tree_names.h: it must be exactly the tree's files, or names collide. */
 static void test_reserved_names_are_the_tree_files(void **state)
 {
 	static const char *const mig[] = { ACCEL_MIG_FILE_NAMES, NULL };

@@ -3,7 +3,7 @@
  * A fresh simulated node per test: a temporary state directory, the
  * environment pointed at it exactly as accelfs --sim does
  * (sim/locate.h), and the simulated library opened through the
- * product's own seam (accel_family_open_lib -> core/mig_lib.c).
+ * product's own seam (accel_family_open_lib -> core/driver/mig_lib.c).
  */
 #ifndef ACCEL_TESTS_SIM_FIXTURE_H
 #define ACCEL_TESTS_SIM_FIXTURE_H
@@ -12,8 +12,8 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "core/family.h"
-#include "core/mig_lib.h"
+#include "core/driver/family.h"
+#include "core/driver/mig_lib.h"
 #include "sim/accelsim.h"
 
 struct sim_fixture {

@@ -4,7 +4,7 @@
  * function), the per-function call counts (SimGetCalls), and what a call
  * costs in locks (a read on a current cache takes none, yet sees every
  * other process's change), with the simulators loaded through
- * core/mig_lib.c as the product loads them.
+ * core/driver/mig_lib.c as the product loads them.
  */
 #include <setjmp.h>
 #include <stdarg.h>

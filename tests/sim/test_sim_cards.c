@@ -24,7 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/record.h"
+#include "core/state/record.h"
 #include "tests/sim/sim_fixture.h"
 
 #define ID_4G48GB 5 /* the built-in T-Head 4g profile: placements {0,4}:4 */

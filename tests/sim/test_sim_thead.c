@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The simulated T-Head driver (libhgml.so), loaded through core/mig_lib.c
+ * The simulated T-Head driver (libhgml.so), loaded through core/driver/mig_lib.c
  * as the product loads it, against the runbook's quirks.
  */
 #include <setjmp.h>

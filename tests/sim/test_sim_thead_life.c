@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The simulated T-Head driver (libhgml.so), loaded through core/mig_lib.c
+ * The simulated T-Head driver (libhgml.so), loaded through core/driver/mig_lib.c
  * as the product loads it: handles over their lifetime, the library found
  * or not, the MIG mode's rules, busy instances, faults and lost devices.
  * (Profiles, placements and instances: test_sim_thead.c.)

@@ -16,8 +16,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/attach.h"
-#include "core/fileio.h"
+#include "core/state/attach.h"
+#include "core/state/fileio.h"
 
 #include "tests/unit/attach_fixture.h"
 

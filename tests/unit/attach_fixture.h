@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
-#include "core/attach.h"
+#include "core/state/attach.h"
 
 #define ID_A "3f2a9c1e0b4d5e6f77aa"
 #define ID_B "77aa00112233445566bb"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Attachments (core/attach.c): which containers hold a job, against a fake
+ * Attachments (core/state/attach.c): which containers hold a job, against a fake
  * /proc whose stat files the test writes, so that a process's death and a
  * reused pid are both under the test's control.
  */
@@ -20,8 +20,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/attach.h"
-#include "core/fileio.h"
+#include "core/state/attach.h"
+#include "core/state/fileio.h"
 
 #include "tests/unit/attach_fixture.h"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The registry and real processes (core/attach_watch.c): a pidfd follows
+ * The registry and real processes (core/state/attach_watch.c): a pidfd follows
  * the process, not its pid; after a restart the start time decides, then
  * the pidfd; a read of a job's containers, and what only a sweep finds.
  */
@@ -20,8 +20,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/attach.h"
-#include "core/fileio.h"
+#include "core/state/attach.h"
+#include "core/state/fileio.h"
 
 #include "tests/unit/attach_fixture.h"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * CDI specs (core/cdi.c) and the job-name rule they depend on: what a
+ * CDI specs (core/state/cdi.c) and the job-name rule they depend on: what a
  * runtime is given for a job, read back as JSON.
  */
 #include <setjmp.h>
@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/cdi.h"
-#include "core/family.h"
+#include "core/state/cdi.h"
+#include "core/driver/family.h"
 
 static void name_rule(void **state)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The CDI directory (core/cdi_dir.c): a file per job named for the daemon,
+ * The CDI directory (core/state/cdi_dir.c): a file per job named for the daemon,
  * the sweep that removes only this daemon's stale files, and the claim that
  * keeps a second daemon out of the directory, naming the first.
  */
@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/cdi_dir.h"
+#include "core/state/cdi_dir.h"
 
 static char top[PATH_MAX];
 

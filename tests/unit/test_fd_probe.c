@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* core/proc_files.c: does a process still have a file open; are two thread ids one process. */
+/* core/driver/proc_files.c: does a process still have a file open; are two thread ids one process. */
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "core/proc_files.h"
+#include "core/driver/proc_files.h"
 
 static void sees_its_own_descriptors_come_and_go(void **state)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/fileio.c: two threads replacing one file at once each leave their
+ * core/state/fileio.c: two threads replacing one file at once each leave their
  * whole text or the other's, never a blend (issue 34, observation 3: the
  * temporary file was named by the process alone, so both wrote into it).
  */
@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "core/fileio.h"
+#include "core/state/fileio.h"
 
 #define ROUNDS 300
 

@@ -15,10 +15,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/health_book.h"
-#include "core/health_store.h"
-#include "core/health_xid.h"
-#include "core/mig_abi.h"
+#include "core/state/health_book.h"
+#include "core/state/health_store.h"
+#include "core/model/health_xid.h"
+#include "core/model/mig_abi.h"
 #include "fs/health_text.h"
 
 /* A card view with three jobs: a on GI 1 CI 0, b on GI 2 CI 0, c on GI 5 CI 0. */

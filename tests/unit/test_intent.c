@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/intent.c and core/intent_slots.c: an intent is a slot of the card's
+ * core/state/intent.c and core/state/intent_slots.c: an intent is a slot of the card's
  * file, written in place; what a crash can leave (a slot torn mid-write, a
  * clear that never reached the disk, the file's first making cut short)
  * loads as what it is; a card with no slot free, and an intent an earlier
@@ -20,9 +20,9 @@
 
 #include <cmocka.h>
 
-#include "core/fileio.h"
-#include "core/intent.h"
-#include "core/intent_slots.h"
+#include "core/state/fileio.h"
+#include "core/state/intent.h"
+#include "core/state/intent_slots.h"
 
 #define FAMILY "ppu"
 #define CARD "GPU-0000-test"

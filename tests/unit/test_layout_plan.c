@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Layouts (core/layout.h): the text, the check against a card, and the
+ * Layouts (core/policy/layout.h): the text, the check against a card, and the
  * plan of what to do about a card as a view shows it.  The card is an
  * H200-shaped view built by hand: 8 memory slices, 7 compute slices.
  */
@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "core/layout.h"
+#include "core/policy/layout.h"
 
 static struct accel_span p1g[] = { { 0, 1 }, { 1, 1 }, { 2, 1 }, { 3, 1 }, { 4, 1 }, { 5, 1 }, { 6, 1 } };
 static struct accel_span p3g[] = { { 0, 4 }, { 4, 4 } };

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "core/ledger.h"
+#include "core/model/ledger.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 

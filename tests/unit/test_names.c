@@ -7,7 +7,7 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "core/names.h"
+#include "core/model/names.h"
 
 static void normalize_takes_last_field_lowercased(void **state)
 {

@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/proc_life.h"
+#include "core/driver/proc_life.h"
 
 static char root[] = "/tmp/accel-proc-life-XXXXXX";
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/proc_view.c: /proc's hidepid read from its mount options, and who
+ * core/driver/proc_view.c: /proc's hidepid read from its mount options, and who
  * then sees a process's details, by the kernel's rule (issue 34, item 8).
  */
 #include <setjmp.h>
@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "core/proc_view.h"
+#include "core/driver/proc_view.h"
 
 static void test_mount_options(void **state)
 {

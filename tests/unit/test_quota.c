@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The quota text and arithmetic (core/quota_parse.c, core/quota_use.c):
+ * The quota text and arithmetic (core/policy/quota_parse.c, core/policy/quota_use.c):
  * every bad line refused with its reason and nothing taken, the stored
  * form read back as written, use per principal from the jobs, the check
  * naming principal, limit and use, and the file's text.
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/quota.h"
+#include "core/policy/quota.h"
 #include "fs/quota_text.h"
 
 static void good_text_parses_and_round_trips(void **state)

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/reconcile.h"
+#include "core/policy/reconcile.h"
 
 static struct accel_record rec(const char *job, unsigned gi, unsigned start, const char *uuid)
 {

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/record.h"
+#include "core/state/record.h"
 
 static struct accel_record sample(void)
 {

@@ -147,7 +147,7 @@ func (f *Fake) ReadNode() (*accelfs.Node, error) {
 
 // treeFiles are the names a job may not take: the files of a profile
 // directory and of placements/<start>/, where every job shows too
-// (core/tree_names.h).
+// (core/model/tree_names.h).
 var treeFiles = map[string]string{
 	"info": "profile", "available": "profile", "last_error": "profile", "placements": "profile",
 	"status": "placement",
@@ -155,7 +155,7 @@ var treeFiles = map[string]string{
 
 // CarveAt carves the job at that start, or answers as the tree does for
 // mkdir <card>/mig/<profile>/placements/<start>/<job>, in the daemon's
-// order (fs/ops_dir.c, core/node_jobs.c): the lookup of the path, the name,
+// order (fs/ops_dir.c, core/engine/node_jobs.c): the lookup of the path, the name,
 // the node's other jobs, the card, then the placement against every live
 // instance. accelfstest's conformance test holds these answers to the
 // daemon's.
@@ -228,7 +228,7 @@ func (f *Fake) CarveAt(card, profile string, start int, job string) error {
 }
 
 // taken is the daemon's sentence naming every live instance in the way of
-// span (core/place_exact.c), or "" when span is free.
+// span (core/policy/place_exact.c), or "" when span is free.
 func taken(d *accelfs.Device, prof *accelfs.Profile, span accelfs.Span) string {
 	var holders []string
 	for _, in := range d.Instances {

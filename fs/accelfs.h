@@ -18,6 +18,7 @@ struct fs_reclaimer;
 struct fs_textfile;
 struct accel_delegation;
 struct open_file;
+struct dir_listing;
 
 struct accelfs {
 	struct accel_node *node;
@@ -30,12 +31,14 @@ struct accelfs {
 	struct fs_pollers *pollers;     /* readers waiting in poll() (fs/waiters.c) */
 	struct fs_mount mount;          /* dies/ and the attachment registry (fs/tree.h) */
 	/*
-	 * Every open generated file (fs/ops_file.c).  The kernel sends RELEASE
-	 * after close(2) returns, and not at all for a close that races an
-	 * unmount: what it never released is freed here at exit.
+	 * Every open generated file (fs/ops_file.c) and directory listing
+	 * (fs/ops_dir.c).  The kernel sends RELEASE and RELEASEDIR after
+	 * close(2) returns, and not at all for a close that races an unmount
+	 * or a connection aborted: what it never released is freed at exit.
 	 */
 	pthread_mutex_t files_lock;
 	struct open_file *files;
+	struct dir_listing *dirs;
 	time_t started;        /* the timestamps of everything that is not a job */
 	bool mounted_with_dev; /* character devices in jobs' dev/ work only on a "dev" mount */
 	bool read_only;        /* --read-only: every write and directory operation answers EROFS */

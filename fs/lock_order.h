@@ -4,7 +4,7 @@
  * round (debug builds assert it, core/engine/lock_check.h, as core's own order in
  * core/engine/node_internal.h):
  *
- *   1. FS_LOCK_FILES    the open files' list (struct accelfs's files_lock)
+ *   1. FS_LOCK_FILES    the open files' and directories' lists (struct accelfs's files_lock)
  *   2. FS_LOCK_FLUSH    the notifier's flush_lock: one flush at a time
  *   3. FS_LOCK_POLLERS  the waiters in poll() (fs/waiters.c)
  *   4. FS_LOCK_FILE     an open file's lock: its text, what its writer keeps

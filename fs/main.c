@@ -498,6 +498,7 @@ out:
 	if (fs.se)
 		fuse_session_destroy(fs.se);
 	fs_open_files_free(&fs);
+	fs_open_dirs_free(&fs);
 	accel_node_stop(fs.node);
 	fs_textfile_free(fs.textfile);
 	accel_cdi_claim_release(cdi_fd); /* the node wrote its last spec file */

@@ -89,6 +89,8 @@ struct fs_node;
 struct fs_deferred;
 /* At exit, once the session is gone: free the open files the kernel never released. */
 void fs_open_files_free(struct accelfs *fs);
+/* The same for directory listings (fs/ops_dir.c). */
+void fs_open_dirs_free(struct accelfs *fs);
 
 /*
  * Resolve inode ino in the current snapshot as what it was looked up as

@@ -19,6 +19,7 @@
 #include "fs/accelfs.h"
 #include "fs/cache.h"
 #include "fs/dies.h"
+#include "fs/lock_order.h"
 #include "fs/notify.h"
 #include "fs/openfile.h"
 #include "fs/ops_internal.h"
@@ -37,7 +38,50 @@ struct dir_listing {
 	struct dir_entry *e;
 	size_t n, cap;
 	bool oom;
+	struct dir_listing *next, *prev; /* struct accelfs's dirs, under its files_lock */
 };
+
+static void free_listing(struct dir_listing *d)
+{
+	free(d->e);
+	free(d);
+}
+
+/* Kept on fs->dirs from the open until its RELEASEDIR, which may never come (fs/accelfs.h). */
+static void link_listing(struct accelfs *fs, struct dir_listing *d)
+{
+	fs_lock(&fs->files_lock, FS_LOCK_FILES);
+	d->next = fs->dirs;
+	if (d->next)
+		d->next->prev = d;
+	fs->dirs = d;
+	fs_unlock(&fs->files_lock, FS_LOCK_FILES);
+}
+
+static void release_listing(struct accelfs *fs, struct dir_listing *d)
+{
+	fs_lock(&fs->files_lock, FS_LOCK_FILES);
+	if (d->prev)
+		d->prev->next = d->next;
+	else
+		fs->dirs = d->next;
+	if (d->next)
+		d->next->prev = d->prev;
+	fs_unlock(&fs->files_lock, FS_LOCK_FILES);
+	free_listing(d);
+}
+
+void fs_open_dirs_free(struct accelfs *fs)
+{
+	fs_lock(&fs->files_lock, FS_LOCK_FILES);
+	while (fs->dirs) {
+		struct dir_listing *d = fs->dirs;
+
+		fs->dirs = d->next;
+		free_listing(d);
+	}
+	fs_unlock(&fs->files_lock, FS_LOCK_FILES);
+}
 
 static void add_entry(struct dir_listing *d, const char *name, mode_t mode)
 {
@@ -93,17 +137,15 @@ void fs_op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fs_tree_list(snap, &n, emit_entry, d);
 	accel_snapshot_unref(snap);
 	if (d->oom) {
-		free(d->e);
-		free(d);
+		free_listing(d);
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
+	link_listing(fs, d);
 	fi->fh = (uint64_t)(uintptr_t)d;
-	if (fuse_reply_open(req, fi)) {
-		/* The opener is gone (the request was interrupted): no RELEASEDIR will come for it. */
-		free(d->e);
-		free(d);
-	}
+	/* The opener is gone (the request was interrupted): no RELEASEDIR will come for it. */
+	if (fuse_reply_open(req, fi))
+		release_listing(fs, d);
 }
 
 void fs_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
@@ -135,10 +177,8 @@ void fs_op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct dir_listing *d = (struct dir_listing *)(uintptr_t)fi->fh;
 
 	(void)ino;
-	if (d) {
-		free(d->e);
-		free(d);
-	}
+	if (d)
+		release_listing(fs_of(req), d);
 	fuse_reply_err(req, 0);
 }
 

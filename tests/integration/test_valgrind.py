@@ -140,6 +140,22 @@ class Valgrind(unittest.TestCase):
                 ctr.wait()
             wait_until(lambda: not os.path.exists(job), timeout=60, what="the job to be reclaimed")
 
+    def test_handles_the_kernel_never_released_are_freed_at_exit(self):
+        """A directory and a file open when the connection ends: no RELEASEDIR or RELEASE ever comes
+        (as for a close racing an unmount), and the daemon frees them at exit (fs/ops_dir.c, fs/ops_file.c)."""
+        with daemon_under_valgrind(self, "ppu3") as mnt:
+            held = [os.open(os.path.join(mnt, "ppu3", "mig"), os.O_RDONLY | os.O_DIRECTORY),
+                    os.open(os.path.join(mnt, "ppu3", "mig", "instances"), os.O_RDONLY)]
+            try:
+                ctl = f"/sys/fs/fuse/connections/{os.minor(os.stat(mnt).st_dev)}"
+                if not os.path.exists(ctl):
+                    subprocess.run(["mount", "-t", "fusectl", "none", os.path.dirname(ctl)], check=False)
+                with open(f"{ctl}/abort", "w") as f:
+                    f.write("1")
+            finally:
+                for fd in held:
+                    os.close(fd)
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

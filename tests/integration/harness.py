@@ -63,11 +63,14 @@ SUPPRESSIONS = os.path.join(HERE, "..", "valgrind.supp")
 
 
 @contextlib.contextmanager
-def daemon_under_valgrind(test, ready, extra=()):
+def daemon_under_valgrind(test, ready, extra=(), state=None):
     """Run `accelfs -f --sim` under valgrind and yield its mountpoint once `ready` (a path below it)
     exists; then unmount and fail the test on any memory error or definite leak.  test.vg_state is
-    the daemon's state directory (for accel-smi --sim) while it runs."""
-    state = tempfile.mkdtemp(prefix="accelfs-vg-state-")
+    the daemon's state directory (for accel-smi --sim) while it runs: a new one, removed after, or
+    `state`, kept for the caller (what a daemon before it left there, and what it leaves for the next)."""
+    own_state = state is None
+    if own_state:
+        state = tempfile.mkdtemp(prefix="accelfs-vg-state-")
     test.vg_state = state
     mnt = tempfile.mkdtemp(prefix="accelfs-vg-mnt-")
     log = os.path.join(state, "valgrind.log")
@@ -83,7 +86,10 @@ def daemon_under_valgrind(test, ready, extra=()):
         rc = proc.wait(timeout=120)
     with open(log) as f:
         report = f.read()
-    shutil.rmtree(state, ignore_errors=True)
+    if own_state:
+        shutil.rmtree(state, ignore_errors=True)
+    else:
+        os.unlink(log)
     os.rmdir(mnt)
     test.assertEqual(rc, 0, report)
 

@@ -5,13 +5,17 @@
  * health is unknown; a fault at each call of the health seam at start
  * leaves the cards unknown, then watched once the driver answers again;
  * an event raised through the driver reaches the snapshot; and the driver
- * is asked nothing while nothing happens.
+ * is asked nothing while nothing happens.  What a card takes follows
+ * (core/policy/admits.c): a failed card no new job, and the node-level
+ * choice another, until the operator acknowledges it; a cordoned card no
+ * job but its layout's.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,12 +151,71 @@ static void an_event_reaches_the_snapshot_and_idle_asks_nothing(void **state)
 	stop(&e);
 }
 
+/* mkdir on ppu3 answers err (0: carved, then removed again); why says words when refused. */
+static void mkdir_answers(struct env *e, const char *job, int err, const char *words)
+{
+	char why[ACCEL_TEXT_MAX];
+
+	assert_int_equal(accel_node_mkdir(e->node, "ppu3", "4g.48gb", job, 0, 0, NULL, why, sizeof(why)), err);
+	if (err)
+		assert_non_null(strstr(why, words));
+	else
+		assert_int_equal(accel_node_rmdir(e->node, "ppu3", "4g.48gb", job, why, sizeof(why)), 0);
+}
+
+static void a_failed_card_takes_no_job_until_acknowledged_and_a_cordoned_one_only_its_layouts(void **state)
+{
+	accelsim_fn_SimRaiseEvent_t raise_event;
+	struct env e;
+	struct accel_snapshot *s;
+	char why[ACCEL_TEXT_MAX], chosen[ACCEL_NAME_MAX];
+
+	(void)state;
+	start(&e);
+	assert_int_equal(accel_node_mkdir(e.node, "ppu3", "4g.48gb", "j1", 0, 0, NULL, why, sizeof(why)), 0);
+	raise_event = control(&e, &accel_family_thead, "SimRaiseEvent");
+	assert_int_equal(
+		raise_event(3, MIG_EVENT_TYPE_XID_CRITICAL_ERROR, 79, MIG_EVENT_NO_INSTANCE, MIG_EVENT_NO_INSTANCE),
+		MIG_SUCCESS);
+	s = until_state(&e, "ppu3", ACCEL_HEALTH_FAILED);
+	assert_false(device(s, "ppu3")->admits.new_jobs);
+	assert_int_equal(device(s, "ppu3")->admits.condition, ACCEL_COND_FAILED);
+	accel_snapshot_unref(s);
+	mkdir_answers(&e, "j2", -EIO, "ppu3 has failed");
+	/* the node-level choice: ppu3, half used, would be the least-capacity one; it goes elsewhere */
+	assert_int_equal(
+		accel_node_mkdir_any(e.node, "4g.48gb", "nl", 0, 0, chosen, sizeof(chosen), NULL, why, sizeof(why)), 0);
+	assert_string_not_equal(chosen, "ppu3");
+	assert_int_equal(accel_node_rmdir(e.node, chosen, "4g.48gb", "nl", why, sizeof(why)), 0);
+	/* the operator's acknowledgement clears the card and its job, at once */
+	assert_int_equal(accel_node_health_ack(e.node, "nope", 0, why, sizeof(why)), -ENOENT);
+	assert_int_equal(accel_node_health_ack(e.node, "ppu3", 0, why, sizeof(why)), 0);
+	s = accel_node_snapshot(e.node);
+	assert_int_equal(device(s, "ppu3")->health.state, ACCEL_HEALTH_OK);
+	assert_int_equal(job_in(s, "ppu3", "j1")->health.state, ACCEL_HEALTH_OK);
+	assert_true(device(s, "ppu3")->admits.new_jobs);
+	accel_snapshot_unref(s);
+	mkdir_answers(&e, "j2", 0, NULL);
+	/* a cordon: no job but the layout's, until lifted */
+	assert_int_equal(accel_node_set_cordon(e.node, "ppu3", true), 0);
+	mkdir_answers(&e, "j2", -EBUSY, "ppu3 is cordoned");
+	assert_int_equal(
+		accel_node_mkdir_layout(e.node, "ppu3", "4g.48gb", "layout-ppu3-4g.48gb-1", 4, 0, 0, why, sizeof(why)),
+		0);
+	assert_int_equal(accel_node_rmdir(e.node, "ppu3", "4g.48gb", "layout-ppu3-4g.48gb-1", why, sizeof(why)), 0);
+	assert_int_equal(accel_node_set_cordon(e.node, "ppu3", false), 0);
+	mkdir_answers(&e, "j2", 0, NULL);
+	assert_int_equal(accel_node_rmdir(e.node, "ppu3", "4g.48gb", "j1", why, sizeof(why)), 0);
+	stop(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(a_library_without_the_event_calls_still_serves_the_tree),
 		cmocka_unit_test(a_fault_at_each_start_call_leaves_the_card_unknown_then_watched),
 		cmocka_unit_test(an_event_reaches_the_snapshot_and_idle_asks_nothing),
+		cmocka_unit_test(a_failed_card_takes_no_job_until_acknowledged_and_a_cordoned_one_only_its_layouts),
 	};
 
 	return cmocka_run_group_tests(tests, node_group_setup, node_group_teardown);

@@ -298,7 +298,7 @@ class Valgrind(unittest.TestCase):
         """A layout's reclaim through rmdir's guard (an attach during it refused), a delegate's layout
         carved as its writer and paying its quota, writers racing (core/engine/layout_apply.c,
         rmdir_guard.c, quota_check.c, fs/layout_files.c)."""
-        with daemon_under_valgrind(self, "gpu1", extra=["--poll-interval=0.3", "--busy-retries=8",
+        with daemon_under_valgrind(self, "gpu1", extra=["--poll-interval=0.3", "--busy-retries=12",
                                                         f"--sim={topology_path('layouts.json')}"]) as mnt:
             mig = os.path.join(mnt, "gpu0", "mig")
 
@@ -310,6 +310,8 @@ class Valgrind(unittest.TestCase):
                 calls = dict(line.split()[:2] for line in smi("sim", "calls").splitlines())
                 return int(calls.get("ComputeInstanceDestroy", 0))
 
+            # 12 busy retries: 7.8 s to attach in (test_layout_holes.py's 8 give 3.6 s, short for valgrind
+            # on a loaded machine); the reclaim ends at the retry after the busy is lifted
             write(os.path.join(mig, "layout"), "1g.18gb x2\n")
             job = "layout-gpu0-1g.18gb-1"
             gi = dict(l.split(": ", 1) for l in read(os.path.join(mig, "1g.18gb", job, "status")).splitlines())["gi"]

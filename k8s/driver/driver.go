@@ -70,9 +70,11 @@ type Driver struct {
 	// health is streamed to the kubelet.
 	devOf map[string]string
 	// evict: devices of live claims that cannot be served (heal.go);
-	// healing: lost jobs being carved again.
+	// healing: lost jobs being carved again; waiting: lost jobs whose
+	// heal waits for the containers given the lost instance to exit.
 	evict   map[string]evictEntry
 	healing map[string]bool
+	waiting map[string]bool
 	healed  int // lost instances carved again
 
 	metrics metrics
@@ -184,6 +186,7 @@ func newDriver(ctx context.Context, cfg Config) (*Driver, *accelfs.Node, error) 
 		devOf:     map[string]string{},
 		evict:     map[string]evictEntry{},
 		healing:   map[string]bool{},
+		waiting:   map[string]bool{},
 		layoutNew: make(chan struct{}),
 		kick:      make(chan struct{}, 1),
 		layoutOf:  node,
@@ -229,6 +232,7 @@ func (d *Driver) setLive(part string, live bool) {
 		for job := range d.devOf {
 			if p, _, _ := ParseJobName(job); p == part {
 				delete(d.devOf, job)
+				delete(d.waiting, job)
 			}
 		}
 		for dev, e := range d.evict {

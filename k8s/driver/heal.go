@@ -118,6 +118,9 @@ func (d *Driver) healJob(ctx context.Context, job, device string) {
 	if !d.accounted(job) {
 		return // unprepared meanwhile
 	}
+	if d.heldByContainers(ctx, job, device) {
+		return
+	}
 	r := resourceapi.DeviceRequestAllocationResult{Driver: publish.DriverName, Pool: d.cfg.NodeName, Device: device}
 	var carved []carvedJob
 	err := d.prepareDevice(r, job, &carved)
@@ -135,6 +138,36 @@ func (d *Driver) healJob(ctx context.Context, job, device string) {
 		d.metrics.add(&d.metrics.healed)
 		logger.Info("Carved a lost instance again at its placement")
 	}
+}
+
+// heldByContainers says whether the lost job is still attached to the
+// containers that were given its instance (the pod's container, running on
+// without it): accelfs refuses to remove the job's record until they exit
+// (EBUSY, docs/tree.md), so it cannot be carved again yet. That is no reason
+// to evict the pod: the heal waits, and the attachment clearing when the
+// container exits changes node.json, which calls heal again, before the
+// kubelet's restart of the container resolves its CDI device (a restart that
+// comes first fails and is retried by the kubelet).
+func (d *Driver) heldByContainers(ctx context.Context, job, device string) bool {
+	p, ok := publish.Lookup(d.layout(), device)
+	if !ok {
+		return false
+	}
+	st, err := d.fs.Status(p.Card.Name, p.Profile.Name, job)
+	held := err == nil && st.State == accelfs.StateLost && len(st.Containers) > 0
+	d.liveMu.Lock()
+	logged := d.waiting[job]
+	if held {
+		d.waiting[job] = true
+	} else {
+		delete(d.waiting, job)
+	}
+	d.liveMu.Unlock()
+	if held && !logged {
+		klog.FromContext(ctx).Info("A lost instance of a running claim is carved again once the containers given it exit",
+			"job", job, "device", device, "containers", len(st.Containers))
+	}
+	return held
 }
 
 // unservable is the error of a prepare whose placement is held outside

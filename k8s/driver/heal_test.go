@@ -70,6 +70,46 @@ func TestHealLostJob(t *testing.T) {
 	}
 }
 
+// A lost instance still attached to the container it was given (the pod's
+// container runs on without it) cannot be removed from the tree yet: the
+// heal waits for the container to exit, without tainting the device, and
+// carves the job again once it has (found on the real cluster: the taint
+// evicted every pod whose instance was lost while its container ran).
+func TestHealWaitsForContainers(t *testing.T) {
+	f := fakeNode(t, "node-default.json")
+	d := newTestDriver(t, f)
+	c := claim("ac111111-2222-4333-8444-555555555555", "heal", "gpu0-2g-35gb-2")
+	if res := prepare(t, d, c); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	job := JobName(c.UID, 0)
+	f.SetBusy(job, true)
+	f.Lose(job)
+	n, _ := f.ReadNode()
+	d.heal(context.Background(), n)
+	d.wg.Wait()
+	if st, err := f.Status("gpu0", "2g.35gb", job); err != nil || st.State != accelfs.StateLost {
+		t.Fatalf("healed while attached: %+v %v", st, err)
+	}
+	if _, evict := d.evicted("gpu0-2g-35gb-2"); evict {
+		t.Fatal("tainted while its container runs")
+	}
+	f.SetBusy(job, false) // the container exited
+	n, _ = f.ReadNode()
+	d.heal(context.Background(), n)
+	d.wg.Wait()
+	st, err := f.Status("gpu0", "2g.35gb", job)
+	if err != nil || st.State != accelfs.StateReady || st.Placement.Start != 2 {
+		t.Fatalf("not carved again at its placement: %+v %v", st, err)
+	}
+	if _, evict := d.evicted("gpu0-2g-35gb-2"); evict || d.healed != 1 {
+		t.Errorf("healed %d, evict %v", d.healed, evict)
+	}
+	if err := unprepare(t, d, c); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // A lost instance whose placement was taken meanwhile cannot be carved
 // again: its device is tainted NoExecute so the pod is evicted and
 // scheduled elsewhere; the claim's unprepare lifts the taint.

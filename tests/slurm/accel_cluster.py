@@ -14,6 +14,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 
+import accounting  # noqa: E402
 from cluster import Cluster, wait_until  # noqa: E402
 from harness import Node  # noqa: E402
 
@@ -29,6 +30,8 @@ class AccelCluster:
         self.node = Node(TOPOLOGY, poll=0.2, grace=1.0)
         self.cluster = None
         self.sync = None
+        # Why sacct cannot answer here (slurmdbd or MariaDB not installed), None when it can.
+        self.no_accounting = accounting.missing()
 
     def start(self):
         self.node.start()
@@ -48,10 +51,12 @@ class AccelCluster:
                                extra_conf=["JobSubmitPlugins=lua",
                                            f"NodeName=accelfs-capacity CPUs=16 RealMemory=1000 Gres={shadow} "
                                            "State=FUTURE",
-                                           "PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP"])
+                                           "PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP"],
+                               accounting=self.no_accounting is None)
         self.cluster.write_config()
         shutil.copy(JOB_SUBMIT, self.cluster.path("job_submit.lua"))
         self.cluster.start_munged()
+        self.cluster.start_accounting()
         self.cluster.start_slurmctld()
         self.cluster.start_slurmd()
         self.start_sync()
@@ -86,5 +91,6 @@ class AccelCluster:
 
     def logs(self):
         c = self.cluster
-        return "".join(f"\n--- {name} ---\n{c.tail(name, 40)}" for name in
-                       ("slurmctld.log", "slurmd.log", "sync.log")) + f"\n--- accelfs ---\n{self.node.log()[-3000:]}"
+        names = ("slurmctld.log", "slurmd.log", "sync.log") + (("slurmdbd.log",) if c.accounting else ())
+        return "".join(f"\n--- {name} ---\n{c.tail(name, 40)}" for name in names) + \
+            f"\n--- accelfs ---\n{self.node.log()[-3000:]}"

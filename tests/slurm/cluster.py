@@ -39,7 +39,7 @@ def free_port():
 class Cluster:
     """munged + slurmctld + slurmd for the node `hostname`, with the given GRES types and counts."""
 
-    def __init__(self, gres, plugstack_lines=(), extra_conf=()):
+    def __init__(self, gres, plugstack_lines=(), extra_conf=(), accounting=False):
         self.host = socket.gethostname().split(".")[0]
         # 0755: munged runs as user munge and must reach its own subdirectory.
         self.dir = tempfile.mkdtemp(prefix="accelfs-slurm-")
@@ -48,6 +48,13 @@ class Cluster:
         self.plugstack_lines = list(plugstack_lines)
         self.extra_conf = list(extra_conf)
         self.gres_conf_count = None
+        self.cluster_name = "accelfs"
+        self.slurm_user = "root"
+        # accounting.py's MariaDB and slurmdbd, where asked: sacct then answers.
+        self.accounting = None
+        if accounting:
+            from accounting import Accounting  # it uses this file's helpers
+            self.accounting = Accounting(self)
         self.procs = {}
         self.conf = os.path.join(self.dir, "slurm.conf")
         self.env = dict(os.environ, SLURM_CONF=self.conf)
@@ -77,9 +84,9 @@ class Cluster:
         while self.slurmd_port == self.ctld_port:
             self.slurmd_port = free_port()
         lines = [
-            "ClusterName=accelfs",
+            f"ClusterName={self.cluster_name}",
             f"SlurmctldHost={self.host}(127.0.0.1)",
-            "SlurmUser=root",
+            f"SlurmUser={self.slurm_user}",
             f"SlurmctldPort={self.ctld_port}",
             f"SlurmdPort={self.slurmd_port}",
             "AuthType=auth/munge",
@@ -112,6 +119,7 @@ class Cluster:
             "SlurmdParameters=config_overrides",
             f"NodeName={self.host} NodeAddr=127.0.0.1 CPUs=16 RealMemory=1000 "
             f"Gres={self.gres_string()} State=UNKNOWN",
+            *(self.accounting.slurm_conf_lines() if self.accounting else []),
             *(self.extra_conf or ["PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP"]),
         ]
         with open(self.conf, "w") as f:
@@ -125,10 +133,10 @@ class Cluster:
             f.write("".join(line + "\n" for line in self.plugstack_lines))
 
     # -- daemons ----------------------------------------------------------------------------
-    def _spawn(self, name, cmd, user=None):
+    def _spawn(self, name, cmd, user=None, env=None):
         log = open(self.path(f"{name}.stderr"), "w")
         pre = ["runuser", "-u", user, "--"] if user else []
-        self.procs[name] = subprocess.Popen(pre + cmd, stdout=log, stderr=subprocess.STDOUT, env=self.env,
+        self.procs[name] = subprocess.Popen(pre + cmd, stdout=log, stderr=subprocess.STDOUT, env=env or self.env,
                                             start_new_session=True)
         log.close()
 
@@ -154,9 +162,15 @@ class Cluster:
                    START_TIMEOUT, "the node to come up (sinfo)")
         self._check_alive("slurmd")
 
+    def start_accounting(self):
+        """The database and slurmdbd (accounting.py), before slurmctld: it registers with slurmdbd at once."""
+        if self.accounting:
+            self.accounting.start()
+
     def start(self):
         self.write_config()
         self.start_munged()
+        self.start_accounting()
         self.start_slurmctld()
         self.start_slurmd()
         return self
@@ -213,7 +227,8 @@ class Cluster:
                 wait_until(lambda: not self.jobs(states="all-active"), 30, "every job to end")
             except Exception:
                 pass
-        for name in ("slurmd", "slurmctld", "munged"):
+        # slurmctld hands slurmdbd what it still holds, slurmdbd the database; munged answers all.
+        for name in ("slurmd", "slurmctld", "slurmdbd", "mariadbd", "munged"):
             self.stop_daemon(name)
         for pid in self.stepds():
             try:

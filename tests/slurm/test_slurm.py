@@ -459,6 +459,30 @@ class SlurmTest(unittest.TestCase):
                          rf"mem_peak={1 << 30} energy_estimate=\d+\.\d+J$")
         self.assert_invariants()
 
+    def test_sacct_shows_what_a_jobs_partition_used_and_a_cpu_only_job_nothing(self):
+        if self.env.no_accounting:
+            self.skipTest(self.env.no_accounting)
+        job, rel = self.submit("1g.18gb")
+        plain, rel_plain = self.submit(None)
+        self.wait_running(job)
+        self.wait_running(plain)
+        gi = self.node.keyvals("mig", "1g.18gb", f"slurm-{job}-0", "status")["gi"]
+        self.node.smi("gpu", "sim", "usage", "-i", 0, "-gi", gi, "--sm", 30, "--memory", 2 << 30)
+        self.release(rel)
+        self.release(rel_plain)
+        # slurmctld sends the job's end to slurmdbd with the AdminComment it holds then: the batch
+        # step's end set it before the job completed, so the first COMPLETED record carries it.
+        for j in (job, plain):
+            wait_until(lambda: self.c.accounting.record(j).get("State") == "COMPLETED", WAIT,
+                       f"sacct to show job {j} COMPLETED (is {self.c.accounting.record(j)}){self.env.logs()}")
+        self.assertRegex(self.c.accounting.record(job)["AdminComment"],
+                         rf"^accelfs usage: {self.c.host}/slurm-{job}-0 sm_mean=\d+\.\d% sm_peak=\d+\.\d% "
+                         rf"mem_peak={2 << 30} energy_estimate=\d+\.\d+J$")
+        # What the user types (docs/slurm.md): the same line alone.
+        res = self.c.run(["sacct", "-j", str(job), "-X", "-n", "-P", "-o", "AdminComment"])
+        self.assertEqual(res.stdout.strip(), self.c.accounting.record(job)["AdminComment"])
+        self.assertEqual(self.c.accounting.record(plain)["AdminComment"], "")
+
     def test_a_failed_card_gives_slurm_nothing_and_the_node_says_why(self):
         self.node.smi("gpu", "sim", "xid", "-i", "0", "--action", "reset", "48")
         try:

@@ -18,6 +18,7 @@
  */
 #include "devcg.h"
 #include "mig_jobs.h"
+#include "usage_dbd.h"
 #include "usage_record.h"
 
 #include <errno.h>
@@ -322,13 +323,15 @@ static void node_name(spank_t sp, char *out, size_t len)
  * this node's entries replace its earlier ones, the other nodes' and any
  * text before them stay (usage_record.h).  Two nodes ending steps at the
  * same instant may each miss the other's newest entry; their next step's
- * end, or the batch step's, writes it again.
+ * end, or the batch step's, writes it again.  A job Slurm ended itself
+ * (scancel, its time limit) has finished before its steps end and
+ * slurmctld refuses the comment: slurmdbd's copy gets it (usage_dbd.h).
  */
 static void record_usage(spank_t sp, uint32_t jobid)
 {
 	job_desc_msg_t desc;
 	job_info_msg_t *now = NULL;
-	char node[256], mine[4096], merged[8192];
+	char node[256], mine[4096], merged[8192], cluster[256] = "", why[512];
 
 	node_name(sp, node, sizeof(node));
 	if (am_usage_record(mount_path, jobid, node, mine, sizeof(mine)) <= 0)
@@ -339,13 +342,23 @@ static void record_usage(spank_t sp, uint32_t jobid)
 	if (am_usage_merge(now && now->record_count ? now->job_array[0].admin_comment : NULL, node, mine, merged,
 	                   sizeof(merged)))
 		slurm_info(PLUG ": job %u: its admin comment is too long to keep: the record replaces it", jobid);
+	if (now && now->record_count && now->job_array[0].cluster)
+		snprintf(cluster, sizeof(cluster), "%s", now->job_array[0].cluster);
 	if (now)
 		slurm_free_job_info_msg(now);
 	slurm_init_job_desc_msg(&desc);
 	desc.job_id = jobid;
 	desc.admin_comment = merged;
-	if (slurm_update_job(&desc) != SLURM_SUCCESS)
+	if (slurm_update_job(&desc) == SLURM_SUCCESS)
+		return;
+	if (errno != ESLURM_JOB_FINISHED) {
 		slurm_info(PLUG ": job %u: cannot set its admin comment: %s", jobid, slurm_strerror(errno));
+		return;
+	}
+	if (am_usage_dbd_record(jobid, cluster, node, mine, why, sizeof(why)))
+		slurm_info(PLUG ": job %u: finished before its step: the record is in this log alone (%s)", jobid, why);
+	else
+		slurm_info(PLUG ": job %u: finished before its step: the record is in slurmdbd's copy alone", jobid);
 }
 
 /*

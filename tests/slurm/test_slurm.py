@@ -483,6 +483,31 @@ class SlurmTest(unittest.TestCase):
         self.assertEqual(res.stdout.strip(), self.c.accounting.record(job)["AdminComment"])
         self.assertEqual(self.c.accounting.record(plain)["AdminComment"], "")
 
+    def test_sacct_has_the_record_of_a_job_slurm_ended_itself(self):
+        # scancel (or a time limit) ends the job in slurmctld before its batch step ends: slurmctld
+        # then refuses the comment, and the step's end writes slurmdbd's copy instead.
+        if self.env.no_accounting:
+            self.skipTest(self.env.no_accounting)
+        job, _ = self.submit("1g.18gb")
+        self.wait_running(job)
+        gi = self.node.keyvals("mig", "1g.18gb", f"slurm-{job}-0", "status")["gi"]
+        self.node.smi("gpu", "sim", "usage", "-i", 0, "-gi", gi, "--sm", 70, "--memory", 3 << 30)
+        # A site's note stays before the record; slurmctld's record of the end carries it and must
+        # not overwrite the record.  slurmdbd takes the record's text into its SQL unescaped, so the
+        # quote arrives as sacctmgr would send it.
+        self.c.run(["scontrol", "update", f"job={job}", "AdminComment=site's note"])
+        self.c.run(["scancel", str(job)])
+        self.wait_state(job, "CANCELLED")
+        wait_until(lambda: "accelfs usage:" in self.c.accounting.record(job).get("AdminComment", ""), WAIT,
+                   f"sacct to show job {job}'s record (is {self.c.accounting.record(job)}){self.env.logs()}")
+        rec = self.c.accounting.record(job)
+        self.assertTrue(rec["State"].startswith("CANCELLED"), rec)
+        self.assertRegex(rec["AdminComment"],
+                         rf"^site`s note; accelfs usage: {self.c.host}/slurm-{job}-0 sm_mean=\d+\.\d% "
+                         rf"sm_peak=\d+\.\d% mem_peak={3 << 30} energy_estimate=\d+\.\d+J$")
+        # slurmctld's copy stays without it: Slurm refuses any change to a job that has finished.
+        self.assertEqual(self.c.job_field(job, "AdminComment"), "site's note")
+
     def test_a_failed_card_gives_slurm_nothing_and_the_node_says_why(self):
         self.node.smi("gpu", "sim", "xid", "-i", "0", "--action", "reset", "48")
         try:

@@ -15,6 +15,7 @@ usage: usage_bench.py ACCELFS ACCEL_SMI [SCRAPES]   (root; ACCELFS_SIM_LIBDIR as
 """
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -118,7 +119,11 @@ def main():
         print(f"usage-bench: the daemon's CPU per scrape ({CPU_SCRAPES} back to back), no job {none_cpu:.2f} ms, "
               f"{n} jobs {full_cpu:.2f} ms: {full_cpu / none_cpu:.2f}x")
     finally:
-        subprocess.run(["fusermount3", "-u", mnt], check=False)
+        # fusermount3 comes with the fuse3 package, which a machine with libfuse3 alone lacks.
+        if shutil.which("fusermount3"):
+            subprocess.run(["fusermount3", "-u", mnt], check=False)
+        else:
+            subprocess.run(["umount", mnt], check=False)
 
 
 if __name__ == "__main__":

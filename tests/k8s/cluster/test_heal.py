@@ -6,7 +6,8 @@ again at its placement, and the container, restarted, runs with its device.  A p
 outside Kubernetes after the scheduler chose it (the plugin held still while the pod is scheduled
 and the placement is taken, then let go): the device is tainted accelfs.io/unservable, the pod is
 evicted and its ReplicaSet's new pod runs at another placement; the job taken outside is left as
-it was.
+it was.  The same when a lost instance's placement is taken before its container exits: the device
+is tainted accelfs.io/unservable=lost and the pod made again elsewhere.
 """
 import json
 import os
@@ -124,10 +125,15 @@ class HealTest(NodeCase):
             self.node.mkdir(card, "mig", profile, "placements", str(start), "outside")
         finally:
             os.kill(self.plugin.proc.p.pid, signal.SIGCONT)
+        self.rescheduled(name, first, device, start, size)
+
+    def rescheduled(self, name, first, device, start, size):
+        """The ReplicaSet's first pod is evicted (the taint eviction controller deletes it) and its next
+        one runs at another device; the job taken outside, "outside" at the device's placement, is
+        left as it was, and once it is gone the device is offered again without the taint."""
+        card, profile = self.layout[device][:2]
         outside = self.node.keyvals(card, "mig", profile, "outside", "status")
         self.assertEqual(outside["placement"], f"{start}:{size}")
-        # The first pod is evicted (the taint eviction controller deletes it); the ReplicaSet's next
-        # one runs elsewhere.
         cluster.wait_until(lambda: self.cp.kubectl("get", "pod", first["name"], check=False).returncode != 0, 300,
                            f"{first['name']} evicted")
         events = self.cp.kubectl("get", "events", "-n", "default", "-o", "json",
@@ -150,6 +156,25 @@ class HealTest(NodeCase):
         os.rmdir(self.node.path(card, "mig", profile, "outside"))
         cluster.wait_until(lambda: (t := self.card_taints(card)) and device in t and not t[device], 120,
                            f"{device} offered again without {UNSERVABLE}")
+
+    def test_3_a_lost_instance_whose_placement_was_taken_ends_in_a_reschedule(self):
+        """Issue 35, observation 2, the other way out: the instance of a ReplicaSet's pod is lost and
+        its placement taken outside Kubernetes while the container runs; the container killed, the
+        plugin cannot carve the job again there, taints the device accelfs.io/unservable=lost, and
+        the pod is evicted and made again elsewhere."""
+        name, profile = "lost-taken", "3g.71gb"
+        self.cp.apply(self.replicaset(name, profile))
+        first = cluster.wait_until(lambda: (p := self.pods_of(name)) and p[0], 120, f"{name}'s pod")["metadata"]
+        job, card, _ = self.check_pod(first["name"])
+        device = self.job_of(first["name"])[1]
+        start, size = self.layout[device][2:]
+        self.destroy(job)
+        cluster.wait_until(lambda: self.node.keyvals(card, "mig", profile, job, "status")["state"] == "lost", 120,
+                           f"{job} lost")
+        self.node.mkdir(card, "mig", profile, "placements", str(start), "outside")
+        self.kill_container(first["name"])
+        self.rescheduled(name, first, device, start, size)
+        self.assertIn("A lost instance of a running claim cannot be carved again", self.plugin.proc.tail(100000))
 
 
 if __name__ == "__main__":

@@ -342,8 +342,12 @@ static void record_usage(spank_t sp, uint32_t jobid)
 	if (am_usage_merge(now && now->record_count ? now->job_array[0].admin_comment : NULL, node, mine, merged,
 	                   sizeof(merged)))
 		slurm_info(PLUG ": job %u: its admin comment is too long to keep: the record replaces it", jobid);
-	if (now && now->record_count && now->job_array[0].cluster)
-		snprintf(cluster, sizeof(cluster), "%s", now->job_array[0].cluster);
+	struct am_dbd_job dbd = { .jobid = jobid, .cluster = cluster };
+	if (now && now->record_count) {
+		snprintf(cluster, sizeof(cluster), "%s", now->job_array[0].cluster ? now->job_array[0].cluster : "");
+		dbd.array_job_id = now->job_array[0].array_job_id;
+		dbd.array_task_id = now->job_array[0].array_task_id;
+	}
 	if (now)
 		slurm_free_job_info_msg(now);
 	slurm_init_job_desc_msg(&desc);
@@ -355,7 +359,7 @@ static void record_usage(spank_t sp, uint32_t jobid)
 		slurm_info(PLUG ": job %u: cannot set its admin comment: %s", jobid, slurm_strerror(errno));
 		return;
 	}
-	if (am_usage_dbd_record(jobid, cluster, node, mine, why, sizeof(why)))
+	if (am_usage_dbd_record(&dbd, node, mine, why, sizeof(why)))
 		slurm_info(PLUG ": job %u: finished before its step: the record is in this log alone (%s)", jobid, why);
 	else
 		slurm_info(PLUG ": job %u: finished before its step: the record is in slurmdbd's copy alone", jobid);

@@ -16,11 +16,16 @@
 #include <slurm/slurm_errno.h>
 #include <slurm/slurmdb.h>
 
-/* The condition naming job jobid of cluster: its allocation's record alone, no steps. */
-static int job_cond(slurmdb_job_cond_t *cond, uint32_t jobid, const char *cluster)
+/*
+ * The condition naming the job alone: its allocation's record, no steps.  A
+ * task of an array is named by the array and its index: slurmdbd takes a
+ * bare id for an array's too, and the task whose id is the array's would
+ * name every task.
+ */
+static int job_cond(slurmdb_job_cond_t *cond, const struct am_dbd_job *job)
 {
 	slurm_selected_step_t *step = calloc(1, sizeof(*step));
-	char *name = strdup(cluster);
+	char *name = strdup(job->cluster);
 
 	memset(cond, 0, sizeof(*cond));
 	if (!step || !name) {
@@ -28,9 +33,9 @@ static int job_cond(slurmdb_job_cond_t *cond, uint32_t jobid, const char *cluste
 		free(name);
 		return -1;
 	}
-	step->array_task_id = NO_VAL;
+	step->array_task_id = job->array_job_id ? job->array_task_id : NO_VAL;
 	step->het_job_offset = NO_VAL;
-	step->step_id.job_id = jobid;
+	step->step_id.job_id = job->array_job_id ? job->array_job_id : job->jobid;
 	step->step_id.step_id = NO_VAL;
 	step->step_id.step_het_comp = NO_VAL;
 	cond->step_list = slurm_list_create(free);
@@ -71,7 +76,7 @@ static void sql_safe(char *s)
 	}
 }
 
-int am_usage_dbd_record(uint32_t jobid, const char *cluster, const char *node, const char *mine, char *why, size_t len)
+int am_usage_dbd_record(const struct am_dbd_job *job, const char *node, const char *mine, char *why, size_t len)
 {
 	uint16_t flags = 0;
 	slurmdb_job_cond_t cond;
@@ -81,7 +86,7 @@ int am_usage_dbd_record(uint32_t jobid, const char *cluster, const char *node, c
 	char merged[8192];
 	int rc = -1;
 
-	if (!cluster || !cluster[0]) {
+	if (!job->cluster || !job->cluster[0]) {
 		snprintf(why, len, "slurmctld did not say the job's cluster");
 		return -1;
 	}
@@ -92,14 +97,16 @@ int am_usage_dbd_record(uint32_t jobid, const char *cluster, const char *node, c
 		         "or slurmdbd does not answer)");
 		return -1;
 	}
-	if (job_cond(&cond, jobid, cluster) < 0) {
+	if (job_cond(&cond, job) < 0) {
 		snprintf(why, len, "out of memory");
 		goto out;
 	}
 	/*
 	 * slurmctld sends the job's end to slurmdbd on its own (queued) connection, with
 	 * the comment slurmctld holds, which would replace ours: wait (5 s at most) until
-	 * slurmdbd has that end, so that ours comes after it.
+	 * slurmdbd has that end, so that ours comes after it.  An array's task is only
+	 * known by its array and index once slurmctld has sent its start, which may come
+	 * with its end.
 	 */
 	for (int tries = 0; tries < 50; tries++) {
 		if (jobs)
@@ -108,6 +115,8 @@ int am_usage_dbd_record(uint32_t jobid, const char *cluster, const char *node, c
 		rec = first_job(jobs);
 		if (rec && rec->end)
 			break;
+		/* Our connection is a transaction: end it, or the next read sees this one's snapshot. */
+		slurmdb_connection_commit(db, 0);
 		usleep(100 * 1000);
 	}
 	if (!rec) {

@@ -16,13 +16,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Which job slurmdbd is to change, as slurmctld names it (its job_info). */
+struct am_dbd_job {
+	uint32_t jobid;
+	uint32_t array_job_id; /* 0: not a task of an array */
+	uint32_t array_task_id;
+	const char *cluster;
+};
+
 /*
- * Replace node's entries in slurmdbd's AdminComment of job jobid of cluster
- * (its job_info's cluster) with mine (am_usage_record's line), keeping the
- * rest (am_usage_merge).  0 when slurmdbd took it; -1 with a sentence in
- * why when there is no slurmdbd (accounting_storage/none), it cannot be
- * reached or it has no record of the job.
+ * Replace node's entries in slurmdbd's AdminComment of job with mine
+ * (am_usage_record's line), keeping the rest (am_usage_merge).  0 when
+ * slurmdbd took it; -1 with a sentence in why when there is no slurmdbd
+ * (accounting_storage/none), it cannot be reached or it has no record of
+ * the job.
  */
-int am_usage_dbd_record(uint32_t jobid, const char *cluster, const char *node, const char *mine, char *why, size_t len);
+int am_usage_dbd_record(const struct am_dbd_job *job, const char *node, const char *mine, char *why, size_t len);
 
 #endif

@@ -125,8 +125,9 @@ class Accounting:
 
     def record(self, jobid):
         """What slurmdbd holds of the job's allocation: {"State": ..., "AdminComment": ...}, {} while it
-        has no record of the job (slurmctld sends the start and the end as they happen, not at once)."""
-        res = self.c.run(["sacct", "-j", str(jobid), "-X", "-n", "-P", "-o", "JobID,State,AdminComment"],
+        has no record of the job (slurmctld sends the start and the end as they happen, not at once).
+        jobid is the job's own id (JobIDRaw: an array's task too, whose JobID is <array>_<index>)."""
+        res = self.c.run(["sacct", "-j", str(jobid), "-X", "-n", "-P", "-o", "JobIDRaw,State,AdminComment"],
                          check=False)
         for line in res.stdout.splitlines():
             job, state, comment = (line.split("|", 2) + ["", ""])[:3]

@@ -8,6 +8,7 @@ equal to accelfs's `available`, and no drained node.
 import errno
 import os
 import pwd
+import re
 import signal
 import time
 import unittest
@@ -507,6 +508,28 @@ class SlurmTest(unittest.TestCase):
                          rf"sm_peak=\d+\.\d% mem_peak={3 << 30} energy_estimate=\d+\.\d+J$")
         # slurmctld's copy stays without it: Slurm refuses any change to a job that has finished.
         self.assertEqual(self.c.job_field(job, "AdminComment"), "site's note")
+
+    def test_sacct_keeps_each_array_tasks_record_its_own(self):
+        # slurmdbd takes a bare job id for an array's as well: the task whose id is the array's must
+        # not write its record into its siblings'.  Both are cancelled: slurmdbd's copy is written.
+        if self.env.no_accounting:
+            self.skipTest(self.env.no_accounting)
+        array, _ = self.submit("1g.18gb", args=["--array=0-1"])
+
+        def tasks():
+            out = self.c.run(["scontrol", "-o", "show", "job", str(array)], check=False).stdout
+            ids = sorted(int(j) for j in re.findall(r"\bJobId=(\d+) ", out))
+            return ids if len(ids) == 2 else None
+        ids = wait_until(tasks, WAIT, f"array {array}'s two tasks")
+        self.assertIn(array, ids)
+        for t in ids:
+            self.wait_running(t)
+        self.c.run(["scancel", str(array)])
+        for t in ids:
+            wait_until(lambda: "accelfs usage:" in self.c.accounting.record(t).get("AdminComment", ""), WAIT,
+                       f"sacct to show task {t}'s record (is {self.c.accounting.record(t)}){self.env.logs()}")
+            self.assertRegex(self.c.accounting.record(t)["AdminComment"],
+                             rf"^accelfs usage: {self.c.host}/slurm-{t}-0 sm_mean=[^;]*$")
 
     def test_a_failed_card_gives_slurm_nothing_and_the_node_says_why(self):
         self.node.smi("gpu", "sim", "xid", "-i", "0", "--action", "reset", "48")

@@ -19,10 +19,10 @@
  */
 static void save_what_happened(struct accel_attach *a)
 {
-	int ret = attach_store_save(a, false);
+	int ret = attach_store_save(&a->store, a->e, a->n, false);
 
 	if (ret == -ENOMEM)
-		log_warn("cannot write %s: out of memory (the next change writes it again)", a->path);
+		log_warn("cannot write %s: out of memory (the next change writes it again)", a->store.path);
 	a->unsaved = ret && ret != -EROFS; /* read-only: in memory alone, by design */
 }
 
@@ -48,6 +48,13 @@ static void done(struct accel_attach *a)
 	if (a->news)
 		wake_sweeper(a);
 	a->news = false;
+	pthread_mutex_unlock(&a->lock);
+}
+
+void accel_attach_set_read_only(struct accel_attach *a)
+{
+	pthread_mutex_lock(&a->lock);
+	a->store.read_only = true;
 	pthread_mutex_unlock(&a->lock);
 }
 
@@ -152,18 +159,17 @@ struct accel_attach *accel_attach_open(const char *state_dir, const char *proc_r
 	}
 	pthread_mutex_init(&a->lock, NULL);
 	pthread_mutex_init(&a->view_lock, NULL);
-	pthread_mutex_init(&a->store_lock, NULL);
+	attach_store_init(&a->store, state_dir);
 	a->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (a->wake < 0) {
 		snprintf(err, errlen, "cannot make the registry's eventfd: %s", strerror(errno));
 		accel_attach_close(a);
 		return NULL;
 	}
-	snprintf(a->path, sizeof(a->path), "%s/attachments.json", state_dir);
 	snprintf(a->proc_root, sizeof(a->proc_root), "%s", proc_root);
 	/* A pidfd is of a real process: a faked /proc's pids are not (a test turns them on for real ones). */
 	a->pidfds = !strcmp(proc_root, "/proc");
-	if (attach_store_load(a, err, errlen)) {
+	if (attach_store_load(&a->store, &a->e, &a->n, err, errlen)) {
 		accel_attach_close(a);
 		return NULL;
 	}
@@ -187,8 +193,7 @@ void accel_attach_close(struct accel_attach *a)
 	attach_view_unpublish(a);
 	if (a->wake >= 0)
 		close(a->wake);
-	free(a->saved_text);
-	pthread_mutex_destroy(&a->store_lock);
+	attach_store_fini(&a->store);
 	pthread_mutex_destroy(&a->view_lock);
 	pthread_mutex_destroy(&a->lock);
 	free(a);
@@ -267,11 +272,11 @@ int accel_attach_add(struct accel_attach *a, const char *job, const char *uuid, 
 	e->c[i] = c;
 	bool was_armed = e->armed;
 	e->armed = true;
-	ret = attach_store_save(a, false);
+	ret = attach_store_save(&a->store, a->e, a->n, false);
 	if (ret) {
 		remove_at(e, i);
 		e->armed = was_armed;
-		snprintf(why, whylen, "cannot record the attachment in %s: %s", a->path, strerror(-ret));
+		snprintf(why, whylen, "cannot record the attachment in %s: %s", a->store.path, strerror(-ret));
 	} else {
 		a->news = true; /* a process to watch */
 		if (fd >= 0) {
@@ -301,7 +306,7 @@ int accel_attach_remove(struct accel_attach *a, const char *job, const char *uui
 				prune(a, e, NULL, 0);
 				*now_due = due(e);
 				a->news = *now_due;
-				ret = attach_store_save(a, false);
+				ret = attach_store_save(&a->store, a->e, a->n, false);
 				a->unsaved = ret && ret != -EROFS; /* gone all the same: the next change writes it */
 				break;
 			}
@@ -330,7 +335,7 @@ int accel_attach_set_reclaim(struct accel_attach *a, const char *job, const char
 	old = e->reclaim;
 	e->reclaim = r;
 	prune(a, e, NULL, 0);
-	ret = attach_store_text(a, &text, &seq);
+	ret = attach_store_text(&a->store, a->e, a->n, &text, &seq);
 	if (ret)
 		e->reclaim = old;
 	was_due = due(e);
@@ -340,7 +345,7 @@ int accel_attach_set_reclaim(struct accel_attach *a, const char *job, const char
 	if (ret)
 		return ret;
 	/* A policy is configuration: it must survive a host crash, unlike the attachments; fsync'd unlocked. */
-	ret = attach_store_write(a, text, seq, true);
+	ret = attach_store_write(&a->store, text, seq, true);
 	if (ret) {
 		/* Not recorded: the policy before stands, unless another change set one meanwhile. */
 		pthread_mutex_lock(&a->lock);

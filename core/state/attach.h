@@ -45,20 +45,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "core/model/container_id.h"
 #include "core/model/model.h"
-
-struct accel_attachment {
-	char id[ACCEL_CONTAINER_ID_MAX + 1];
-	pid_t pid;
-	unsigned long long start; /* the pid's start time in clock ticks since boot */
-	int64_t since;            /* when it was attached, unix seconds */
-};
-
-enum accel_reclaim {
-	ACCEL_RECLAIM_MANUAL = 0,
-	ACCEL_RECLAIM_WHEN_DETACHED,
-};
+#include "core/state/attachment.h"
 
 struct accel_attach;
 
@@ -78,13 +66,6 @@ void accel_attach_close(struct accel_attach *a);
  * these is asked).
  */
 void accel_attach_set_read_only(struct accel_attach *a);
-
-/* "manual" / "when-detached", and back: 0, or -EINVAL for anything else. */
-const char *accel_reclaim_str(enum accel_reclaim r);
-int accel_reclaim_parse(const char *text, enum accel_reclaim *out);
-
-/* Is id a container id this registry accepts (ACCEL_CONTAINER_ID_RULE, core/model/container_id.h)? */
-bool accel_container_id_valid(const char *id);
 
 /*
  * Follow processes by pidfd (above).  On by default when proc_root is

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The registry's insides, shared by its operations (core/state/attach.c) and its
- * file (core/state/attach_store.c).  Nothing else includes this.
+ * The registry's insides, shared by its operations (core/state/attach.c), its
+ * watches (core/state/attach_watch.c) and its view (core/state/attach_view.c).
+ * Nothing else includes this; the file (core/state/attach_store.c) is handed
+ * the entries and its own state alone (core/state/attach_store.h).
  */
 #ifndef ACCEL_ATTACH_INTERNAL_H
 #define ACCEL_ATTACH_INTERNAL_H
@@ -11,16 +13,7 @@
 #include <stdbool.h>
 
 #include "core/state/attach.h"
-
-struct attach_entry {
-	char job[ACCEL_JOB_NAME_MAX + 1];
-	char uuid[ACCEL_UUID_MAX]; /* the instance this is about; "" until known */
-	enum accel_reclaim reclaim;
-	bool armed;    /* has had a container: when-detached applies once it has none */
-	bool removing; /* rmdir in progress: nothing attaches (not kept on disk) */
-	struct accel_attachment *c;
-	size_t n;
-};
+#include "core/state/attach_store.h"
 
 /*
  * A pidfd held on the process of one attachment (core/state/attach_watch.c),
@@ -38,12 +31,12 @@ struct attach_watch {
 
 /*
  * Locks, in order: lock (everything below but what says otherwise), then
- * store_lock (the file's writes, in the order they were serialized), and
+ * store.lock (the file's writes, in the order they were serialized), and
  * view_lock apart, a leaf held only to copy or swap the view pointer.
  */
 struct accel_attach {
 	pthread_mutex_t lock;
-	char path[PATH_MAX]; /* <state-dir>/attachments.json */
+	struct attach_store store; /* the file (core/state/attach_store.h) */
 	char proc_root[PATH_MAX];
 	struct attach_entry *e;
 	size_t n;
@@ -51,24 +44,13 @@ struct accel_attach {
 	bool pidfd_warned; /* a pidfd could not be opened, and the log said so */
 	struct attach_watch *w;
 	size_t n_w;
-	bool read_only;      /* the file is never written (accel_attach_set_read_only) */
 	uint64_t generation; /* of the last view published */
 	bool unsaved;        /* the file says less than memory (a write failed): the next change writes it */
 	bool news;           /* this change gives the sweeper something to do: wake is written */
 	int wake;            /* an eventfd (accel_attach_wake_fd) */
-	uint64_t saves;      /* serializations of the file so far */
 	pthread_mutex_t view_lock;
 	struct accel_attach_view *view; /* under view_lock: what readers see */
-	pthread_mutex_t store_lock;
-	uint64_t saved;   /* under store_lock: the last serialization written */
-	char *saved_text; /* under store_lock: its text */
 };
-
-/* An entry that says nothing: no container, manual, never attached, not being removed. */
-static inline bool attach_entry_idle(const struct attach_entry *e)
-{
-	return !e->n && e->reclaim == ACCEL_RECLAIM_MANUAL && !e->armed && !e->removing;
-}
 
 /*
  * The processes of the attachments (core/state/attach_watch.c), under a->lock.
@@ -87,28 +69,6 @@ void attach_watch_adopt(struct accel_attach *a, const char *job, const struct ac
 bool attach_watch_alive(struct accel_attach *a, const char *job, const struct accel_attachment *c);
 void attach_watch_sync(struct accel_attach *a);
 void attach_watch_close_all(struct accel_attach *a);
-
-/*
- * Read a->path into a->e (a missing file is an empty registry): 0, or
- * -errno with err naming the file, what is wrong and what to do.
- */
-int attach_store_load(struct accel_attach *a, char *err, size_t errlen);
-/*
- * Replace a->path with what a says, atomically, under a->lock; durable also
- * fsyncs (configuration, not state).  -EROFS, writing nothing, when
- * read-only.  A failure is logged: memory and file disagree until the next
- * save succeeds.
- */
-int attach_store_save(struct accel_attach *a, bool durable);
-/*
- * The same in two steps, so that an fsync is not waited for under a->lock:
- * attach_store_text serializes a (under a->lock) into *text, the *seq'th
- * save; attach_store_write (without a->lock) writes it, taking it, unless
- * a later save was written meanwhile, which then says more and is what is
- * made durable.  0 or -errno.
- */
-int attach_store_text(struct accel_attach *a, char **text, uint64_t *seq);
-int attach_store_write(struct accel_attach *a, char *text, uint64_t seq, bool durable);
 
 /* Publish what a says now as the readers' view (under a->lock, at the end of every change). */
 void attach_view_publish(struct accel_attach *a);

@@ -5,7 +5,7 @@
  *   { "job1": { "uuid": "MIG-...", "reclaim": "when-detached", "armed": true,
  *               "containers": [ { "id": "3f2a...", "pid": 4242, "start": 123456, "since": 1764500000 } ] } }
  */
-#include "core/state/attach_internal.h"
+#include "core/state/attach_store.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -39,12 +39,25 @@ bool accel_container_id_valid(const char *id)
 
 /* ---- the file --------------------------------------------------------------- */
 
-static json_t *to_json(const struct accel_attach *a)
+void attach_store_init(struct attach_store *s, const char *state_dir)
+{
+	snprintf(s->path, sizeof(s->path), "%s/attachments.json", state_dir);
+	pthread_mutex_init(&s->lock, NULL);
+}
+
+void attach_store_fini(struct attach_store *s)
+{
+	free(s->saved_text);
+	s->saved_text = NULL;
+	pthread_mutex_destroy(&s->lock);
+}
+
+static json_t *to_json(const struct attach_entry *entries, size_t n)
 {
 	json_t *root = json_object();
 
-	for (size_t i = 0; root && i < a->n; i++) {
-		const struct attach_entry *e = &a->e[i];
+	for (size_t i = 0; root && i < n; i++) {
+		const struct attach_entry *e = &entries[i];
 		json_t *list;
 
 		if (attach_entry_idle(e))
@@ -61,66 +74,59 @@ static json_t *to_json(const struct accel_attach *a)
 	return root;
 }
 
-void accel_attach_set_read_only(struct accel_attach *a)
-{
-	pthread_mutex_lock(&a->lock);
-	a->read_only = true;
-	pthread_mutex_unlock(&a->lock);
-}
-
-int attach_store_text(struct accel_attach *a, char **text, uint64_t *seq)
+int attach_store_text(struct attach_store *s, const struct attach_entry *e, size_t n, char **text, uint64_t *seq)
 {
 	json_t *root;
 
 	*text = NULL;
-	if (a->read_only)
+	if (s->read_only)
 		return -EROFS;
-	root = to_json(a);
+	root = to_json(e, n);
 	*text = root ? json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
 	json_decref(root);
 	if (!*text)
 		return -ENOMEM;
-	*seq = ++a->saves;
+	*seq = ++s->saves;
 	return 0;
 }
 
-int attach_store_write(struct accel_attach *a, char *text, uint64_t seq, bool durable)
+int attach_store_write(struct attach_store *s, char *text, uint64_t seq, bool durable)
 {
 	int ret;
 
-	pthread_mutex_lock(&a->store_lock);
-	if (seq < a->saved) {
+	pthread_mutex_lock(&s->lock);
+	if (seq < s->saved) {
 		/* A later save is in the file, and says what this one did and more: it is what must last. */
 		free(text);
-		ret = durable ? accel_durable_write(a->path, a->saved_text, strlen(a->saved_text), 0644) : 0;
+		ret = durable ? accel_durable_write(s->path, s->saved_text, strlen(s->saved_text), 0644) : 0;
 	} else {
-		ret = durable ? accel_durable_write(a->path, text, strlen(text), 0644)
-		              : accel_atomic_write(a->path, text, strlen(text), 0644);
+		ret = durable ? accel_durable_write(s->path, text, strlen(text), 0644)
+		              : accel_atomic_write(s->path, text, strlen(text), 0644);
 		if (!ret) {
-			free(a->saved_text);
-			a->saved_text = text;
-			a->saved = seq;
+			free(s->saved_text);
+			s->saved_text = text;
+			s->saved = seq;
 		} else {
 			free(text);
 		}
 	}
-	pthread_mutex_unlock(&a->store_lock);
+	pthread_mutex_unlock(&s->lock);
 	if (ret)
 		log_warn("cannot write %s: %s (what containers hold is in memory; the next change writes it again)",
-		         a->path, strerror(-ret));
+		         s->path, strerror(-ret));
 	return ret;
 }
 
-int attach_store_save(struct accel_attach *a, bool durable)
+int attach_store_save(struct attach_store *s, const struct attach_entry *e, size_t n, bool durable)
 {
 	uint64_t seq;
 	char *text;
-	int ret = attach_store_text(a, &text, &seq);
+	int ret = attach_store_text(s, e, n, &text, &seq);
 
-	return ret ? ret : attach_store_write(a, text, seq, durable);
+	return ret ? ret : attach_store_write(s, text, seq, durable);
 }
 
-static const char *load_entry(struct accel_attach *a, const char *job, json_t *o)
+static const char *load_entry(struct attach_entry **entries, size_t *n, const char *job, json_t *o)
 {
 	json_t *list = json_object_get(o, "containers"), *c;
 	const char *uuid = json_string_value(json_object_get(o, "uuid"));
@@ -134,11 +140,11 @@ static const char *load_entry(struct accel_attach *a, const char *job, json_t *o
 	if (accel_job_name_check(job) == -ENAMETOOLONG || !job[0])
 		return "an entry's job name is not a job name";
 	/* Keys are unique (JSON_REJECT_DUPLICATES): each is a new entry. */
-	more = realloc(a->e, (a->n + 1) * sizeof(*more));
+	more = realloc(*entries, (*n + 1) * sizeof(*more));
 	if (!more)
 		return "out of memory";
-	a->e = more;
-	e = &a->e[a->n++];
+	*entries = more;
+	e = &more[(*n)++];
 	memset(e, 0, sizeof(*e));
 	snprintf(e->job, sizeof(e->job), "%s", job);
 	snprintf(e->uuid, sizeof(e->uuid), "%s", uuid);
@@ -169,22 +175,22 @@ static const char *load_entry(struct accel_attach *a, const char *job, json_t *o
 	return NULL;
 }
 
-int attach_store_load(struct accel_attach *a, char *err, size_t errlen)
+int attach_store_load(struct attach_store *s, struct attach_entry **e, size_t *n, char *err, size_t errlen)
 {
 	json_error_t jerr;
 	const char *bad = NULL, *job;
 	json_t *root, *o;
 
-	root = json_load_file(a->path, JSON_REJECT_DUPLICATES, &jerr);
+	root = json_load_file(s->path, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root) {
-		FILE *f = fopen(a->path, "re");
+		FILE *f = fopen(s->path, "re");
 		if (!f)
 			return 0; /* nothing was ever attached */
 		fclose(f);
 		snprintf(err, errlen,
 		         "%s is unreadable (%s, line %d): it says which jobs containers hold; fix it, or remove it "
 		         "once no container holds a job",
-		         a->path, jerr.text, jerr.line);
+		         s->path, jerr.text, jerr.line);
 		return -EINVAL;
 	}
 	if (!json_is_object(root))
@@ -193,13 +199,13 @@ int attach_store_load(struct accel_attach *a, char *err, size_t errlen)
 	{
 		if (bad)
 			break;
-		bad = load_entry(a, job, o);
+		bad = load_entry(e, n, job, o);
 	}
 	json_decref(root);
 	if (bad) {
 		snprintf(err, errlen,
 		         "%s is not an attachment record (%s): fix it, or remove it once no container holds a job",
-		         a->path, bad);
+		         s->path, bad);
 		return -EINVAL;
 	}
 	return 0;

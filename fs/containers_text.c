@@ -60,39 +60,32 @@ static void put_processes(struct fs_text *t, const struct accel_device *d, const
 	free(own);
 }
 
-int fs_holders_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s, const struct fs_node *n)
+int fs_holders_text(struct fs_text *t, const struct fs_view *v)
 {
-	struct accel_attach_view *v = accel_attach_view(n->mount->attach);
+	struct accel_attach_view *av = accel_attach_view(v->n->mount->attach);
 
-	(void)node;
-	(void)s;
-	put_processes(t, n->dev, n->job);
-	put_containers(t, accel_attach_view_job(v, n->job->name, n->job->uuid), "container=");
-	accel_attach_view_unref(v);
+	put_processes(t, v->n->dev, v->n->job);
+	put_containers(t, accel_attach_view_job(av, v->n->job->name, v->n->job->uuid), "container=");
+	accel_attach_view_unref(av);
 	return 0;
 }
 
-int fs_containers_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                       const struct fs_node *n)
+int fs_containers_text(struct fs_text *t, const struct fs_view *v)
 {
-	struct accel_attach_view *v = accel_attach_view(n->mount->attach);
+	struct accel_attach_view *av = accel_attach_view(v->n->mount->attach);
 
-	(void)node;
-	(void)s;
-	put_containers(t, accel_attach_view_job(v, n->job->name, n->job->uuid), "id=");
-	accel_attach_view_unref(v);
+	put_containers(t, accel_attach_view_job(av, v->n->job->name, v->n->job->uuid), "id=");
+	accel_attach_view_unref(av);
 	return 0;
 }
 
-int fs_reclaim_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s, const struct fs_node *n)
+int fs_reclaim_text(struct fs_text *t, const struct fs_view *v)
 {
-	struct accel_attach_view *v = accel_attach_view(n->mount->attach);
-	const struct accel_attach_job *e = accel_attach_view_job(v, n->job->name, n->job->uuid);
+	struct accel_attach_view *av = accel_attach_view(v->n->mount->attach);
+	const struct accel_attach_job *e = accel_attach_view_job(av, v->n->job->name, v->n->job->uuid);
 
-	(void)node;
-	(void)s;
 	fs_put(t, "%s\n", accel_reclaim_str(e ? e->reclaim : ACCEL_RECLAIM_MANUAL));
-	accel_attach_view_unref(v);
+	accel_attach_view_unref(av);
 	return 0;
 }
 

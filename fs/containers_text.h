@@ -16,12 +16,9 @@
 #include "fs/text.h"
 #include "fs/tree.h"
 
-int fs_holders_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                    const struct fs_node *n);
-int fs_containers_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                       const struct fs_node *n);
-int fs_reclaim_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                    const struct fs_node *n);
+int fs_holders_text(struct fs_text *t, const struct fs_view *v);
+int fs_containers_text(struct fs_text *t, const struct fs_view *v);
+int fs_reclaim_text(struct fs_text *t, const struct fs_view *v);
 /* reclaim and container lines from one view of reg (NULL: no registry, no lines). */
 void fs_attach_status_lines(struct fs_text *t, struct accel_attach *reg, const struct accel_job *j);
 

@@ -102,18 +102,12 @@ const char *fs_dies_owner(const struct fs_dies_status *st);
  * lease_ms, and each die's info, enabled, driver and policy
  * (fs/dies_render.c), generated at every read, ...
  */
-int fs_dies_slot_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                      const struct fs_node *n);
-int fs_dies_lease_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                       const struct fs_node *n);
-int fs_die_info_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                     const struct fs_node *n);
-int fs_die_enabled_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                        const struct fs_node *n);
-int fs_die_driver_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                       const struct fs_node *n);
-int fs_die_policy_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                       const struct fs_node *n);
+int fs_dies_slot_text(struct fs_text *t, const struct fs_view *v);
+int fs_dies_lease_text(struct fs_text *t, const struct fs_view *v);
+int fs_die_info_text(struct fs_text *t, const struct fs_view *v);
+int fs_die_enabled_text(struct fs_text *t, const struct fs_view *v);
+int fs_die_driver_text(struct fs_text *t, const struct fs_view *v);
+int fs_die_policy_text(struct fs_text *t, const struct fs_view *v);
 /*
  * ... the writes to lease_ms, enabled, policy (bytes taken, or -errno) and
  * driver (a lend, or a return with "bar_swap": it answers the request

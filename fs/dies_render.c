@@ -323,14 +323,11 @@ static int die_text(struct fs_text *t, const struct fs_node *n,
 	return ret;
 }
 
-int fs_dies_slot_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                      const struct fs_node *n)
+int fs_dies_slot_text(struct fs_text *t, const struct fs_view *v)
 {
 	struct fs_dies_status *st;
-	int ret = fs_dies_status(n->mount->dies, &st);
+	int ret = fs_dies_status(v->n->mount->dies, &st);
 
-	(void)node;
-	(void)s;
 	if (ret)
 		return ret;
 	put_slot(t, st);
@@ -338,14 +335,11 @@ int fs_dies_slot_text(struct fs_text *t, struct accel_node *node, const struct a
 	return 0;
 }
 
-int fs_dies_lease_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                       const struct fs_node *n)
+int fs_dies_lease_text(struct fs_text *t, const struct fs_view *v)
 {
 	struct fs_dies_status *st;
-	int ret = fs_dies_status(n->mount->dies, &st);
+	int ret = fs_dies_status(v->n->mount->dies, &st);
 
-	(void)node;
-	(void)s;
 	if (ret)
 		return ret;
 	fs_put(t, "%u\n", st->v.lease.lease_ms);
@@ -353,41 +347,29 @@ int fs_dies_lease_text(struct fs_text *t, struct accel_node *node, const struct 
 	return 0;
 }
 
-int fs_die_info_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                     const struct fs_node *n)
+int fs_die_info_text(struct fs_text *t, const struct fs_view *v)
 {
 	struct fs_dies_status *st;
-	int ret = fs_dies_status(n->mount->dies, &st);
+	int ret = fs_dies_status(v->n->mount->dies, &st);
 
-	(void)node;
-	(void)s;
 	if (ret)
 		return ret;
-	ret = put_info(t, st, n->die);
+	ret = put_info(t, st, v->n->die);
 	free(st);
 	return ret;
 }
 
-int fs_die_enabled_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                        const struct fs_node *n)
+int fs_die_enabled_text(struct fs_text *t, const struct fs_view *v)
 {
-	(void)node;
-	(void)s;
-	return die_text(t, n, put_enabled);
+	return die_text(t, v->n, put_enabled);
 }
 
-int fs_die_driver_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                       const struct fs_node *n)
+int fs_die_driver_text(struct fs_text *t, const struct fs_view *v)
 {
-	(void)node;
-	(void)s;
-	return die_text(t, n, put_driver);
+	return die_text(t, v->n, put_driver);
 }
 
-int fs_die_policy_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                       const struct fs_node *n)
+int fs_die_policy_text(struct fs_text *t, const struct fs_view *v)
 {
-	(void)node;
-	(void)s;
-	return die_text(t, n, put_policy);
+	return die_text(t, v->n, put_policy);
 }

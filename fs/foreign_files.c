@@ -12,12 +12,9 @@
 #include "fs/layout_files.h"
 #include "fs/text.h"
 
-int fs_foreign_render(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                      const struct fs_node *n)
+int fs_foreign_render(struct fs_text *t, const struct fs_view *v)
 {
-	(void)node;
-	(void)s;
-	fs_put(t, "%s\n", n->dev->foreign_reclaim ? "reclaim" : "keep");
+	fs_put(t, "%s\n", v->n->dev->foreign_reclaim ? "reclaim" : "keep");
 	return 0;
 }
 
@@ -27,12 +24,10 @@ static bool adoptable(const struct accel_instance *in)
 	return !in->job[0] && in->n_ci == 1 && !in->subdivided && in->uuid[0];
 }
 
-int fs_adopt_render(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s, const struct fs_node *n)
+int fs_adopt_render(struct fs_text *t, const struct fs_view *v)
 {
-	(void)node;
-	(void)s;
-	for (size_t i = 0; i < n->dev->n_instances; i++) {
-		const struct accel_instance *in = &n->dev->instances[i];
+	for (size_t i = 0; i < v->n->dev->n_instances; i++) {
+		const struct accel_instance *in = &v->n->dev->instances[i];
 		if (adoptable(in))
 			fs_put(t, "gi=%u uuid=%s profile=%s placement=%u:%u %s\n", in->gi, in->uuid, in->profile_name,
 			       in->placement.start, in->placement.size, in->foreign ? "foreign" : "orphan");

@@ -15,10 +15,8 @@
 
 struct fs_text;
 
-int fs_foreign_render(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                      const struct fs_node *n);
-int fs_adopt_render(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                    const struct fs_node *n);
+int fs_foreign_render(struct fs_text *t, const struct fs_view *v);
+int fs_adopt_render(struct fs_text *t, const struct fs_view *v);
 /* The writes of both; their failures go to <dev>/mig/last_error like the layout's files'. */
 int fs_foreign_write(struct fs_write *wr, const struct fs_node *n);
 

@@ -22,6 +22,7 @@
 #include "fs/render.h"
 #include "fs/text.h"
 #include "fs/lock_order.h"
+#include "fs/shown.h"
 
 /* ---- what they say ------------------------------------------------------- */
 
@@ -34,23 +35,17 @@ static int adopt(struct fs_text *t, char *text)
 	return 0;
 }
 
-int fs_layout_render(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                     const struct fs_node *n)
+int fs_layout_render(struct fs_text *t, const struct fs_view *v)
 {
-	(void)node;
-	(void)s;
-	if (!n->mount->layouts)
+	if (!v->n->mount->layouts)
 		return 0;
-	return adopt(t, accel_layouts_text(n->mount->layouts, n->dev->name));
+	return adopt(t, accel_layouts_text(v->n->mount->layouts, v->n->dev->name));
 }
 
-int fs_mig_mode_render(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                       const struct fs_node *n)
+int fs_mig_mode_render(struct fs_text *t, const struct fs_view *v)
 {
-	const struct accel_device *d = n->dev;
+	const struct accel_device *d = v->n->dev;
 
-	(void)node;
-	(void)s;
 	if (d->mig_enabled == d->mig_pending_enabled)
 		fs_put(t, "%s\n", d->mig_enabled ? "enabled" : "disabled");
 	else
@@ -59,33 +54,25 @@ int fs_mig_mode_render(struct fs_text *t, struct accel_node *node, const struct 
 	return 0;
 }
 
-int fs_layout_status_render(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                            const struct fs_node *n)
+int fs_layout_status_render(struct fs_text *t, const struct fs_view *v)
 {
-	(void)node;
-	(void)s;
-	if (!n->mount->layouts)
+	if (!v->n->mount->layouts)
 		return 0;
-	return adopt(t, accel_layouts_status(n->mount->layouts, n->dev->name));
+	return adopt(t, accel_layouts_status(v->n->mount->layouts, v->n->dev->name));
 }
 
-int fs_cordon_render(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                     const struct fs_node *n)
+int fs_cordon_render(struct fs_text *t, const struct fs_view *v)
 {
-	(void)node;
-	(void)s;
-	fs_put(t, "%d\n", n->mount->layouts && accel_layouts_cordoned(n->mount->layouts, n->dev->name));
+	fs_put(t, "%d\n", v->n->mount->layouts && accel_layouts_cordoned(v->n->mount->layouts, v->n->dev->name));
 	return 0;
 }
 
-int fs_mig_last_error_render(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                             const struct fs_node *n)
+int fs_mig_last_error_render(struct fs_text *t, const struct fs_view *v)
 {
 	char key[64], buf[ACCEL_TEXT_MAX];
 
-	(void)s;
-	snprintf(key, sizeof(key), "%s/mig", n->dev->name);
-	accel_node_last_error(node, key, buf, sizeof(buf));
+	snprintf(key, sizeof(key), "%s/mig", v->n->dev->name);
+	fs_shown_last_error(v->shown, key, buf, sizeof(buf));
 	fs_put(t, "%s%s", buf, buf[0] ? "\n" : "");
 	return 0;
 }

@@ -23,16 +23,11 @@ struct accelfs;
 struct fs_text;
 
 /* mig/mode: "enabled", "disabled", or "enabled (pending: disabled)" while the driver holds a change pending. */
-int fs_mig_mode_render(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                       const struct fs_node *n);
-int fs_layout_render(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                     const struct fs_node *n);
-int fs_layout_status_render(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                            const struct fs_node *n);
-int fs_cordon_render(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                     const struct fs_node *n);
-int fs_mig_last_error_render(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                             const struct fs_node *n);
+int fs_mig_mode_render(struct fs_text *t, const struct fs_view *v);
+int fs_layout_render(struct fs_text *t, const struct fs_view *v);
+int fs_layout_status_render(struct fs_text *t, const struct fs_view *v);
+int fs_cordon_render(struct fs_text *t, const struct fs_view *v);
+int fs_mig_last_error_render(struct fs_text *t, const struct fs_view *v);
 
 /* Is n <dev>/mig/cordon, mode, foreign, adopt or <dev>/health (written by root and the card's delegate)? */
 bool fs_layout_writes(const struct fs_node *n);

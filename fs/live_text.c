@@ -11,6 +11,7 @@
 #include "fs/dies.h"
 #include "fs/holder_text.h"
 #include "fs/text.h"
+#include "fs/shown.h"
 
 /*
  * One line of a job's processes file: "pid=P used_memory_bytes=N|unknown
@@ -32,8 +33,7 @@ static void process_line(struct fs_text *t, const struct accel_process *p, const
 	fs_put(t, "pid=%u used_memory_bytes=%s command=%s\n", p->pid, used, command);
 }
 
-int fs_job_processes_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                          const struct fs_node *n)
+int fs_job_processes_text(struct fs_text *t, const struct fs_view *v)
 {
 	struct accel_proc_gate g;
 	struct accel_process *p;
@@ -41,10 +41,10 @@ int fs_job_processes_text(struct fs_text *t, struct accel_node *node, const stru
 	size_t np;
 	int ret;
 
-	(void)s;
-	if (n->job->state != ACCEL_JOB_READY)
+	if (v->n->job->state != ACCEL_JOB_READY)
 		return -ENODEV;
-	ret = accel_node_job_processes(node, n->dev->name, n->job->name, n->job->uuid, &p, &np, why, sizeof(why));
+	ret = accel_node_job_processes(v->live, v->n->dev->name, v->n->job->name, v->n->job->uuid, &p, &np, why,
+	                               sizeof(why));
 	/* The job is gone (removed since the caller's snapshot): nothing to say, and no "unknown" to say it. */
 	if (ret == -ENOENT)
 		return ret;
@@ -113,19 +113,19 @@ static void usage_lines(struct fs_text *t, const struct accel_usage *u, bool job
 	}
 }
 
-int fs_usage_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s, const struct fs_node *n)
+int fs_usage_text(struct fs_text *t, const struct fs_view *v)
 {
 	struct accel_usage u;
 	int ret;
 
-	if (n->job && n->job->state != ACCEL_JOB_READY)
+	if (v->n->job && v->n->job->state != ACCEL_JOB_READY)
 		return -ENODEV;
-	if (!node)
+	if (!v->live)
 		return 0;
 	/* Sampled now, or answered from a reading under a window old (core/engine/node_usage.c); never a card's lock. */
-	ret = accel_node_usage(node, s, n->dev, n->job, true, &u);
+	ret = accel_node_usage(v->live, v->s, v->n->dev, v->n->job, true, &u);
 	if (!ret)
-		usage_lines(t, &u, n->job != NULL);
+		usage_lines(t, &u, v->n->job != NULL);
 	return ret;
 }
 
@@ -135,14 +135,11 @@ uint64_t fs_usage_size(const struct fs_node *n)
 	return 0; /* as /proc's live files: a stat (ls -l) never samples the driver, a read does */
 }
 
-int fs_dies_last_error_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                            const struct fs_node *n)
+int fs_dies_last_error_text(struct fs_text *t, const struct fs_view *v)
 {
 	char buf[ACCEL_TEXT_MAX + 64];
 
-	(void)s;
-	(void)n;
-	accel_node_last_error(node, FS_DIES_LAST_ERROR_KEY, buf, sizeof(buf));
+	fs_shown_last_error(v->shown, FS_DIES_LAST_ERROR_KEY, buf, sizeof(buf));
 	if (buf[0])
 		fs_put(t, "%s\n", buf);
 	return 0;

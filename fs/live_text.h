@@ -12,13 +12,12 @@
 #include "fs/tree.h"
 
 /* A job's processes file (a row's render): -ENODEV for a job not ready, -ENOENT for one gone since s. */
-int fs_job_processes_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                          const struct fs_node *n);
+int fs_job_processes_text(struct fs_text *t, const struct fs_view *v);
 /*
  * A job's utilization, or a device's (n->job NULL): sampled while read
  * (core/engine/node_usage.c); -ENODEV for a job not ready.  Its size is 0 (fs_usage_size).
  */
-int fs_usage_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s, const struct fs_node *n);
+int fs_usage_text(struct fs_text *t, const struct fs_view *v);
 uint64_t fs_usage_size(const struct fs_node *n);
 /* The row of a utilization file (a device's, flags 0; a job's, FS_ENTRY_JOB_READY). */
 #define FS_USAGE_ROW(row_flags)                                                                                        \
@@ -27,7 +26,6 @@ uint64_t fs_usage_size(const struct fs_node *n);
 		.render = fs_usage_text, .size = fs_usage_size                                                         \
 	}
 /* dies/last_error (a row's render): as a profile directory's last_error. */
-int fs_dies_last_error_text(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                            const struct fs_node *n);
+int fs_dies_last_error_text(struct fs_text *t, const struct fs_view *v);
 
 #endif

@@ -143,7 +143,7 @@ static json_t *containers(struct accel_attach *reg, const struct accel_job *j)
 struct job_ctx {
 	const struct accel_device *d;
 	struct accel_attach *reg;
-	struct accel_node *node;
+	const struct fs_shown *shown;
 	const struct accel_snapshot *s;
 };
 
@@ -171,7 +171,7 @@ static json_t *job(const void *elem, const void *ctx)
 			  jc->reg ? json_string(accel_reclaim_str(accel_attach_reclaim(jc->reg, j->name, j->uuid)))
 				  : json_null()) ||
 	          json_object_set_new(o, "containers", containers(jc->reg, j)) ||
-	          json_object_set_new(o, "utilization", fs_usage_json(jc->node, jc->s, d, j)))) {
+	          json_object_set_new(o, "utilization", fs_usage_json(jc->shown, jc->s, d, j)))) {
 		json_decref(o);
 		return NULL;
 	}
@@ -214,10 +214,10 @@ static json_t *list(const void *arr, size_t n, size_t size, json_t *(*fn)(const 
 }
 
 static json_t *device(const struct accel_snapshot *s, const struct accel_device *d, struct accel_attach *reg,
-                      struct accel_node *node)
+                      const struct fs_shown *shown)
 {
 	const struct accel_family *f = d->family;
-	struct job_ctx jc = { d, reg, node, s };
+	struct job_ctx jc = { d, reg, shown, s };
 	json_t *o;
 
 	o = json_pack("{s:s,s:s,s:s,s:s,s:I,s:s,s:o,s:s,s:s,s:s,s:s,s:o,s:o,s:s,s:o}", "name", d->name, "vendor",
@@ -234,7 +234,7 @@ static json_t *device(const struct accel_snapshot *s, const struct accel_device 
 	}
 	if (o &&
 	    (json_object_set_new(o, "health", health(&d->health)) ||
-	     json_object_set_new(o, "utilization", fs_usage_json(node, s, d, NULL)) ||
+	     json_object_set_new(o, "utilization", fs_usage_json(shown, s, d, NULL)) ||
 	     json_object_set_new(o, "admits", admits(d)) ||
 	     json_object_set_new(o, "cordon", json_boolean(d->hold.cordon || d->hold.drain || d->hold.mode_wait)) ||
 	     json_object_set_new(o, "layout",
@@ -468,16 +468,16 @@ static int put_json(const char *buf, size_t size, void *t)
 	return 0;
 }
 
-int fs_node_json_text(struct fs_text *t, const struct accel_snapshot *s, struct accel_node *node,
+int fs_node_json_text(struct fs_text *t, const struct accel_snapshot *s, const struct fs_shown *shown,
                       const struct fs_mount *mount, const struct accel_quota_table *quota)
 {
 	json_t *devs = json_array(), *root;
 	char published[ACCEL_UTC_MAX];
 	int ret;
 
-	/* A snapshot row: node's drivers are not asked (utilization is the last reading shown, fs/usage_text.h). */
+	/* A snapshot row: no driver is asked (utilization is the last reading shown, fs/usage_text.h). */
 	for (size_t i = 0; devs && i < s->n_devices; i++)
-		if (json_array_append_new(devs, device(s, s->devices[i], mount ? mount->attach : NULL, node))) {
+		if (json_array_append_new(devs, device(s, s->devices[i], mount ? mount->attach : NULL, shown))) {
 			json_decref(devs);
 			devs = NULL;
 		}

@@ -24,13 +24,14 @@ struct fs_mount;
 /*
  * Write s into t (JSON, indented, ending in a newline): the snapshot, the
  * mount's dies and containers (fs/tree.h; NULL: no dies/ and no registry),
- * and the node's limits (quota: accel_node_quota_table, NULL for none).  A
- * snapshot row: node is not asked anything (what runs on a job is its live
- * processes file, not here).  0, or -ENOMEM.
+ * the node's limits (quota: accel_node_quota_table, NULL for none) and
+ * the usage last read (shown, fs/shown.h; NULL: none).  A snapshot row: no
+ * driver is asked anything (what runs on a job is its live processes file,
+ * not here).  0, or -ENOMEM.
  */
-struct accel_node;
+struct fs_shown;
 struct accel_quota_table;
-int fs_node_json_text(struct fs_text *t, const struct accel_snapshot *s, struct accel_node *node,
+int fs_node_json_text(struct fs_text *t, const struct accel_snapshot *s, const struct fs_shown *shown,
                       const struct fs_mount *mount, const struct accel_quota_table *quota);
 
 #endif

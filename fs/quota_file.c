@@ -19,10 +19,11 @@
 #include "fs/deferred.h"
 #include "fs/lock_order.h"
 #include "fs/quota_text.h"
+#include "fs/shown.h"
 
 #define QUOTA_ERROR_KEY "quota"
 
-int fs_quota_render(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s, const struct fs_node *n)
+int fs_quota_render(struct fs_text *t, const struct fs_view *v)
 {
 	struct accel_quota_table table;
 	struct accel_quota_charge *c = NULL;
@@ -30,10 +31,9 @@ int fs_quota_render(struct fs_text *t, struct accel_node *node, const struct acc
 	size_t nc = 0;
 	int ret;
 
-	(void)n;
-	if (accel_node_quota_table(node, &table))
+	if (fs_shown_quota(v->shown, &table))
 		return -ENOMEM;
-	if (accel_quota_charges(s, &c, &nc)) {
+	if (accel_quota_charges(v->s, &c, &nc)) {
 		accel_quota_table_free(&table);
 		return -ENOMEM;
 	}
@@ -42,7 +42,7 @@ int fs_quota_render(struct fs_text *t, struct accel_node *node, const struct acc
 	accel_quota_table_free(&table);
 	if (ret)
 		return ret;
-	accel_node_last_error(node, QUOTA_ERROR_KEY, last, sizeof(last));
+	fs_shown_last_error(v->shown, QUOTA_ERROR_KEY, last, sizeof(last));
 	if (last[0])
 		fs_put(t, "# last write refused: %s\n", last);
 	return 0;

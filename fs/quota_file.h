@@ -17,8 +17,7 @@
 
 struct accelfs;
 
-int fs_quota_render(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                    const struct fs_node *n);
+int fs_quota_render(struct fs_text *t, const struct fs_view *v);
 /*
  * A write of the table (fs/deferred.h): the writes of one open file are one
  * text, each complete line checked with those before it (EINVAL at the write

@@ -5,6 +5,7 @@
 #include <errno.h>
 
 #include "core/engine/lock_check.h"
+#include "fs/shown.h"
 
 static __thread unsigned at_read; /* an open or a read is generating its text on this thread */
 
@@ -30,12 +31,15 @@ int fs_render_for(struct accel_node *node, const struct accel_snapshot *s, const
                   const struct accel_viewer *reader, char **out, size_t *len)
 {
 	struct fs_text t = { .reader = reader };
+	struct fs_view v = { .n = n, .s = s, .shown = fs_shown_of(node) };
 	bool live;
 	int ret;
 
 	if (!n->entry || n->entry->kind != FS_FILE || n->entry->open)
 		return -EISDIR;
 	live = n->entry->fresh == FS_FRESH_LIVE;
+	if (live)
+		v.live = node; /* a snapshot row reads what is published, and nothing else (fs/tree.h) */
 	/*
 	 * A live row asks the driver or /proc: at open and read only, with no
 	 * fs/ lock held.  A snapshot row copies pointers: its render taking a
@@ -46,7 +50,7 @@ int fs_render_for(struct accel_node *node, const struct accel_snapshot *s, const
 	if (!live)
 		accel_render_enter();
 	/* A file only written (no render) reads empty. */
-	ret = n->entry->render ? n->entry->render(&t, node, s, n) : 0;
+	ret = n->entry->render ? n->entry->render(&t, &v) : 0;
 	if (!live)
 		accel_render_leave();
 	if (ret) {

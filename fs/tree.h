@@ -58,9 +58,28 @@ struct fs_mount {
 	struct accel_layouts *layouts; /* the cards' declared layouts (fs/layout_files.h); NULL: none kept */
 };
 
-/* Write file n's text into t (fs_put, fs/text.h): 0, or -errno (-ENODEV: a lost job fails closed). */
-typedef int (*fs_render_fn)(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                            const struct fs_node *n);
+struct fs_shown;
+
+/*
+ * What a row's render may read, and all it gets (fs/render.c fills it in):
+ * the node it shows (n: its device, profile, job or die, and its mount's
+ * own), the snapshot n was resolved in (s), and what the node published
+ * beside the snapshot (shown: last_error, the quota table, the usage last
+ * read, through fs/shown.h's reads alone).  live, the node to ask the
+ * driver or /proc, is there for a live row (FS_FRESH_LIVE) alone: NULL for
+ * every other, so that a snapshot row's render can do nothing but read
+ * what is published.  shown and live are NULL where a render is checked
+ * without a node (tests).
+ */
+struct fs_view {
+	const struct fs_node *n;
+	const struct accel_snapshot *s;
+	const struct fs_shown *shown;
+	struct accel_node *live;
+};
+
+/* Write file v->n's text into t (fs_put, fs/text.h): 0, or -errno (-ENODEV: a lost job fails closed). */
+typedef int (*fs_render_fn)(struct fs_text *t, const struct fs_view *v);
 
 /* A write to a row's file, as fs/ops_file.c hands it to the row's write function. */
 struct fs_write {

@@ -32,6 +32,7 @@
 #include "fs/quota_file.h"
 #include "fs/render.h"
 #include "fs/tree.h"
+#include "fs/shown.h"
 
 static void status_text(struct fs_text *t, struct accel_attach *reg, const struct accel_device *d,
                         const struct accel_job *j)
@@ -82,191 +83,153 @@ size_t fs_node_profile_devices(const struct accel_snapshot *s, const char *profi
 
 /* ---- the render functions of the rows ---------------------------------- */
 
-static int metrics(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s, const struct fs_node *n)
+static int metrics(struct fs_text *t, const struct fs_view *v)
 {
 	static _Atomic size_t last; /* the last scrape's length: a hundred jobs' text grows by no copy */
 	struct accel_quota_table quota;
-	int ret = accel_node_quota_table(node, &quota);
+	int ret = fs_shown_quota(v->shown, &quota);
 
 	if (ret)
 		return ret;
 	fs_text_reserve(t, last + last / 8);
-	fs_metrics_text(t, s, n->mount->dies, &quota);
+	fs_metrics_text(t, v->s, v->n->mount->dies, &quota);
 	accel_quota_table_free(&quota);
-	fs_usage_metrics(t, node, s); /* live: a scrape samples what jobs use (never the textfile copy) */
+	fs_usage_metrics(t, v->shown, v->s); /* live: a scrape samples what jobs use (never the textfile copy) */
 	last = t->len;
 	return 0;
 }
 
-static int node_json(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                     const struct fs_node *n)
+static int node_json(struct fs_text *t, const struct fs_view *v)
 {
 	struct accel_quota_table quota;
-	int ret = accel_node_quota_table(node, &quota);
+	int ret = fs_shown_quota(v->shown, &quota);
 
 	if (ret)
 		return ret;
-	ret = fs_node_json_text(t, s, node, n->mount, &quota);
+	ret = fs_node_json_text(t, v->s, v->shown, v->n->mount, &quota);
 	accel_quota_table_free(&quota);
 	return ret;
 }
 
-static int mig_map(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s, const struct fs_node *n)
+static int mig_map(struct fs_text *t, const struct fs_view *v)
 {
-	(void)node;
-	(void)s;
-	return fs_mig_map_text(t, n->dev);
+	return fs_mig_map_text(t, v->n->dev);
 }
 
-static int device_info(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                       const struct fs_node *n)
+static int device_info(struct fs_text *t, const struct fs_view *v)
 {
-	(void)node;
-	(void)s;
-	fs_device_info_text(t, n->dev);
+	fs_device_info_text(t, v->n->dev);
 	return 0;
 }
 
-static int device_health(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                         const struct fs_node *n)
+static int device_health(struct fs_text *t, const struct fs_view *v)
 {
-	(void)node;
-	(void)s;
-	fs_health_text(t, &n->dev->health, true); /* what the driver's events said */
+	fs_health_text(t, &v->n->dev->health, true); /* what the driver's events said */
 	return 0;
 }
 
-static int job_health(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                      const struct fs_node *n)
+static int job_health(struct fs_text *t, const struct fs_view *v)
 {
-	(void)node;
-	(void)s;
-	fs_health_text(t, &n->job->health, false);
+	fs_health_text(t, &v->n->job->health, false);
 	return 0;
 }
 
-static int device_holders(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                          const struct fs_node *n)
+static int device_holders(struct fs_text *t, const struct fs_view *v)
 {
-	(void)s;
-	fs_device_holders_text(t, node, n->dev);
+	fs_device_holders_text(t, v->live, v->n->dev);
 	return 0;
 }
 
-static int mig_instances(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                         const struct fs_node *n)
+static int mig_instances(struct fs_text *t, const struct fs_view *v)
 {
-	(void)node;
-	(void)s;
-	fs_mig_instances_text(t, n->dev);
+	fs_mig_instances_text(t, v->n->dev);
 	return 0;
 }
 
-static int profile_info(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                        const struct fs_node *n)
+static int profile_info(struct fs_text *t, const struct fs_view *v)
 {
-	(void)node;
-	(void)s;
-	fs_profile_info_text(t, n->profile);
+	fs_profile_info_text(t, v->n->profile);
 	return 0;
 }
 
-static int profile_available(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                             const struct fs_node *n)
+static int profile_available(struct fs_text *t, const struct fs_view *v)
 {
-	(void)node;
-	(void)s;
-	fs_put(t, "%u\n", n->profile->available);
+	fs_put(t, "%u\n", v->n->profile->available);
 	return 0;
 }
 
 /* The node's last error for key, if any, as one line. */
-static void last_error_text(struct fs_text *t, struct accel_node *node, const char *key)
+static void last_error_text(struct fs_text *t, const struct fs_shown *shown, const char *key)
 {
 	char buf[ACCEL_TEXT_MAX + 160];
 
-	accel_node_last_error(node, key, buf, sizeof(buf));
+	fs_shown_last_error(shown, key, buf, sizeof(buf));
 	if (buf[0])
 		fs_put(t, "%s\n", buf);
 }
 
-static int profile_last_error(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                              const struct fs_node *n)
+static int profile_last_error(struct fs_text *t, const struct fs_view *v)
 {
 	char key[ACCEL_LAST_ERROR_KEY_MAX];
 
-	(void)s;
-	accel_last_error_key(key, sizeof(key), n->dev->name, n->profile->name);
-	last_error_text(t, node, key);
+	accel_last_error_key(key, sizeof(key), v->n->dev->name, v->n->profile->name);
+	last_error_text(t, v->shown, key);
 	return 0;
 }
 
-static int node_profile_info(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                             const struct fs_node *n)
+static int node_profile_info(struct fs_text *t, const struct fs_view *v)
 {
-	(void)node;
-	fs_put(t, "name: %s\n", n->node_profile);
+	fs_put(t, "name: %s\n", v->n->node_profile);
 	fs_put(t, "devices:");
-	for (size_t i = 0; i < s->n_devices; i++)
-		if (accel_device_profile(s->devices[i], n->node_profile))
-			fs_put(t, " %s", s->devices[i]->name);
+	for (size_t i = 0; i < v->s->n_devices; i++)
+		if (accel_device_profile(v->s->devices[i], v->n->node_profile))
+			fs_put(t, " %s", v->s->devices[i]->name);
 	fs_put(t, "\n");
 	fs_put(t, "selection: least capacity lost, then family order and ordinal, then lowest start\n");
 	return 0;
 }
 
-static int node_profile_available(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                                  const struct fs_node *n)
+static int node_profile_available(struct fs_text *t, const struct fs_view *v)
 {
 	unsigned avail;
 
-	(void)node;
-	fs_node_profile_devices(s, n->node_profile, &avail);
+	fs_node_profile_devices(v->s, v->n->node_profile, &avail);
 	fs_put(t, "%u\n", avail);
 	return 0;
 }
 
-static int node_profile_last_error(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                                   const struct fs_node *n)
+static int node_profile_last_error(struct fs_text *t, const struct fs_view *v)
 {
 	char key[ACCEL_LAST_ERROR_KEY_MAX];
 
-	(void)s;
-	accel_last_error_key(key, sizeof(key), NULL, n->node_profile);
-	last_error_text(t, node, key);
+	accel_last_error_key(key, sizeof(key), NULL, v->n->node_profile);
+	last_error_text(t, v->shown, key);
 	return 0;
 }
 
-static int job_status(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                      const struct fs_node *n)
+static int job_status(struct fs_text *t, const struct fs_view *v)
 {
-	(void)node;
-	(void)s;
-	status_text(t, n->mount->attach, n->dev, n->job);
+	status_text(t, v->n->mount->attach, v->n->dev, v->n->job);
 	return 0;
 }
 
-static int job_devices(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                       const struct fs_node *n)
+static int job_devices(struct fs_text *t, const struct fs_view *v)
 {
-	(void)node;
-	(void)s;
-	if (n->job->state != ACCEL_JOB_READY)
+	if (v->n->job->state != ACCEL_JOB_READY)
 		return -ENODEV;
-	for (size_t i = 0; i < n->job->n_nodes; i++)
-		fs_put(t, "%s c %u:%u\n", n->job->nodes[i].path, n->job->nodes[i].major, n->job->nodes[i].minor);
+	for (size_t i = 0; i < v->n->job->n_nodes; i++)
+		fs_put(t, "%s c %u:%u\n", v->n->job->nodes[i].path, v->n->job->nodes[i].major,
+		       v->n->job->nodes[i].minor);
 	return 0;
 }
 
-static int job_cdi(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s, const struct fs_node *n)
+static int job_cdi(struct fs_text *t, const struct fs_view *v)
 {
 	char *cdi;
 
-	(void)node;
-	(void)s;
-	if (n->job->state != ACCEL_JOB_READY)
+	if (v->n->job->state != ACCEL_JOB_READY)
 		return -ENODEV;
-	cdi = accel_cdi_job_spec(n->dev, n->job);
+	cdi = accel_cdi_job_spec(v->n->dev, v->n->job);
 	if (!cdi)
 		return -ENOMEM;
 	fs_put(t, "%s\n", cdi);
@@ -278,25 +241,22 @@ static int job_cdi(struct fs_text *t, struct accel_node *node, const struct acce
  * placements/<start>/status: free or taken, against every live instance of
  * the card (any profile, any owner), and one line per instance in the way.
  */
-static int placement_status(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s,
-                            const struct fs_node *n)
+static int placement_status(struct fs_text *t, const struct fs_view *v)
 {
-	const struct accel_device *d = n->dev;
+	const struct accel_device *d = v->n->dev;
 	bool taken = false;
 
-	(void)node;
-	(void)s;
 	for (size_t i = 0; i < d->n_instances; i++)
-		taken = taken || accel_span_overlaps(n->placement, d->instances[i].placement);
+		taken = taken || accel_span_overlaps(v->n->placement, d->instances[i].placement);
 	fs_put(t, "state: %s\n", taken ? "taken" : d->admits.new_jobs ? "free" : "blocked"); /* core/policy/admits.c */
 	if (!taken && !d->admits.new_jobs)
 		fs_put(t, "blocked: %s: %s\n", accel_condition_str(d->admits.condition), d->admits.why);
 	if (d->refused)
 		fs_put(t, "refused: %s\n", d->refusal);
-	fs_put(t, "placement: %u:%u\n", n->placement.start, n->placement.size);
+	fs_put(t, "placement: %u:%u\n", v->n->placement.start, v->n->placement.size);
 	for (size_t i = 0; i < d->n_instances; i++) {
 		const struct accel_instance *in = &d->instances[i];
-		if (accel_span_overlaps(n->placement, in->placement))
+		if (accel_span_overlaps(v->n->placement, in->placement))
 			fs_put(t, "holder: gi=%u profile=%s placement=%u:%u job=%s\n", in->gi, in->profile_name,
 			       in->placement.start, in->placement.size, in->job[0] ? in->job : "-");
 	}

@@ -3,6 +3,7 @@
 
 #include "fs/job_lines.h"
 #include "fs/render.h"
+#include "fs/shown.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -136,14 +137,14 @@ static int key_labels(struct fs_text *t, const struct accel_snapshot *s, size_t 
 	return t->oom ? -ENOMEM : 0;
 }
 
-void fs_usage_metrics(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s)
+void fs_usage_metrics(struct fs_text *t, const struct fs_shown *shown, const struct accel_snapshot *s)
 {
 	struct fs_text keys = { 0 };
 	size_t n = 0, *at = NULL;
 	struct accel_usage *us;
 	bool *known;
 
-	if (!node) /* rendered without a node (tests/service's render check): nothing to ask */
+	if (!shown) /* rendered without a node (tests/service's render check): nothing to ask */
 		return;
 	for (size_t i = 0; i < s->n_devices; i++)
 		n += s->devices[i]->n_jobs;
@@ -153,7 +154,7 @@ void fs_usage_metrics(struct fs_text *t, struct accel_node *node, const struct a
 	 * Each ready job's last reading, as shown (metrics is a snapshot row: a scrape asks no driver, and
 	 * wakes the sampler once for all the jobs it shows), then every family written from the readings.
 	 */
-	if (!us || !known || accel_node_usage_shown_jobs(node, s, fs_render_is_at_read(), us, known) ||
+	if (!us || !known || fs_shown_usage_jobs(shown, s, fs_render_is_at_read(), us, known) ||
 	    key_labels(&keys, s, n, &at)) {
 		t->oom = true;
 		goto out;
@@ -184,14 +185,12 @@ static json_t *num_or_null(bool known, double v)
 	return known ? json_real(v) : json_null();
 }
 
-json_t *fs_usage_json(struct accel_node *node, const struct accel_snapshot *s, const struct accel_device *d,
+json_t *fs_usage_json(const struct fs_shown *shown, const struct accel_snapshot *s, const struct accel_device *d,
                       const struct accel_job *j)
 {
 	struct accel_usage u;
 
-	(void)s;
-	if (!node || (j && j->state != ACCEL_JOB_READY) ||
-	    accel_node_usage_shown(node, s, d, j, fs_render_is_at_read(), &u))
+	if ((j && j->state != ACCEL_JOB_READY) || fs_shown_usage(shown, s, d, j, fs_render_is_at_read(), &u))
 		return json_null();
 	/* No window_ms: it moves with every reading, and node.json's text holds still while the node does. */
 	return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "sm_activity_percent",

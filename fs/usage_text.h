@@ -14,7 +14,7 @@
 #include "core/model/model.h"
 #include "fs/text.h"
 
-struct accel_node;
+struct fs_shown;
 
 /*
  * The live per-job gauges (accelfs_job_*), labelled with the job's key
@@ -24,15 +24,15 @@ struct accel_node;
  * hundred jobs stays small and shows the last readings (one wake-up of the
  * sampler for them all, core/engine/node_usage.c).
  */
-void fs_usage_metrics(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s);
+void fs_usage_metrics(struct fs_text *t, const struct fs_shown *shown, const struct accel_snapshot *s);
 /*
  * accelfs_job_info, one per job with the same labels: drawn from the
  * snapshot alone, so in the textfile copy too (fs/metrics_text.c).
  */
 void fs_usage_info_metrics(struct fs_text *t, const struct accel_snapshot *s);
 
-/* node.json's "utilization" of job j of d (NULL: the card's), or null where node is NULL or j not ready. */
-json_t *fs_usage_json(struct accel_node *node, const struct accel_snapshot *s, const struct accel_device *d,
+/* node.json's "utilization" of job j of d (NULL: the card's), or null where nothing was read or j is not ready. */
+json_t *fs_usage_json(const struct fs_shown *shown, const struct accel_snapshot *s, const struct accel_device *d,
                       const struct accel_job *j);
 
 #endif

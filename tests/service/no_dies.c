@@ -38,12 +38,10 @@ int fs_dies_die_info(const struct fs_dies *d, uint32_t die, bs_die_info *out)
 
 /* The rows of dies/ (fs/tree_files.c): never reached, as there is no dies/ to resolve. */
 #define NO_TEXT(name)                                                                                                  \
-	int name(struct fs_text *t, struct accel_node *node, const struct accel_snapshot *s, const struct fs_node *n)  \
+	int name(struct fs_text *t, const struct fs_view *v)                                                           \
 	{                                                                                                              \
 		(void)t;                                                                                               \
-		(void)node;                                                                                            \
-		(void)s;                                                                                               \
-		(void)n;                                                                                               \
+		(void)v;                                                                                               \
 		return -ENODEV;                                                                                        \
 	}
 #define NO_WRITE(name)                                                                                                 \

@@ -9,8 +9,8 @@
  *                   appear, go or come back (absent cards)
  *   node_view.c     installing a card's view, dropping its records, and the
  *                   view of an absent card, made from its records alone
- *   node_names.c    the job names the views show, by name; the rule a new
- *                   job's name keeps
+ *   node_names.c    the job names the views show, by name; a new job's name
+ *                   claimed once (its rule: core/model/model.c)
  *   quota_check.c   quotas at carve time: holds on what carves in progress cost
  *   node_publish.c  ordered snapshots; node_cdi.c: the CDI spec files that
  *                   follow them
@@ -364,7 +364,8 @@ bool node_names_taken(struct accel_node *node, const char *job);
 void node_names_free(struct accel_node *node);
 /*
  * A new job's name, for a mkdir or an adoption, checked once: the rule and
- * the tree's own names (-EINVAL, -ENAMETOOLONG, -EEXIST), the layouts'
+ * the tree's own names (accel_new_job_name_check: -EINVAL, -ENAMETOOLONG,
+ * -EEXIST), the layouts'
  * prefix, which a job has exactly when layout says it is a layout's
  * (-EINVAL); then the topology read-held and the name reserved, since job
  * names are unique on the node (the node-level mig/ lists every card's jobs
@@ -421,6 +422,12 @@ int node_reclaim_foreign(struct accel_node *node, struct node_card *nc, const st
 int node_drop_record(struct accel_node *node, struct node_card *nc, size_t i, char *why, size_t whylen);
 /* A job's name and identity (ids, placement, UUID, owner, creation) from its record; the rest zero. */
 void node_job_from_record(struct accel_job *j, const struct accel_record *r);
+/*
+ * What mkdir answers with: job as its record on nc says, which is what the
+ * carve produced, shown in profile (the published name) and ready; out is
+ * left alone when nc has no record of job.
+ */
+void node_job_as_recorded(const struct node_card *nc, const char *job, const char *profile, struct accel_job *out);
 /* v's jobs from nc's records, lost (or removing), their reason "<card> <why>"; -ENOMEM (v cleared, logged). */
 int node_view_record_jobs(const struct node_card *nc, struct accel_device *v, const char *why);
 /* An absent card's view, from its records: its jobs lost (or removing), nothing to carve. */

@@ -84,20 +84,6 @@ static int commit_record(void *ctx, const struct accel_carve_result *res, char *
 	return 0;
 }
 
-/* What mkdir answers with: the job as its record says, which is what the carve produced. */
-static void describe_job(const struct node_card *nc, const struct carve_ask *a)
-{
-	size_t i = node_find_record(nc, a->job);
-	const struct accel_record *r;
-
-	if (!a->made || i == (size_t)-1)
-		return;
-	r = &nc->records[i];
-	node_job_from_record(a->made, r);
-	snprintf(a->made->profile, sizeof(a->made->profile), "%s", a->profile);
-	a->made->state = ACCEL_JOB_READY;
-}
-
 /* Did a reading change what a carve decides on: the mode, or which GPU instances live where? */
 static bool same_knowledge(bool mode, const struct accel_inventory *before, const struct node_card *nc)
 {
@@ -204,8 +190,8 @@ static int carve_once(struct accel_node *node, struct node_card *nc, const struc
 		return ret;
 	ret = carve_held(node, nc, p, a, why, whylen);
 	node_quota_release(node, a->job);
-	if (!ret)
-		describe_job(nc, a);
+	if (!ret && a->made)
+		node_job_as_recorded(nc, a->job, a->profile, a->made);
 	return ret;
 }
 

@@ -6,10 +6,10 @@
  * view_lock (node_refresh.c's install, node.c's rescan); read under it too.
  * A name whose entry could not be allocated makes the table incomplete, and
  * then the check looks at every view instead (node_names_taken).  And the
- * rule a new job's name keeps, with the names the tree keeps for its own
- * files and the layouts' prefix, and the names mkdirs in progress have
- * reserved: a new job's name is checked and reserved once, by
- * node_claim_name, for mkdir and adoption alike.
+ * names mkdirs in progress have reserved: a new job's name is checked (its
+ * rule and the tree's own names, accel_new_job_name_check; the layouts'
+ * prefix) and reserved once, by node_claim_name, for mkdir and adoption
+ * alike.
  */
 #include "core/engine/node_internal.h"
 
@@ -19,7 +19,6 @@
 #include <string.h>
 
 #include "core/policy/layout.h"
-#include "core/model/tree_names.h"
 
 struct node_name {
 	struct node_name *next;
@@ -103,45 +102,6 @@ void node_names_free(struct accel_node *node)
 		}
 }
 
-/* A job shows in its profile directory and in its placement's (placements/<start>/): no file of either is a job name. */
-static const char *const profile_files[] = { ACCEL_PROFILE_FILE_NAMES, NULL };
-static const char *const placement_files[] = { ACCEL_PLACEMENT_FILE_NAMES, NULL };
-
-static bool listed(const char *const *names, const char *name)
-{
-	for (size_t i = 0; names[i]; i++)
-		if (!strcmp(names[i], name))
-			return true;
-	return false;
-}
-
-/* A new job's name against the rule and the tree's own names (why set): 0, -EINVAL, -ENAMETOOLONG, -EEXIST. */
-static int check_job_name(const char *job, char *why, size_t whylen)
-{
-	int ret = accel_job_name_check(job);
-
-	if (ret) {
-		if (ret == -ENAMETOOLONG)
-			snprintf(why, whylen,
-			         "job name '%.64s...' is longer than %d bytes: a job name is " ACCEL_JOB_NAME_RULE, job,
-			         ACCEL_JOB_NAME_MAX);
-		else
-			snprintf(why, whylen, "job name '%s' is not valid: a job name is " ACCEL_JOB_NAME_RULE, job);
-		return ret;
-	}
-	if (listed(profile_files, job)) {
-		snprintf(why, whylen, "'%s' is a file of the profile directory: choose another job name", job);
-		return -EEXIST;
-	}
-	if (listed(placement_files, job)) {
-		snprintf(why, whylen,
-		         "'%s' is a file of placements/<start>/, where every job shows too: choose another job name",
-		         job);
-		return -EEXIST;
-	}
-	return 0;
-}
-
 /* ---- reservations of a mkdir in progress ------------------------------- */
 
 /* Reserved by a mkdir in progress, or a job of some card's view: view_lock held. */
@@ -191,7 +151,7 @@ static void release_name(struct accel_node *node, const char *job)
 
 int node_claim_name(struct accel_node *node, const char *job, bool layout, char *why, size_t whylen)
 {
-	int ret = check_job_name(job, why, whylen);
+	int ret = accel_new_job_name_check(job, why, whylen);
 
 	if (ret)
 		return ret;

@@ -162,6 +162,17 @@ size_t node_find_record(const struct node_card *nc, const char *job)
 	return (size_t)-1;
 }
 
+void node_job_as_recorded(const struct node_card *nc, const char *job, const char *profile, struct accel_job *out)
+{
+	size_t i = node_find_record(nc, job);
+
+	if (i == (size_t)-1)
+		return;
+	node_job_from_record(out, &nc->records[i]);
+	snprintf(out->profile, sizeof(out->profile), "%s", profile);
+	out->state = ACCEL_JOB_READY;
+}
+
 /* ---- an absent card ------------------------------------------------------ */
 
 /* The profile directory a job shown from its record sits in: its name and id; nothing to carve. */

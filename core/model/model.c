@@ -2,8 +2,11 @@
 #include "core/model/model.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "core/model/tree_names.h"
 
 struct accel_snapshot *accel_snapshot_ref(struct accel_snapshot *s)
 {
@@ -144,6 +147,44 @@ int accel_job_name_check(const char *name)
 		 */
 		if (!alnum && (i == 0 || i == n - 1 || (c != '_' && c != '.' && c != '-')))
 			return -EINVAL;
+	}
+	return 0;
+}
+
+/* A job shows in its profile directory and in its placement's (placements/<start>/): no file of either is a job name. */
+static const char *const profile_files[] = { ACCEL_PROFILE_FILE_NAMES, NULL };
+static const char *const placement_files[] = { ACCEL_PLACEMENT_FILE_NAMES, NULL };
+
+static bool listed(const char *const *names, const char *name)
+{
+	for (size_t i = 0; names[i]; i++)
+		if (!strcmp(names[i], name))
+			return true;
+	return false;
+}
+
+int accel_new_job_name_check(const char *job, char *why, size_t whylen)
+{
+	int ret = accel_job_name_check(job);
+
+	if (ret) {
+		if (ret == -ENAMETOOLONG)
+			snprintf(why, whylen,
+			         "job name '%.64s...' is longer than %d bytes: a job name is " ACCEL_JOB_NAME_RULE, job,
+			         ACCEL_JOB_NAME_MAX);
+		else
+			snprintf(why, whylen, "job name '%s' is not valid: a job name is " ACCEL_JOB_NAME_RULE, job);
+		return ret;
+	}
+	if (listed(profile_files, job)) {
+		snprintf(why, whylen, "'%s' is a file of the profile directory: choose another job name", job);
+		return -EEXIST;
+	}
+	if (listed(placement_files, job)) {
+		snprintf(why, whylen,
+		         "'%s' is a file of placements/<start>/, where every job shows too: choose another job name",
+		         job);
+		return -EEXIST;
 	}
 	return 0;
 }

@@ -254,6 +254,13 @@ const char *accel_device_state_str(const struct accel_device *d);
 	"CDI device name"
 int accel_job_name_check(const char *name);
 /*
+ * A new job's name: the rule above, and none of the names the tree keeps
+ * for the files of a profile or a placement directory, where the job shows
+ * too (core/model/tree_names.h).  0, or -EINVAL, -ENAMETOOLONG or -EEXIST
+ * with why saying which and what to do.
+ */
+int accel_new_job_name_check(const char *job, char *why, size_t whylen);
+/*
  * The rule records written before the CDI rule were checked against
  * ([A-Za-z0-9][A-Za-z0-9_.-]*): a record of such a job still loads, so its
  * card is not refused after an upgrade; only the node-level CDI spec

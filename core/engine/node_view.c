@@ -79,6 +79,7 @@ int node_add_intent(struct accel_node *node, struct node_card *nc, const struct 
                     size_t whylen)
 {
 	struct accel_intent *grown = realloc(nc->intents, (nc->n_intents + 1) * sizeof(*grown));
+	struct accel_intent mine = *in;
 	int ret;
 
 	if (!grown) {
@@ -86,10 +87,13 @@ int node_add_intent(struct accel_node *node, struct node_card *nc, const struct 
 		return -ENOMEM;
 	}
 	nc->intents = grown;
-	ret = accel_intent_write(node->state_dir, nc->card.family->tree_prefix, nc->ident.uuid, in, why, whylen);
+	/* Bound to this boot: an instance does not outlive the kernel (core/state/intent.h). */
+	snprintf(mine.boot, sizeof(mine.boot), "%s", accel_boot_id());
+	mine.other_boot = false;
+	ret = accel_intent_write(node->state_dir, nc->card.family->tree_prefix, nc->ident.uuid, &mine, why, whylen);
 	if (ret)
 		return ret;
-	nc->intents[nc->n_intents++] = *in;
+	nc->intents[nc->n_intents++] = mine;
 	return 0;
 }
 

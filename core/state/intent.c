@@ -22,6 +22,10 @@ char *accel_intent_to_json(const struct accel_intent *in)
 	                      in->gi == UINT_MAX ? (json_int_t)-1 : (json_int_t)in->gi, "uuid", in->uuid, "created",
 	                      (json_int_t)in->created);
 
+	if (o && in->boot[0] && json_object_set_new(o, "boot", json_string(in->boot))) {
+		json_decref(o);
+		return NULL;
+	}
 	return accel_state_json_text(o);
 }
 
@@ -63,11 +67,18 @@ int accel_intent_parse(const char *text, const char *expect_job, long expect_sta
 		bad = "missing uuid";
 	else if (!json_is_integer(json_object_get(o, "created")))
 		bad = "missing created";
+	else if (json_object_get(o, "boot") &&
+	         (!json_is_string(json_object_get(o, "boot")) ||
+	          strlen(json_string_value(json_object_get(o, "boot"))) >= sizeof(out->boot)))
+		bad = "a boot that is not a boot id";
 	if (!bad) {
 		snprintf(out->job, sizeof(out->job), "%s", json_string_value(json_object_get(o, "job")));
 		out->gi = json_integer_value(v) < 0 ? UINT_MAX : (unsigned)json_integer_value(v);
 		snprintf(out->uuid, sizeof(out->uuid), "%s", json_string_value(json_object_get(o, "uuid")));
 		out->created = json_integer_value(json_object_get(o, "created"));
+		if (json_object_get(o, "boot"))
+			snprintf(out->boot, sizeof(out->boot), "%s", json_string_value(json_object_get(o, "boot")));
+		out->other_boot = out->boot[0] && accel_boot_id()[0] && strcmp(out->boot, accel_boot_id());
 		if ((expect_job && strcmp(out->job, expect_job)) ||
 		    (expect_start >= 0 && (long)out->placement.start != expect_start))
 			bad = "job or placement does not match the file name";
@@ -127,12 +138,12 @@ int accel_intent_write(const char *state_dir, const char *family, const char *ca
 		snprintf(why, whylen, "out of memory serializing the intent");
 		return -ENOMEM;
 	}
-	/* A slot of the card's file, written in place: one fdatasync (core/state/intent_slots.h). */
-	ret = accel_slots_put(slots, key, json);
+	/* A slot of the card's file, written in place, not synced: bound to the boot (intent.h). */
+	ret = accel_slots_put(slots, key, json, false);
 	if (ret == -ENOENT || ret == -ENOTDIR) {
 		ret = accel_mkdirs(dir, 0700);
 		if (!ret)
-			ret = accel_slots_put(slots, key, json);
+			ret = accel_slots_put(slots, key, json, false);
 	}
 	/* No slot free (a card that has kept 64 intents) or too long for one: a file of its own, as ever. */
 	if (ret == -ENOSPC) {
@@ -312,7 +323,7 @@ bool accel_intent_matches(const struct accel_intent *in, const struct accel_live
 {
 	bool uuid_ok = !in->uuid[0];
 
-	if (in->profile_id != g->profile_id || in->placement.start != g->placement.start ||
+	if (in->other_boot || in->profile_id != g->profile_id || in->placement.start != g->placement.start ||
 	    in->placement.size != g->placement.size || (in->gi != UINT_MAX && in->gi != g->id))
 		return false;
 	for (unsigned i = 0; i < g->n_ci && !uuid_ok; i++)

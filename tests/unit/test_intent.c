@@ -4,7 +4,8 @@
  * file, written in place; what a crash can leave (a slot torn mid-write, a
  * clear that never reached the disk, the file's first making cut short)
  * loads as what it is; a card with no slot free, and an intent an earlier
- * accelfs wrote as a file of its own, keep working.
+ * accelfs wrote as a file of its own, keep working; an intent of another
+ * boot names nothing (the instance it was about died with that kernel).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +21,7 @@
 
 #include <cmocka.h>
 
+#include "core/driver/boot_id.h"
 #include "core/state/fileio.h"
 #include "core/state/intent.h"
 #include "core/state/intent_slots.h"
@@ -171,7 +173,7 @@ static void test_whole_but_wrong_is_bad(void **st)
 
 	(void)st;
 	write_ok("a", 0);
-	ret = accel_slots_put(slots, "b@4", "{ \"version\": 1 }");
+	ret = accel_slots_put(slots, "b@4", "{ \"version\": 1 }", true);
 	assert_int_equal(ret, 0);
 	assert_int_equal(load(got, sizeof(got)), 1);
 	assert_string_equal(got, "a@0");
@@ -231,9 +233,78 @@ static void test_too_long_for_a_slot(void **st)
 	assert_int_equal(accel_mkdirs(card_dir, 0700), 0);
 	memset(text, 'x', sizeof(text) - 1);
 	text[sizeof(text) - 1] = '\0';
-	assert_int_equal(accel_slots_put(slots, "a@0", text), -ENOSPC);
-	assert_int_equal(accel_slots_put(slots, "a\n@0", "{}"), -ENOSPC);
+	assert_int_equal(accel_slots_put(slots, "a@0", text, true), -ENOSPC);
+	assert_int_equal(accel_slots_put(slots, "a\n@0", "{}", true), -ENOSPC);
 	assert_int_equal(accel_slots_clear(slots, "a@0", true), -ENOENT);
+}
+
+/* The one intent loaded, whatever its key; -1 when there is not exactly one. */
+static int load_one_intent(struct accel_intent *out)
+{
+	struct accel_intent *in = NULL;
+	struct accel_record_bad *bad = NULL;
+	size_t n = 0, n_bad = 0;
+
+	assert_int_equal(accel_intent_load_card(state, FAMILY, CARD, &in, &n, &bad, &n_bad), 0);
+	if (n == 1 && !n_bad)
+		*out = in[0];
+	free(in);
+	free(bad);
+	return n == 1 && !n_bad ? 0 : -1;
+}
+
+/*
+ * A carve cut between the driver's create and its record, then the node
+ * rebooted: mig-parted makes an instance at the same placement at boot.
+ * The intent, written in the other boot, names nothing, so that instance
+ * is foreign (kept); one of this boot names its instance; one without a
+ * boot (an accelfs before boot ids) matches as it did.
+ */
+static void test_an_intent_of_another_boot_names_nothing(void **st)
+{
+	struct accel_live_gi g = { .id = 3, .profile_id = 5, .placement = { 4, 4 }, .n_ci = 1 };
+	struct accel_intent in = intent("cut", 4), got;
+	const char *texts[] = {
+		"{\"version\": 1, \"job\": \"cut\", \"profile_id\": 5, \"placement\": {\"start\": 4, \"size\": 4}, "
+		"\"gi\": -1, \"uuid\": \"\", \"created\": 1700000000, \"boot\": \"00000000-0000-4000-8000-000000000000\"}",
+		"{\"version\": 1, \"job\": \"cut\", \"profile_id\": 5, \"placement\": {\"start\": 4, \"size\": 4}, "
+		"\"gi\": -1, \"uuid\": \"\", \"created\": 1700000000}",
+	};
+	char why[256];
+
+	(void)st;
+	if (!accel_boot_id()[0] || !strcmp(accel_boot_id(), "00000000-0000-4000-8000-000000000000"))
+		skip();
+	/* Written in this boot: it says so, and names the instance. */
+	snprintf(in.boot, sizeof(in.boot), "%s", accel_boot_id());
+	assert_int_equal(accel_intent_write(state, FAMILY, CARD, &in, why, sizeof(why)), 0);
+	assert_int_equal(load_one_intent(&got), 0);
+	assert_string_equal(got.boot, accel_boot_id());
+	assert_false(got.other_boot);
+	assert_true(accel_intent_matches(&got, &g));
+	remove_ok("cut", 4, true);
+
+	/* Another boot's: loaded (so it is dropped as spent), matching nothing. */
+	assert_int_equal(accel_mkdirs(card_dir, 0700), 0);
+	assert_int_equal(accel_slots_put(slots, "cut@4", texts[0], true), 0);
+	assert_int_equal(load_one_intent(&got), 0);
+	assert_true(got.other_boot);
+	assert_false(accel_intent_matches(&got, &g));
+	remove_ok("cut", 4, true);
+
+	/* No boot: as before boot ids. */
+	assert_int_equal(accel_slots_put(slots, "cut@4", texts[1], true), 0);
+	assert_int_equal(load_one_intent(&got), 0);
+	assert_false(got.other_boot);
+	assert_true(accel_intent_matches(&got, &g));
+	remove_ok("cut", 4, true);
+
+	/* A boot that is not a string is a bad intent, as any mistyped field is. */
+	assert_int_not_equal(accel_intent_parse("{\"version\": 1, \"job\": \"cut\", \"profile_id\": 5, "
+	                                        "\"placement\": {\"start\": 4, \"size\": 4}, \"gi\": -1, "
+	                                        "\"uuid\": \"\", \"created\": 1, \"boot\": 7}",
+	                                        "cut", 4, &got, why, sizeof(why)),
+	                     0);
 }
 
 int main(void)
@@ -245,6 +316,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_full_card_and_files_of_their_own, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cut_first_making, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_too_long_for_a_slot, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_an_intent_of_another_boot_names_nothing, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

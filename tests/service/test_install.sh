@@ -25,7 +25,7 @@ root="$dest$PREFIX"
 
 for f in sbin/accelfs bin/accel-smi bin/barswap bin/accel-wait lib/systemd/system/accelfs.service \
 	share/man/man8/accelfs.8 share/man/man5/accelfs.5 share/man/man1/accel-smi.1 share/man/man1/barswap.1 \
-	share/man/man1/accel-wait.1 share/man/man8/accelfs-hook.8 etc/default/accelfs \
+	share/man/man1/accel-wait.1 share/man/man8/accelfs-hook.8 share/man/man8/accelfs-dra.8 etc/default/accelfs \
 	share/bash-completion/completions/accel-smi share/bash-completion/completions/barswap \
 	share/bash-completion/completions/accel-wait \
 	share/accelfs/topologies/small.json include/barswap.h; do

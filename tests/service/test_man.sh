@@ -3,10 +3,12 @@
 # says what the program says: each option of `accelfs --help`, `accel-smi
 # --help` and `barswap --help`, and each environment variable accelfs reads,
 # is in its page; accelfs(5) names every file of the tree.
+# accelfs-dra(8) renders here too; its program is Go, built outside meson, so
+# test_manual.py holds its page to the source (flags, defaults, metrics, taints).
 set -eu
 fail() { echo "test_man: $*" >&2; exit 1; }
 
-pages="accelfs.8 accelfs.5 accel-smi.1 barswap.1 accel-wait.1 accelfs-hook.8"
+pages="accelfs.8 accelfs.5 accel-smi.1 barswap.1 accel-wait.1 accelfs-hook.8 accelfs-dra.8"
 [ -z "${ACCELFS_SLURM_SYNC:-}" ] || pages="$pages accelfs-slurm-sync.8"
 # The built pages, and the checked-in ones as `man -l man/*` in a checkout shows them.
 for f in $(for page in $pages; do echo "$MAN_DIR/$page" "$MAN_SRC/$page"; done); do

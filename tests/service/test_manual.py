@@ -3,8 +3,10 @@
 both ways, with the names a mounted simulated node lists in every kind of directory (the tree's rows,
 however fs/ lays them out), and each name has an entry of its own in the page.  Each tool's OPTIONS are
 compared with its parser: every option a page documents is accepted by the program, every option --help
-prints is in the page, and the options accelfs takes as --opt=VALUE take --opt VALUE too.  No .TP tag
-of any page runs onto the next line."""
+prints is in the page, and the options accelfs takes as --opt=VALUE take --opt VALUE too.  accelfs-dra(8),
+a Go program meson does not build, is compared with its source: main.go's flags and their defaults,
+metrics.go's metrics and the taints publish/ and driver/ set.  No .TP tag of any page runs onto the next
+line."""
 import os
 import re
 import subprocess
@@ -187,6 +189,97 @@ class OptionsAgainstParsers(unittest.TestCase):
         self.assertFalse(os.path.exists(state), "a usage error made nothing")
         missing = help_options(ACCELFS) - set(documented)
         self.assertEqual(missing, set(), "accelfs --help prints options accelfs(8)'s OPTIONS does not document")
+
+
+# ---- accelfs-dra(8) against the Go source ----------------------------------------------------------
+
+K8S = os.path.join(HERE, "..", "..", "k8s")
+FLAG = re.compile(r'fs\.(?:String|Duration|Bool|Int|Uint)\("([a-z-]+)",\s*([^,]+),')
+
+
+def go_source(*path):
+    with open(os.path.join(K8S, *path)) as f:
+        return f.read()
+
+
+def go_func(text, name):
+    """The body of one top-level Go function: from its line to the next top-level func."""
+    m = re.search(rf"(?ms)^func {name}\(.*?(?=^func |\Z)", text)
+    return m.group(0) if m else ""
+
+
+def page_entries(page, section):
+    """The .TP entries of one section of a page's source, as (tag, body) in plain words, each
+    .SS of the section starting a group of its own: {subsection or "": [(tag, body)]}."""
+    m = re.search(rf"(?ms)^\.SH {re.escape(section)}\n(.*?)(?=^\.SH )", source(page))
+    groups, group, lines = {}, "", m.group(1).splitlines() if m else []
+    i = 0
+    while i < len(lines):
+        if lines[i].startswith(".SS "):
+            group = lines[i][4:].strip('"')
+        elif lines[i] == ".TP" and i + 1 < len(lines):
+            body = []
+            j = i + 2
+            while j < len(lines) and lines[j] not in (".TP", ".PP") and not lines[j].startswith((".SS", ".SH")):
+                body.append(plain(re.sub(r"^\.\w+ ", "", lines[j])))
+                j += 1
+            groups.setdefault(group, []).append((plain(re.sub(r"^\.\w+ ", "", lines[i + 1])), " ".join(body)))
+            i = j
+            continue
+        i += 1
+    return groups
+
+
+def go_default(expr):
+    """What a flag's default reads as in the page, where the Go source says it plainly ("" where not)."""
+    expr = expr.strip()
+    if m := re.fullmatch(r'"(.+)"', expr):
+        return m.group(1)
+    if m := re.fullmatch(r'os\.Getenv\("(\w+)"\)', expr):
+        return "$" + m.group(1)
+    if m := re.fullmatch(r"(\d+)\s*\*\s*time\.(Second|Minute)", expr):
+        return m.group(1) + ("s" if m.group(2) == "Second" else "m0s")  # as Go prints the default
+    return ""
+
+
+class DraAgainstSource(unittest.TestCase):
+    """accelfs-dra is built outside meson (a Go module), so its page is held to the source itself:
+    the flags main.go defines with their defaults, the metrics metrics.go writes, the taints
+    publish/ sets."""
+
+    def test_options_are_the_flags_main_go_defines(self):
+        main = go_source("cmd", "accelfs-dra", "main.go")
+        entries = page_entries("accelfs-dra.8", "OPTIONS")
+        for func, group in (("run", ""), ("classes", "classes")):
+            with self.subTest(command=func):
+                flags = {name: go_default(expr) for name, expr in FLAG.findall(go_func(main, func))}
+                self.assertTrue(flags, f"no flag found in main.go's {func}()")
+                documented = {}
+                for tag, body in entries.get(group, []):
+                    for opt in OPTION.findall(tag):
+                        documented[opt.lstrip("-")] = body
+                klog = {"v", "help"} if func == "run" else set()
+                self.assertEqual(sorted(set(documented) - klog), sorted(flags),
+                                 f"accelfs-dra(8)'s OPTIONS ({group or 'the plugin'}) against main.go's {func}()")
+                for name, default in flags.items():
+                    if default:
+                        self.assertIn(default, documented[name], f"--{name}'s default as main.go says")
+
+    def test_metrics_are_those_metrics_go_writes(self):
+        written = set(re.findall(r'write(?:Histogram|Counter)\(w, "(\w+)"', go_source("driver", "metrics.go")))
+        self.assertTrue(written)
+        documented = {tag for tag, _ in page_entries("accelfs-dra.8", "METRICS").get("", [])}
+        self.assertEqual(sorted(documented), sorted(written), "accelfs-dra(8)'s METRICS against metrics.go")
+
+    def test_every_taint_is_described(self):
+        keys = re.findall(r'DriverName \+ "(/[a-z-]+)"', go_source("publish", "slices.go"))
+        values = re.findall(r'evict\w+\s*=\s*"(\w+)"', go_source("driver", "heal.go"))
+        self.assertTrue(keys and values)
+        text = plain(re.search(r"(?ms)^\.SH \"?WHAT EACH CARD STATE.*?(?=^\.SH )", source("accelfs-dra.8")).group(0))
+        for key in keys:
+            self.assertIn("accelfs.io" + key, text, "a taint publish/slices.go sets")
+        for value in values:
+            self.assertIn(f"accelfs.io/unservable={value}", text, "a value of accelfs.io/unservable heal.go sets")
 
 
 class Layout(unittest.TestCase):

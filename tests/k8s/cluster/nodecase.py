@@ -7,6 +7,7 @@ agree one to one, each job at its claim's placement.
 """
 import json
 import os
+import shutil
 import sys
 import tempfile
 import unittest
@@ -43,6 +44,8 @@ class NodeCase(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="accelfs-k8s-t4-")
+        # Removed last (class cleanups run in reverse): the node's CDI directory and the logs are in it.
+        cls.addClassCleanup(shutil.rmtree, cls.tmp, ignore_errors=True)
         cls.cdi = os.path.join(cls.tmp, "cdi")
         cls.node = Node(extra=[f"--cdi-dir={cls.cdi}"]).start()
         cls.addClassCleanup(cls.node.cleanup)

@@ -14,6 +14,7 @@ can take waits Unschedulable, and lifting the cordon lifts the taint.
 """
 import json
 import os
+import shutil
 import sys
 import tempfile
 import unittest
@@ -69,6 +70,7 @@ class ControlPlaneTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="accelfs-k8s-t3-")
+        cls.addClassCleanup(shutil.rmtree, cls.tmp, ignore_errors=True)  # last: class cleanups run in reverse
         cls.node = Node(extra=[f"--cdi-dir={os.path.join(cls.tmp, 'cdi')}"]).start()
         cls.cp = cluster.ControlPlane(node_lifecycle=False).start()
         cls.addClassCleanup(cls.cp.stop)

@@ -24,6 +24,7 @@ their size, and fragmentation, how many more of the same jobs, in the same order
 import json
 import math
 import os
+import shutil
 import random
 import sys
 import tempfile
@@ -122,6 +123,7 @@ class ScaleTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="accelfs-k8s-t5-")
+        cls.addClassCleanup(shutil.rmtree, cls.tmp, ignore_errors=True)  # last: class cleanups run in reverse
         cls.nodes = [node_name(i) for i in range(NODES)]
         # The scheduler's client unthrottled: each pod costs it a bind and a claim's status.
         cls.cp = cluster.ControlPlane(node_lifecycle=False, scheduler_qps=1000).start()

@@ -89,7 +89,6 @@ int node_add_intent(struct accel_node *node, struct node_card *nc, const struct 
 	nc->intents = grown;
 	/* Bound to this boot: an instance does not outlive the kernel (core/state/intent.h). */
 	snprintf(mine.boot, sizeof(mine.boot), "%s", accel_boot_id());
-	mine.other_boot = false;
 	ret = accel_intent_write(node->state_dir, nc->card.family->tree_prefix, nc->ident.uuid, &mine, why, whylen);
 	if (ret)
 		return ret;

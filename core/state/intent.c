@@ -39,7 +39,7 @@ int accel_intent_parse(const char *text, const char *expect_job, long expect_sta
                        size_t whylen)
 {
 	json_error_t jerr;
-	json_t *o = json_loads(text, JSON_REJECT_DUPLICATES, &jerr), *v, *pl;
+	json_t *o = json_loads(text, JSON_REJECT_DUPLICATES, &jerr), *v, *pl, *boot;
 	const char *bad = NULL;
 	unsigned version;
 
@@ -67,18 +67,16 @@ int accel_intent_parse(const char *text, const char *expect_job, long expect_sta
 		bad = "missing uuid";
 	else if (!json_is_integer(json_object_get(o, "created")))
 		bad = "missing created";
-	else if (json_object_get(o, "boot") &&
-	         (!json_is_string(json_object_get(o, "boot")) ||
-	          strlen(json_string_value(json_object_get(o, "boot"))) >= sizeof(out->boot)))
+	else if ((boot = json_object_get(o, "boot")) &&
+	         (!json_is_string(boot) || strlen(json_string_value(boot)) >= sizeof(out->boot)))
 		bad = "a boot that is not a boot id";
 	if (!bad) {
 		snprintf(out->job, sizeof(out->job), "%s", json_string_value(json_object_get(o, "job")));
 		out->gi = json_integer_value(v) < 0 ? UINT_MAX : (unsigned)json_integer_value(v);
 		snprintf(out->uuid, sizeof(out->uuid), "%s", json_string_value(json_object_get(o, "uuid")));
 		out->created = json_integer_value(json_object_get(o, "created"));
-		if (json_object_get(o, "boot"))
-			snprintf(out->boot, sizeof(out->boot), "%s", json_string_value(json_object_get(o, "boot")));
-		out->other_boot = out->boot[0] && accel_boot_id()[0] && strcmp(out->boot, accel_boot_id());
+		if (boot)
+			snprintf(out->boot, sizeof(out->boot), "%s", json_string_value(boot));
 		if ((expect_job && strcmp(out->job, expect_job)) ||
 		    (expect_start >= 0 && (long)out->placement.start != expect_start))
 			bad = "job or placement does not match the file name";
@@ -139,11 +137,11 @@ int accel_intent_write(const char *state_dir, const char *family, const char *ca
 		return -ENOMEM;
 	}
 	/* A slot of the card's file, written in place, not synced: bound to the boot (intent.h). */
-	ret = accel_slots_put(slots, key, json, false);
+	ret = accel_slots_put(slots, key, json);
 	if (ret == -ENOENT || ret == -ENOTDIR) {
 		ret = accel_mkdirs(dir, 0700);
 		if (!ret)
-			ret = accel_slots_put(slots, key, json, false);
+			ret = accel_slots_put(slots, key, json);
 	}
 	/* No slot free (a card that has kept 64 intents) or too long for one: a file of its own, as ever. */
 	if (ret == -ENOSPC) {
@@ -319,12 +317,18 @@ int accel_intent_load_card(const char *state_dir, const char *family, const char
 	return ret;
 }
 
+bool accel_intent_of_this_boot(const struct accel_intent *in)
+{
+	return !in->boot[0] || !accel_boot_id()[0] || !strcmp(in->boot, accel_boot_id());
+}
+
 bool accel_intent_matches(const struct accel_intent *in, const struct accel_live_gi *g)
 {
 	bool uuid_ok = !in->uuid[0];
 
-	if (in->other_boot || in->profile_id != g->profile_id || in->placement.start != g->placement.start ||
-	    in->placement.size != g->placement.size || (in->gi != UINT_MAX && in->gi != g->id))
+	if (!accel_intent_of_this_boot(in) || in->profile_id != g->profile_id ||
+	    in->placement.start != g->placement.start || in->placement.size != g->placement.size ||
+	    (in->gi != UINT_MAX && in->gi != g->id))
 		return false;
 	for (unsigned i = 0; i < g->n_ci && !uuid_ok; i++)
 		uuid_ok = !strcmp(g->ci[i].uuid, in->uuid);

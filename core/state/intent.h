@@ -50,7 +50,6 @@ struct accel_intent {
 	char uuid[ACCEL_UUID_MAX]; /* "": not known */
 	int64_t created;
 	char boot[ACCEL_BOOT_ID_MAX]; /* the boot it was written in; "": not known (an older accelfs) */
-	bool other_boot;              /* not kept: loaded in a boot that is not boot's, so it names nothing */
 };
 
 /* Serialize / parse (fails closed on any missing or mistyped field, or a job that is not the file's). */
@@ -72,6 +71,9 @@ int accel_intent_remove(const char *state_dir, const char *family, const char *c
  */
 int accel_intent_load_card(const char *state_dir, const char *family, const char *card_uuid, struct accel_intent **out,
                            size_t *n_out, struct accel_record_bad **bad, size_t *n_bad);
+
+/* Was it written in this boot (or by an accelfs before boot ids, or where the kernel does not say)? */
+bool accel_intent_of_this_boot(const struct accel_intent *in);
 
 /* Does the intent name this live GPU instance (of this boot; profile, placement, and gi and uuid where it knows them)? */
 bool accel_intent_matches(const struct accel_intent *in, const struct accel_live_gi *g);

@@ -112,7 +112,7 @@ static int open_slots(const char *path, bool make)
 	return fd < 0 ? -errno : fd;
 }
 
-int accel_slots_put(const char *path, const char *key, const char *text, bool durable)
+int accel_slots_put(const char *path, const char *key, const char *text)
 {
 	char slot[ACCEL_SLOT_BYTES], *buf;
 	size_t klen = strlen(key), tlen = strlen(text), i;
@@ -148,7 +148,7 @@ int accel_slots_put(const char *path, const char *key, const char *text, bool du
 			ret = -EINVAL;
 		memcpy(slot, head, HEADER);
 		if (!ret)
-			ret = write_slot(fd, i, slot, durable);
+			ret = write_slot(fd, i, slot, false);
 	}
 	close(fd);
 	free(buf);

@@ -173,7 +173,7 @@ static void test_whole_but_wrong_is_bad(void **st)
 
 	(void)st;
 	write_ok("a", 0);
-	ret = accel_slots_put(slots, "b@4", "{ \"version\": 1 }", true);
+	ret = accel_slots_put(slots, "b@4", "{ \"version\": 1 }");
 	assert_int_equal(ret, 0);
 	assert_int_equal(load(got, sizeof(got)), 1);
 	assert_string_equal(got, "a@0");
@@ -233,8 +233,8 @@ static void test_too_long_for_a_slot(void **st)
 	assert_int_equal(accel_mkdirs(card_dir, 0700), 0);
 	memset(text, 'x', sizeof(text) - 1);
 	text[sizeof(text) - 1] = '\0';
-	assert_int_equal(accel_slots_put(slots, "a@0", text, true), -ENOSPC);
-	assert_int_equal(accel_slots_put(slots, "a\n@0", "{}", true), -ENOSPC);
+	assert_int_equal(accel_slots_put(slots, "a@0", text), -ENOSPC);
+	assert_int_equal(accel_slots_put(slots, "a\n@0", "{}"), -ENOSPC);
 	assert_int_equal(accel_slots_clear(slots, "a@0", true), -ENOENT);
 }
 
@@ -280,22 +280,22 @@ static void test_an_intent_of_another_boot_names_nothing(void **st)
 	assert_int_equal(accel_intent_write(state, FAMILY, CARD, &in, why, sizeof(why)), 0);
 	assert_int_equal(load_one_intent(&got), 0);
 	assert_string_equal(got.boot, accel_boot_id());
-	assert_false(got.other_boot);
+	assert_true(accel_intent_of_this_boot(&got));
 	assert_true(accel_intent_matches(&got, &g));
 	remove_ok("cut", 4, true);
 
 	/* Another boot's: loaded (so it is dropped as spent), matching nothing. */
 	assert_int_equal(accel_mkdirs(card_dir, 0700), 0);
-	assert_int_equal(accel_slots_put(slots, "cut@4", texts[0], true), 0);
+	assert_int_equal(accel_slots_put(slots, "cut@4", texts[0]), 0);
 	assert_int_equal(load_one_intent(&got), 0);
-	assert_true(got.other_boot);
+	assert_false(accel_intent_of_this_boot(&got));
 	assert_false(accel_intent_matches(&got, &g));
 	remove_ok("cut", 4, true);
 
 	/* No boot: as before boot ids. */
-	assert_int_equal(accel_slots_put(slots, "cut@4", texts[1], true), 0);
+	assert_int_equal(accel_slots_put(slots, "cut@4", texts[1]), 0);
 	assert_int_equal(load_one_intent(&got), 0);
-	assert_false(got.other_boot);
+	assert_true(accel_intent_of_this_boot(&got));
 	assert_true(accel_intent_matches(&got, &g));
 	remove_ok("cut", 4, true);
 

@@ -51,7 +51,8 @@ type Admits struct {
 	Why       *string `json:"why"`
 }
 
-// Card conditions (node.json's admits.condition), most severe first.
+// Card conditions (node.json's admits.condition), least severe first
+// (docs/tree.md, "What a card can take").
 const (
 	CondOK          = "ok"
 	CondDegraded    = "degraded"
@@ -60,6 +61,7 @@ const (
 	CondModePending = "mode-pending"
 	CondMigDisabled = "mig-disabled"
 	CondFailed      = "failed"
+	CondRefused     = "refused"
 	CondAbsent      = "absent"
 )
 
@@ -81,12 +83,14 @@ const (
 
 // Condition is the card's condition: node.json's admits.condition, or, from
 // an accelfs that does not publish it yet, what the card's state and health
-// say (refused: absent; health failed: failed).
+// say (state refused or absent: that; health failed: failed).
 func (d *Device) Condition() string {
 	if d.Admits != nil && d.Admits.Condition != "" {
 		return d.Admits.Condition
 	}
 	switch {
+	case d.State == CondRefused:
+		return CondRefused
 	case !d.OK():
 		return CondAbsent
 	case d.Health != nil && d.Health.State == HealthFailed:

@@ -49,8 +49,9 @@ func (d *Driver) WatchHealthStatus(ctx context.Context, reports chan<- kubeletpl
 // card in node.json: Unhealthy when the job is lost or gone (its instance is
 // not there: the container cannot get it), when the job's health is failed
 // (an Xid on its instance whose recovery is a reset or a reboot), or when its
-// card failed; Unknown when its card is away; Healthy otherwise, degraded
-// said in the message.
+// card failed; Unknown when its card is away (absent: the driver does not
+// give it) or cannot be read now (refused: its jobs are as last seen, not as
+// they are); Healthy otherwise, degraded said in the message.
 func (d *Driver) healthReport(node *accelfs.Node, now time.Time) kubeletplugin.DeviceHealthReport {
 	d.liveMu.Lock()
 	devOf := make(map[string]string, len(d.devOf))
@@ -84,6 +85,8 @@ func jobHealth(node *accelfs.Node, name string) (kubeletplugin.HealthStatus, str
 		return kubeletplugin.HealthStatusUnhealthy, fmt.Sprintf("job %s is lost: %s", name, deref(job.Reason))
 	case card.Condition() == accelfs.CondAbsent:
 		return kubeletplugin.HealthStatusUnknown, fmt.Sprintf("card %s is away: %s", card.Name, deref(card.Refusal))
+	case card.Condition() == accelfs.CondRefused:
+		return kubeletplugin.HealthStatusUnknown, fmt.Sprintf("card %s cannot be read now: %s", card.Name, deref(card.Refusal))
 	case card.Condition() == accelfs.CondFailed:
 		return kubeletplugin.HealthStatusUnhealthy, fmt.Sprintf("card %s failed: %s", card.Name, card.ConditionWhy())
 	case job.Health != nil && job.Health.State == accelfs.HealthFailed:

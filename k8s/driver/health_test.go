@@ -21,8 +21,8 @@ func healthOf(r kubeletplugin.DeviceHealthReport, device string) (kubeletplugin.
 }
 
 // Each prepared device's health follows its job and its card: an Xid on the
-// instance, a failed card, a lost instance make it Unhealthy; recovery makes
-// it Healthy again; an unprepared claim's device is no longer reported
+// instance, a failed card, a lost instance make it Unhealthy; a card that
+// cannot be read makes it Unknown; recovery makes it Healthy again; an unprepared claim's device is no longer reported
 // (issue 32: the plugin published no health).
 func TestHealthReport(t *testing.T) {
 	f := fakeNode(t, "node-default.json")
@@ -49,6 +49,17 @@ func TestHealthReport(t *testing.T) {
 	cardWhy := "fallen off the bus (Xid 79)"
 	f.SetCardState("gpu0", &accelfs.Admits{Condition: accelfs.CondFailed, Why: &cardWhy}, false, nil)
 	check(kubeletplugin.HealthStatusUnhealthy, "fallen off the bus")
+	f.SetCardState("gpu0", &accelfs.Admits{NewJobs: true, Condition: accelfs.CondOK}, false, nil)
+	check(kubeletplugin.HealthStatusHealthy, "")
+	// A card that cannot be read now: its job is as last seen, so its health
+	// is not known (from admits, and from the state of an older accelfs).
+	refusal := "GPU_IS_LOST reading the instances"
+	f.Refuse("gpu0", refusal)
+	f.SetCardState("gpu0", &accelfs.Admits{Condition: accelfs.CondRefused, Why: &refusal}, false, nil)
+	check(kubeletplugin.HealthStatusUnknown, "gpu0 cannot be read now: GPU_IS_LOST")
+	f.SetCardState("gpu0", nil, false, nil)
+	check(kubeletplugin.HealthStatusUnknown, "gpu0 cannot be read now: GPU_IS_LOST")
+	f.Refuse("gpu0", "")
 	f.SetCardState("gpu0", &accelfs.Admits{NewJobs: true, Condition: accelfs.CondOK}, false, nil)
 	check(kubeletplugin.HealthStatusHealthy, "")
 	f.Lose(job)

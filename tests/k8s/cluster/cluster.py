@@ -164,7 +164,9 @@ class ControlPlane:
             "--service-cluster-ip-range=10.96.0.0/24", "--enable-priority-and-fairness=false",
             "--endpoint-reconciler-type=none",
             # A kubelet's host name resolves nowhere here: logs and exec reach it at its address.
-            "--kubelet-preferred-address-types=InternalIP,Hostname"])
+            "--kubelet-preferred-address-types=InternalIP,Hostname",
+            # ACCELFS_K8S_APISERVER_V=4: the node authorizer's graph logs each pod it learns (graph_populator.go).
+            f"-v={os.environ.get('ACCELFS_K8S_APISERVER_V', '0')}"])
         self.wait_api()
         admin = self.kubeconfig("admin", self.tokens["admin"])
         controllers = "*" if self.node_lifecycle else "*,-node-lifecycle-controller"

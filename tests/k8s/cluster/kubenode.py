@@ -141,7 +141,9 @@ state = "{self.path('containerd', 'state')}"
             self.procs["kubelet"] = cluster.Proc("kubelet", [
                 cluster.program("kubelet"), f"--config={self._kubelet_config()}", f"--kubeconfig={kubeconfig}",
                 f"--root-dir={self.kubelet_dir}", f"--cert-dir={self.path('kubelet-pki')}",
-                f"--hostname-override={self.name}", f"--node-ip={self.ip}", "-v=2"],
+                f"--hostname-override={self.name}", f"--node-ip={self.ip}",
+                # ACCELFS_K8S_KUBELET_V: a higher verbosity to trace a pod's sync (4: each pod worker's step).
+                f"-v={os.environ.get('ACCELFS_K8S_KUBELET_V', '2')}"],
                 self.path("kubelet.log"))
         self.procs["kubelet"].start()
 

@@ -87,6 +87,7 @@ class NodeTest(NodeCase):
             rates[claim] = n / ((time.monotonic() - t0) / 60)
             if claim:
                 timeline = self.timeline(names)
+                self.keep_logs("pods-per-minute")
             self.settle("the rate's pods running")
             self.cp.kubectl("delete", "pods", "-n", "default", "-l", "test=node", "--wait=true", timeout=600)
             cluster.wait_until(lambda: not self.jobs(), 300, "every job given back")
@@ -94,6 +95,21 @@ class NodeTest(NodeCase):
               f"({rates[True] / rates[False]:.2f}x), {n} pods at once", file=sys.stderr)
         print(timeline, file=sys.stderr)
         self.settle("all deleted")
+
+    def keep_logs(self, what):
+        """ACCELFS_K8S_KEEP=DIR: copy the kubelet's, containerd's, the plugin's and accelfs's logs
+        there (the test's directory is removed at its end), to put a slow pod's seconds on one timeline."""
+        keep = os.environ.get("ACCELFS_K8S_KEEP")
+        if not keep:
+            return
+        os.makedirs(keep, exist_ok=True)
+        for src in (self.cp.path("kube-apiserver.log"), self.kn.path("kubelet.log"), self.kn.path("containerd.log"), self.plugin.proc.log,
+                    os.path.join(self.node.state, "accelfs.log")):
+            if os.path.exists(src):
+                shutil.copy(src, os.path.join(keep, f"{what}-{os.path.basename(src)}"))
+        for kind in ("pods", "events"):
+            with open(os.path.join(keep, f"{what}-{kind}.json"), "w") as f:
+                f.write(self.cp.kubectl("get", kind, "-A", "-o", "json", check=False).stdout)
 
     def timeline(self, names):
         """Where a partitioned pod's time goes, on one timeline: the API server's times (created,
@@ -112,12 +128,17 @@ class NodeTest(NodeCase):
         carve = [int(m.group(1)) for m in (re.search(r'carveMs=(\d+)', x) for x in log) if m][-len(names):]
         cdi = [int(m.group(1)) for m in (re.search(r'cdiMs=(\d+)', x) for x in log) if m][-len(names):]
         published = sum('"Published devices"' in x for x in log)
+        # The kubelet's failed syncs before any prepare: each costs its pod worker a 10-15 s back-off
+        # (a claim the Node authorizer did not yet let it read was 14-16 s stalls, k8s/deploy/rbac.yaml).
+        events = self.cp.items("events", "-n", "default", "--field-selector=reason=FailedPrepareDynamicResources")
+        failed = sum(e.get("count") or 1 for e in events if e["involvedObject"]["name"] in names)
 
         def span(v):
             return f"median {statistics.median(v):g}, max {max(v):g}" if v else "none"
         return (f"timeline of {len(names)} partitioned pods: created->scheduled s {span(sched)}; "
                 f"scheduled->ready s {span(start)}; prepare carve ms {span(carve)}; CDI wait ms {span(cdi)}; "
-                f"slices published {published} times since the plugin started")
+                f"slices published {published} times since the plugin started; "
+                f"kubelet prepare failures {failed}")
 
     # -- card state and health (issue 32) ---------------------------------------------------------
     def test_6_xid_shows_in_the_pod_and_a_failed_card_is_tainted(self):

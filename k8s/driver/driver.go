@@ -22,6 +22,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"accelfs.io/k8s/accelfs"
+	"accelfs.io/k8s/pending"
 	"accelfs.io/k8s/publish"
 )
 
@@ -45,6 +46,16 @@ type Config struct {
 	// CDITimeout: how long NodePrepareResources waits for a carved job's
 	// device to appear in the daemon's CDI specs (default 20 s).
 	CDITimeout time.Duration
+
+	// PendingEvents: post an Event on each unscheduled pod that this node's
+	// tainted cards keep (package pending); the pods are watched only while
+	// a card is tainted.
+	PendingEvents bool
+	// Pending tunes it (zero: pending's defaults); PendingClient is its
+	// own client (nil: Client), so that its reads wait on a rate limit of
+	// their own, never in front of a prepare's.
+	Pending       pending.Options
+	PendingClient kubernetes.Interface
 
 	// PluginOptions are passed on to kubeletplugin.Start (tests).
 	PluginOptions []kubeletplugin.Option
@@ -78,6 +89,9 @@ type Driver struct {
 	healed  int // lost instances carved again
 
 	metrics metrics
+
+	// pending tells unscheduled pods which tainted card kept them (nil: off).
+	pending *pending.Explainer
 
 	kick chan struct{}
 
@@ -141,6 +155,13 @@ func Start(ctx context.Context, cfg Config) (*Driver, error) {
 		return nil, fmt.Errorf("start kubelet plugin: %w", err)
 	}
 	d.helper = helper
+	if cfg.PendingEvents {
+		client := cfg.PendingClient
+		if client == nil {
+			client = cfg.Client
+		}
+		d.pending = pending.Start(ctx, client, cfg.NodeName, cfg.Pending)
+	}
 	// After the reconcile: what it gave back is free again.
 	if fresh, err := d.fs.ReadNode(); err == nil {
 		node = fresh

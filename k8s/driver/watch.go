@@ -114,6 +114,9 @@ func (d *Driver) watchNode(ctx context.Context, events chan nodeEvent) {
 // controller when it differs from what was handed last.
 func (d *Driver) publish(ctx context.Context, node *accelfs.Node) error {
 	d.setLayout(node)
+	if d.pending != nil {
+		d.pending.Update(node)
+	}
 	res := publish.Build(node, publish.Options{PoolName: d.cfg.NodeName, Accounted: d.accounted, Evict: d.evicted})
 	d.pubMu.Lock()
 	defer d.pubMu.Unlock()

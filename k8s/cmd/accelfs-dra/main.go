@@ -87,6 +87,7 @@ func run() int {
 	cdiTimeout := fs.Duration("cdi-timeout", 20*time.Second, "how long a prepare waits for a carved job's CDI device")
 	httpAddr := fs.String("http-addr", "", "serve /metrics, /healthz and /readyz there (\":8081\"; empty: not served)")
 	podUID := fs.String("pod-uid", os.Getenv("POD_UID"), "this plugin's pod UID (default $POD_UID): set, a new pod of a rolling update runs beside the old one, each with sockets of its own")
+	pendingEvents := fs.Bool("pending-events", true, "post an Event on each unscheduled pod that this node's tainted cards keep (pods watched only while a card is tainted)")
 	klog.InitFlags(fs)
 	fs.Usage = usage(fs, "usage: accelfs-dra [flags]   |   accelfs-dra classes [--node-json=FILE]\n"+
 		"The accelfs DRA kubelet plugin (docs/kubernetes.md).\n")
@@ -116,6 +117,13 @@ func run() int {
 		return 1
 	}
 	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		logger.Error(err, "Kubernetes client")
+		return 1
+	}
+	// Telling pending pods why (--pending-events) reads claims at client-go's default rate
+	// limit (5 a second) on a client of its own, so that it never delays a prepare's reads.
+	pendingClient, err := kubernetes.NewForConfig(rest.CopyConfig(cfg))
 	if err != nil {
 		logger.Error(err, "Kubernetes client")
 		return 1
@@ -151,6 +159,8 @@ func run() int {
 		Fallback:       *fallback,
 		ReconcileEvery: *reconcileEvery,
 		CDITimeout:     *cdiTimeout,
+		PendingEvents:  *pendingEvents,
+		PendingClient:  pendingClient,
 		PluginOptions:  pluginOptions(*podUID),
 	})
 	if err != nil {

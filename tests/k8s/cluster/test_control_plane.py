@@ -10,7 +10,8 @@ only when no placement of its profile is free; deleting pods frees their placeme
 that waited.  The plugin writes under k8s/deploy/admission.yaml, with a token bound to a pod on its
 node; a token of another node's plugin, or one bound to no pod, cannot write its slices.  A cordoned
 card's devices are tainted (NoSchedule): a new pod goes to another card, one that only that card
-can take waits Unschedulable, and lifting the cordon lifts the taint.
+can take waits Unschedulable and is told why by the plugin (an Event naming the node, the card
+and the taint), and lifting the cordon lifts the taint.
 """
 import json
 import os
@@ -259,7 +260,8 @@ class ControlPlaneTest(unittest.TestCase):
     def test_2_a_cordoned_card_takes_no_new_pod(self):
         """echo 1 > ppu0/mig/cordon: ppu0's devices carry accelfs.io/cordoned (NoSchedule), a new pod
         goes to another card that has room (first fit would take ppu0), a pod that only ppu0 can take
-        waits Unschedulable, and the cordon lifted takes the taint away and the pod is allocated."""
+        waits Unschedulable, told why by an AccelfsDevicesTainted Event of the plugin, and the cordon
+        lifted takes the taint away and the pod is allocated."""
         card = "ppu0"
         self.wait_pool(lambda d, c: any(n.startswith(f"{card}-") for n in d), f"{card} published")
         with open(self.node.path(card, "mig", "cordon"), "w") as f:
@@ -299,6 +301,17 @@ class ControlPlaneTest(unittest.TestCase):
                 lambda: (s := state("cordon-only"))[1] == "Unschedulable" and s, 120, "cordon-only Unschedulable")
             self.assertIn("cannot allocate all claims", message)
             print(f"test 3: the pod only {card} can take waits: {message!r}", file=sys.stderr)
+            # The plugin says which: one Warning Event on the pod (k8s/pending), shown by describe.
+            def told(name):
+                return [e for e in self.cp.items("events", "-n", "default", "--field-selector",
+                                                 f"involvedObject.name={name},reason=AccelfsDevicesTainted")]
+            (event,) = cluster.wait_until(lambda: told("cordon-only"), 60, "cordon-only told why")
+            self.assertEqual((event["type"], event["source"].get("host")), ("Warning", NODE))
+            for part in (f"node {NODE}", f"{card} cordoned", "accelfs.io/cordoned:NoSchedule", f"{card}/mig/cordon"):
+                self.assertIn(part, event["message"])
+            self.assertIn("AccelfsDevicesTainted", self.cp.kubectl("describe", "pod", "cordon-only").stdout)
+            print(f"test 3: its Event: {event['message']!r}", file=sys.stderr)
+            self.assertEqual(told("cordon-anywhere"), [], "an Event on a pod that was placed")
             self.assertNotIn("cordon-only", [o for o, _ in allocs.values()])
         finally:
             with open(self.node.path(card, "mig", "cordon"), "w") as f:

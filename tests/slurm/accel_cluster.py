@@ -15,6 +15,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 
 import accounting  # noqa: E402
+import sanitizer  # noqa: E402
 from cluster import Cluster, wait_until  # noqa: E402
 from harness import Node  # noqa: E402
 
@@ -32,6 +33,10 @@ class AccelCluster:
         self.sync = None
         # Why sacct cannot answer here (slurmdbd or MariaDB not installed), None when it can.
         self.no_accounting = accounting.missing()
+        # The daemon's sanitizer reports already seen (its files in its state directory, harness.py),
+        # and what all of them said at the end (cleanup).
+        self.node_seen = set()
+        self.final_reports = ""
 
     def start(self):
         self.node.start()
@@ -64,9 +69,11 @@ class AccelCluster:
 
     def start_sync(self):
         log = open(self.cluster.path("sync.log"), "a")
+        # Ours and sanitized in a sanitized build: its reports beside the plugin's, leaks included.
+        san = self.cluster.sanitizer
         self.sync = subprocess.Popen([SYNC, f"--mount={self.node.mnt}", f"--node={self.cluster.host}",
                                       f"--interval={SYNC_INTERVAL}"], stdout=log, stderr=subprocess.STDOUT,
-                                     env=self.cluster.env)
+                                     env=san.own_env(self.cluster.env) if san else self.cluster.env)
         log.close()
 
     def stop_sync(self):
@@ -80,6 +87,7 @@ class AccelCluster:
         self.sync = None
 
     def cleanup(self):
+        """Stop everything; final_reports then holds what the sanitizers said that no test read."""
         try:
             self.stop_sync()
         finally:
@@ -87,7 +95,19 @@ class AccelCluster:
                 if self.cluster:
                     self.cluster.cleanup()
             finally:
-                self.node.cleanup()
+                try:
+                    self.node.stop()  # a clean exit, so that the daemon's leak report is written
+                finally:
+                    self.final_reports = (self.cluster.last_reports if self.cluster else "") + self.node_reports()
+                    self.node.cleanup()
+
+    def node_reports(self):
+        return sanitizer.new_reports(self.node.state, self.node_seen, prefix="sanitizer")
+
+    def sanitizer_reports(self):
+        """What ASan/UBSan said since the last call: of the plugin in Slurm's programs, of
+        accelfs-slurm-sync and of the accelfs daemon; "" when nothing (and in a plain build)."""
+        return (self.cluster.sanitizer_reports() if self.cluster else "") + self.node_reports()
 
     def logs(self):
         c = self.cluster

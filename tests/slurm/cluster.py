@@ -14,6 +14,8 @@ import subprocess
 import tempfile
 import time
 
+import sanitizer
+
 # How long a daemon may take to answer after it starts: generous on a loaded 2-core machine.
 START_TIMEOUT = 60
 
@@ -58,6 +60,12 @@ class Cluster:
         self.procs = {}
         self.conf = os.path.join(self.dir, "slurm.conf")
         self.env = dict(os.environ, SLURM_CONF=self.conf)
+        # A sanitized build (sanitizer.py): the programs that load the plugin get its runtime first,
+        # and their reports land in the cluster's directory; plugin_env is theirs.
+        runtime = sanitizer.from_build()
+        self.sanitizer = sanitizer.Sanitizer(runtime, self.path("sanitizer")) if runtime else None
+        self.plugin_env = self.sanitizer.host_env(self.env) if self.sanitizer else self.env
+        self.last_reports = ""
 
     # -- files ----------------------------------------------------------------------------
     def path(self, *parts):
@@ -157,7 +165,9 @@ class Cluster:
         self._check_alive("slurmctld")
 
     def start_slurmd(self):
-        self._spawn("slurmd", ["slurmd", "-D", "-f", self.conf, "-N", self.host])
+        # slurmd loads the plugin itself (slurm_spank_slurmd_exit), and so does every slurmstepd.
+        stepd = ["-d", self.sanitizer.stepd_wrapper(self.path("slurmstepd"))] if self.sanitizer else []
+        self._spawn("slurmd", ["slurmd", "-D", "-f", self.conf, "-N", self.host, *stepd], env=self.plugin_env)
         wait_until(lambda: self.node_state().split("+")[0] in ("IDLE", "MIXED", "ALLOCATED") or self._dead("slurmd"),
                    START_TIMEOUT, "the node to come up (sinfo)")
         self._check_alive("slurmd")
@@ -238,11 +248,21 @@ class Cluster:
         try:
             wait_until(lambda: not self.stepds(), 30, "the step daemons to exit")
         finally:
+            # What the sanitizers said last (slurmd's exit): the directory goes now.
+            self.last_reports = self.sanitizer_reports()
             shutil.rmtree(self.dir, ignore_errors=True)
+
+    def sanitizer_reports(self):
+        """The sanitizer reports of the programs that load the plugin since the last call, "" when
+        none (and always in a plain build)."""
+        return self.sanitizer.new_reports() if self.sanitizer else ""
 
     # -- clients ------------------------------------------------------------------------------
     def run(self, cmd, check=True, timeout=60, **kw):
-        res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=self.env, **kw)
+        # sbatch, srun and salloc load the plugin (its --accel-mig), after a setpriv too.
+        loads = any(os.path.basename(word) in sanitizer.PLUGIN_CLIENTS for word in cmd)
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                             env=self.plugin_env if loads else self.env, **kw)
         if check and res.returncode != 0:
             raise AssertionError(f"{' '.join(cmd)} failed ({res.returncode}): {res.stdout}{res.stderr}")
         return res

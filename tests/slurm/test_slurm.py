@@ -30,7 +30,7 @@ class SlurmTest(unittest.TestCase):
         except BaseException:
             logs = cls.env.logs() if cls.env.cluster else ""
             cls.env.cleanup()
-            raise AssertionError(f"the cluster did not start{logs}")
+            raise AssertionError(f"the cluster did not start{logs}{cls.env.final_reports}")
         cls.c = cls.env.cluster
         cls.node = cls.env.node
 
@@ -40,6 +40,8 @@ class SlurmTest(unittest.TestCase):
         # Nothing of ours may outlive the suite.
         leftovers = [p for p in (cls.env.sync,) if p and p.poll() is None]
         assert not leftovers, "accelfs-slurm-sync still running"
+        # What the daemons' exits wrote (the sync's and accelfs's leak reports among it).
+        assert not cls.env.final_reports, f"the sanitizers reported errors:\n{cls.env.final_reports}"
 
     def setUp(self):
         self.releases = []
@@ -53,7 +55,11 @@ class SlurmTest(unittest.TestCase):
         except AssertionError as e:
             logs = self.env.logs()
             self.recover()
-            raise AssertionError(f"{e}{logs}") from None
+            raise AssertionError(f"{e}{logs}{self.env.sanitizer_reports()}") from None
+        # A sanitized build: the plugin in slurmd, its slurmstepds and the clients, the sync and the
+        # daemon reported nothing during the test (sanitizer.py).
+        reports = self.env.sanitizer_reports()
+        self.assertEqual(reports, "", "the sanitizers reported errors")
 
     def recover(self):
         """After a failed test: cancel whatever is left and resume a drained node, so that one

@@ -227,7 +227,8 @@ func (e *Explainer) watch() {
 	_ = inf.SetTransform(func(obj any) (any, error) {
 		if p, ok := obj.(*corev1.Pod); ok {
 			p.ManagedFields = nil
-			p.Spec.Containers, p.Spec.InitContainers, p.Spec.Volumes = nil, nil, nil
+			p.Spec.Containers, p.Spec.InitContainers = resourcesOnly(p.Spec.Containers), resourcesOnly(p.Spec.InitContainers)
+			p.Spec.Volumes = nil
 			p.Status.ContainerStatuses, p.Status.InitContainerStatuses = nil, nil
 		}
 		return obj, nil
@@ -251,6 +252,15 @@ func (e *Explainer) watch() {
 	})
 	e.store, e.stop = inf.GetStore(), stop
 	go inf.RunWithContext(ctx)
+}
+
+// resourcesOnly keeps of each container what podWants reads: its resources.
+func resourcesOnly(cs []corev1.Container) []corev1.Container {
+	out := make([]corev1.Container, len(cs))
+	for i, c := range cs {
+		out[i] = corev1.Container{Name: c.Name, Resources: c.Resources}
+	}
+	return out
 }
 
 func (e *Explainer) forget(uid types.UID) {
@@ -352,11 +362,13 @@ func (e *Explainer) podWants(pod *corev1.Pod) ([]want, error) {
 	if ok {
 		return w, nil
 	}
+	// A plain limit on a profile's extended resource (accelfs.io/mig-4g.48gb) is a request
+	// of its class the scheduler makes a claim of, with no toleration, once it places the pod.
+	out := extendedWants(pod)
 	generated := map[string]*string{}
 	for _, s := range pod.Status.ResourceClaimStatuses {
 		generated[s.Name] = s.ResourceClaimName
 	}
-	var out []want
 	for _, ref := range pod.Spec.ResourceClaims {
 		name := ref.ResourceClaimName
 		if name == nil {
@@ -378,6 +390,26 @@ func (e *Explainer) podWants(pod *corev1.Pod) ([]want, error) {
 	}
 	e.mu.Unlock()
 	return out, nil
+}
+
+// extendedWants: the pod's limits and requests of accelfs's extended resources
+// (publish.ExtendedResourceName), each standing for its profile's class.
+func extendedWants(pod *corev1.Pod) []want {
+	var out []want
+	seen := map[string]bool{}
+	prefix := publish.DriverName + "/mig-"
+	for _, c := range append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...) {
+		for _, list := range []corev1.ResourceList{c.Resources.Limits, c.Resources.Requests} {
+			for name := range list {
+				if n := string(name); strings.HasPrefix(n, prefix) && !seen[n] {
+					seen[n] = true
+					out = append(out, want{"", n, strings.TrimPrefix(n, prefix) + "." + publish.DriverName, nil})
+				}
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].request < out[j].request })
+	return out
 }
 
 // isOurs: a class of accelfs-dra classes (mig.accelfs.io, <profile>.accelfs.io).
@@ -438,7 +470,11 @@ func message(node string, cards []card, wants []want) (string, string) {
 				}
 			}
 			if len(ks) > 0 {
-				if r := w.claim + "/" + w.request; !seenReq[r] {
+				r := w.claim + "/" + w.request
+				if w.claim == "" {
+					r = "the limit " + w.request
+				}
+				if !seenReq[r] {
 					seenReq[r] = true
 					reqs = append(reqs, r)
 				}

@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
@@ -216,6 +217,27 @@ func TestNoEventForAPodNotKept(t *testing.T) {
 		if ev.InvolvedObject.Name != "kept" {
 			t.Errorf("an Event on %s: %q", ev.InvolvedObject.Name, ev.Message)
 		}
+	}
+}
+
+func TestExtendedResourceLimit(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	p := waiting("lim", "")
+	p.Spec.ResourceClaims, p.Status.ResourceClaimStatuses = nil, nil
+	p.Spec.Containers = []corev1.Container{{Name: "main", Image: "busybox", Resources: corev1.ResourceRequirements{
+		Limits: corev1.ResourceList{"accelfs.io/mig-4g.48gb": resource.MustParse("1"), "cpu": resource.MustParse("1")}}}}
+	other := p.DeepCopy()
+	other.Name, other.UID = "h200", "uid-h200"
+	other.Spec.Containers[0].Resources.Limits = corev1.ResourceList{"accelfs.io/mig-1g.18gb": resource.MustParse("1")}
+	c := fake.NewClientset(p, other)
+	e := Start(ctx, c, "node-a", Options{Resync: time.Hour})
+	e.Update(smallNode(t, cordon("ppu0")))
+	waitFor(t, "the limit's Event", func() bool { return len(events(t, c)) == 1 })
+	time.Sleep(300 * time.Millisecond)
+	evs := events(t, c)
+	if len(evs) != 1 || evs[0].InvolvedObject.Name != "lim" || !strings.Contains(evs[0].Message, "the limit accelfs.io/mig-4g.48gb") {
+		t.Errorf("events: %+v", evs)
 	}
 }
 

@@ -57,6 +57,7 @@
 #include "fs/layout_files.h"
 #include "fs/sim_setup.h"
 #include "fs/startup.h"
+#include "fs/stop_reason.h"
 #include "fs/takeover.h"
 
 /* Readiness pipe: the background child writes one byte (0 = ready) before it serves. */
@@ -268,6 +269,7 @@ int main(int argc, char *argv[])
 	char log_path[PATH_MAX] = "";
 	const char *want_state_dir;
 	int ret, lock_fd = -1, cdi_fd = -1;
+	unsigned conn = 0; /* the mount's FUSE connection, once fs_crashguard_arm found it */
 
 	reset_stop_signals();
 	memset(&o, 0, sizeof(o));
@@ -403,6 +405,10 @@ int main(int argc, char *argv[])
 	}
 	if (fuse_set_signal_handlers(fs.se))
 		goto out;
+	if (fs_stop_reason_arm()) {
+		log_error("cannot install the SIGTERM and SIGINT handlers: %s", strerror(errno));
+		goto out_signals;
+	}
 	if (install_sighup()) {
 		log_error("cannot install the SIGHUP handler: %s", strerror(errno));
 		goto out_signals;
@@ -414,7 +420,6 @@ int main(int argc, char *argv[])
 	/* From here on, dying aborts the mount's connection: no caller can be left waiting (fs/crashguard.h). */
 	{
 		struct fs_crashguard_files reports = { *log_path ? log_path : NULL, o.metrics_textfile };
-		unsigned conn = 0;
 
 		if (fs_crashguard_arm(mp.path, &reports, &conn, err, sizeof(err)))
 			log_warn("%s; if accelfs dies, callers of %s may stay blocked until the next accelfs starts",
@@ -467,11 +472,13 @@ int main(int argc, char *argv[])
 		fuse_loop_cfg_set_clone_fd(cfg, 0);
 		fuse_loop_cfg_set_max_threads(cfg, 16);
 		/* 0: unmounted; a signal's number: SIGTERM or SIGINT stopped it (both exit 0); -errno: failed. */
-		ret = fuse_session_loop_mt(fs.se, cfg) < 0 ? 1 : 0;
+		int loop = fuse_session_loop_mt(fs.se, cfg);
+
+		ret = loop < 0 ? 1 : 0;
 		fuse_loop_cfg_destroy(cfg);
+		fs_stop_reason_log(loop, mp.path, conn); /* a stop, an unmount or an abort: before we unmount */
 	}
 	fs_service_stopping(mp.path);
-	log_info("unmounted %s", mp.path);
 	remove_pid_file(state_dir);
 
 out_unmount:
@@ -482,6 +489,7 @@ out_unmount:
 	fs.notifier = NULL;
 	fuse_session_unmount(fs.se);
 out_signals:
+	fs_stop_reason_disarm();
 	fuse_remove_signal_handlers(fs.se);
 out:
 	report_ready(1);

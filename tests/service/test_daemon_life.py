@@ -245,6 +245,39 @@ class ExitStatus(unittest.TestCase):
         self.assertEqual(shell.wait(timeout=60), 0, "the shell's wait: accelfs's exit status")
         self.assertFalse(os.path.ismount(self.mnt))
 
+    def ended(self, how):
+        """Start in the background, end the session with how(pid), and return the log's last lines."""
+        res = self.run_daemon()
+        self.assertEqual(res.returncode, 0, res.stderr)
+        pid = int(slurp(os.path.join(self.state, "accelfs.pid")))
+        how(pid)
+        wait_until(lambda: not os.path.exists(f"/proc/{pid}"), timeout=60, what="accelfs to exit")
+        return slurp(os.path.join(self.state, "accelfs.log"))
+
+    def test_the_log_says_why_the_session_ended(self):
+        """A stop asked of accelfs names its sender, an unmount is an unmount, and a connection aborted
+        under a mounted tree (readers in flight get ECONNABORTED) is an error that says so: a test
+        whose daemon went away reads which in the log it keeps (fs/stop_reason.h)."""
+        log = self.ended(lambda pid: os.kill(pid, signal.SIGTERM))
+        self.assertRegex(log, rf"(?m) notice: stopping: SIGTERM from pid {os.getpid()} \(python3?[^)]*\)$")
+        self.assertNotIn("aborted", log)
+        log = self.ended(lambda pid: subprocess.run(["fusermount3", "-u", self.mnt], check=True))
+        self.assertRegex(log, rf"(?m) notice: unmounted {re.escape(self.mnt)} \(umount or fusermount3 -u\)$")
+        self.assertNotIn("stopping:", log.split("serving /")[-1])
+
+        def abort(pid):
+            conn = os.minor(os.stat(self.mnt).st_dev)
+            ctl = f"/sys/fs/fuse/connections/{conn}"
+            if not os.path.exists(ctl):
+                subprocess.run(["mount", "-t", "fusectl", "none", os.path.dirname(ctl)], check=False)
+            with open(f"{ctl}/abort", "w") as f:
+                f.write("1")
+            self.aborted = conn
+
+        log = self.ended(abort).split("serving /")[-1]
+        self.assertRegex(log, rf"(?m) error: the FUSE connection {self.aborted} of {re.escape(self.mnt)} was "
+                              r"aborted while still mounted .*nobody asked accelfs to stop")
+
     def test_a_log_that_cannot_be_opened_is_a_usage_error_that_changes_nothing(self):
         # A state directory a normal run left behind (records, the lock, the log), and one that does not exist.
         res = self.run_daemon()

@@ -98,13 +98,15 @@ func StartSim(t testing.TB, topology string) *Sim {
 	}
 	s.Mount = &accelfs.Mount{Root: root, CDIDir: filepath.Join(s.State, "cdi")}
 	t.Cleanup(func() {
+		// Before the stop: whether the daemon was still there when the test ended.
+		alive := s.alive()
 		s.Stop()
 		os.Remove(root)
 		if reports := s.sanitizerReports(); reports != "" {
 			t.Errorf("accelfs's sanitizers reported errors:\n%s", reports)
 		}
 		if t.Failed() {
-			s.keepLog()
+			s.keepLog(alive)
 		}
 		os.RemoveAll(s.State)
 	})
@@ -131,7 +133,8 @@ func (s *Sim) sanitizerReports() string {
 // else in the temporary directory: the state directory it lives in is
 // removed with the test, and a daemon that went away (a read answering
 // ECONNABORTED: its connection aborted as it died) says why only there.
-func (s *Sim) keepLog() {
+func (s *Sim) keepLog(alive string) {
+	s.t.Logf("when the test ended, %s", alive)
 	data, err := os.ReadFile(filepath.Join(s.State, "accelfs.log"))
 	if err != nil {
 		s.t.Logf("accelfs's log: %v", err)
@@ -152,6 +155,19 @@ func (s *Sim) keepLog() {
 		s.t.Logf("accelfs's log is kept in %s", path)
 	}
 	s.t.Logf("accelfs's log (%s):\n%s", s.State, data)
+}
+
+// alive says whether the daemon is still running: a test that lost its
+// mount learns whether the daemon went (its log's last lines say how) or
+// the mount went under a running daemon.
+func (s *Sim) alive() string {
+	if s.pid == 0 {
+		return "accelfs was not running (stopped by the test)"
+	}
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d", s.pid)); err != nil {
+		return fmt.Sprintf("accelfs pid %d was gone", s.pid)
+	}
+	return fmt.Sprintf("accelfs pid %d was still running", s.pid)
 }
 
 // Start mounts the node (again, after Stop: the same state directory, so the

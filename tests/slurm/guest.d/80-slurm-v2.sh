@@ -39,6 +39,30 @@ check "accelfs mounts a simulated node" test -d /accel/mig/4g.48gb
 
 s=/tmp/slurm
 mkdir -p $s/state $s/spool $s/out $s/munge $s/munge-run
+
+# A sanitized build (its runtime in /opt/sanitizer, tests/slurm/meson.build): the Slurm programs
+# that load the plugin get it preloaded, as tests/slurm/sanitizer.py does on the host: slurmd,
+# sbatch, and every slurmstepd through the wrapper slurmd's -d names (slurmd starts the SPANK
+# prolog and epilog with an environment of its own).  Their reports go to /tmp/san, which stays empty.
+san=
+stepd=
+if [ -d /opt/sanitizer ]; then
+	mkdir -p /tmp/san && chmod 1777 /tmp/san
+	cat >$s/san <<EOF
+#!/bin/sh
+export LD_PRELOAD="$(echo /opt/sanitizer/*)"
+export ASAN_OPTIONS=log_path=/tmp/san/asan:detect_leaks=0:halt_on_error=1:abort_on_error=0:disable_coredump=1
+export UBSAN_OPTIONS=log_path=/tmp/san/ubsan:print_stacktrace=1:halt_on_error=1:abort_on_error=0
+exec "\$@"
+EOF
+	printf '#!/bin/sh\nexec %s %s "$@"\n' $s/san "$(command -v slurmstepd)" >$s/slurmstepd
+	chmod 0755 $s/san $s/slurmstepd
+	san=$s/san
+	stepd="-d $s/slurmstepd"
+	# Whatever ends the script, the reports are seen.
+	trap 'if cat /tmp/san/* 2>/dev/null | grep -q .; then fail "the sanitizers report nothing of the plugin in Slurm" "$(cat /tmp/san/*)"
+	else pass "the sanitizers report nothing of the plugin in Slurm"; fi' EXIT
+fi
 head -c 1024 /dev/urandom >$s/munge/munge.key
 chmod 0400 $s/munge/munge.key
 chmod 0755 $s/munge-run
@@ -91,7 +115,7 @@ timeout 10 scontrol ping >/dev/null 2>&1 || { timeout 10 scontrol -vvv ping; ls 
 # of the root delegated to it (IgnoreSystemd=yes: slurmd makes the scope itself).
 mkdir -p $cg/system.slice
 for c in $(cat $cg/cgroup.controllers); do echo "+$c" >$cg/cgroup.subtree_control; done
-slurmd -f $s/slurm.conf -N guest
+$san slurmd -f $s/slurm.conf -N guest $stepd
 up() { timeout 10 sinfo -h -n guest -o %T 2>/dev/null | grep -q -E '^(idle|mixed|allocated)'; }
 check "slurmd on cgroup/v2 brings the node up" wait_for up
 if ! up; then
@@ -111,7 +135,7 @@ EOF
 # submit NAME OPTIONS... -- SCRIPT: sbatch; the job id
 submit() {
 	_sn=$1; shift
-	timeout 30 sbatch --parsable -o "$s/out/$_sn.out" --chdir=/tmp "$@" | cut -d';' -f1
+	timeout 30 $san sbatch --parsable -o "$s/out/$_sn.out" --chdir=/tmp "$@" | cut -d';' -f1
 }
 state() { timeout 10 scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'; }
 wait_file() { wait_for "[ -s $1 ]"; }

@@ -22,8 +22,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_TEXT 65536
-
 static void usage(FILE *to)
 {
 	fprintf(to, "usage: accel-wait [--until=VALUE] [--timeout=SEC] FILE\n"
@@ -34,15 +32,26 @@ static void usage(FILE *to)
 	            "Exit: 0 done, 1 timed out or the file went away, 2 usage.\n");
 }
 
-/* The whole file from offset 0; -1 on error (errno set). */
-static ssize_t read_all(int fd, char *buf, size_t len)
+/*
+ * The whole file from offset 0 into *buf (grown as needed: node.json of a
+ * large node is over 64 KiB); its length, or -1 on error (errno set).
+ */
+static ssize_t read_all(int fd, char **buf, size_t *cap)
 {
 	size_t got = 0;
 
 	if (lseek(fd, 0, SEEK_SET) < 0)
 		return -1;
-	while (got < len - 1) {
-		ssize_t r = read(fd, buf + got, len - 1 - got);
+	for (;;) {
+		if (got + 1 >= *cap) {
+			size_t grown_cap = *cap ? *cap * 2 : 4096;
+			char *grown = realloc(*buf, grown_cap);
+			if (!grown)
+				return -1;
+			*buf = grown;
+			*cap = grown_cap;
+		}
+		ssize_t r = read(fd, *buf + got, *cap - 1 - got);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
@@ -51,7 +60,7 @@ static ssize_t read_all(int fd, char *buf, size_t len)
 			break;
 		got += (size_t)r;
 	}
-	buf[got] = '\0';
+	(*buf)[got] = '\0';
 	return (ssize_t)got;
 }
 
@@ -76,7 +85,8 @@ int main(int argc, char **argv)
 {
 	const char *until = NULL, *path = NULL;
 	double timeout = -1, deadline;
-	static char text[MAX_TEXT];
+	static char *text; /* the file's last content, as long as it is: kept until exit */
+	static size_t cap;
 	int fd;
 
 	for (int i = 1; i < argc; i++) {
@@ -115,7 +125,7 @@ int main(int argc, char **argv)
 	}
 	deadline = timeout >= 0 ? now_s() + timeout : 0;
 	/* The first read is what "changed" is measured against. */
-	if (read_all(fd, text, sizeof(text)) < 0) {
+	if (read_all(fd, &text, &cap) < 0) {
 		fprintf(stderr, "accel-wait: %s: %s\n", path, strerror(errno));
 		return 1;
 	}
@@ -144,7 +154,7 @@ int main(int argc, char **argv)
 		}
 		if (r == 0 || !(p.revents & (POLLPRI | POLLERR)))
 			continue;
-		if (read_all(fd, text, sizeof(text)) < 0) {
+		if (read_all(fd, &text, &cap) < 0) {
 			fprintf(stderr, "accel-wait: %s: %s (the file went away)\n", path, strerror(errno));
 			return 1;
 		}

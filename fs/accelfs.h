@@ -39,6 +39,12 @@ struct accelfs {
 	pthread_mutex_t files_lock;
 	struct open_file *files;
 	struct dir_listing *dirs;
+	/*
+	 * Grows with every change a render shows that neither the snapshot nor
+	 * the node's shown generation counts (a layout's status, a cordon, a
+	 * metrics counter, a delegation): fs_side_moved(), fs/waiters.h.
+	 */
+	uint64_t side_gen;
 	time_t started;        /* the timestamps of everything that is not a job */
 	bool mounted_with_dev; /* character devices in jobs' dev/ work only on a "dev" mount */
 	bool read_only;        /* --read-only: every write and directory operation answers EROFS */

@@ -74,6 +74,14 @@ struct fs_dies_status {
 /* Take one (malloc'd; free() it): 0, -ENOENT without dies/ (NULL), -ENOMEM, or the slot's errno. */
 int fs_dies_status(const struct fs_dies *d, struct fs_dies_status **out);
 /*
+ * A 64-bit fingerprint of everything st says but the clocks that run on
+ * their own (lease_left_ms, returning_ms, waited_ms), folded onto seed:
+ * two statuses with the same fingerprint make the same dies/ documents
+ * but for those (fs_side_stamp, fs/waiters.h).  Field by field, never the
+ * struct's bytes (its padding is nobody's).
+ */
+uint64_t fs_dies_fingerprint(const struct fs_dies_status *st, uint64_t seed);
+/*
  * What dies/slot and dies/<n>/info put in words, made once for both them
  * and node.json, so that the two never say different things.
  */

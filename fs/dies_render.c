@@ -79,6 +79,113 @@ int fs_dies_status(const struct fs_dies *cd, struct fs_dies_status **out)
 	return 0;
 }
 
+/* ---- its fingerprint ------------------------------------------------------- */
+
+/* FNV-1a, 64-bit, over one value's bytes. */
+static void fold(uint64_t *h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < n; i++) {
+		*h ^= b[i];
+		*h *= 0x100000001b3ull;
+	}
+}
+
+#define FOLD(h, v)                                   \
+	do {                                         \
+		__typeof__(v) fold_v_ = (v);         \
+		fold((h), &fold_v_, sizeof(fold_v_)); \
+	} while (0)
+
+static void fold_str(uint64_t *h, const char *s, size_t max)
+{
+	fold(h, s, strnlen(s, max));
+	FOLD(h, (char)0);
+}
+
+uint64_t fs_dies_fingerprint(const struct fs_dies_status *st, uint64_t seed)
+{
+	const struct bs_arb_view *v = &st->v;
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	FOLD(&h, seed);
+	FOLD(&h, v->slot.num_dies);
+	FOLD(&h, v->slot.num_slots);
+	FOLD(&h, v->slot.active_die);
+	FOLD(&h, v->slot.owner_pid);
+	FOLD(&h, v->slot.waiters);
+	FOLD(&h, v->slot.open_files);
+	FOLD(&h, v->slot.swaps);
+	FOLD(&h, v->slot.slot_size);
+	FOLD(&h, v->slot.owner);
+	FOLD(&h, v->slot.revoked);
+	FOLD(&h, v->lease_err);
+	FOLD(&h, v->lease.lease_ms);
+	FOLD(&h, v->lease.lease_left_ms >= 0); /* whether it runs, not what is left */
+	FOLD(&h, v->lease.lent_die);
+	FOLD(&h, v->lease.lend_state);
+	FOLD(&h, v->lease.lender_pid);
+	FOLD(&h, v->lease.slot_flags);
+	FOLD(&h, v->lease.revoked_by_lease);
+	fold_str(&h, v->lease.lent_driver, sizeof(v->lease.lent_driver));
+	FOLD(&h, v->stats.active);
+	FOLD(&h, v->stats.holders);
+	FOLD(&h, v->stats.waiters);
+	FOLD(&h, v->stats.acquiring);
+	FOLD(&h, v->stats.grants);
+	FOLD(&h, v->stats.lent);
+	FOLD(&h, v->stats.returning);
+	FOLD(&h, v->stats.expired);
+	FOLD(&h, v->stats.lease_ms);
+	FOLD(&h, v->stats.lease_left_ms >= 0);
+	FOLD(&h, v->stats.revocations);
+	FOLD(&h, v->stats.epoch);
+	FOLD(&h, v->n_dies);
+	for (unsigned i = 0; i < v->n_dies && i < BS_ARB_VIEW_MAX; i++) {
+		const struct bs_arb_die *d = &v->dies[i];
+
+		FOLD(&h, d->info_err);
+		FOLD(&h, d->info.die);
+		FOLD(&h, d->info.flags);
+		FOLD(&h, d->info.vendor);
+		FOLD(&h, d->info.device);
+		FOLD(&h, d->info.vram_size);
+		FOLD(&h, d->info.acquires);
+		FOLD(&h, d->info.bar_phys);
+		fold_str(&h, d->info.bus_id, sizeof(d->info.bus_id));
+		FOLD(&h, d->lend_err);
+		FOLD(&h, d->lend.die);
+		FOLD(&h, d->lend.policy);
+		FOLD(&h, d->lend.state);
+		FOLD(&h, d->lend.lender_pid);
+		fold_str(&h, d->lend.driver, sizeof(d->lend.driver));
+	}
+	FOLD(&h, v->n_waiters);
+	for (unsigned i = 0; i < v->n_waiters && i < BS_ARB_VIEW_MAX; i++) {
+		FOLD(&h, v->waiters[i].pid);
+		FOLD(&h, v->waiters[i].die);
+	}
+	FOLD(&h, v->n_queue);
+	for (unsigned i = 0; i < v->n_queue && i < BS_ARB_VIEW_MAX; i++) {
+		FOLD(&h, v->queue[i].pid);
+		FOLD(&h, v->queue[i].die);
+	}
+	FOLD(&h, v->settled);
+	FOLD(&h, st->holders);
+	FOLD(&h, st->n_held);
+	for (unsigned i = 0; i < st->n_held && i < FS_DIES_LISTED; i++) {
+		FOLD(&h, st->held[i].pid);
+		FOLD(&h, st->held[i].die);
+	}
+	FOLD(&h, st->n_lenders);
+	for (unsigned i = 0; i < st->n_lenders && i < FS_DIES_LISTED; i++) {
+		FOLD(&h, st->lenders[i].pid);
+		FOLD(&h, st->lenders[i].die);
+	}
+	return h;
+}
+
 /*
  * Who lent die: the process of this mount's handle that lent it, else what
  * the slot says (another process, or this daemon for a resident die whose

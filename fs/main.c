@@ -240,6 +240,7 @@ static void on_layout_change(void *ctx)
 {
 	struct accelfs *fs = ctx;
 
+	fs_side_moved(fs); /* counted even before the notifier runs */
 	if (__atomic_load_n(&fs->notifier, __ATOMIC_ACQUIRE))
 		fs_notify_check(fs);
 }
@@ -254,6 +255,7 @@ static void on_node_change(void *ctx, struct accel_snapshot *old_snap, struct ac
 /* A counter moved (a carve failed, an orphan was reclaimed): the textfile follows. */
 static void on_metrics_change(void *ctx)
 {
+	fs_side_moved(ctx); /* metrics shows counters no snapshot counts */
 	fs_textfile_kick(textfile_of(ctx));
 }
 

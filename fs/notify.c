@@ -494,6 +494,7 @@ void fs_notify_attrs_changed(struct accelfs *fs)
 {
 	struct fs_notifier *n = fs->notifier;
 
+	fs_side_moved(fs); /* a delegation: what it shows, the waiters' files are rendered again */
 	if (!n)
 		return;
 	fs_lock(&n->lock, FS_LOCK_LEAF);
@@ -520,6 +521,7 @@ void fs_notify_check(struct accelfs *fs)
 {
 	struct accel_snapshot *flushed;
 
+	fs_side_moved(fs); /* what moved with no snapshot: the waiters' files are rendered again */
 	fs_notify_flush(fs); /* a job's containers or reclaim policy may be in a page-cached status */
 	if (!fs->pollers)
 		return;

@@ -63,6 +63,15 @@ struct open_file {
 	int err;      /* 0: buf holds the text; else the -errno its last rendering failed with */
 	uint64_t gen; /* the generation of the snapshot it was rendered in: poll() compares in no older one */
 	/*
+	 * Where the file was last known to say what buf holds: rendered, or
+	 * rendered again by a check and found the same, in the snapshot of
+	 * generation seen_gen with fs_side_stamp() seen_side (fs/waiters.h).
+	 * A check that finds both the same renders nothing: a reader waiting
+	 * in poll() on node.json costs a comparison a tick, not a render.
+	 */
+	uint64_t seen_gen, seen_side;
+	bool seen_valid;
+	/*
 	 * A page-cached file opened for reading: the snapshot it was opened in,
 	 * its text not yet rendered (NULL once it is).  Its reader is served
 	 * from the page cache, so the text is wanted only by a poll() or a read

@@ -5,7 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/engine/node.h"
+#include "core/state/attach.h"
 #include "fs/accelfs.h"
+#include "fs/dies.h"
 #include "fs/lock_order.h"
 
 struct waiter {
@@ -75,16 +78,20 @@ static bool changed(struct accelfs *fs, struct open_file *of, const struct accel
 {
 	size_t now_len = 0;
 	char *now = NULL;
-	uint64_t gen;
+	uint64_t gen, side = 0;
 	int err;
-	bool differs;
+	bool differs, stamped = false, same = false;
 
-	if (!of->live)
+	if (!of->live) {
 		fs_open_file_settle(fs, of); /* what the reader saw: the file as it opened it */
+		stamped = fs_side_stamp(fs, &side); /* before the render it stands for */
+	}
 	fs_lock(&of->lock, FS_LOCK_FILE);
 	gen = of->gen;
+	/* Nothing it shows moved since it was last known to say what the reader saw. */
+	same = stamped && flushed && of->seen_valid && of->seen_gen == flushed->generation && of->seen_side == side;
 	fs_unlock(&of->lock, FS_LOCK_FILE);
-	if (!flushed || flushed->generation < gen)
+	if (!flushed || flushed->generation < gen || same)
 		return false; /* the flush to come checks again */
 	if (of->live) {
 		char path[FS_PATH_BUF];
@@ -97,6 +104,12 @@ static bool changed(struct accelfs *fs, struct open_file *of, const struct accel
 	/* A failure is content too: a lost job's devices (ENODEV) that then goes away (ENOENT) changed. */
 	fs_lock(&of->lock, FS_LOCK_FILE);
 	differs = err != of->err || (!err && (now_len != of->len || memcmp(now, of->buf, now_len)));
+	if (!differs && stamped) {
+		/* What buf holds, it still says at this generation and count: the next check with both renders nothing. */
+		of->seen_gen = flushed->generation;
+		of->seen_side = side;
+		of->seen_valid = true;
+	}
 	fs_unlock(&of->lock, FS_LOCK_FILE);
 	free(now);
 	return differs;
@@ -168,6 +181,30 @@ void fs_poll_forget(struct accelfs *fs, struct open_file *of)
 	n = p->n;
 	fs_unlock(&p->lock, FS_LOCK_POLLERS);
 	accel_node_watching(fs->node, (unsigned)n);
+}
+
+bool fs_side_stamp(struct accelfs *fs, uint64_t *out)
+{
+	struct accel_attach_view *attached = accel_attach_view(fs->mount.attach);
+	struct fs_dies_status *st;
+
+	/* Counts that only grow: their sum moves exactly when one of them does. */
+	*out = accel_node_shown_generation(fs->node) + __atomic_load_n(&fs->side_gen, __ATOMIC_ACQUIRE) +
+	       (attached ? attached->generation : 0);
+	accel_attach_view_unref(attached);
+	if (!fs->mount.dies)
+		return true;
+	/* The slot moves under other processes with nobody counting: what it says now, as a fingerprint. */
+	if (fs_dies_status(fs->mount.dies, &st))
+		return false;
+	*out = fs_dies_fingerprint(st, *out);
+	free(st);
+	return true;
+}
+
+void fs_side_moved(struct accelfs *fs)
+{
+	__atomic_add_fetch(&fs->side_gen, 1, __ATOMIC_RELEASE);
 }
 
 size_t fs_poll_check(struct accelfs *fs, const struct accel_snapshot *flushed)

@@ -35,6 +35,19 @@ void fs_pollers_free(struct fs_pollers *p);
  */
 bool fs_poll_file(fuse_req_t req, struct accelfs *fs, struct open_file *of, struct fuse_pollhandle *ph,
                   const struct accel_snapshot *flushed);
+/*
+ * What a snapshot row's text depends on besides the snapshot, as one count:
+ * the node's shown generation (last_error, quota, usage), the attachment
+ * registry's and the fs's own side count (fs_side_moved).  The same count
+ * and the same snapshot generation render the same text, so a check finds
+ * such a file unchanged without rendering it.  False when no count can say
+ * it (dies/ on the node: a lease runs out with nobody counting): render.
+ * Read before the render it stands for, so a change racing the render
+ * leaves a count that differs from the next one.
+ */
+bool fs_side_stamp(struct accelfs *fs, uint64_t *out);
+/* Something fs_side_stamp counts moved, and can be read now. */
+void fs_side_moved(struct accelfs *fs);
 /* The reader closed: forget its waiter (before the open_file is freed). */
 void fs_poll_forget(struct accelfs *fs, struct open_file *of);
 /*

@@ -45,15 +45,23 @@ void accel_node_set_last_error(struct accel_node *node, const char *key, const c
 		e->when_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
 	}
 	node_unlock(&node->err_lock, NODE_LOCK_LEAF);
+	if (e)
+		node_shown_moved(node);
 }
 
 void accel_node_drop_last_errors(struct accel_node *node, bool (*stale)(const char *text, void *ctx), void *ctx)
 {
+	bool dropped = false;
+
 	node_lock(&node->err_lock, NODE_LOCK_LEAF);
 	for (size_t i = 0; i < node->n_errors; i++)
-		if (node->errors[i].text[0] && stale(node->errors[i].text, ctx))
+		if (node->errors[i].text[0] && stale(node->errors[i].text, ctx)) {
 			node->errors[i].text[0] = '\0';
+			dropped = true;
+		}
 	node_unlock(&node->err_lock, NODE_LOCK_LEAF);
+	if (dropped)
+		node_shown_moved(node);
 }
 
 void accel_node_last_error(struct accel_node *node, const char *key, char *buf, size_t len)

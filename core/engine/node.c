@@ -135,6 +135,13 @@ void accel_node_watching(struct accel_node *node, unsigned waiters)
 	__atomic_store_n(&node->watchers, waiters, __ATOMIC_RELAXED);
 }
 
+uint64_t accel_node_shown_generation(struct accel_node *node)
+{
+	/* Two counts that only grow: their sum moves exactly when one does. */
+	return __atomic_load_n(&node->shown_gen, __ATOMIC_ACQUIRE) +
+	       __atomic_load_n(&node->usage->shown_gen, __ATOMIC_ACQUIRE);
+}
+
 static bool used_lately(struct accel_node *node)
 {
 	return __atomic_load_n(&node->watchers, __ATOMIC_RELAXED) ||

@@ -255,6 +255,16 @@ struct accel_control_holder;
 int accel_node_control_holders(struct accel_node *node, const char *device, struct accel_control_holder **out,
                                size_t *n);
 
+/*
+ * A count that grows with every change of what the node publishes beside
+ * its snapshot (last_error, the quota table, a usage reading), each counted
+ * once the change can be read.  A render of a snapshot row that was made
+ * with this count and a snapshot of one generation, made again with both
+ * the same, says the same: fs/waiters.c spares a waiter's file the render
+ * then.  Lock-free.
+ */
+uint64_t accel_node_shown_generation(struct accel_node *node);
+
 /* Wake the poller now (a udev event, a test). */
 void accel_node_kick(struct accel_node *node);
 /*

@@ -236,6 +236,11 @@ struct accel_node {
 	pthread_mutex_t err_lock;
 	struct error_entry *errors;
 	size_t n_errors;
+	/*
+	 * Grows (atomically, after the change is visible) with every change of
+	 * last_error or the quota table: accel_node_shown_generation's part.
+	 */
+	uint64_t shown_gen;
 
 	pthread_t poller;
 	bool poller_started;
@@ -271,6 +276,12 @@ void node_topo_wrlock(struct accel_node *node);
 void node_topo_unlock(struct accel_node *node);
 
 int64_t node_now_ms(void);
+
+/* What the node publishes beside its snapshot changed, and can be read: counted (accel_node_shown_generation). */
+static inline void node_shown_moved(struct accel_node *node)
+{
+	__atomic_add_fetch(&node->shown_gen, 1, __ATOMIC_RELEASE);
+}
 
 /*
  * Install a snapshot of every card's current view, if any view changed;

@@ -57,6 +57,7 @@ static void quota_install(struct accel_node *node, struct node_quota *q)
 	node->quota = q;
 	node_unlock(&node->quota_lock, NODE_LOCK_LEAF);
 	quota_unref(old);
+	node_shown_moved(node);
 }
 
 static struct node_quota *quota_new(struct accel_quota_table *t)

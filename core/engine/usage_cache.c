@@ -182,6 +182,7 @@ void node_usage_show(struct node_usage *u, struct node_usage_entry *e, const str
 	e->shown_valid = true;
 	e->shown_ms = e->probe.last_ms;
 	node_unlock(&u->lock, NODE_LOCK_LEAF);
+	__atomic_add_fetch(&u->shown_gen, 1, __ATOMIC_RELEASE);
 }
 
 int node_usage_shown(struct node_usage *u, const char *key, struct accel_usage *out, int64_t *at_ms)

@@ -56,6 +56,7 @@ struct node_usage {
 	pthread_cond_t kick;
 	bool kicked, stopping, started;
 	pthread_t thread;
+	uint64_t shown_gen; /* grows (atomically) with every reading published: accel_node_shown_generation's part */
 };
 
 struct node_usage *node_usage_new(void);

@@ -2,6 +2,7 @@
 """Waiting for a change without a loop: poll() on a generated file reports
 POLLPRI (and POLLERR) once its content differs from what the reader last
 read, and accel-wait builds on that for shell scripts."""
+import json
 import os
 import select
 import subprocess
@@ -124,6 +125,25 @@ class LoneWaiter(NodeTestCase):
         out = self.wait_for(("dies", "5", "info"),
                             lambda: os.close(os.open(self.node.path("dies", "5", "vram"), os.O_RDWR)))
         self.assertIn("acquires: 1\n", out)
+
+    def test_node_json_with_the_slot(self):
+        """node.json says the slot too, which moves under other processes with nobody counting: a
+        waiter's check compares what the slot says (its fingerprint), not only the counts."""
+        out = self.wait_for(("node.json",), lambda: os.close(os.open(self.node.path("dies", "4", "vram"), os.O_RDWR)))
+        self.assertEqual(json.loads(out)["dies"]["slot"]["swaps"], 1)
+
+    def test_node_json_with_a_usage_reading(self):
+        """node.json shows the usage last read: a reading, published with no new snapshot, moves it."""
+        n = self.node
+        n.mkdir(*PROF, "use")
+        n.read(*PROF, "use", "utilization")  # the first reading, with its own notice
+        time.sleep(1.5)  # past the reading's window: the next scrape asks the sampler for a new one
+        # A scrape of metrics asks the sampler thread for a reading and returns: the reading is
+        # published later, by that thread, and node.json's waiter wakes when it shows.
+        out = self.wait_for(("node.json",), lambda: n.read("metrics"))
+        job = [j for d in json.loads(out)["devices"] for j in d["jobs"] if j["name"] == "use"][0]
+        self.assertIsNotNone(job["utilization"])
+        os.rmdir(n.path(*PROF, "use"))
 
     def test_last_error_of_a_device_profile(self):
         out = self.wait_for((*PROF, "last_error"), lambda: self.node.errno_of(os.mkdir, self.node.path(*PROF, "a b")))

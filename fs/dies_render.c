@@ -92,10 +92,10 @@ static void fold(uint64_t *h, const void *p, size_t n)
 	}
 }
 
-#define FOLD(h, v)                                   \
-	do {                                         \
-		__typeof__(v) fold_v_ = (v);         \
-		fold((h), &fold_v_, sizeof(fold_v_)); \
+#define FOLD(h, v)                                                                                                     \
+	do {                                                                                                           \
+		__typeof__(v) fold_v_ = (v);                                                                           \
+		fold((h), &fold_v_, sizeof(fold_v_));                                                                  \
 	} while (0)
 
 static void fold_str(uint64_t *h, const char *s, size_t max)

@@ -521,7 +521,7 @@ void fs_notify_check(struct accelfs *fs)
 {
 	struct accel_snapshot *flushed;
 
-	fs_side_moved(fs); /* what moved with no snapshot: the waiters' files are rendered again */
+	fs_side_moved(fs);   /* what moved with no snapshot: the waiters' files are rendered again */
 	fs_notify_flush(fs); /* a job's containers or reclaim policy may be in a page-cached status */
 	if (!fs->pollers)
 		return;

@@ -83,7 +83,7 @@ static bool changed(struct accelfs *fs, struct open_file *of, const struct accel
 	bool differs, stamped = false, same = false;
 
 	if (!of->live) {
-		fs_open_file_settle(fs, of); /* what the reader saw: the file as it opened it */
+		fs_open_file_settle(fs, of);        /* what the reader saw: the file as it opened it */
 		stamped = fs_side_stamp(fs, &side); /* before the render it stands for */
 	}
 	fs_lock(&of->lock, FS_LOCK_FILE);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "core/driver/mountinfo.h"
+#include "core/driver/proc_files.h"
 #include "core/model/log.h"
 
 /* Set by the handler, read after the loop: process-wide by nature (a signal handler reaches nothing else). */
@@ -62,24 +63,6 @@ void fs_stop_reason_disarm(void)
 	armed = 0;
 }
 
-/* The sender's name from /proc (it may be gone by now): "" when unknown. */
-static void comm_of(int pid, char *out, size_t len)
-{
-	char path[64];
-	ssize_t n;
-	int fd;
-
-	*out = '\0';
-	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	n = read(fd, out, len - 1);
-	close(fd);
-	out[n > 0 ? n : 0] = '\0';
-	out[strcspn(out, "\n")] = '\0';
-}
-
 void fs_stop_reason_log(int loop, const char *mountpoint, unsigned conn)
 {
 	struct accel_mount_entry m;
@@ -88,7 +71,7 @@ void fs_stop_reason_log(int loop, const char *mountpoint, unsigned conn)
 	if (stop_sig) {
 		int pid = stop_pid;
 
-		comm_of(pid, comm, sizeof(comm));
+		accel_proc_comm(pid, comm, sizeof(comm)); /* "" when it is gone by now */
 		if (stop_code == SI_USER || stop_code == SI_TKILL || stop_code == SI_QUEUE)
 			log_notice("stopping: %s from pid %d%s%s%s", stop_sig == SIGTERM ? "SIGTERM" : "SIGINT", pid,
 			           *comm ? " (" : " (gone)", comm, *comm ? ")" : "");

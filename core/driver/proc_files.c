@@ -120,6 +120,23 @@ bool accel_proc_same_process(pid_t a, pid_t b)
 	return access(path, F_OK) == 0;
 }
 
+void accel_proc_comm(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t got;
+	int fd;
+
+	buf[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	got = read(fd, buf, len - 1);
+	close(fd);
+	buf[got > 0 ? got : 0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
 pid_t accel_proc_tgid(pid_t tid)
 {
 	char path[64], line[128];

@@ -32,6 +32,8 @@ int accel_proc_count_files(const char *proc_root, const char *pid, bool (*match)
 bool accel_proc_has_file(pid_t pid, dev_t dev, uint64_t ino);
 /* Are two thread ids threads of one process?  (One stat, not a read of /proc/<tid>/status.) */
 bool accel_proc_same_process(pid_t a, pid_t b);
+/* /proc/<pid>/comm without its newline into buf (len bytes): "" when there is no such process here. */
+void accel_proc_comm(pid_t pid, char *buf, size_t len);
 /* The process (thread group) of a thread id, for display; tid itself if /proc cannot say. */
 pid_t accel_proc_tgid(pid_t tid);
 /* The device number of the filesystem at path, without asking a FUSE daemon. */

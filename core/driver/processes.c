@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/driver/inventory.h"
+#include "core/driver/proc_files.h"
 #include "core/driver/mig_lib.h"
 
 static int fail(char *err, size_t errlen, const struct accel_card *card, const char *what, mig_return_t r)
@@ -22,21 +23,7 @@ static int fail(char *err, size_t errlen, const struct accel_card *card, const c
 /* /proc/<pid>/comm, "" when there is no such process here (gone, or in another VM or pid namespace). */
 static void command_of(unsigned pid, char *buf, size_t len)
 {
-	char path[64];
-	int fd;
-	ssize_t got;
-
-	buf[0] = '\0';
-	snprintf(path, sizeof(path), "/proc/%u/comm", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	got = read(fd, buf, len - 1);
-	close(fd);
-	if (got < 0)
-		got = 0;
-	buf[got] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
+	accel_proc_comm((pid_t)pid, buf, len);
 	/* One word per field of the line: a command with spaces or '=' keeps the line parseable. */
 	for (char *c = buf; *c; c++)
 		if (*c == ' ' || *c == '\t' || *c == '=' || (unsigned char)*c < 0x20)

@@ -63,11 +63,13 @@ struct open_file {
 	int err;      /* 0: buf holds the text; else the -errno its last rendering failed with */
 	uint64_t gen; /* the generation of the snapshot it was rendered in: poll() compares in no older one */
 	/*
-	 * Where the file was last known to say what buf holds: rendered, or
-	 * rendered again by a check and found the same, in the snapshot of
-	 * generation seen_gen with fs_side_stamp() seen_side (fs/waiters.h).
-	 * A check that finds both the same renders nothing: a reader waiting
-	 * in poll() on node.json costs a comparison a tick, not a render.
+	 * Where the file was last known to say what buf holds: rendered again
+	 * by a check and found the same, in the snapshot of generation
+	 * seen_gen with fs_side_stamp() seen_side (fs/waiters.h).  A check
+	 * that finds both the same renders nothing: a reader waiting in poll()
+	 * on node.json costs a comparison a tick, not a render.  Stamped by the
+	 * checks alone, never at open or read: a reader that never waits pays
+	 * nothing for it (false: the next check renders, and stamps).
 	 */
 	uint64_t seen_gen, seen_side;
 	bool seen_valid;

@@ -111,8 +111,6 @@ void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (of->live) /* only a live row names processes: other opens spare the reads of /proc */
 		fs_reader_of(req, &of->reader);
 	of->gen = snap->generation;
-	of->seen_gen = snap->generation;
-	of->seen_valid = !of->cached && !of->live && fs_side_stamp(fs, &of->seen_side);
 	if (of->cached && (fi->flags & O_ACCMODE) == O_RDONLY) {
 		/*
 		 * Its reader is served from the page cache: the text is rendered
@@ -191,12 +189,10 @@ static int regenerate(struct accelfs *fs, struct open_file *of)
 	struct accel_snapshot *opened_in;
 	char *buf = NULL, *old;
 	size_t len = 0;
-	uint64_t gen = 0, side = 0;
-	bool stamped;
+	uint64_t gen = 0;
 	int ret;
 
 	accel_node_touch(fs->node); /* a reader starting again uses the tree (core/engine/node.h) */
-	stamped = !of->cached && !of->live && fs_side_stamp(fs, &side); /* before the render it stands for */
 	fs_render_at_read(true);
 	ret = fs_open_file_render(fs, of, NULL, &buf, &len, &gen);
 	fs_render_at_read(false);
@@ -206,9 +202,7 @@ static int regenerate(struct accelfs *fs, struct open_file *of)
 	of->len = ret ? 0 : len;
 	of->err = ret;
 	of->gen = gen;
-	of->seen_gen = gen;
-	of->seen_side = side;
-	of->seen_valid = stamped;
+	of->seen_valid = false; /* a new text: the first check to compare it stamps it (fs/waiters.c) */
 	of->served = false;
 	opened_in = of->opened_in; /* what the open left for later is older than this */
 	of->opened_in = NULL;

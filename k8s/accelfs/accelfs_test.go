@@ -236,3 +236,33 @@ func TestWatchPlainFile(t *testing.T) {
 		t.Fatalf("Wait with a cancelled context: %v", err)
 	}
 }
+
+// A context cancelled while Wait sits in poll() ends the wait at once, not
+// at the fallback, and leaves nothing behind: the next Wait, with a live
+// context, waits its full fallback.
+func TestWatchCancelledWhileWaiting(t *testing.T) {
+	m := fakeTree(t)
+	w, err := m.Watch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for round := range 3 {
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(20*time.Millisecond, cancel)
+		start := time.Now()
+		if err := w.Wait(ctx, time.Hour); !errors.Is(err, context.Canceled) {
+			t.Fatalf("round %d: Wait cancelled while waiting: %v", round, err)
+		}
+		if took := time.Since(start); took > 30*time.Second {
+			t.Fatalf("round %d: the cancel was seen after %v", round, took)
+		}
+		start = time.Now()
+		if err := w.Wait(context.Background(), 100*time.Millisecond); err != nil {
+			t.Fatalf("round %d: Wait after a cancel: %v", round, err)
+		}
+		if took := time.Since(start); took < 100*time.Millisecond {
+			t.Fatalf("round %d: the last cancel woke the next Wait after %v", round, took)
+		}
+	}
+}

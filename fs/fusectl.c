@@ -36,6 +36,16 @@ bool fs_fusectl_exists(unsigned conn)
 	return access(path, F_OK) == 0;
 }
 
+unsigned long fs_fusectl_id(unsigned conn)
+{
+	char path[128];
+	struct stat st;
+
+	ensure_mounted();
+	conn_path(path, sizeof(path), conn, NULL);
+	return stat(path, &st) ? 0 : (unsigned long)st.st_ino;
+}
+
 int fs_fusectl_open_abort(unsigned conn, char *err, size_t len)
 {
 	char path[128];

@@ -19,6 +19,20 @@
 bool fs_fusectl_exists(unsigned conn);
 
 /*
+ * Which connection the number conn names now: the inode number of its
+ * fusectl directory, 0 when there is none.  A number is not an identity:
+ * it is the device number of the connection's superblock, which the kernel
+ * gives to the next mount (any FUSE mount: sshfs, lxcfs, another accelfs)
+ * once the superblock is gone, and an unmount, umount -l included, frees it
+ * while the daemon that served it may still be dying.  fusectl makes a new
+ * directory, with an inode number of its own, for every connection, so a
+ * recorded id tells the connection from a later one of the same number.
+ * (Mounting fusectl again makes new inodes for the connections there: a
+ * recorded id then matches nothing, which leaves the connection alone.)
+ */
+unsigned long fs_fusectl_id(unsigned conn);
+
+/*
  * An open descriptor on connection conn's abort file (close-on-exec), or
  * -1 with a sentence in err.  Writing "1" to it aborts that connection and
  * no other: the file is tied to the connection, so a number reused later

@@ -47,6 +47,7 @@
 #include "fs/attached.h"
 #include "fs/crashguard.h"
 #include "fs/dies_setup.h"
+#include "fs/fusectl.h"
 #include "fs/hook_setup.h"
 #include "fs/notify.h"
 #include "fs/waiters.h"
@@ -365,7 +366,7 @@ int main(int argc, char *argv[])
 	if (!o.foreground) {
 		if (go_background())
 			goto out;
-		startup_lock_note(lock_fd, mp.path, 0); /* the lock came along; now it names us */
+		startup_lock_note(lock_fd, mp.path, 0, 0); /* the lock came along; now it names us */
 		if (cdi_fd >= 0)
 			accel_cdi_claim_note(cdi_fd, state_dir, mp.path); /* the CDI directory's too */
 		accel_log_set_stderr_level(ACCEL_LOG_WARN);               /* the rest goes to the log file */
@@ -426,7 +427,7 @@ int main(int argc, char *argv[])
 		if (fs_crashguard_arm(mp.path, &reports, &conn, err, sizeof(err)))
 			log_warn("%s; if accelfs dies, callers of %s may stay blocked until the next accelfs starts",
 			         err, mp.path);
-		startup_lock_note(lock_fd, mp.path, conn);
+		startup_lock_note(lock_fd, mp.path, conn, conn ? fs_fusectl_id(conn) : 0);
 	}
 	fs_dies_mounted(fs.mount.dies, mp.path);
 	fs.notifier = fs_notifier_start(&fs);

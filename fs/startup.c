@@ -211,6 +211,9 @@ int startup_lock_read(int fd, struct startup_lock_holder *h)
 	line = strtok_r(NULL, "\n", &save);
 	if (line)
 		h->conn = (unsigned)strtoul(line, NULL, 10);
+	line = strtok_r(NULL, "\n", &save);
+	if (line)
+		h->conn_id = strtoul(line, NULL, 10);
 	return 0;
 }
 
@@ -277,18 +280,18 @@ int startup_lock_state_dir(const char *state_dir, const char *mountpoint, int *o
 		close(fd);
 		return STARTUP_REFUSED;
 	}
-	startup_lock_note(fd, mountpoint, 0);
+	startup_lock_note(fd, mountpoint, 0, 0);
 	*out = fd;
 	return 0;
 }
 
-void startup_lock_note(int fd, const char *mountpoint, unsigned conn)
+void startup_lock_note(int fd, const char *mountpoint, unsigned conn, unsigned long conn_id)
 {
-	char text[PATH_MAX + 64];
-	int n = snprintf(text, sizeof(text), "%d\n%s\n%u\n", (int)getpid(), mountpoint, conn);
+	char text[PATH_MAX + 96];
+	int n = snprintf(text, sizeof(text), "%d\n%s\n%u\n%lu\n", (int)getpid(), mountpoint, conn, conn_id);
 
 	if (n < 0 || (size_t)n >= sizeof(text))
-		n = snprintf(text, sizeof(text), "%d\n?\n%u\n", (int)getpid(), conn);
+		n = snprintf(text, sizeof(text), "%d\n?\n%u\n%lu\n", (int)getpid(), conn, conn_id);
 	/* Overwrite, then cut: a reader never finds the file empty while we hold it. */
 	if (pwrite(fd, text, (size_t)n, 0) != n || ftruncate(fd, n))
 		log_warn("cannot write the pid in the state directory's lock file: %s (the lock still holds)",

@@ -55,18 +55,22 @@ int startup_detach_stale(struct startup_mountpoint *mp);
 int startup_lock_state_dir(const char *state_dir, const char *mountpoint, int *fd);
 
 /*
- * What the lock file says of its holder: "<pid>\n<mountpoint>\n<conn>\n",
- * conn being the FUSE connection of its mount (0 until it has mounted), so
- * that a successor can abort it if the holder dies (fs/takeover.h).
+ * What the lock file says of its holder:
+ * "<pid>\n<mountpoint>\n<conn>\n<conn_id>\n", conn being the FUSE
+ * connection of its mount (0 until it has mounted) and conn_id which one
+ * that number named then (fs_fusectl_id; 0 if unknown, as in the three
+ * lines an older accelfs wrote), so that a successor can abort it if the
+ * holder dies, and nothing else of that number (fs/takeover.h).
  */
 struct startup_lock_holder {
 	int pid;
 	char mountpoint[PATH_MAX];
 	unsigned conn;
+	unsigned long conn_id;
 };
 
 /* Rewrite the lock file: the serving process (after the fork), then its connection (after the mount). */
-void startup_lock_note(int fd, const char *mountpoint, unsigned conn);
+void startup_lock_note(int fd, const char *mountpoint, unsigned conn, unsigned long conn_id);
 
 /* Read what the holder wrote; 0, or -1 when it names no pid (it is still starting). */
 int startup_lock_read(int fd, struct startup_lock_holder *h);

@@ -2,6 +2,7 @@
 #include "fs/takeover.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -29,41 +30,64 @@ static void sleep_ms(long ms)
 }
 
 /*
- * Abort what the holder recorded, if it is still its mount: where it is
- * mounted and the connection is live.  A holder that is dying still holds
- * /dev/fuse, so its connection's number cannot have been given to another
- * mount; checking the mountpoint too costs nothing.
+ * Whether connection number h->conn still names the holder's connection.
+ * A dying holder still holding /dev/fuse does not keep its number: an
+ * unmount of its mount (umount -l by a person, or any unmount once nothing
+ * is open there) frees it, and the next FUSE mount on the machine gets it
+ * (fs/fusectl.h).  The holder recorded which connection it was; a record
+ * of an older accelfs, without it, is believed only where the holder's
+ * mountpoint still stands on that number.
  */
-static void abort_holders_connection(const struct startup_lock_holder *h, char *note, size_t len)
+static bool still_holders_connection(const struct startup_lock_holder *h)
 {
 	struct accel_mount_entry m;
+
+	if (h->conn_id)
+		return fs_fusectl_id(h->conn) == h->conn_id;
+	return accel_mount_at(h->mountpoint, &m) && !strncmp(m.type, "fuse", 4) && accel_mount_fuse_conn(&m) == h->conn;
+}
+
+/*
+ * Abort what the holder recorded, if that connection is still there and
+ * still the holder's; true when it was aborted.  What was done, or left
+ * alone and why, is said in said ("" when nothing is worth the log file).
+ */
+static bool abort_holders_connection(const struct startup_lock_holder *h, char *said, size_t len)
+{
 	char err[512];
 
 	if (!h->conn) {
 		log_warn("accelfs pid %d died before its mount was up: no connection to abort", h->pid);
-		return;
+		return false;
 	}
-	if (accel_mount_at(h->mountpoint, &m) && accel_mount_fuse_conn(&m) != h->conn)
-		log_warn("the mount on %s is not the one accelfs pid %d recorded (connection %u): aborting "
-		         "connection %u by its number only",
-		         h->mountpoint, h->pid, h->conn, h->conn);
 	if (!fs_fusectl_exists(h->conn)) {
 		log_info("the FUSE connection %u of accelfs pid %d is already gone", h->conn, h->pid);
-		return;
+		return false;
 	}
-	if (fs_fusectl_abort(h->conn, err, sizeof(err)))
+	if (!still_holders_connection(h)) {
+		/* Aborting it would fail every caller of someone else's mount: never. */
+		snprintf(said, len,
+		         "FUSE connection %u is no longer the one accelfs pid %d had on %s (its mount is gone and "
+		         "the kernel gave the number to another mount): that one is left alone",
+		         h->conn, h->pid, h->mountpoint);
+		return false;
+	}
+	if (fs_fusectl_abort(h->conn, err, sizeof(err))) {
 		log_error("%s: accelfs pid %d and the callers of %s stay blocked until it is aborted", err, h->pid,
 		          h->mountpoint);
-	else
-		snprintf(note, len,
-		         "aborted the FUSE connection %u of %s: callers still waiting on the dead accelfs get an "
-		         "error (ECONNABORTED) instead of hanging",
-		         h->conn, h->mountpoint);
+		return false;
+	}
+	snprintf(said, len,
+	         "aborted the FUSE connection %u of %s: callers still waiting on the dead accelfs get an error "
+	         "(ECONNABORTED) instead of hanging",
+	         h->conn, h->mountpoint);
+	return true;
 }
 
 int takeover_dead_holder(const char *state_dir, char *note, size_t len)
 {
-	char aborted[PATH_MAX + 200] = "";
+	char said[PATH_MAX + 300] = "";
+	bool aborted;
 	char path[PATH_MAX], why[512];
 	struct startup_lock_holder h;
 	enum accel_proc_life life;
@@ -86,14 +110,14 @@ int takeover_dead_holder(const char *state_dir, char *note, size_t len)
 	}
 	snprintf(note, len, "accelfs pid %d, which served %s from %s, was %s", h.pid, h.mountpoint, state_dir, why);
 	log_warn("%s", note);
-	abort_holders_connection(&h, aborted, sizeof(aborted));
+	aborted = abort_holders_connection(&h, said, sizeof(said));
+	if (*said)
+		log_warn("%s", said);
 	for (int waited = 0; waited < TAKEOVER_WAIT_MS; waited += TAKEOVER_STEP_MS) {
 		if (!flock(fd, LOCK_EX | LOCK_NB)) {
 			close(fd);
-			if (*aborted)
-				log_warn("%s", aborted);
 			snprintf(note + strlen(note), len - strlen(note), "%s%s; it has gone: taking over %s",
-			         *aborted ? "; " : "", aborted, state_dir);
+			         *said ? "; " : "", said, state_dir);
 			return 0;
 		}
 		sleep_ms(TAKEOVER_STEP_MS);
@@ -103,8 +127,9 @@ int takeover_dead_holder(const char *state_dir, char *note, size_t len)
 	if (life == ACCEL_PROC_GONE)
 		return 0; /* went at the last moment: the lock step takes it, or names who holds it */
 	fprintf(stderr,
-	        "accelfs: accelfs pid %d, which holds %s, is %s, and did not go within %d s of its "
-	        "connection being aborted; cat /proc/%d/task/*/stack shows where it is stuck\n",
-	        h.pid, state_dir, why, TAKEOVER_WAIT_MS / 1000, h.pid);
+	        "accelfs: accelfs pid %d, which holds %s, is %s, and did not go within %d s%s; cat "
+	        "/proc/%d/task/*/stack shows where it is stuck\n",
+	        h.pid, state_dir, why, TAKEOVER_WAIT_MS / 1000, aborted ? " of its connection being aborted" : "",
+	        h.pid);
 	return STARTUP_REFUSED;
 }

@@ -139,6 +139,65 @@ class Lifecycle(unittest.TestCase):
         self.assertEqual(mounts_at(mnt), ["fuse.accelfs"], "mounted twice")
         self.assertEqual(self.job_status("job1")["state"], "ready")
 
+    # -- taking over from a dead holder (fs/takeover.c) -----------------------
+    def dead_holder(self, lock_path, record, linger):
+        """A process holding lock_path's lock, with record (PID for its pid) written in it, that /proc
+        calls dead (its main thread gone, one thread still in it) for linger seconds, then is gone:
+        what a daemon killed while one of its threads waits in the kernel looks like."""
+        sys_exit = {"x86_64": 60, "aarch64": 93}.get(os.uname().machine)
+        if sys_exit is None:
+            self.skipTest(f"no thread-exit syscall number known for {os.uname().machine}")
+        code = ("import ctypes, fcntl, os, sys, threading, time\n"
+                "fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)\n"
+                "fcntl.flock(fd, fcntl.LOCK_EX)\n"
+                "os.ftruncate(fd, 0)\n"
+                "os.pwrite(fd, sys.argv[2].replace('PID', str(os.getpid())).encode(), 0)\n"
+                "threading.Thread(target=time.sleep, args=(float(sys.argv[3]),)).start()\n"
+                "print('ready', flush=True)\n"
+                f"ctypes.CDLL(None).syscall({sys_exit}, 0)  # exit(2): this thread only\n")
+        p = subprocess.Popen([sys.executable, "-c", code, lock_path, record, str(linger)],
+                             stdout=subprocess.PIPE, text=True)
+        self.addCleanup(p.wait)
+        self.addCleanup(p.kill)
+        self.assertEqual(p.stdout.readline(), "ready\n")
+
+        def leader_exited():
+            with open(f"/proc/{p.pid}/stat") as f:
+                return f.read().rpartition(")")[2].split()[0] == "Z"
+        wait_until(leader_exited, what="the holder's main thread to exit")
+        return p.pid
+
+    def test_a_takeover_aborts_only_the_dead_holders_own_connection(self):
+        """A connection's number is the device number of its superblock: once the dead holder's
+        mount is gone (umount -l), the kernel gives it to the next FUSE mount, here another daemon's.
+        A takeover reading that number in the lock must leave that mount alone, whether the record
+        names which connection it was (its fusectl directory's inode, as accelfs writes now) or not
+        (the three lines an older accelfs wrote, believed only where its mountpoint stands on it)."""
+        b = self.node.start()
+        conn = os.minor(os.stat(b.mnt).st_dev)
+        conn_id = os.stat(f"/sys/fs/fuse/connections/{conn}").st_ino
+        with open(os.path.join(b.state, "accelfs.lock")) as f:
+            self.assertEqual(f.read().split("\n")[:4],
+                             [str(b.pid()), os.path.realpath(b.mnt), str(conn), str(conn_id)],
+                             "the lock names the connection and which one it is")
+        for name, record in (("recorded id", f"PID\n{{mnt}}\n{conn}\n{conn_id + 1}\n"),
+                             ("older record", f"PID\n{{mnt}}\n{conn}\n")):
+            with self.subTest(name):
+                a = Node()
+                self.addCleanup(a.cleanup)
+                holder = self.dead_holder(os.path.join(a.state, "accelfs.lock"),
+                                          record.format(mnt=os.path.realpath(a.mnt)), 1.5)
+                a.start()
+                log = a.log()
+                self.assertIn(f"accelfs pid {holder}, which served {os.path.realpath(a.mnt)}", log)
+                self.assertIn(f"FUSE connection {conn} is no longer the one accelfs pid {holder} had", log)
+                self.assertNotIn("aborted the FUSE connection", log)
+                # The other daemon's mount still answers, and still stands on its connection.
+                self.assertIn(DEV, os.listdir(b.mnt))
+                self.assertTrue(b.read("node.json"))
+                self.assertTrue(os.path.exists(f"/sys/fs/fuse/connections/{conn}"))
+                a.stop()
+
     def test_kill9_then_a_plain_restart(self):
         self.node.start()
         self.node.mkdir(DEV, "mig", PROFILE, "job1")

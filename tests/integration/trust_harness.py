@@ -61,6 +61,19 @@ def report(problems, limit=MAX_REPORTED):
 
 # ---- a daemon that stops answering ------------------------------------------------------------------
 
+FUSECTL = "/sys/fs/fuse/connections"
+
+
+def connection_id(conn):
+    """Which FUSE connection the number conn names now (the inode of its fusectl directory), or
+    None: fusectl mounted first if it is not."""
+    if not os.path.ismount(FUSECTL):
+        subprocess.run(["mount", "-t", "fusectl", "none", FUSECTL], check=False, capture_output=True)
+    try:
+        return os.stat(f"{FUSECTL}/{conn}").st_ino
+    except OSError:
+        return None
+
 class TrustNode(Node):
     """A Node that knows its FUSE connection (the mount's device minor), so that a hung daemon can
     be cut loose: a daemon thread blocked in the kernel (an entry invalidation waiting for a
@@ -68,10 +81,12 @@ class TrustNode(Node):
     aborted, and so do the test's threads waiting for its answers."""
 
     conn = None
+    conn_id = None  # which connection conn named: a freed number goes to the next FUSE mount
 
     def start(self):
         super().start()
         self.conn = os.minor(os.stat(self.mnt).st_dev)
+        self.conn_id = connection_id(self.conn)
         return self
 
     def guardian(self, pid):
@@ -131,12 +146,11 @@ class TrustNode(Node):
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-        ctl = "/sys/fs/fuse/connections"
-        if self.conn is not None:
-            if not os.path.exists(f"{ctl}/{self.conn}"):
-                subprocess.run(["mount", "-t", "fusectl", "none", ctl], check=False, capture_output=True)
+        # Only while the number still names this node's connection: another test's mount may have
+        # it by now, and aborting that one would fail that test (fs/fusectl.h).
+        if self.conn is not None and connection_id(self.conn) == self.conn_id:
             try:
-                with open(f"{ctl}/{self.conn}/abort", "w") as f:
+                with open(f"{FUSECTL}/{self.conn}/abort", "w") as f:
                     f.write("1")
             except OSError:
                 pass

@@ -94,6 +94,17 @@ func (d *Driver) WriteMetrics(w io.Writer) {
 	writeCounter(w, "accelfs_dra_unservable_total", "Devices tainted accelfs.io/unservable (NoExecute).", "counter", evicted)
 	writeCounter(w, "accelfs_dra_claims_prepared", "Claims prepared on this node.", "gauge", uint64(prepared))
 	writeCounter(w, "accelfs_dra_devices_unservable", "Devices tainted accelfs.io/unservable now.", "gauge", uint64(evicting))
+	if d.pending != nil { // --pending-events
+		posted, delayed, failed := d.pending.Counts()
+		watching := uint64(0)
+		if d.pending.Watching() {
+			watching = 1
+		}
+		writeCounter(w, "accelfs_dra_pending_events_total", "Events posted on pending pods that this node's tainted cards keep.", "counter", uint64(posted))
+		writeCounter(w, "accelfs_dra_pending_events_delayed_total", "Such Events put off by the rate limit (posted later).", "counter", uint64(delayed))
+		writeCounter(w, "accelfs_dra_pending_events_failed_total", "Such Events the API server refused (tried again).", "counter", uint64(failed))
+		writeCounter(w, "accelfs_dra_pending_watching", "1 while a card of this node is tainted and unscheduled pods are watched.", "gauge", watching)
+	}
 }
 
 // Handler serves /metrics, /healthz (the plugin runs: its context is not

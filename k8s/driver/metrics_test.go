@@ -1,9 +1,15 @@
 package driver
 
 import (
+	"context"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes/fake"
+
+	"accelfs.io/k8s/pending"
 )
 
 // Prepare and unprepare latency and errors are counted and served in
@@ -38,6 +44,9 @@ func TestMetrics(t *testing.T) {
 			t.Errorf("no %q in\n%s", want, body)
 		}
 	}
+	if strings.Contains(body, "accelfs_dra_pending") {
+		t.Errorf("pending-pod metrics without --pending-events:\n%s", body)
+	}
 	rec = httptest.NewRecorder()
 	d.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
 	if rec.Code != 200 {
@@ -47,5 +56,31 @@ func TestMetrics(t *testing.T) {
 	d.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
 	if rec.Code != 503 || !strings.Contains(rec.Body.String(), "not published") {
 		t.Errorf("/readyz before any publish: %d %s", rec.Code, rec.Body.String())
+	}
+}
+
+// With --pending-events the explainer's counts are served too, 0 while no
+// card is tainted (no pod watched).
+func TestMetricsPendingEvents(t *testing.T) {
+	f := fakeNode(t, "node-default.json")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	client := fake.NewClientset()
+	d, _, err := newDriver(ctx, Config{FS: f, Client: client, NodeName: nodeName, CDITimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.pending = pending.Start(ctx, client, nodeName, pending.Options{}) // as Start does with PendingEvents
+	rec := httptest.NewRecorder()
+	d.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	for _, want := range []string{
+		"# TYPE accelfs_dra_pending_events_total counter\naccelfs_dra_pending_events_total 0\n",
+		"accelfs_dra_pending_events_delayed_total 0\n",
+		"accelfs_dra_pending_events_failed_total 0\n",
+		"# TYPE accelfs_dra_pending_watching gauge\naccelfs_dra_pending_watching 0\n",
+	} {
+		if !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("no %q in\n%s", want, rec.Body.String())
+		}
 	}
 }

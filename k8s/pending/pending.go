@@ -98,6 +98,8 @@ type Explainer struct {
 	store   cache.Store          // nil while no card is tainted
 	stop    context.CancelFunc
 	events  int // Events posted
+	delayed int // Events put off by the rate limit (posted later)
+	failed  int // Events the API server refused (tried again)
 }
 
 // Start makes the explainer of node; it does nothing until Update sees a tainted card.
@@ -134,6 +136,14 @@ func (e *Explainer) Posted() int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.events
+}
+
+// Counts are what the plugin's metrics show of the explainer: Events
+// posted, put off by the rate limit, and refused by the API server.
+func (e *Explainer) Counts() (posted, delayed, failed int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.events, e.delayed, e.failed
 }
 
 // Watching says whether unscheduled pods are watched (a card is tainted).
@@ -330,6 +340,9 @@ func (e *Explainer) explain(pod *corev1.Pod) bool {
 		return false
 	}
 	if !e.limiter.TryAccept() {
+		e.mu.Lock()
+		e.delayed++
+		e.mu.Unlock()
 		return true
 	}
 	ev := &corev1.Event{
@@ -342,6 +355,9 @@ func (e *Explainer) explain(pod *corev1.Pod) bool {
 	}
 	if _, err := e.client.CoreV1().Events(pod.Namespace).Create(e.ctx, ev, metav1.CreateOptions{}); err != nil {
 		klog.FromContext(e.ctx).Error(err, "Cannot post the Event of a pod kept by tainted cards", "pod", klog.KObj(pod))
+		e.mu.Lock()
+		e.failed++
+		e.mu.Unlock()
 		return e.ctx.Err() == nil
 	}
 	e.mu.Lock()

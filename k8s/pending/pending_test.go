@@ -260,4 +260,9 @@ func TestRateLimited(t *testing.T) {
 	if n := len(events(t, c)); n != 2 {
 		t.Errorf("%d Events past a burst of 2", n)
 	}
+	// What the plugin's metrics show: two posted, the other three put off.
+	waitFor(t, "the put-off Events counted", func() bool { _, delayed, _ := e.Counts(); return delayed >= 3 })
+	if posted, _, failed := e.Counts(); posted != 2 || failed != 0 {
+		t.Errorf("counts: posted %d, failed %d", posted, failed)
+	}
 }

@@ -84,6 +84,39 @@ static bool abort_holders_connection(const struct startup_lock_holder *h, char *
 	return true;
 }
 
+/*
+ * A holder that has let go of its mount (umount, fusermount3 -u: the
+ * connection it recorded is gone) is stopping, and lets go of the lock as
+ * it exits, a moment after the umount returned.  A start right then, as in
+ * `umount /accel; accelfs ...`, waits for that instead of being refused.
+ */
+static bool holder_is_stopping(const struct startup_lock_holder *h)
+{
+	return h->conn && h->conn_id && fs_fusectl_id(h->conn) != h->conn_id;
+}
+
+static int wait_for_stopping_holder(int fd, const struct startup_lock_holder *h, const char *state_dir, char *note,
+                                    size_t len)
+{
+	for (int waited = 0; waited < TAKEOVER_WAIT_MS; waited += TAKEOVER_STEP_MS) {
+		if (!flock(fd, LOCK_EX | LOCK_NB)) {
+			close(fd);
+			snprintf(note, len,
+			         "accelfs pid %d, which served %s from %s, had unmounted it and was stopping: waited "
+			         "%d ms for it to let go",
+			         h->pid, h->mountpoint, state_dir, waited);
+			return 0;
+		}
+		sleep_ms(TAKEOVER_STEP_MS);
+	}
+	close(fd);
+	fprintf(stderr,
+	        "accelfs: accelfs pid %d, which holds %s, has unmounted %s but did not exit within %d s; cat "
+	        "/proc/%d/task/*/stack shows where it is, and it can be stopped with kill %d\n",
+	        h->pid, state_dir, h->mountpoint, TAKEOVER_WAIT_MS / 1000, h->pid, h->pid);
+	return STARTUP_REFUSED;
+}
+
 int takeover_dead_holder(const char *state_dir, char *note, size_t len)
 {
 	char said[PATH_MAX + 300] = "";
@@ -103,6 +136,8 @@ int takeover_dead_holder(const char *state_dir, char *note, size_t len)
 		return 0;
 	}
 	life = accel_proc_life("/proc", h.pid, why, sizeof(why));
+	if (life == ACCEL_PROC_ALIVE && holder_is_stopping(&h))
+		return wait_for_stopping_holder(fd, &h, state_dir, note, len);
 	if (life == ACCEL_PROC_ALIVE || life == ACCEL_PROC_GONE) {
 		/* Serving (the lock refuses us later, naming it), or the lock is another process's: same. */
 		close(fd);

@@ -13,6 +13,11 @@
  * kill(pid, 0), which a zombie passes), aborts the FUSE connection the
  * holder recorded, waits for the process to go and its lock with it, and
  * carries on as after any crash (the dead mount is then detached).
+ *
+ * A live holder whose recorded connection is gone has been unmounted and
+ * is exiting: the start waits for it to let go of the lock (the same
+ * bound), so that `umount /accel; accelfs ...` starts instead of being
+ * refused for a daemon that is stopping.
  */
 #ifndef ACCELFS_TAKEOVER_H
 #define ACCELFS_TAKEOVER_H

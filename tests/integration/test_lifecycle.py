@@ -8,6 +8,7 @@ changed nothing (no mount, no state directory, the first daemon's jobs).
 """
 import errno
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -140,10 +141,11 @@ class Lifecycle(unittest.TestCase):
         self.assertEqual(self.job_status("job1")["state"], "ready")
 
     # -- taking over from a dead holder (fs/takeover.c) -----------------------
-    def dead_holder(self, lock_path, record, linger):
+    def dead_holder(self, lock_path, record, linger, dead=True):
         """A process holding lock_path's lock, with record (PID for its pid) written in it, that /proc
         calls dead (its main thread gone, one thread still in it) for linger seconds, then is gone:
-        what a daemon killed while one of its threads waits in the kernel looks like."""
+        what a daemon killed while one of its threads waits in the kernel looks like.  With dead=False
+        it stays alive until then, as a daemon does between its unmount and its exit."""
         sys_exit = {"x86_64": 60, "aarch64": 93}.get(os.uname().machine)
         if sys_exit is None:
             self.skipTest(f"no thread-exit syscall number known for {os.uname().machine}")
@@ -154,7 +156,7 @@ class Lifecycle(unittest.TestCase):
                 "os.pwrite(fd, sys.argv[2].replace('PID', str(os.getpid())).encode(), 0)\n"
                 "threading.Thread(target=time.sleep, args=(float(sys.argv[3]),)).start()\n"
                 "print('ready', flush=True)\n"
-                f"ctypes.CDLL(None).syscall({sys_exit}, 0)  # exit(2): this thread only\n")
+                + (f"ctypes.CDLL(None).syscall({sys_exit}, 0)  # exit(2): this thread only\n" if dead else ""))
         p = subprocess.Popen([sys.executable, "-c", code, lock_path, record, str(linger)],
                              stdout=subprocess.PIPE, text=True)
         self.addCleanup(p.wait)
@@ -164,7 +166,8 @@ class Lifecycle(unittest.TestCase):
         def leader_exited():
             with open(f"/proc/{p.pid}/stat") as f:
                 return f.read().rpartition(")")[2].split()[0] == "Z"
-        wait_until(leader_exited, what="the holder's main thread to exit")
+        if dead:
+            wait_until(leader_exited, what="the holder's main thread to exit")
         return p.pid
 
     def test_a_takeover_aborts_only_the_dead_holders_own_connection(self):
@@ -197,6 +200,24 @@ class Lifecycle(unittest.TestCase):
                 self.assertTrue(b.read("node.json"))
                 self.assertTrue(os.path.exists(f"/sys/fs/fuse/connections/{conn}"))
                 a.stop()
+
+    def test_a_start_right_after_an_unmount_waits_for_the_old_daemon(self):
+        """umount returns before the daemon behind the mount has exited and let go of the state
+        lock: `umount /accel; accelfs ...` (scripts/try run a second time does just that) starts once
+        the old daemon is gone, instead of being refused for a daemon that is stopping.  The old
+        daemon is played by a live process holding the lock whose recorded connection is gone."""
+        b = self.node.start()  # a connection that was there, and one that is not (its id is not b's)
+        conn = os.minor(os.stat(b.mnt).st_dev)
+        conn_id = os.stat(f"/sys/fs/fuse/connections/{conn}").st_ino
+        a = Node()
+        self.addCleanup(a.cleanup)
+        holder = self.dead_holder(os.path.join(a.state, "accelfs.lock"),
+                                  f"PID\n{os.path.realpath(a.mnt)}\n{conn}\n{conn_id + 1}\n", 1.0, dead=False)
+        a.start()  # refused before: "in use by accelfs pid ..."
+        self.assertRegex(a.log(), rf"accelfs pid {holder}, which served {re.escape(os.path.realpath(a.mnt))} from "
+                                  r"\S+, had unmounted it and was stopping: waited \d+ ms for it to let go")
+        self.assertIn(DEV, os.listdir(b.mnt))  # the other daemon's connection was not touched
+        a.stop()
 
     def test_kill9_then_a_plain_restart(self):
         self.node.start()

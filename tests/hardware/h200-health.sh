@@ -16,10 +16,7 @@ mkdir -p "$OUT" "$MNT"
 export LD_LIBRARY_PATH="$BUNDLE/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 SMI=("$BUNDLE/accel-smi" -f gpu)
 
-check() { # name, expected, actual
-	if [ "$2" = "$3" ]; then echo "MATCH    $1: $2"; else echo "MISMATCH $1: expected '$2', got '$3'"; fi
-}
-mode() { nvidia-smi --query-gpu=mig.mode.current,mig.mode.pending --format=csv,noheader -i 0; }
+. "$(dirname "$0")/common.sh"
 ours() { sed -n "s/^GPU 0: $1: //p" "$OUT/accel-smi-health.txt" | head -1; }
 # nvidia-smi -q -d ECC: the value of a line in the Volatile or Aggregate block.
 theirs() { # block, label
@@ -89,4 +86,4 @@ nvidia-smi -q -d ECC -i 0 >"$OUT/nvidia-smi-q-ecc.txt" 2>&1
 	cp "$STATE/accelfs.log" "$OUT/" 2>/dev/null
 	check "MIG mode unchanged" "$before" "$(mode)"
 } 2>&1 | tee "$OUT/summary.txt"
-exit "$(grep -c '^MISMATCH' "$OUT/summary.txt")"
+exit "$(mismatches)"

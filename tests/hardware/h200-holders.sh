@@ -20,10 +20,7 @@ mkdir -p "$OUT" "$MNT"
 umount "$MNT" 2>/dev/null
 export LD_LIBRARY_PATH="$BUNDLE/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
-check() { # name, expected, actual
-	if [ "$2" = "$3" ]; then echo "MATCH    $1: $2"; else echo "MISMATCH $1: expected '$2', got '$3'"; fi
-}
-mode() { nvidia-smi --query-gpu=mig.mode.current,mig.mode.pending --format=csv,noheader -i 0; }
+. "$(dirname "$0")/common.sh"
 # Every process with a descriptor on an NVIDIA node, from /proc: "pid comm node".
 proc_holders() {
 	for fd in /proc/[0-9]*/fd/*; do
@@ -80,4 +77,4 @@ dev=/dev/nvidia$(nvidia-smi -q -i 0 | awk -F: '/Minor Number/ { gsub(/ /, "", $2
 	cp "$STATE/accelfs.log" "$OUT/" 2>/dev/null
 	check "MIG mode unchanged" "$before" "$(mode)"
 } 2>&1 | tee "$OUT/summary.txt"
-exit "$(grep -c '^MISMATCH' "$OUT/summary.txt")"
+exit "$(mismatches)"

@@ -16,13 +16,7 @@ STATE=/tmp/accelfs-h200-state
 mkdir -p "$OUT" "$RAW" "$MNT"
 export LD_LIBRARY_PATH="$BUNDLE/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 SMI=("$BUNDLE/accel-smi" -f gpu)
-fail=0
-
-check() { # name, expected, actual
-	if [ "$2" = "$3" ]; then echo "MATCH    $1: $2"; else echo "MISMATCH $1: nvidia-smi '$2', accelfs '$3'"; fail=$((fail + 1)); fi
-}
-
-mode() { nvidia-smi --query-gpu=mig.mode.current,mig.mode.pending --format=csv,noheader -i 0; }
+. "$(dirname "$0")/common.sh"
 
 {
 	echo "== environment"
@@ -46,12 +40,12 @@ nvidia-smi -q -i 0 >"$OUT/nvidia-smi-q.txt" 2>&1
 	if diff -u "$OUT/nvidia-smi-lgip.txt" "$RAW/accel-smi-lgip.txt" >"$RAW/diff-lgip.txt"; then
 		echo "MATCH    -lgip: $(wc -l <"$OUT/nvidia-smi-lgip.txt") lines"
 	else
-		echo "MISMATCH -lgip: $(cat "$RAW/diff-lgip.txt")"; fail=$((fail + 1))
+		echo "MISMATCH -lgip: $(cat "$RAW/diff-lgip.txt")"
 	fi
 	if diff -u "$OUT/nvidia-smi-lgipp.txt" "$RAW/accel-smi-lgipp.txt" >"$RAW/diff-lgipp.txt"; then
 		echo "MATCH    -lgipp: $(wc -l <"$OUT/nvidia-smi-lgipp.txt") lines"
 	else
-		echo "MISMATCH -lgipp: $(cat "$RAW/diff-lgipp.txt")"; fail=$((fail + 1))
+		echo "MISMATCH -lgipp: $(cat "$RAW/diff-lgipp.txt")"
 	fi
 
 	echo "== the running-process query (DeviceGetComputeRunningProcesses_v3), asked only"
@@ -67,7 +61,7 @@ nvidia-smi -q -i 0 >"$OUT/nvidia-smi-q.txt" 2>&1
 			"$(grep -m1 '^gpu0: card:' "$OUT/hw-running-processes.txt")"
 		check "nvidia-smi's compute apps" "" "$(nvidia-smi --query-compute-apps=pid --format=csv,noheader -i 0)"
 	else
-		echo "MISMATCH no hw-running-processes in $BUNDLE"; fail=$((fail + 1))
+		echo "MISMATCH no hw-running-processes in $BUNDLE"
 	fi
 
 	echo "== accelfs --read-only, without --sim"
@@ -94,9 +88,9 @@ nvidia-smi -q -i 0 >"$OUT/nvidia-smi-q.txt" 2>&1
 		check "driver library" "libnvidia-ml.so.1" "$(basename "$(i driver_library)")"
 		umount "$MNT"
 	else
-		echo "MISMATCH accelfs did not mount (see accelfs.log)"; fail=$((fail + 1))
+		echo "MISMATCH accelfs did not mount (see accelfs.log)"
 	fi
 	cp "$STATE/accelfs.log" "$OUT/" 2>/dev/null
 	check "MIG mode unchanged" "$before" "$(mode)"
 } 2>&1 | tee "$OUT/summary.txt"
-exit "$(grep -c '^MISMATCH' "$OUT/summary.txt")"
+exit "$(mismatches)"

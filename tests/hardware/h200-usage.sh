@@ -14,19 +14,8 @@ MNT=/tmp/accelfs-h200-usage
 STATE=/tmp/accelfs-h200-usage-state
 mkdir -p "$OUT" "$MNT"
 export LD_LIBRARY_PATH="$BUNDLE/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-mismatches=0
 
-check() { # name, expected, actual
-	if [ "$2" = "$3" ]; then echo "MATCH    $1: $2"; else echo "MISMATCH $1: expected '$2', got '$3'"; mismatches=$((mismatches + 1)); fi
-}
-near() { # name, expected, actual, tolerance (absolute): numbers
-	if awk -v a="$2" -v b="$3" -v t="$4" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a != "" && b != "" && d <= t) }'; then
-		echo "MATCH    $1: $3 (nvidia-smi $2, within $4)"
-	else
-		echo "MISMATCH $1: nvidia-smi '$2', ours '$3' (tolerance $4)"; mismatches=$((mismatches + 1))
-	fi
-}
-mode() { nvidia-smi --query-gpu=mig.mode.current,mig.mode.pending --format=csv,noheader -i 0; }
+. "$(dirname "$0")/common.sh"
 probe() { sed -n "s/^$1: //p" "$OUT/hw-usage-probe.txt" | head -1; }
 util() { sed -n "s/^$1: //p" "$OUT/gpu0-utilization.txt" | head -1; }
 
@@ -92,4 +81,4 @@ fusermount3 -u "$MNT" 2>/dev/null || umount "$MNT"
 	after=$(mode)
 	check "MIG mode unchanged" "$before" "$after"
 } 2>&1 | tee "$OUT/summary.txt"
-exit "$(grep -c '^MISMATCH' "$OUT/summary.txt")"
+exit "$(mismatches)"

@@ -6,7 +6,7 @@ compared with its parser: every option a page documents is accepted by the progr
 prints is in the page, and the options accelfs takes as --opt=VALUE take --opt VALUE too.  accelfs-dra(8),
 a Go program meson does not build, is compared with its source: main.go's flags and their defaults,
 metrics.go's metrics and the taints publish/ and driver/ set.  No .TP tag of any page runs onto the next
-line."""
+line.  The README's tour is held to the tree too: each `ls /accel...` it shows is what a node lists."""
 import os
 import re
 import subprocess
@@ -108,6 +108,33 @@ class TreeAgainstSynopsis(NodeTestCase):
         for name in sorted(self.tree_names()):
             self.assertRegex(entries, rf"(^|[\s/(]){re.escape(name)}($|[\s/),])",
                              f"accelfs(5) has no entry (.SS, .TP or bold) for {name}")
+
+
+# ---- the README's tour against the mounted tree ----------------------------------------------------
+
+def readme_listings():
+    """Each `$ ls /accel...` of the README's tour with the line it shows: [(path under /accel, names)]."""
+    with open(os.path.join(HERE, "..", "..", "README.md")) as f:
+        lines = f.read().splitlines()
+    return [((m.group(1) or "").lstrip("/"), lines[i + 1].split())
+            for i, line in enumerate(lines[:-1])
+            if (m := re.fullmatch(r"\$ ls /accel(/\S*)?\s*(#.*)?", line)) and not lines[i + 1].startswith("$")]
+
+
+class ReadmeAgainstTree(NodeTestCase):
+    def test_the_tours_listings_are_what_a_node_lists(self):
+        """The tour's `ls` lines are a newcomer's first look: each names what the node lists, all of it
+        ("..." stands for names left out)."""
+        listings = readme_listings()
+        self.assertTrue(listings, "the README's tour shows no `ls /accel` with its output")
+        for rel, shown in listings:
+            with self.subTest(path="/accel/" + rel):
+                listed = sorted(os.listdir(os.path.join(self.node.mnt, rel)))
+                named = sorted(name for name in shown if name != "...")
+                if "..." in shown:
+                    self.assertEqual(sorted(set(named) - set(listed)), [], "names the node does not list")
+                else:
+                    self.assertEqual(named, listed, "the README's listing against the node's")
 
 
 # ---- each tool's OPTIONS against its parser --------------------------------------------------------

@@ -121,13 +121,23 @@ POLL_SYSCALLS = {"7", "271", "73"}
 class Waiter:
     """`accel-wait [ARGS] PATH` in the background, returned once it has read the file and waits in
     poll(): a change made after that is one it must see.  result() is its exit status, stdout and
-    stderr, with a generous bound on how long it may take (a liveness bound, not a timing)."""
+    stderr, with a generous bound on how long it may take (a liveness bound, not a timing).
+
+    Its output goes to files, not pipes: a waiter woken before the test reads it (node.json moved on
+    its own) writes the whole file, and node.json is larger than a pipe holds.  Blocked in write(),
+    it would neither wait in poll() nor exit, and the test would wait for it for good."""
 
     def __init__(self, path, *args):
         self.path = path
-        self.proc = subprocess.Popen([ACCEL_WAIT, *args, path], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True)
-        wait_until(self.polling, timeout=60, what=f"accel-wait on {path} to wait in poll()")
+        self.out = tempfile.TemporaryFile(mode="w+")
+        self.err = tempfile.TemporaryFile(mode="w+")
+        self.texts = None
+        self.proc = subprocess.Popen([ACCEL_WAIT, *args, path], stdout=self.out, stderr=self.err, text=True)
+        try:
+            wait_until(self.polling, timeout=60, what=f"accel-wait on {path} to wait in poll()")
+        except BaseException:
+            self.kill()  # its open file would keep the node from unmounting
+            raise
 
     def polling(self):
         if self.proc.poll() is not None:
@@ -138,20 +148,31 @@ class Waiter:
         except (OSError, IndexError):
             return False
 
+    def output(self):
+        """Its stdout and stderr, once it has ended (read once; the files are closed then)."""
+        if self.texts is None:
+            self.texts = []
+            for f in (self.out, self.err):
+                f.seek(0)
+                self.texts.append(f.read())
+                f.close()
+        return self.texts
+
     def result(self, timeout=60):
         try:
-            out, err = self.proc.communicate(timeout=timeout)
+            self.proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            self.proc.kill()
-            out, err = self.proc.communicate()
-            raise AssertionError(f"accel-wait on {self.path} did not return within {timeout} s (stderr: {err})")
+            self.kill()
+            raise AssertionError(f"accel-wait on {self.path} did not return within {timeout} s "
+                                 f"(stderr: {self.output()[1]})")
+        out, err = self.output()
         return self.proc.returncode, out, err
 
     def kill(self):
         if self.proc.poll() is None:
             self.proc.kill()
-        if self.proc.returncode is None or not self.proc.stdout.closed:
-            self.proc.communicate()
+        self.proc.wait()
+        self.output()
 
 
 _libc = ctypes.CDLL(None, use_errno=True)

@@ -95,21 +95,30 @@ static bool holder_is_stopping(const struct startup_lock_holder *h)
 	return h->conn && h->conn_id && fs_fusectl_id(h->conn) != h->conn_id;
 }
 
+/* The lock on fd taken within TAKEOVER_WAIT_MS: the milliseconds it took, or -1. */
+static int wait_for_lock(int fd)
+{
+	for (int waited = 0; waited < TAKEOVER_WAIT_MS; waited += TAKEOVER_STEP_MS) {
+		if (!flock(fd, LOCK_EX | LOCK_NB))
+			return waited;
+		sleep_ms(TAKEOVER_STEP_MS);
+	}
+	return -1;
+}
+
 static int wait_for_stopping_holder(int fd, const struct startup_lock_holder *h, const char *state_dir, char *note,
                                     size_t len)
 {
-	for (int waited = 0; waited < TAKEOVER_WAIT_MS; waited += TAKEOVER_STEP_MS) {
-		if (!flock(fd, LOCK_EX | LOCK_NB)) {
-			close(fd);
-			snprintf(note, len,
-			         "accelfs pid %d, which served %s from %s, had unmounted it and was stopping: waited "
-			         "%d ms for it to let go",
-			         h->pid, h->mountpoint, state_dir, waited);
-			return 0;
-		}
-		sleep_ms(TAKEOVER_STEP_MS);
-	}
+	int waited = wait_for_lock(fd);
+
 	close(fd);
+	if (waited >= 0) {
+		snprintf(note, len,
+		         "accelfs pid %d, which served %s from %s, had unmounted it and was stopping: waited %d ms for "
+		         "it to let go",
+		         h->pid, h->mountpoint, state_dir, waited);
+		return 0;
+	}
 	fprintf(stderr,
 	        "accelfs: accelfs pid %d, which holds %s, has unmounted %s but did not exit within %d s; cat "
 	        "/proc/%d/task/*/stack shows where it is, and it can be stopped with kill %d\n",
@@ -148,14 +157,11 @@ int takeover_dead_holder(const char *state_dir, char *note, size_t len)
 	aborted = abort_holders_connection(&h, said, sizeof(said));
 	if (*said)
 		log_warn("%s", said);
-	for (int waited = 0; waited < TAKEOVER_WAIT_MS; waited += TAKEOVER_STEP_MS) {
-		if (!flock(fd, LOCK_EX | LOCK_NB)) {
-			close(fd);
-			snprintf(note + strlen(note), len - strlen(note), "%s%s; it has gone: taking over %s",
-			         *said ? "; " : "", said, state_dir);
-			return 0;
-		}
-		sleep_ms(TAKEOVER_STEP_MS);
+	if (wait_for_lock(fd) >= 0) {
+		close(fd);
+		snprintf(note + strlen(note), len - strlen(note), "%s%s; it has gone: taking over %s",
+		         *said ? "; " : "", said, state_dir);
+		return 0;
 	}
 	life = accel_proc_life("/proc", h.pid, why, sizeof(why));
 	close(fd);

@@ -273,6 +273,7 @@ int main(int argc, char *argv[])
 	const char *want_state_dir;
 	int ret, lock_fd = -1, cdi_fd = -1;
 	unsigned conn = 0; /* the mount's FUSE connection, once fs_crashguard_arm found it */
+	bool taken_over_routinely = false;
 
 	reset_stop_signals();
 	memset(&o, 0, sizeof(o));
@@ -293,7 +294,7 @@ int main(int argc, char *argv[])
 		goto out;
 	}
 	/* Before the mountpoint is looked at: a predecessor that died holding it would hang the look. */
-	ret = takeover_dead_holder(want_state_dir, taken_over, sizeof(taken_over));
+	ret = takeover_dead_holder(want_state_dir, taken_over, sizeof(taken_over), &taken_over_routinely);
 	if (!ret)
 		ret = startup_check_mountpoint(o.mountpoint, &mp);
 	if (ret == STARTUP_USAGE)
@@ -334,7 +335,9 @@ int main(int argc, char *argv[])
 		goto out;
 	if (open_log(&o, state_dir, log_path, sizeof(log_path))) /* before the fork: the detach is logged there too */
 		goto out;
-	if (*taken_over)
+	if (*taken_over && taken_over_routinely)
+		log_notice("%s", taken_over);
+	else if (*taken_over)
 		log_warn("%s", taken_over);
 	if (no_hook)
 		log_warn("%s; no CDI spec is written until it is", hook_err);

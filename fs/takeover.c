@@ -126,7 +126,7 @@ static int wait_for_stopping_holder(int fd, const struct startup_lock_holder *h,
 	return STARTUP_REFUSED;
 }
 
-int takeover_dead_holder(const char *state_dir, char *note, size_t len)
+int takeover_dead_holder(const char *state_dir, char *note, size_t len, bool *routine)
 {
 	char said[PATH_MAX + 300] = "";
 	bool aborted;
@@ -145,8 +145,10 @@ int takeover_dead_holder(const char *state_dir, char *note, size_t len)
 		return 0;
 	}
 	life = accel_proc_life("/proc", h.pid, why, sizeof(why));
-	if (life == ACCEL_PROC_ALIVE && holder_is_stopping(&h))
+	if (life == ACCEL_PROC_ALIVE && holder_is_stopping(&h)) {
+		*routine = true; /* `umount /accel; accelfs ...`: nothing went wrong */
 		return wait_for_stopping_holder(fd, &h, state_dir, note, len);
+	}
 	if (life == ACCEL_PROC_ALIVE || life == ACCEL_PROC_GONE) {
 		/* Serving (the lock refuses us later, naming it), or the lock is another process's: same. */
 		close(fd);

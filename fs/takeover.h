@@ -22,6 +22,7 @@
 #ifndef ACCELFS_TAKEOVER_H
 #define ACCELFS_TAKEOVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /*
@@ -30,8 +31,10 @@
  * message, or a holder now gone), or STARTUP_REFUSED when a dying holder
  * did not go within the bound, having said why on stderr.  What was done
  * is said on stderr as it happens and summed up in note ("" if nothing),
- * for the log file, which is opened only later.
+ * for the log file, which is opened only later.  *routine says whether the
+ * note tells of an ordinary stop (a holder that had unmounted and exited
+ * while we waited: a notice) rather than of a death (a warning).
  */
-int takeover_dead_holder(const char *state_dir, char *note, size_t len);
+int takeover_dead_holder(const char *state_dir, char *note, size_t len, bool *routine);
 
 #endif

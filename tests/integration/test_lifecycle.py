@@ -214,7 +214,7 @@ class Lifecycle(unittest.TestCase):
         holder = self.dead_holder(os.path.join(a.state, "accelfs.lock"),
                                   f"PID\n{os.path.realpath(a.mnt)}\n{conn}\n{conn_id + 1}\n", 1.0, dead=False)
         a.start()  # refused before: "in use by accelfs pid ..."
-        self.assertRegex(a.log(), rf"accelfs pid {holder}, which served {re.escape(os.path.realpath(a.mnt))} from "
+        self.assertRegex(a.log(), rf" notice: accelfs pid {holder}, which served {re.escape(os.path.realpath(a.mnt))} from "
                                   r"\S+, had unmounted it and was stopping: waited \d+ ms for it to let go")
         self.assertIn(DEV, os.listdir(b.mnt))  # the other daemon's connection was not touched
         a.stop()

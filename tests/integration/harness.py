@@ -13,6 +13,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 import unittest
@@ -279,6 +280,21 @@ class Node:
                     out.append(f.read())
         return "".join(out)
 
+    def keep_log(self, name):
+        """Copy the daemon's log, and any sanitizer report, out of the state directory, which
+        cleanup removes: a failed test's daemon says there what it did and why it went.  Kept as
+        accelfs-<name>.log in meson's log directory when meson runs the tests, else in the
+        temporary directory.  Returns the path."""
+        text = self.log()
+        reports = self.sanitizer_reports() if os.path.isdir(self.state) else ""
+        if reports:
+            text += "\n--- what its sanitizers reported ---\n" + reports
+        safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in name)
+        path = os.path.join(os.environ.get("MESON_LOG_DIR") or tempfile.gettempdir(), f"accelfs-{safe}.log")
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
     def cleanup(self):
         try:
             self.stop()
@@ -363,6 +379,36 @@ class Node:
         return 0
 
 
+# How many of the daemon's last log lines a failed test shows (all of it is kept in a file).
+KEPT_LOG_TAIL = 30
+
+
+def test_failed(case):
+    """Whether the test case has failed or errored so far: in tearDown, whether its body or one of
+    its subtests did.  unittest says it nowhere public: since Python 3.11 a failure is on the
+    result as it happens; before, it waits in the outcome's errors until the test ends."""
+    outcome = getattr(case, "_outcome", None)
+    if outcome is None:
+        return False
+    if hasattr(outcome, "errors"):
+        return any(exc_info for _, exc_info in outcome.errors)
+    result = outcome.result
+    return any(getattr(test, "test_case", test) is case for test, _ in result.failures + result.errors)
+
+
+def keep_failed_log(case, node):
+    """A failed test keeps its daemon's log (Node.keep_log) and shows its last lines.  Call it
+    before node.cleanup(), and after the stop, so that the log says how the daemon ended."""
+    try:
+        path = node.keep_log(case.id())
+    except OSError as e:
+        print(f"{case.id()}: cannot keep the daemon's log: {e}", file=sys.stderr)
+        return
+    tail = node.log().splitlines()[-KEPT_LOG_TAIL:]
+    print(f"{case.id()} failed: its daemon's log is kept in {path}; its last lines:\n    " +
+          "\n    ".join(tail), file=sys.stderr)
+
+
 class NodeTestCase(unittest.TestCase):
     """A test case with a fresh node per test (slower, but no test sees another's state)."""
 
@@ -388,10 +434,13 @@ class NodeTestCase(unittest.TestCase):
             w.kill()
         if os.environ.get("ACCELFS_TEST_LOG"):
             print(self.node.log())
+        failed = test_failed(self)
         try:
             self.node.stop()  # a clean exit, so leak reports are written too
         finally:
             reports = self.node.sanitizer_reports()
+            if failed or reports:
+                keep_failed_log(self, self.node)
             self.node.cleanup()
         self.assertEqual(reports, "", "the daemon's sanitizers reported errors")
 

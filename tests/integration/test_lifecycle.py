@@ -6,7 +6,10 @@ rotation, usage errors that change nothing, and the tools' --sim=DIR.
 Each refusal is checked for its exit status, its message and for having
 changed nothing (no mount, no state directory, the first daemon's jobs).
 """
+import contextlib
 import errno
+import glob
+import io
 import os
 import re
 import signal
@@ -17,7 +20,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import ACCELFS, ACCEL_SMI, THEAD, Node, wait_until  # noqa: E402
+from harness import ACCELFS, ACCEL_SMI, THEAD, Node, NodeTestCase, keep_failed_log, test_failed, wait_until  # noqa: E402
 
 BARSWAP = os.environ.get("BARSWAP", "barswap")
 DEV, PROFILE = THEAD["device"], THEAD["profile"]
@@ -54,11 +57,14 @@ class Lifecycle(unittest.TestCase):
     def tearDown(self):
         for m in self.extra_mounts:
             subprocess.run(["fusermount3", "-u", "-z", m], check=False, capture_output=True)
+        failed = test_failed(self)
         try:
             self.node.stop()
         except Exception:
             pass
         reports = self.node.sanitizer_reports()
+        if failed or reports:
+            keep_failed_log(self, self.node)
         self.node.cleanup()
         subprocess.run(["rm", "-rf", self.scratch], check=False)
         self.assertEqual(reports, "", "the daemon's sanitizers reported errors")
@@ -319,6 +325,61 @@ class Lifecycle(unittest.TestCase):
         self.assertTrue(os.path.isdir(os.path.join(missing, "sim", "barswap")))
         res = run(ACCEL_SMI, f"--sim={missing}", "--sim-create", "-f", "ppu", "-L")
         self.assertEqual(res.returncode, 0, res.stderr)
+
+
+
+class AFailedTest(unittest.TestCase):
+    """A test that failed keeps its daemon's log: the state directory it lives in is removed with
+    the test, and a daemon that went away says why only there (issue 31: a k8s test lost its
+    daemon once, and its cleanup had deleted the log)."""
+
+    class Carves(NodeTestCase):
+        outcome = "fail"
+
+        def test_it(self):
+            self.node.mkdir(DEV, "mig", PROFILE, "kept")
+            if self.outcome == "fail":
+                self.fail("on purpose")
+            if self.outcome == "error":
+                raise OSError(errno.EIO, "on purpose")
+
+    def run_one(self, outcome, logs):
+        case = self.Carves("test_it")
+        case.outcome = outcome
+        result, said = unittest.TestResult(), io.StringIO()
+        saved = os.environ.get("MESON_LOG_DIR")
+        os.environ["MESON_LOG_DIR"] = logs
+        try:
+            with contextlib.redirect_stderr(said):
+                case.run(result)
+        finally:
+            if saved is None:
+                del os.environ["MESON_LOG_DIR"]
+            else:
+                os.environ["MESON_LOG_DIR"] = saved
+        self.assertFalse(os.path.exists(case.node.state), "the state directory is removed all the same")
+        return result, said.getvalue(), glob.glob(os.path.join(logs, "accelfs-*.log"))
+
+    def test_a_failure_and_an_error_keep_the_log_and_show_its_tail(self):
+        for outcome in ("fail", "error"):
+            with self.subTest(outcome=outcome), tempfile.TemporaryDirectory() as logs:
+                result, said, kept = self.run_one(outcome, logs)
+                self.assertEqual(len(result.failures) + len(result.errors), 1)
+                self.assertEqual(len(kept), 1, said)
+                self.assertTrue(os.path.basename(kept[0]).endswith("AFailedTest.Carves.test_it.log"), kept)
+                with open(kept[0]) as f:
+                    log = f.read()
+                self.assertIn("serving /", log)
+                self.assertRegex(log, r"notice: unmounted .* \(umount or fusermount3 -u\)")  # after the stop
+                self.assertIn(f"its daemon's log is kept in {kept[0]}; its last lines:", said)
+                self.assertIn("serving /", said)
+
+    def test_a_pass_keeps_nothing(self):
+        with tempfile.TemporaryDirectory() as logs:
+            result, said, kept = self.run_one("pass", logs)
+            self.assertTrue(result.wasSuccessful(), result.failures + result.errors)
+            self.assertEqual(kept, [])
+            self.assertEqual(said, "")
 
 
 if __name__ == "__main__":

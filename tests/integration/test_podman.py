@@ -32,7 +32,7 @@ if __name__ == "__main__" and os.environ.get(NS_MARK) != "1" and os.geteuid() ==
     os.environ[NS_MARK] = "1"
     os.execvp("unshare", ["unshare", "--mount", "--propagation", "private", sys.executable, *sys.argv])
 
-from harness import Node, wait_until  # noqa: E402
+from harness import Node, keep_failed_log, test_failed, wait_until  # noqa: E402
 from test_containers import as_user  # noqa: E402
 
 IMAGE = "localhost/accelfs-test:latest"
@@ -115,10 +115,13 @@ class PodmanTestCase(unittest.TestCase):
         podman("rm", "--all", "--force", "--time=0", check=False)
         for c in self.copies:
             os.unlink(c)
+        failed = test_failed(self)
         try:
             self.node.stop()
         finally:
             reports = self.node.sanitizer_reports()
+            if failed or reports:
+                keep_failed_log(self, self.node)
             self.node.cleanup()
         self.assertEqual(reports, "", "the daemon's sanitizers reported errors")
 

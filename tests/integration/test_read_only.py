@@ -29,7 +29,7 @@ import subprocess
 import tempfile
 import unittest
 
-from harness import Node, wait_until
+from harness import Node, keep_failed_log, test_failed, wait_until
 
 PROF = ("ppu3", "mig", "4g.48gb")
 CID_A = "a1" * 32
@@ -137,10 +137,13 @@ class ReadOnly(unittest.TestCase):
             p.kill()
             p.wait()
         subprocess.run(["mount", "-i", "-o", "remount,ro", self.node.mnt], check=False, capture_output=True)
+        failed = test_failed(self)
         try:
             self.node.stop()
         finally:
             reports = self.node.sanitizer_reports()
+            if failed or reports:
+                keep_failed_log(self, self.node)
             self.node.cleanup()
             subprocess.run(["rm", "-rf", self.outside], check=True)
         self.assertEqual(reports, "", "the daemon's sanitizers reported errors")

@@ -55,6 +55,7 @@
 #include "fs/service.h"
 #include "fs/textfile.h"
 #include "fs/reclaimer.h"
+#include "fs/request_timeout.h"
 #include "fs/layout_files.h"
 #include "fs/sim_setup.h"
 #include "fs/startup.h"
@@ -272,7 +273,8 @@ int main(int argc, char *argv[])
 	char log_path[PATH_MAX] = "";
 	const char *want_state_dir;
 	int ret, lock_fd = -1, cdi_fd = -1;
-	unsigned conn = 0; /* the mount's FUSE connection, once fs_crashguard_arm found it */
+	unsigned conn = 0;              /* the mount's FUSE connection, once fs_crashguard_arm found it */
+	unsigned request_timeout_s = 0; /* the kernel's bound on an answer for it (fs/request_timeout.h) */
 	bool taken_over_routinely = false;
 
 	reset_stop_signals();
@@ -432,6 +434,7 @@ int main(int argc, char *argv[])
 			         err, mp.path);
 		startup_lock_note(lock_fd, mp.path, conn, conn ? fs_fusectl_id(conn) : 0);
 	}
+	request_timeout_s = fs_request_timeout_note(mp.path, fs.mount.dies != NULL);
 	fs_dies_mounted(fs.mount.dies, mp.path);
 	fs.notifier = fs_notifier_start(&fs);
 	if (!fs.notifier)
@@ -482,7 +485,8 @@ int main(int argc, char *argv[])
 
 		ret = loop < 0 ? 1 : 0;
 		fuse_loop_cfg_destroy(cfg);
-		fs_stop_reason_log(loop, mp.path, conn); /* a stop, an unmount or an abort: before we unmount */
+		fs_stop_reason_log(loop, mp.path, conn,
+		                   request_timeout_s); /* a stop, an unmount or an abort: before we unmount */
 	}
 	fs_service_stopping(mp.path);
 	remove_pid_file(state_dir);

@@ -63,8 +63,10 @@ void fs_stop_reason_disarm(void)
 	armed = 0;
 }
 
-void fs_stop_reason_log(int loop, const char *mountpoint, unsigned conn)
+void fs_stop_reason_log(int loop, const char *mountpoint, unsigned conn, unsigned request_timeout_s)
 {
+	char timeout[160] = "";
+
 	struct accel_mount_entry m;
 	char comm[64];
 
@@ -88,10 +90,15 @@ void fs_stop_reason_log(int loop, const char *mountpoint, unsigned conn)
 	 */
 	if (conn && accel_mount_at(mountpoint, &m) && !strncmp(m.type, "fuse", 4) &&
 	    accel_mount_fuse_conn(&m) == conn) {
+		if (request_timeout_s)
+			snprintf(timeout, sizeof(timeout),
+			         ", or the kernel's bound on an answer ran out: a request waited more than %u s "
+			         "(fs.fuse.default_request_timeout, max_request_timeout)",
+			         request_timeout_s);
 		log_error("the FUSE connection %u of %s was aborted while still mounted (its abort file under "
-		          "/sys/fs/fuse/connections was written, or umount -f): nobody asked accelfs to stop; "
+		          "/sys/fs/fuse/connections was written, or umount -f%s): nobody asked accelfs to stop; "
 		          "reads in flight got ECONNABORTED, later ones ENOTCONN",
-		          conn, mountpoint);
+		          conn, mountpoint, timeout);
 		return;
 	}
 	if (loop < 0)

@@ -6,8 +6,9 @@
  * them alike: a stop asked of accelfs (SIGTERM or SIGINT), an unmount
  * (umount, fusermount3 -u: the kernel answers the daemon ENODEV), a
  * connection aborted under a tree still mounted (its fusectl abort file
- * written, umount -f: the kernel answers the daemon ENODEV too, and the
- * readers in flight ECONNABORTED), and a death (the guardian's line,
+ * written, umount -f, a request past the kernel's bound on an answer: the
+ * kernel answers the daemon ENODEV too, and the readers in flight
+ * ECONNABORTED), and a death (the guardian's line,
  * fs/crashguard.h).  Without this the first three all logged "unmounted",
  * so a test that lost its daemon (a read answering "software caused
  * connection abort") could not tell a stop it did not ask for, or an
@@ -33,9 +34,11 @@ void fs_stop_reason_disarm(void);
 /*
  * loop: what fuse_session_loop_mt returned (a signal's number, 0, -errno);
  * the mountpoint and the connection's number that fs_crashguard_arm found
- * (0: unknown).  Logs one line: notice for a stop or an unmount, error for
- * a connection aborted from outside or a session that failed.
+ * (0: unknown); the kernel's bound on an answer for that connection
+ * (fs/request_timeout.h; 0: none), which aborts it too.  Logs one line:
+ * notice for a stop or an unmount, error for a connection aborted from
+ * outside or a session that failed.
  */
-void fs_stop_reason_log(int loop, const char *mountpoint, unsigned conn);
+void fs_stop_reason_log(int loop, const char *mountpoint, unsigned conn, unsigned request_timeout_s);
 
 #endif

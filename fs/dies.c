@@ -40,11 +40,13 @@
 #include "core/model/log.h"
 #include "core/driver/proc_files.h"
 #include "core/engine/metrics.h"
+#include "core/model/timed_wait.h"
 #include "fs/accelfs.h"
 
 /* An open waiting for the slot. */
 struct park {
 	struct bs_waiter w;
+	struct fs_dies_parked parked; /* for the wait limit */
 	fuse_req_t req;
 	struct fuse_file_info fi;
 	struct fs_vram *h;
@@ -112,6 +114,8 @@ static void finish_open(struct park *p, int err)
 	fuse_req_t req = p->req;
 	struct fuse_file_info fi = p->fi;
 
+	if (fs_dies_park_unlist(d, &p->parked) && err == -EINTR)
+		err = -ETIMEDOUT; /* withdrawn by the limit before it could park */
 	/* Waits for a callback in flight on another thread, which will find the waiter answered. */
 	if (p->interruptible)
 		fuse_req_interrupt_func(req, NULL, NULL);
@@ -236,9 +240,23 @@ static void on_interrupt(fuse_req_t req, void *data)
 
 	if (!bs_arb_cancel(p->h->d->arb, &p->w))
 		return; /* answered already, or not parked yet (then the hold fails with EINTR) */
+	fs_dies_park_unlist(p->h->d, &p->parked);
 	free(p->h);
 	free(p);
 	fuse_reply_err(req, EINTR);
+}
+
+/* The wait limit withdrew the parked open (fs/dies_wait_limit.c): the mount lives, this opener learns why. */
+static void open_expired(struct fs_dies_parked *pk)
+{
+	struct park *p = (struct park *)((char *)pk - offsetof(struct park, parked));
+
+	log_notice("die %u: the open of pid %d waited %llu ms for the slot, as long as the kernel's bound on a "
+	           "FUSE answer lets a request wait: answered ETIMEDOUT (dies/slot says who holds it; open again "
+	           "to queue again)",
+	           p->h->die, (int)accel_proc_tgid(p->h->opener),
+	           (unsigned long long)((accel_metrics_now() - p->asked) / 1000000));
+	finish_open(p, -ETIMEDOUT);
 }
 
 void fs_die_vram_open(fuse_req_t req, fuse_ino_t ino, const struct fs_node *n, struct fuse_file_info *fi)
@@ -282,6 +300,7 @@ void fs_die_vram_open(fuse_req_t req, fuse_ino_t ino, const struct fs_node *n, s
 	bs_waiter_init(&p->w);
 	p->w.pid = h->opener;
 	if (!nonblock) {
+		fs_dies_park_list(d, &p->parked, &p->w, open_expired); /* before the hold, as the interrupt */
 		/* Before the hold: an interrupt that came first cancels it (the callback runs now). */
 		p->interruptible = true;
 		fuse_req_interrupt_func(req, on_interrupt, p);
@@ -428,10 +447,15 @@ struct fs_dies *fs_dies_new(struct bs_slot *slot, bool read_only, int *err)
 	d->backend = slot->ops->backend;
 	d->read_only = read_only;
 	d->handles.next = d->handles.prev = &d->handles;
+	d->parked.next = d->parked.prev = &d->parked;
 	pthread_mutex_init(&d->lock, NULL);
+	pthread_mutex_init(&d->parked_lock, NULL);
+	accel_cond_init_monotonic(&d->parked_cond);
 	d->arb = bs_arb_new(slot, on_answer, on_note, d, err);
 	if (!d->arb) {
 		bs_slot_close(slot);
+		pthread_cond_destroy(&d->parked_cond);
+		pthread_mutex_destroy(&d->parked_lock);
 		pthread_mutex_destroy(&d->lock);
 		free(d);
 		return NULL;
@@ -457,6 +481,7 @@ void fs_dies_free(struct fs_dies *d)
 {
 	if (!d)
 		return;
+	fs_dies_stop_limiting(d);
 	bs_arb_free(d->arb); /* parked opens are answered ESHUTDOWN */
 	while (d->handles.next != &d->handles) {
 		struct fs_vram *h = d->handles.next;
@@ -464,6 +489,8 @@ void fs_dies_free(struct fs_dies *d)
 		h->next->prev = h->prev;
 		free(h);
 	}
+	pthread_cond_destroy(&d->parked_cond);
+	pthread_mutex_destroy(&d->parked_lock);
 	pthread_mutex_destroy(&d->lock);
 	free(d);
 }

@@ -44,6 +44,16 @@ struct fs_dies *fs_dies_new(struct bs_slot *slot, bool read_only, int *err);
 void fs_dies_free(struct fs_dies *d);
 /* The mountpoint, once mounted: FLUSH recognizes our files in other processes' fd tables by it. */
 void fs_dies_mounted(struct fs_dies *d, const char *mountpoint);
+/*
+ * The kernel's bound on a FUSE answer for this mount, in seconds (0: none;
+ * fs/request_timeout.h): from now on a request parked longer than
+ * fs_dies_wait_limit_for(bound_s) is answered ETIMEDOUT instead of ending
+ * the mount (fs/dies_wait_limit.c).  0, or -errno when its thread could
+ * not start (logged; the waits stay unbounded).
+ */
+int fs_dies_limit_waits(struct fs_dies *d, unsigned bound_s);
+/* The limit a bound of bound_s gives, in ms: a quarter earlier, at most 5 s earlier. */
+uint32_t fs_dies_wait_limit_for(unsigned bound_s);
 
 /* ---- for tree.c and render.c ----------------------------------------------- */
 
@@ -70,6 +80,7 @@ struct fs_dies_status {
 		uint32_t die;
 	} held[FS_DIES_LISTED], lenders[FS_DIES_LISTED]; /* lenders: the handles that lent their die */
 	unsigned n_lenders;
+	uint32_t wait_limit_ms; /* a parked open or return is answered ETIMEDOUT after this (0: never) */
 };
 /* Take one (malloc'd; free() it): 0, -ENOENT without dies/ (NULL), -ENOMEM, or the slot's errno. */
 int fs_dies_status(const struct fs_dies *d, struct fs_dies_status **out);

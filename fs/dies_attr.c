@@ -15,12 +15,14 @@
  * write instead: dies/last_error shows it, with its time (the caller keeps it).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/model/log.h"
 #include "core/driver/proc_files.h"
+#include "core/engine/metrics.h"
 #include "core/engine/node.h"
 #include "fs/accelfs.h"
 #include "fs/dies_internal.h"
@@ -181,10 +183,14 @@ struct fs_vram *fs_dies_holder_of(struct fs_dies *d, uint32_t die, pid_t pid)
 /* A write of "bar_swap" waiting for the die to come back. */
 struct return_park {
 	struct bs_waiter w;
+	struct fs_dies_parked parked; /* for the wait limit */
 	struct fs_dies *d;
 	fuse_req_t req;
 	size_t size;
 	bool interruptible;
+	uint32_t die;
+	pid_t pid;
+	uint64_t asked; /* accel_metrics_now() when the write came */
 };
 
 static void finish_return(struct return_park *p, int err)
@@ -192,6 +198,8 @@ static void finish_return(struct return_park *p, int err)
 	fuse_req_t req = p->req;
 	size_t size = p->size;
 
+	if (fs_dies_park_unlist(p->d, &p->parked) && err == -EINTR)
+		err = -ETIMEDOUT; /* withdrawn by the limit before it could park */
 	if (p->interruptible)
 		fuse_req_interrupt_func(req, NULL, NULL); /* waits for a callback in flight */
 	free(p); /* before the reply: nothing of the request is touched after it */
@@ -212,8 +220,22 @@ static void on_return_interrupt(fuse_req_t req, void *data)
 
 	if (!bs_arb_cancel(p->d->arb, &p->w))
 		return; /* answered already, or not parked yet (then the return says EINTR) */
+	fs_dies_park_unlist(p->d, &p->parked);
 	free(p);
 	fuse_reply_err(req, EINTR); /* the die still comes back: the arbiter asked for it */
+}
+
+/* The wait limit withdrew the parked return (fs/dies_wait_limit.c): the die still comes back. */
+static void return_expired(struct fs_dies_parked *pk)
+{
+	struct return_park *p = (struct return_park *)((char *)pk - offsetof(struct return_park, parked));
+
+	log_notice("die %u: pid %d waited %llu ms for its lent die to come back, as long as the kernel's bound "
+	           "on a FUSE answer lets a request wait: answered ETIMEDOUT; the die still comes back once its "
+	           "driver lets go (dies/slot's waiting_on says who holds it)",
+	           p->die, (int)accel_proc_tgid(p->pid),
+	           (unsigned long long)((accel_metrics_now() - p->asked) / 1000000));
+	finish_return(p, -ETIMEDOUT);
 }
 
 static void take_back(fuse_req_t req, struct fs_dies *d, uint32_t die, uint64_t epoch, size_t size)
@@ -230,7 +252,11 @@ static void take_back(fuse_req_t req, struct fs_dies *d, uint32_t die, uint64_t 
 	p->d = d;
 	p->req = req;
 	p->size = size;
+	p->die = die;
+	p->pid = p->w.pid;
+	p->asked = accel_metrics_now();
 	p->interruptible = true;
+	fs_dies_park_list(d, &p->parked, &p->w, return_expired); /* before the return, as the interrupt */
 	/* Before the return: an interrupt that came first cancels it (the callback runs now). */
 	fuse_req_interrupt_func(req, on_return_interrupt, p);
 	ret = bs_arb_return(d->arb, die, epoch, &p->w);

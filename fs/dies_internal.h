@@ -29,6 +29,19 @@ struct fs_vram {
 	struct fs_vram *next, *prev; /* every open handle */
 };
 
+/*
+ * A request parked on the arbiter (an open queued for the slot, a return
+ * waiting for a lent die) as the wait limit lists it (fs/dies_wait_limit.c).
+ */
+struct fs_dies_parked {
+	struct fs_dies_parked *next, *prev; /* under parked_lock; NULL while not listed */
+	struct bs_waiter *w;
+	uint64_t deadline_ns; /* accel_metrics_now()'s clock */
+	bool timed_out;       /* the limit withdrew it (read through fs_dies_park_unlist) */
+	/* Answer it ETIMEDOUT, on the limit's thread: it is out of the arbiter's queue, and no one else answers it. */
+	void (*expire)(struct fs_dies_parked *p);
+};
+
 struct fs_dies {
 	struct bs_arbiter *arb;
 	const char *backend;
@@ -37,6 +50,13 @@ struct fs_dies {
 	struct fs_vram handles;
 	dev_t dev; /* the mount's device number */
 	bool dev_known;
+	/* The wait limit (fs/dies_wait_limit.c): */
+	pthread_mutex_t parked_lock;  /* the list, the limit; before the arbiter's lock */
+	pthread_cond_t parked_cond;   /* a first request listed, or the stop */
+	struct fs_dies_parked parked; /* sentinel: the parked requests, oldest first */
+	uint32_t wait_limit_ms;       /* 0: a parked request waits as long as it takes */
+	bool limiter_running, limiter_stopping;
+	pthread_t limiter;
 };
 
 /* What a vram handle does (fs/dies.c), and its reads and writes (fs/dies_io.c). */
@@ -59,5 +79,16 @@ struct fs_vram *fs_dies_holder_of(struct fs_dies *d, uint32_t die, pid_t pid);
 /* A request parked until the arbiter answers it (an open, a return). */
 struct fs_dies_park;
 void fs_dies_return_answered(struct bs_waiter *w, int err);
+
+/*
+ * List p (about to park w) for the wait limit, if there is one: before the
+ * hold or the return, since its answer may come on another thread at once.
+ */
+void fs_dies_park_list(struct fs_dies *d, struct fs_dies_parked *p, struct bs_waiter *w,
+                       void (*expire)(struct fs_dies_parked *p));
+/* Unlist p before it is answered or freed; true when the limit withdrew it (an -EINTR is then ETIMEDOUT). */
+bool fs_dies_park_unlist(struct fs_dies *d, struct fs_dies_parked *p);
+/* Stop the limit's thread (fs_dies_free, before the arbiter answers what is left ESHUTDOWN). */
+void fs_dies_stop_limiting(struct fs_dies *d);
 
 #endif

@@ -63,6 +63,9 @@ int fs_dies_status(const struct fs_dies *cd, struct fs_dies_status **out)
 		free(st);
 		return ret;
 	}
+	pthread_mutex_lock(&d->parked_lock);
+	st->wait_limit_ms = d->wait_limit_ms;
+	pthread_mutex_unlock(&d->parked_lock);
 	if (st->v.lease_err) { /* a module without leases */
 		memset(&st->v.lease, 0, sizeof(st->v.lease));
 		st->v.lease.lent_die = -1;
@@ -173,6 +176,7 @@ uint64_t fs_dies_fingerprint(const struct fs_dies_status *st, uint64_t seed)
 	}
 	FOLD(&h, v->settled);
 	FOLD(&h, st->holders);
+	FOLD(&h, st->wait_limit_ms);
 	FOLD(&h, st->n_held);
 	for (unsigned i = 0; i < st->n_held && i < FS_DIES_LISTED; i++) {
 		FOLD(&h, st->held[i].pid);
@@ -288,6 +292,7 @@ static void put_slot(struct fs_text *t, const struct fs_dies_status *st)
 		fs_put(t, "lease_left_ms: none\n");
 	fs_put(t, "lent: %s\n", w.lent[0] ? w.lent : "none");
 	fs_put(t, "waiting_on: %s\n", w.waiting_on[0] ? w.waiting_on : "none");
+	fs_put(t, "wait_limit_ms: %u\n", st->wait_limit_ms);
 	holders(t, st, w.holders_lease_left_ms);
 	for (unsigned i = 0; i < st->v.n_waiters; i++)
 		fs_put(t, "waiter: pid=%d die=%u waited_ms=%llu\n", (int)st->v.waiters[i].pid, st->v.waiters[i].die,

@@ -436,6 +436,7 @@ int main(int argc, char *argv[])
 	}
 	request_timeout_s = fs_request_timeout_note(mp.path, fs.mount.dies != NULL);
 	fs_dies_mounted(fs.mount.dies, mp.path);
+	fs_dies_limit_waits(fs.mount.dies, request_timeout_s); /* a wait that long is answered, not aborted */
 	fs.notifier = fs_notifier_start(&fs);
 	if (!fs.notifier)
 		goto out_unmount;

@@ -346,6 +346,13 @@ static void dies_metrics(struct fs_text *t, const struct fs_dies *dies, const st
 	fs_put(t, "accelfs_dies_slot_waiters %u\n", st->v.n_waiters);
 	histogram(t, "accelfs_dies_slot_wait_seconds", "How long an open of dies/<n>/vram waited for the slot.",
 	          &v->slot_wait_seconds);
+	family(t, "accelfs_dies_wait_limit_seconds", "gauge",
+	       "How long an open queued for the slot or a return of a lent die waits before it is answered "
+	       "ETIMEDOUT, under the kernel's bound on a FUSE answer (0: for ever).");
+	fs_put(t, "accelfs_dies_wait_limit_seconds %u.%03u\n", st->wait_limit_ms / 1000, st->wait_limit_ms % 1000);
+	counter(t, "accelfs_dies_waits_timed_out_total",
+	        "Opens queued for the slot and returns of a lent die answered ETIMEDOUT at the wait limit.",
+	        v->dies_waits_timed_out);
 	family(t, "accelfs_die_enabled", "gauge", "1 unless the die is quarantined (dies/<n>/enabled).");
 	for (unsigned i = 0; i < st->v.n_dies; i++)
 		if (!st->v.dies[i].info_err)

@@ -380,17 +380,18 @@ static json_t *dies_json(const struct fs_dies *dies)
 			json_decref(list);
 			list = NULL;
 		}
-	slot = json_pack("{s:o,s:I,s:I,s:I,s:s,s:I,s:I,s:o,s:o,s:o,s:o,s:o,s:I,s:o,s:I,s:I,s:I,s:s}", "active",
+	slot = json_pack("{s:o,s:I,s:I,s:I,s:s,s:I,s:I,s:o,s:o,s:o,s:I,s:o,s:o,s:I,s:o,s:I,s:I,s:I,s:s}", "active",
 	                 st->v.slot.active_die >= 0 ? json_integer(st->v.slot.active_die) : json_null(), "holders",
 	                 (json_int_t)st->holders, "waiters", (json_int_t)st->v.n_waiters, "swaps",
 	                 (json_int_t)st->v.slot.swaps, "owner", fs_dies_owner(st), "owner_pid",
 	                 (json_int_t)st->v.slot.owner_pid, "lease_ms", (json_int_t)w.lease_ms, "lease_left_ms",
 	                 w.lease_left_ms >= 0 ? json_integer(w.lease_left_ms) : json_null(), "lent",
-	                 str_or_null(w.lent), "waiting_on", str_or_null(w.waiting_on), "holder",
-	                 openers(st, 0, w.holders_lease_left_ms), "waiter", openers(st, 1, -1), "slot_waiters",
-	                 (json_int_t)st->v.slot.waiters, "slot_waiter", openers(st, 2, -1), "slot_open_files",
-	                 (json_int_t)st->v.slot.open_files, "slot_size", (json_int_t)st->v.slot.slot_size, "dies",
-	                 (json_int_t)st->v.slot.num_dies, "backend", st->backend);
+	                 str_or_null(w.lent), "waiting_on", str_or_null(w.waiting_on), "wait_limit_ms",
+	                 (json_int_t)st->wait_limit_ms, "holder", openers(st, 0, w.holders_lease_left_ms), "waiter",
+	                 openers(st, 1, -1), "slot_waiters", (json_int_t)st->v.slot.waiters, "slot_waiter",
+	                 openers(st, 2, -1), "slot_open_files", (json_int_t)st->v.slot.open_files, "slot_size",
+	                 (json_int_t)st->v.slot.slot_size, "dies", (json_int_t)st->v.slot.num_dies, "backend",
+	                 st->backend);
 	free(st);
 	return json_pack("{s:o,s:o}", "slot", slot, "dies", list);
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "core/model/log.h"
+#include "fs/dies.h"
 
 /* One of the sysctls: 0 when it is not there (a kernel before 6.14) or unreadable. */
 static unsigned read_sysctl(const char *dir, const char *name)
@@ -42,11 +43,11 @@ unsigned fs_request_timeout_note(const char *mountpoint, bool has_dies)
 	if (has_dies)
 		log_warn("the kernel aborts the FUSE connection of %s when a request waits more than %u s for its "
 		         "answer (fs.fuse.default_request_timeout and fs.fuse.max_request_timeout, as they were when "
-		         "it mounted): an open of dies/<n>/vram queued for the slot, or a write to a lent die's "
-		         "driver file waiting for the die, that waits longer ends the mount for every caller "
-		         "(ECONNABORTED, then ENOTCONN); set both sysctls to 0, or above the longest such wait, and "
-		         "restart accelfs",
-		         mountpoint, s);
+		         "it mounted): so an open of dies/<n>/vram queued for the slot, or a write to a lent die's "
+		         "driver file waiting for the die, is answered ETIMEDOUT after %u ms (dies/slot's "
+		         "wait_limit_ms) instead of waiting its turn, and a driver call that hangs that long ends the "
+		         "mount for every caller; set both sysctls to 0 and restart accelfs to let them wait",
+		         mountpoint, s, fs_dies_wait_limit_for(s));
 	else
 		log_notice("the kernel aborts the FUSE connection of %s when a request waits more than %u s for its "
 		           "answer (fs.fuse.default_request_timeout and fs.fuse.max_request_timeout): a driver call "

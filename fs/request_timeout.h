@@ -15,9 +15,11 @@
  * accelfs answers at once, or within its driver's calls, but for two waits
  * that are theirs to take: an open of dies/<n>/vram queued for the slot
  * and a write to a lent die's driver file waiting for the die to come back
- * (docs/dies.md).  Such a wait past the bound would end the mount for
- * everyone, so a start under a bound says so in the log, and so does the
- * end of a session whose connection was aborted (fs/stop_reason.h).
+ * (docs/dies.md).  Under a bound, those are answered ETIMEDOUT a margin
+ * before it (fs/dies_wait_limit.c), so that one caller fails and not the
+ * mount; a driver call that hangs past the bound still ends it, so a start
+ * under a bound says so in the log, and so does the end of a session whose
+ * connection was aborted (fs/stop_reason.h).
  */
 #ifndef ACCELFS_REQUEST_TIMEOUT_H
 #define ACCELFS_REQUEST_TIMEOUT_H

@@ -36,6 +36,7 @@ static struct {
 	atomic_uint_fast64_t orphans_reclaimed;
 	atomic_uint_fast64_t orphan_failures[ACCEL_REASON_COUNT];
 	atomic_uint_fast64_t refusals;
+	atomic_uint_fast64_t dies_waits_timed_out;
 	struct histogram carve_seconds, reclaim_seconds, slot_wait_seconds;
 } m;
 
@@ -156,6 +157,12 @@ void accel_metrics_slot_wait(uint64_t t0)
 	changed();
 }
 
+void accel_metrics_dies_wait_timed_out(void)
+{
+	add(&m.dies_waits_timed_out);
+	changed();
+}
+
 static uint64_t get(atomic_uint_fast64_t *c)
 {
 	return atomic_load_explicit(c, memory_order_relaxed);
@@ -174,6 +181,7 @@ void accel_metrics_read(struct accel_metrics_values *out)
 	out->reclaims = get(&m.reclaims);
 	out->orphans_reclaimed = get(&m.orphans_reclaimed);
 	out->refusals = get(&m.refusals);
+	out->dies_waits_timed_out = get(&m.dies_waits_timed_out);
 	for (size_t r = 0; r < ACCEL_REASON_COUNT; r++) {
 		out->carve_failures[r] = get(&m.carve_failures[r]);
 		out->reclaim_failures[r] = get(&m.reclaim_failures[r]);
@@ -200,6 +208,7 @@ void accel_metrics_reset(void)
 	atomic_store(&m.reclaims, 0);
 	atomic_store(&m.orphans_reclaimed, 0);
 	atomic_store(&m.refusals, 0);
+	atomic_store(&m.dies_waits_timed_out, 0);
 	for (size_t r = 0; r < ACCEL_REASON_COUNT; r++) {
 		atomic_store(&m.carve_failures[r], 0);
 		atomic_store(&m.reclaim_failures[r], 0);

@@ -54,9 +54,10 @@ struct accel_metrics_values {
 	uint64_t carve_failures[ACCEL_REASON_COUNT]; /* mkdirs that did not */
 	uint64_t reclaims;                           /* rmdirs that gave a job's capacity back */
 	uint64_t reclaim_failures[ACCEL_REASON_COUNT];
-	uint64_t orphans_reclaimed;                       /* instances nobody owned, destroyed by the poller */
-	uint64_t orphan_failures[ACCEL_REASON_COUNT];     /* attempts the driver refused (in use: busy) */
-	uint64_t refusals;                                /* times a card became refused */
+	uint64_t orphans_reclaimed;                   /* instances nobody owned, destroyed by the poller */
+	uint64_t orphan_failures[ACCEL_REASON_COUNT]; /* attempts the driver refused (in use: busy) */
+	uint64_t refusals;                            /* times a card became refused */
+	uint64_t dies_waits_timed_out; /* dies: parked opens and returns answered ETIMEDOUT (the wait limit) */
 	struct accel_metrics_histogram carve_seconds;     /* successful carves only */
 	struct accel_metrics_histogram reclaim_seconds;   /* successful reclaims only */
 	struct accel_metrics_histogram slot_wait_seconds; /* dies: open of vram until the slot was granted */
@@ -78,6 +79,8 @@ void accel_metrics_orphan(int ret);
 void accel_metrics_card_refused(void);
 /* A die's slot was granted to an opener who asked at t0. */
 void accel_metrics_slot_wait(uint64_t t0);
+/* dies: a parked open or return was answered ETIMEDOUT before the kernel's bound on a FUSE answer ran out. */
+void accel_metrics_dies_wait_timed_out(void);
 
 /* Every counter as of now.  Each histogram's buckets add up to its count. */
 void accel_metrics_read(struct accel_metrics_values *out);

@@ -10,7 +10,6 @@ and holds the file until its stdin is closed.
 import errno
 import os
 import random
-import re
 import shutil
 import signal
 import subprocess
@@ -464,54 +463,6 @@ def stop_and_report(node):
         reports = node.sanitizer_reports()
         node.cleanup()
     return reports
-
-
-FUSE_SYSCTL = "/proc/sys/fs/fuse"
-
-
-class KernelBoundOnAnAnswer(DiesTestCase):
-    """fs.fuse.default_request_timeout (Linux 6.14 and later): the kernel aborts a connection one of
-    whose requests waits longer than the bound, and an open queued for the slot is such a request.
-    accelfs cannot lift the bound; it warns when it mounts under one, and says so again when its
-    connection ends that way (fs/request_timeout.h, docs/operations.md)."""
-
-    def setUp(self):
-        paths = [os.path.join(FUSE_SYSCTL, f"{k}_request_timeout") for k in ("default", "max")]
-        if os.geteuid() != 0 or not all(os.path.exists(p) for p in paths):
-            self.skipTest("no bound on a FUSE answer here (Linux 6.14 and later, as root)")
-        for p in paths:
-            with open(p) as f:
-                if f.read().strip() != "0":
-                    self.skipTest(f"{p} is set on this machine: a test does not change it")
-        # The kernel takes the bound when the daemon answers FUSE_INIT, which may come after the
-        # start returns: set for this start alone, and put back once the mount has answered a
-        # request (so INIT before it); a FUSE mount made elsewhere in that instant would get it too.
-        # 1 s: the kernel looks every 15 s, so the open below is aborted within about 16 s.
-        with open(paths[0], "w") as f:
-            f.write("1")
-        try:
-            super().setUp()
-            os.listdir(self.node.mnt)
-        finally:
-            with open(paths[0], "w") as f:
-                f.write("0")
-
-    def test_an_open_queued_past_the_bound_ends_the_mount_and_both_ends_say_why(self):
-        n = self.node
-        self.assertRegex(n.log(), r"warning: the kernel aborts the FUSE connection of \S+ when a request "
-                                  r"waits more than 1 s for its answer .*dies/<n>/vram")
-        pid = n.pid()
-        holder = self.opener(0)
-        self.assertEqual(holder.result()[0], "GOT")
-        queued = self.opener(1)  # parked behind die 0: a request the daemon does not answer yet
-        # A liveness bound, not a timing: a bound the connection did not get would wait for ever.
-        wait_until(lambda: queued.p.poll() is not None, timeout=90, what="the kernel to abort the connection")
-        self.assertEqual(queued.result(), ("ERR", errno.ECONNABORTED))
-        wait_until(lambda: not os.path.exists(f"/proc/{pid}"), timeout=30, what="accelfs to end with its connection")
-        n.mounted = False
-        self.assertRegex(n.log(), rf"error: the FUSE connection \d+ of {re.escape(n.mnt)} was aborted while still "
-                                  r"mounted \(.*or the kernel's bound on an answer ran out: a request waited more "
-                                  r"than 1 s")
 
 
 class WithoutSim(unittest.TestCase):

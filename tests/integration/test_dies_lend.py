@@ -20,6 +20,7 @@ import unittest
 
 from harness import daemon_under_valgrind, wait_until
 from test_dies import BARSWAP, DiesTestCase, Opener
+from test_dies_bound import KernelBound
 
 LENDER = r"""
 import os, sys
@@ -358,6 +359,31 @@ class Lease(LendCase):
             self.assertEqual(self.write("dies", "lease_ms", text=bad), errno.EINVAL, bad)
         self.assertEqual(self.write("dies", "lease_ms", text="0"), 0)
         self.assertEqual(self.node.read("dies", "lease_ms"), "0\n")
+
+
+class ReturnUnderKernelBound(KernelBound, LendCase):
+    """Under the kernel's bound on a FUSE answer, a write of bar_swap waiting for a driver that does
+    not let go is answered ETIMEDOUT at the wait limit (750 ms under 1 s), and the die still comes
+    back once the driver lets go: the writer learns why, the mount lives (fs/dies_wait_limit.c)."""
+
+    def test_a_return_past_the_limit_fails_and_the_die_still_comes_back(self):
+        self.assertEqual(self.slot()["wait_limit_ms"], "750")
+        a = self.lent(1)
+        user = self.cli("use", 1, "-", stdin=True)
+        self.assertTrue(user.stdout.readline().startswith("using 1 through nvidia"))
+        self.assertEqual(a.ask("driver bar_swap"), ("DRIVER", errno.ETIMEDOUT))
+        self.assertRegex(self.node.log(), r"notice: die 1: pid \d+ waited \d+ ms for its lent die to come back, "
+                                          r"as long as the kernel's bound on a FUSE answer lets a request wait: "
+                                          r"answered ETIMEDOUT; the die still comes back")
+        self.assertIn("nvidia to let go of die 1", self.slot()["waiting_on"])
+        self.assertEqual(self.info(1)["state"], "returning")
+        user.stdin.close()  # the user lets go: the driver lets go, the die is back
+        # The arbiter sees it back at its next look (the log's line), and only then lets I/O through.
+        wait_until(lambda: "die 1 is back on bar_swap" in self.node.log(), what="the die to come back")
+        self.assertEqual(self.driver(1), "bar_swap")
+        self.assertEqual(a.ask("write"), ("WRITE", 0))  # the lender holds it again, on bar_swap
+        self.assertRegex(self.node.read("metrics"), r"accelfs_dies_waits_timed_out_total 1\n")
+        self.assertNotIn("was aborted while still mounted", self.node.log())
 
 
 class _Mount:

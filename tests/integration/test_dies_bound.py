@@ -4,17 +4,43 @@ and later): a queued open answered ETIMEDOUT at the wait limit, before the kerne
 mount (fs/dies_wait_limit.c, docs/operations.md "The kernel's bound on an answer").  The lend
 suite's return under a bound uses KernelBound too (test_dies_lend.py).
 """
+import contextlib
 import errno
 import json
 import os
 import random
+import shutil
 import time
 import unittest
 
-from harness import wait_until
-from test_dies import DiesTestCase
+from harness import daemon_under_valgrind, wait_until
+from test_dies import DiesTestCase, Opener
 
 FUSE_SYSCTL = "/proc/sys/fs/fuse"
+SYSCTLS = [os.path.join(FUSE_SYSCTL, f"{k}_request_timeout") for k in ("default", "max")]
+
+
+def skip_without_a_bound(test):
+    if os.geteuid() != 0 or not all(os.path.exists(p) for p in SYSCTLS):
+        test.skipTest("no bound on a FUSE answer here (Linux 6.14 and later, as root)")
+    for p in SYSCTLS:
+        with open(p) as f:
+            if f.read().strip() != "0":
+                test.skipTest(f"{p} is set on this machine: a test does not change it")
+
+
+@contextlib.contextmanager
+def bound_for_the_next_mount(seconds):
+    """The kernel takes the bound when the daemon answers FUSE_INIT, which may come after the start
+    returns: set it for one start alone, and put it back once the mount has answered a request (so
+    INIT came before it), inside this block; a FUSE mount made elsewhere in that instant gets it too."""
+    with open(SYSCTLS[0], "w") as f:
+        f.write(str(seconds))
+    try:
+        yield
+    finally:
+        with open(SYSCTLS[0], "w") as f:
+            f.write("0")
 
 
 class KernelBound:
@@ -22,24 +48,10 @@ class KernelBound:
     (fs.fuse.default_request_timeout, Linux 6.14 and later), so its dies/ wait limit is 750 ms."""
 
     def setUp(self):
-        paths = [os.path.join(FUSE_SYSCTL, f"{k}_request_timeout") for k in ("default", "max")]
-        if os.geteuid() != 0 or not all(os.path.exists(p) for p in paths):
-            self.skipTest("no bound on a FUSE answer here (Linux 6.14 and later, as root)")
-        for p in paths:
-            with open(p) as f:
-                if f.read().strip() != "0":
-                    self.skipTest(f"{p} is set on this machine: a test does not change it")
-        # The kernel takes the bound when the daemon answers FUSE_INIT, which may come after the
-        # start returns: set for this start alone, and put back once the mount has answered a
-        # request (so INIT before it); a FUSE mount made elsewhere in that instant would get it too.
-        with open(paths[0], "w") as f:
-            f.write("1")
-        try:
+        skip_without_a_bound(self)
+        with bound_for_the_next_mount(1):
             super().setUp()
             os.listdir(self.node.mnt)
-        finally:
-            with open(paths[0], "w") as f:
-                f.write("0")
 
 
 class KernelBoundOnAnAnswer(KernelBound, DiesTestCase):
@@ -106,6 +118,44 @@ class KernelBoundOnAnAnswer(KernelBound, DiesTestCase):
         self.assertEqual(self.slot()["active"], "0")
         self.assertNotIn("was aborted while still mounted", n.log())
         holder.release()
+
+
+@unittest.skipIf(os.environ.get("ACCELFS_NO_VALGRIND") or not shutil.which("valgrind"),
+                 "valgrind is not available here, or the build is sanitized (ASan and valgrind exclude each other)")
+class UnderValgrind(unittest.TestCase):
+    def test_the_wait_limit_with_the_daemon_under_valgrind(self):
+        """The limit's thread, a request it cuts short and one an interrupt withdraws: no memory error, no
+        leak.  A bound of 8 s (a 6 s limit), since valgrind makes every request slower."""
+        skip_without_a_bound(self)
+        openers = []
+
+        def opener(die):
+            o = Opener(os.path.join(mnt, "dies", str(die), "vram"))
+            openers.append(o)
+            return o
+
+        def slot():
+            with open(os.path.join(mnt, "dies", "slot")) as f:
+                return dict(line.split(": ", 1) for line in f.read().splitlines())
+
+        with contextlib.ExitStack() as stack:
+            with bound_for_the_next_mount(8):
+                mnt = stack.enter_context(daemon_under_valgrind(self, os.path.join("dies", "slot")))
+                os.listdir(mnt)
+            try:
+                self.assertEqual(slot()["wait_limit_ms"], "6000")
+                holder = opener(0)
+                self.assertEqual(holder.result()[0], "GOT")
+                queued, killed = opener(1), opener(2)
+                wait_until(lambda: slot()["waiters"] == "2", timeout=60, what="two waiters")
+                killed.kill()  # an interrupt withdraws it
+                killed.p.wait(timeout=30)
+                wait_until(lambda: queued.p.poll() is not None, timeout=90, what="the queued open's answer")
+                self.assertEqual(queued.result(), ("ERR", errno.ETIMEDOUT))
+                holder.release()
+            finally:
+                for o in openers:
+                    o.reap()
 
 
 if __name__ == "__main__":

@@ -51,6 +51,22 @@ static void done(struct accel_attach *a)
 	pthread_mutex_unlock(&a->lock);
 }
 
+/*
+ * A pass that changed nothing ends here: no new view.  A view's generation
+ * moves with what it shows, since a waiter's check compares it (fs/waiters.h:
+ * a sweep every few seconds that published anyway made every waiter on
+ * node.json render it again, to find the same text).
+ */
+static void done_unchanged(struct accel_attach *a)
+{
+	if (a->unsaved)
+		save_what_happened(a); /* a write that failed before: a pass is as good a time as a change */
+	if (a->news)
+		wake_sweeper(a);
+	a->news = false;
+	pthread_mutex_unlock(&a->lock);
+}
+
 void accel_attach_set_read_only(struct accel_attach *a)
 {
 	pthread_mutex_lock(&a->lock);
@@ -479,9 +495,12 @@ int accel_attach_sweep(struct accel_attach *a, bool (*exists)(void *ctx, const c
 		}
 		i++;
 	}
-	if (changed)
+	if (changed) {
 		save_what_happened(a);
-	done(a);
+		done(a);
+	} else {
+		done_unchanged(a);
+	}
 	*events = ev;
 	*n_events = n;
 	return ret;

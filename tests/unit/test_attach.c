@@ -144,6 +144,49 @@ static void dead_and_reused_pids(void **state)
 	free(ev);
 }
 
+static uint64_t view_generation(struct fx *f)
+{
+	struct accel_attach_view *v = accel_attach_view(f->a);
+	uint64_t g;
+
+	assert_non_null(v);
+	g = v->generation;
+	accel_attach_view_unref(v);
+	return g;
+}
+
+/* A sweep that changes nothing publishes nothing: a waiter's check compares the view's generation (fs/waiters.h). */
+static void a_quiet_sweep_publishes_nothing(void **state)
+{
+	struct fx *f = *state;
+	struct accel_sweep_event *ev;
+	char why[512];
+	uint64_t g;
+	size_t n;
+
+	proc_set(f, 100, 'S', 5000);
+	assert_int_equal(accel_attach_add(f->a, "job1", "MIG-a", ID_A, 100, why, sizeof(why)), 0);
+	g = view_generation(f);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(accel_attach_sweep(f->a, yes, NULL, &ev, &n), 0);
+		assert_int_equal(n, 0);
+		free(ev);
+	}
+	assert_int_equal(view_generation(f), g);
+	assert_int_equal(count(f, "job1", NULL), 1);
+	/* the container went: that sweep publishes, and the one after it nothing again */
+	proc_gone(f, 100);
+	assert_int_equal(accel_attach_sweep(f->a, yes, NULL, &ev, &n), 0);
+	assert_int_equal(n, 1);
+	free(ev);
+	assert_true(view_generation(f) > g);
+	g = view_generation(f);
+	assert_int_equal(count(f, "job1", NULL), 0);
+	assert_int_equal(accel_attach_sweep(f->a, yes, NULL, &ev, &n), 0);
+	free(ev);
+	assert_int_equal(view_generation(f), g);
+}
+
 static bool only_job1(void *ctx, const char *job, const char *uuid)
 {
 	return !strcmp(job, "job1") && (!uuid[0] || !strcmp(uuid, ctx));
@@ -298,6 +341,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(refusals, setup, teardown),
 		cmocka_unit_test_setup_teardown(rmdir_guard, setup, teardown),
 		cmocka_unit_test_setup_teardown(dead_and_reused_pids, setup, teardown),
+		cmocka_unit_test_setup_teardown(a_quiet_sweep_publishes_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(reclaim_when_detached, setup, teardown),
 		cmocka_unit_test_setup_teardown(instances_do_not_mix, setup, teardown),
 		cmocka_unit_test_setup_teardown(kept_across_restart_and_fails_closed, setup, teardown),

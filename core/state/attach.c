@@ -36,35 +36,32 @@ static void wake_sweeper(struct accel_attach *a)
 }
 
 /*
- * Every change ends here: the file catches up, readers see it, a watch
- * whose attachment went is closed, and the sweeper hears of what is its.
+ * Every pass ends here: the file catches up, and the sweeper hears of what
+ * is its.  One that changed something (moved) also lets readers see it and
+ * closes a watch whose attachment went.  One that changed nothing (a quiet
+ * sweep) publishes no view: a view's generation moves with what it shows,
+ * since a waiter's check compares it (fs/waiters.h: a sweep every few
+ * seconds that published anyway made every waiter on node.json render it
+ * again, to find the same text).
  */
-static void done(struct accel_attach *a)
+static void end_pass(struct accel_attach *a, bool moved)
 {
 	if (a->unsaved)
 		save_what_happened(a);
-	attach_view_publish(a);
-	attach_watch_sync(a);
+	if (moved) {
+		attach_view_publish(a);
+		attach_watch_sync(a);
+	}
 	if (a->news)
 		wake_sweeper(a);
 	a->news = false;
 	pthread_mutex_unlock(&a->lock);
 }
 
-/*
- * A pass that changed nothing ends here: no new view.  A view's generation
- * moves with what it shows, since a waiter's check compares it (fs/waiters.h:
- * a sweep every few seconds that published anyway made every waiter on
- * node.json render it again, to find the same text).
- */
-static void done_unchanged(struct accel_attach *a)
+/* Every change ends here. */
+static void done(struct accel_attach *a)
 {
-	if (a->unsaved)
-		save_what_happened(a); /* a write that failed before: a pass is as good a time as a change */
-	if (a->news)
-		wake_sweeper(a);
-	a->news = false;
-	pthread_mutex_unlock(&a->lock);
+	end_pass(a, true);
 }
 
 void accel_attach_set_read_only(struct accel_attach *a)
@@ -495,12 +492,9 @@ int accel_attach_sweep(struct accel_attach *a, bool (*exists)(void *ctx, const c
 		}
 		i++;
 	}
-	if (changed) {
+	if (changed)
 		save_what_happened(a);
-		done(a);
-	} else {
-		done_unchanged(a);
-	}
+	end_pass(a, changed);
 	*events = ev;
 	*n_events = n;
 	return ret;

@@ -46,7 +46,8 @@ void fs_dies_free(struct fs_dies *d);
 void fs_dies_mounted(struct fs_dies *d, const char *mountpoint);
 /*
  * The kernel's bound on a FUSE answer for this mount, in seconds (0: none;
- * fs/request_timeout.h): from now on a request parked longer than
+ * fs/request_timeout.h), told once, before the mount serves (the limit is
+ * read without a lock after): from now on a request parked longer than
  * fs_dies_wait_limit_for(bound_s) is answered ETIMEDOUT instead of ending
  * the mount (fs/dies_wait_limit.c).  0, or -errno when its thread could
  * not start (logged; the waits stay unbounded).

@@ -189,7 +189,6 @@ struct return_park {
 	size_t size;
 	bool interruptible;
 	uint32_t die;
-	pid_t pid;
 	uint64_t asked; /* accel_metrics_now() when the write came */
 };
 
@@ -233,7 +232,7 @@ static void return_expired(struct fs_dies_parked *pk)
 	log_notice("die %u: pid %d waited %llu ms for its lent die to come back, as long as the kernel's bound "
 	           "on a FUSE answer lets a request wait: answered ETIMEDOUT; the die still comes back once its "
 	           "driver lets go (dies/slot's waiting_on says who holds it)",
-	           p->die, (int)accel_proc_tgid(p->pid),
+	           p->die, (int)accel_proc_tgid(p->w.pid),
 	           (unsigned long long)((accel_metrics_now() - p->asked) / 1000000));
 	finish_return(p, -ETIMEDOUT);
 }
@@ -253,7 +252,6 @@ static void take_back(fuse_req_t req, struct fs_dies *d, uint32_t die, uint64_t 
 	p->req = req;
 	p->size = size;
 	p->die = die;
-	p->pid = p->w.pid;
 	p->asked = accel_metrics_now();
 	p->interruptible = true;
 	fs_dies_park_list(d, &p->parked, &p->w, return_expired); /* before the return, as the interrupt */

@@ -50,12 +50,17 @@ struct fs_dies {
 	struct fs_vram handles;
 	dev_t dev; /* the mount's device number */
 	bool dev_known;
-	/* The wait limit (fs/dies_wait_limit.c): */
-	pthread_mutex_t parked_lock;  /* the list, the limit; before the arbiter's lock */
+	/*
+	 * The wait limit (fs/dies_wait_limit.c).  wait_limit_ms is set once,
+	 * before the mount serves, and read without a lock after: 0, a parked
+	 * request waits as long as it takes (no list, no thread); else the
+	 * limiter thread runs until fs_dies_stop_limiting.
+	 */
+	uint32_t wait_limit_ms;
+	pthread_mutex_t parked_lock;  /* the list, limiter_stopping; before the arbiter's lock */
 	pthread_cond_t parked_cond;   /* a first request listed, or the stop */
 	struct fs_dies_parked parked; /* sentinel: the parked requests, oldest first */
-	uint32_t wait_limit_ms;       /* 0: a parked request waits as long as it takes */
-	bool limiter_running, limiter_stopping;
+	bool limiter_stopping;
 	pthread_t limiter;
 };
 

@@ -63,10 +63,8 @@ int fs_dies_status(const struct fs_dies *cd, struct fs_dies_status **out)
 		free(st);
 		return ret;
 	}
-	pthread_mutex_lock(&d->parked_lock);
-	st->wait_limit_ms = d->wait_limit_ms;
-	pthread_mutex_unlock(&d->parked_lock);
-	if (st->v.lease_err) { /* a module without leases */
+	st->wait_limit_ms = d->wait_limit_ms; /* set before the mount served: no lock */
+	if (st->v.lease_err) {                /* a module without leases */
 		memset(&st->v.lease, 0, sizeof(st->v.lease));
 		st->v.lease.lent_die = -1;
 		st->v.lease.lease_left_ms = -1;

@@ -87,33 +87,28 @@ int fs_dies_limit_waits(struct fs_dies *d, unsigned bound_s)
 
 	if (!d || !bound_s || d->wait_limit_ms)
 		return 0;
-	pthread_mutex_lock(&d->parked_lock);
+	/* Before the mount serves: nothing else reads it yet, and the thread sees it from its start. */
 	d->wait_limit_ms = fs_dies_wait_limit_for(bound_s);
-	pthread_mutex_unlock(&d->parked_lock);
 	ret = pthread_create(&d->limiter, NULL, limiter, d);
 	if (ret) {
-		pthread_mutex_lock(&d->parked_lock);
 		d->wait_limit_ms = 0;
-		pthread_mutex_unlock(&d->parked_lock);
 		log_warn("dies: cannot start the thread that answers a wait before the kernel's bound on a FUSE "
 		         "answer (%u s) runs out: %s; a wait that long ends the mount",
 		         bound_s, strerror(ret));
 		return -ret;
 	}
-	d->limiter_running = true; /* what the limit is, the start's note says (fs/request_timeout.c) */
-	return 0;
+	return 0; /* what the limit is, the start's note says (fs/request_timeout.c) */
 }
 
 void fs_dies_stop_limiting(struct fs_dies *d)
 {
-	if (!d->limiter_running)
-		return;
+	if (!d->wait_limit_ms)
+		return; /* no thread */
 	pthread_mutex_lock(&d->parked_lock);
 	d->limiter_stopping = true;
 	pthread_cond_signal(&d->parked_cond);
 	pthread_mutex_unlock(&d->parked_lock);
 	pthread_join(d->limiter, NULL);
-	d->limiter_running = false;
 }
 
 void fs_dies_park_list(struct fs_dies *d, struct fs_dies_parked *p, struct bs_waiter *w,
@@ -123,18 +118,16 @@ void fs_dies_park_list(struct fs_dies *d, struct fs_dies_parked *p, struct bs_wa
 	p->w = w;
 	p->expire = expire;
 	p->timed_out = false;
+	if (!d->wait_limit_ms)
+		return; /* no limit: an open costs no lock more than before */
 	pthread_mutex_lock(&d->parked_lock);
-	if (d->wait_limit_ms) {
-		bool first = d->parked.next == &d->parked;
-
-		p->deadline_ns = accel_metrics_now() + (uint64_t)d->wait_limit_ms * 1000000;
-		p->prev = d->parked.prev;
-		p->next = &d->parked;
-		d->parked.prev->next = p;
-		d->parked.prev = p;
-		if (first)
-			pthread_cond_signal(&d->parked_cond);
-	}
+	p->deadline_ns = accel_metrics_now() + (uint64_t)d->wait_limit_ms * 1000000; /* under it: in order */
+	if (d->parked.next == &d->parked)
+		pthread_cond_signal(&d->parked_cond); /* the thread waits for a first one without a deadline */
+	p->prev = d->parked.prev;
+	p->next = &d->parked;
+	d->parked.prev->next = p;
+	d->parked.prev = p;
 	pthread_mutex_unlock(&d->parked_lock);
 }
 
@@ -142,6 +135,8 @@ bool fs_dies_park_unlist(struct fs_dies *d, struct fs_dies_parked *p)
 {
 	bool timed_out;
 
+	if (!d->wait_limit_ms)
+		return false; /* never listed */
 	pthread_mutex_lock(&d->parked_lock);
 	if (p->next)
 		unlink_parked(p);

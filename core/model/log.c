@@ -19,6 +19,7 @@
 
 static enum accel_log_level max_level = ACCEL_LOG_INFO;
 static enum accel_log_level stderr_level = ACCEL_LOG_DEBUG;
+/* Changed once the daemon's threads run (it leaves its terminal): read and written atomically. */
 static bool to_syslog;
 static bool to_stderr = true;
 /* stderr is systemd's journal: lines carry their priority as "<N>" and no timestamp (journald adds one). */
@@ -93,8 +94,8 @@ void accel_log_set_stderr_level(enum accel_log_level level)
 
 void accel_log_use_syslog(bool on, bool also_stderr)
 {
-	to_syslog = on;
-	to_stderr = also_stderr;
+	__atomic_store_n(&to_syslog, on, __ATOMIC_RELAXED);
+	__atomic_store_n(&to_stderr, also_stderr, __ATOMIC_RELAXED);
 	if (on)
 		openlog("accelfs", LOG_PID, LOG_DAEMON);
 }
@@ -174,9 +175,12 @@ void accel_log(enum accel_log_level level, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 
-	if (to_syslog)
+	bool syslog_too = __atomic_load_n(&to_syslog, __ATOMIC_RELAXED);
+	bool stderr_too = __atomic_load_n(&to_stderr, __ATOMIC_RELAXED);
+
+	if (syslog_too)
 		syslog(syslog_prio[level], "%s", msg);
-	if (to_stderr || log_fd >= 0) {
+	if (stderr_too || log_fd >= 0) {
 		char line[1200], when[ACCEL_UTC_MAX];
 		struct timespec ts;
 		int n;
@@ -187,7 +191,7 @@ void accel_log(enum accel_log_level level, const char *fmt, ...)
 		             msg);
 		if (n > (int)sizeof(line) - 1)
 			n = (int)sizeof(line) - 1;
-		if (to_stderr && level <= stderr_level && to_journal) {
+		if (stderr_too && level <= stderr_level && to_journal) {
 			/* sd-daemon(3)'s prefix: the journal files the line under that priority. */
 			char jline[sizeof(msg) + 8];
 			int jn = snprintf(jline, sizeof(jline), "<%d>%s\n", syslog_prio[level], msg);
@@ -195,7 +199,7 @@ void accel_log(enum accel_log_level level, const char *fmt, ...)
 				jn = (int)sizeof(jline) - 1;
 			if (write(STDERR_FILENO, jline, (size_t)jn) < 0)
 				errno = 0;
-		} else if (to_stderr && level <= stderr_level && write(STDERR_FILENO, line, (size_t)n) < 0) {
+		} else if (stderr_too && level <= stderr_level && write(STDERR_FILENO, line, (size_t)n) < 0) {
 			errno = 0; /* nowhere left to report it */
 		}
 		reopen_if_asked();

@@ -8,6 +8,24 @@
 
 #include "core/model/tree_names.h"
 
+/*
+ * What a view shows: every field before its reference count.  A published
+ * view's count moves under atomics while other threads copy or compare the
+ * view, so it is never read as part of the whole struct (a plain read
+ * racing an atomic write is a data race, ThreadSanitizer says so).  refs
+ * stays the last field.
+ */
+#define DEVICE_SHOWN offsetof(struct accel_device, refs)
+_Static_assert(sizeof(struct accel_device) - DEVICE_SHOWN <= _Alignof(max_align_t),
+               "refs is the last field of struct accel_device");
+
+/* A plain copy of what src shows; dst's reference count is 0 (a view being built). */
+static void device_copy_shown(struct accel_device *dst, const struct accel_device *src)
+{
+	memcpy(dst, src, DEVICE_SHOWN);
+	dst->refs = 0;
+}
+
 struct accel_snapshot *accel_snapshot_ref(struct accel_snapshot *s)
 {
 	if (s)
@@ -262,7 +280,7 @@ void accel_device_clear(struct accel_device *d)
 
 int accel_device_copy(struct accel_device *dst, const struct accel_device *src)
 {
-	*dst = *src;
+	device_copy_shown(dst, src);
 	dst->profiles = NULL;
 	dst->jobs = NULL;
 	dst->instances = dup_array(src->instances, src->n_instances, sizeof(*src->instances));
@@ -337,19 +355,20 @@ static bool job_equal(const struct accel_job *a, const struct accel_job *b)
 
 bool accel_device_equal(const struct accel_device *a, const struct accel_device *b)
 {
-	struct accel_device x = *a, y = *b;
+	struct accel_device x, y;
 
+	device_copy_shown(&x, a);
+	device_copy_shown(&y, b);
 	x.profiles = y.profiles = NULL;
 	x.jobs = y.jobs = NULL;
 	x.instances = y.instances = NULL;
 	x.card_nodes = y.card_nodes = NULL;
-	x.refs = y.refs = 0;
 	/* The hold is compared field by field: a copy of one made on a stack keeps its padding unwritten. */
 	memset(&x.hold, 0, sizeof(x.hold));
 	memset(&y.hold, 0, sizeof(y.hold));
 	if (a->hold.cordon != b->hold.cordon || a->hold.drain != b->hold.drain ||
 	    a->hold.mode_wait != b->hold.mode_wait || a->hold.pending != b->hold.pending ||
-	    a->hold.impossible != b->hold.impossible || memcmp(&x, &y, sizeof(x)))
+	    a->hold.impossible != b->hold.impossible || memcmp(&x, &y, DEVICE_SHOWN))
 		return false;
 	for (size_t i = 0; i < a->n_profiles; i++)
 		if (!profile_equal(&a->profiles[i], &b->profiles[i]))

@@ -85,13 +85,16 @@ void sim_health_raise(struct sim_health_file *f, uint32_t *wake, unsigned ordina
 	uint64_t seq = __atomic_fetch_add(&f->next, 1, __ATOMIC_ACQ_REL);
 	struct sim_health_event *e = &f->ring[seq % SIM_HEALTH_RING];
 
+	/*
+	 * A sequence lock without fences (ThreadSanitizer has none): each
+	 * field's store is a release, so no reader sees it before the stamp's 0.
+	 */
 	__atomic_store_n(&e->stamp, 0, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	e->ordinal = ordinal;
-	e->gi = gi;
-	e->ci = ci;
-	e->type = type;
-	e->data = data;
+	__atomic_store_n(&e->ordinal, ordinal, __ATOMIC_RELEASE);
+	__atomic_store_n(&e->gi, gi, __ATOMIC_RELEASE);
+	__atomic_store_n(&e->ci, ci, __ATOMIC_RELEASE);
+	__atomic_store_n(&e->type, type, __ATOMIC_RELEASE);
+	__atomic_store_n(&e->data, data, __ATOMIC_RELEASE);
 	__atomic_store_n(&e->stamp, seq + 1, __ATOMIC_RELEASE);
 	__atomic_fetch_add(wake, 1, __ATOMIC_RELEASE);
 	futex(wake, FUTEX_WAKE, INT32_MAX, NULL);
@@ -108,9 +111,15 @@ int sim_health_take(const struct sim_health_file *f, uint64_t *seq, struct sim_h
 	uint64_t stamp = __atomic_load_n(&e->stamp, __ATOMIC_ACQUIRE), next;
 
 	if (stamp == *seq + 1) {
-		*out = *e;
+		/* Each field's load is an acquire, so the stamp is read again after all of them. */
+		memset(out, 0, sizeof(*out));
+		out->stamp = stamp;
+		out->ordinal = __atomic_load_n(&e->ordinal, __ATOMIC_ACQUIRE);
+		out->gi = __atomic_load_n(&e->gi, __ATOMIC_ACQUIRE);
+		out->ci = __atomic_load_n(&e->ci, __ATOMIC_ACQUIRE);
+		out->type = __atomic_load_n(&e->type, __ATOMIC_ACQUIRE);
+		out->data = __atomic_load_n(&e->data, __ATOMIC_ACQUIRE);
 		/* Read again: a raiser that lapped the ring while we copied has made the copy worthless. */
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		if (__atomic_load_n(&e->stamp, __ATOMIC_RELAXED) == stamp) {
 			(*seq)++;
 			return 1;

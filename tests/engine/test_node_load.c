@@ -114,7 +114,7 @@ static void *work(void *arg)
 
 struct watcher {
 	struct env *e;
-	volatile int stop;
+	int stop; /* atomic */
 	char failure[128];
 };
 
@@ -124,7 +124,7 @@ static void *watch(void *arg)
 	struct watcher *w = arg;
 	uint64_t last = 0;
 
-	while (!w->stop) {
+	while (!__atomic_load_n(&w->stop, __ATOMIC_RELAXED)) {
 		struct accel_snapshot *s = accel_node_snapshot(w->e->node);
 		if (s->generation < last)
 			snprintf(w->failure, sizeof(w->failure), "generation went back from %llu to %llu",
@@ -158,7 +158,7 @@ static void threads_answer_truly(void **state)
 		if (workers[i].failure[0])
 			fail_msg("worker %u: %s", i, workers[i].failure);
 	}
-	watcher.stop = 1;
+	__atomic_store_n(&watcher.stop, 1, __ATOMIC_RELAXED);
 	pthread_join(watcher_tid, NULL);
 	if (watcher.failure[0])
 		fail_msg("%s", watcher.failure);

@@ -93,7 +93,7 @@ struct acquirer {
 	pthread_t t;
 	struct bs_slot *s;
 	uint32_t die;
-	volatile int done;
+	int done; /* set (release) after ret: a reader that sees it (acquire) sees ret */
 	int ret;
 };
 
@@ -102,7 +102,7 @@ static void *acquirer_main(void *arg)
 	struct acquirer *a = arg;
 
 	a->ret = bs_slot_acquire(a->s, a->die, 0, 0, NULL);
-	a->done = 1;
+	__atomic_store_n(&a->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
@@ -114,11 +114,11 @@ static void start_acquirer(struct acquirer *a, struct bs_slot *s, uint32_t die)
 	assert_int_equal(pthread_create(&a->t, NULL, acquirer_main, a), 0);
 }
 
-static bool done_within(volatile int *flag, unsigned ms)
+static bool done_within(int *flag, unsigned ms)
 {
-	for (unsigned i = 0; i < ms / 10 && !*flag; i++)
+	for (unsigned i = 0; i < ms / 10 && !__atomic_load_n(flag, __ATOMIC_ACQUIRE); i++)
 		bs_fx_sleep_ms(10);
-	return *flag;
+	return __atomic_load_n(flag, __ATOMIC_ACQUIRE);
 }
 
 /* ---- the simulated slot ---------------------------------------------------------- */

@@ -188,6 +188,12 @@ static struct node_card *card_open(struct accel_node *node, struct node_family *
 struct gather {
 	struct node_card **keep, **gone;
 	size_t n_keep, n_gone, cap; /* keep and gone have room for cap each */
+	/*
+	 * Which of fam->cards (by index) are already in keep or gone.  The
+	 * old list itself is never written: a publish reads it under the view
+	 * lock alone while we build the new one under the topology lock.
+	 */
+	bool *taken;
 	struct node_open_failure *failed;
 	size_t n_failed;
 };
@@ -320,7 +326,7 @@ static void gather_absent_one(struct accel_node *node, struct node_family *fam, 
 	if (nc) {
 		for (size_t c = 0; c < fam->n_cards; c++)
 			if (fam->cards[c] == nc)
-				fam->cards[c] = NULL; /* taken into the new list */
+				g->taken[c] = true; /* into the new list, or gone */
 		if (!nc->n_records && !nc->n_bad) {
 			log_info("%s: absent, and rmdir has removed its last job: no longer shown", nc->card.name);
 			g->gone[g->n_gone++] = nc;
@@ -409,7 +415,7 @@ static void gather_absent(struct accel_node *node, struct node_family *fam, unsi
 	closedir(d);
 	/* Absent cards whose directory went (removed by hand) go too. */
 	for (size_t c = 0; c < fam->n_cards; c++)
-		if (fam->cards[c] && fam->cards[c]->absent)
+		if (!g->taken[c] && fam->cards[c]->absent)
 			g->gone[g->n_gone++] = fam->cards[c];
 }
 
@@ -441,14 +447,17 @@ static int enumerate(struct accel_node *node, struct node_family *fam, bool firs
 	g.keep = calloc(cap, sizeof(*g.keep));
 	g.gone = calloc(cap, sizeof(*g.gone));
 	g.failed = calloc(count + 1, sizeof(*g.failed));
-	if (!g.keep || !g.gone || !g.failed) {
+	g.taken = calloc(fam->n_cards + 1, sizeof(*g.taken));
+	if (!g.keep || !g.gone || !g.failed || !g.taken) {
 		free(g.keep);
 		free(g.gone);
 		free(g.failed);
+		free(g.taken);
 		return -ENOMEM;
 	}
 	gather_present(node, fam, count, &g);
 	gather_absent(node, fam, count, &g);
+	free(g.taken);
 	qsort(g.keep, g.n_keep, sizeof(*g.keep), by_ordinal);
 	node_lock(&node->view_lock, NODE_LOCK_VIEW);
 	free(fam->cards);

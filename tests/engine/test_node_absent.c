@@ -396,6 +396,47 @@ static void no_snapshot_shows_a_returning_card_without_its_jobs(void **state)
 	stop(&e);
 }
 
+/*
+ * A card that stays away while the node looks for its cards again (here:
+ * ppu6, missing at the start, joins), with another caller publishing all
+ * the time.  The look once cleared the absent card's slot in the list a
+ * publish was reading (ThreadSanitizer saw it): a publish at that moment
+ * followed a NULL card.
+ */
+static void a_publish_during_a_look_that_keeps_an_absent_card(void **state)
+{
+	struct watch w = { 0 };
+	struct accel_snapshot *s;
+	struct accel_job made;
+	pthread_t t;
+	struct env e;
+
+	(void)state;
+	start(&e);
+	carve(&e, "ppu5", "away", &made);
+	present(&e, 5, 0);
+	for (int i = 0; i < 20; i++) {
+		present(&e, 6, 0);
+		restart(&e); /* ppu5 absent, shown from its record; ppu6 not opened */
+		w.node = e.node;
+		atomic_store(&w.stopping, false);
+		assert_int_equal(pthread_create(&t, NULL, publisher, &w), 0);
+		present(&e, 6, 1);
+		accel_node_refresh_all(e.node); /* ppu6 answers again: the node looks for its cards */
+		atomic_store(&w.stopping, true);
+		assert_int_equal(pthread_join(t, NULL), 0);
+		s = accel_node_snapshot(e.node);
+		assert_true(accel_snapshot_device(s, "ppu5")->absent);
+		assert_non_null(job_in(s, "ppu5", "away"));
+		assert_false(accel_snapshot_device(s, "ppu6")->refused);
+		accel_snapshot_unref(s);
+	}
+	present(&e, 5, 1);
+	restart(&e);
+	assert_int_equal(rmdir_job(&e, "ppu5", "away"), 0);
+	stop(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -406,6 +447,7 @@ int main(void)
 		cmocka_unit_test(a_card_removed_while_running_is_refused_and_keeps_its_jobs),
 		cmocka_unit_test(a_card_back_that_cannot_be_read_keeps_its_jobs_in_the_tree),
 		cmocka_unit_test(no_snapshot_shows_a_returning_card_without_its_jobs),
+		cmocka_unit_test(a_publish_during_a_look_that_keeps_an_absent_card),
 	};
 
 	return cmocka_run_group_tests(tests, node_group_setup, node_group_teardown);

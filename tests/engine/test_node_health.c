@@ -105,14 +105,19 @@ static void a_fault_at_each_start_call_leaves_the_card_unknown_then_watched(void
 		struct accel_snapshot *s;
 		const struct accel_device *d;
 
-		arm(&e, &accel_family_nvidia, fns[i], MIG_ERROR_UNKNOWN, 0, 1);
+		/*
+		 * Every call until disarmed: the thread tries again after each
+		 * wait (50 ms), and a snapshot taken later than that on a loaded
+		 * machine must still find the card unknown.
+		 */
+		arm(&e, &accel_family_nvidia, fns[i], MIG_ERROR_UNKNOWN, 0, 1000000);
 		restart(&e);
 		s = accel_node_snapshot(e.node);
 		d = device(s, "gpu0");
 		assert_int_equal(d->health.state, ACCEL_HEALTH_UNKNOWN);
 		assert_non_null(strstr(d->health.why, "Unknown Error (UNKNOWN)"));
 		accel_snapshot_unref(s);
-		assert_true(disarm(&e, &accel_family_nvidia)); /* it fired, at start */
+		assert_true(disarm(&e, &accel_family_nvidia)); /* it fired, at start; now the next try succeeds */
 		s = until_state(&e, "gpu0", ACCEL_HEALTH_OK);
 		accel_snapshot_unref(s);
 	}

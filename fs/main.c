@@ -437,7 +437,8 @@ int main(int argc, char *argv[])
 	request_timeout_s = fs_request_timeout_note(mp.path, fs.mount.dies != NULL);
 	fs_dies_mounted(fs.mount.dies, mp.path);
 	fs_dies_limit_waits(fs.mount.dies, request_timeout_s); /* a wait that long is answered, not aborted */
-	fs.notifier = fs_notifier_start(&fs);
+	/* The node's threads publish already: they find the notifier once it is whole. */
+	__atomic_store_n(&fs.notifier, fs_notifier_start(&fs), __ATOMIC_RELEASE);
 	if (!fs.notifier)
 		goto out_unmount;
 	/* It clears attachments and reclaims jobs: both writes, neither done on a read-only mount. */
@@ -496,8 +497,10 @@ out_unmount:
 	fs_layouts_close(&fs);           /* it carves and reclaims: before the node and the session go */
 	fs_reclaimer_stop(fs.reclaimer); /* it rmdirs and invalidates: before the node and the session go */
 	fs.reclaimer = NULL;
+	/* The poller and the health threads still publish: none may reach the notifier being freed. */
+	accel_node_mute(fs.node);
 	fs_notifier_stop(fs.notifier);
-	fs.notifier = NULL;
+	__atomic_store_n(&fs.notifier, NULL, __ATOMIC_RELEASE);
 	fuse_session_unmount(fs.se);
 out_signals:
 	fs_stop_reason_disarm();

@@ -63,6 +63,12 @@ struct fs_notifier {
 	struct accel_attach_view *attached; /* guarded by flush_lock: the registry's view base was checked with */
 };
 
+/* The notifier, once started (NULL before and after): the node's threads look while main sets it. */
+static struct fs_notifier *notifier_of(struct accelfs *fs)
+{
+	return __atomic_load_n(&fs->notifier, __ATOMIC_ACQUIRE);
+}
+
 /* ---- what changed ------------------------------------------------------ */
 
 struct compare {
@@ -299,7 +305,7 @@ static void stale_status(void *ctx, uint64_t ino)
 
 void fs_notify_flush(struct accelfs *fs)
 {
-	struct fs_notifier *n = fs->notifier;
+	struct fs_notifier *n = notifier_of(fs);
 	struct accel_snapshot *cur;
 	struct accel_attach_view *attached;
 	struct profiles_done done = { .n = 0 };
@@ -492,7 +498,7 @@ void fs_notifier_stop(struct fs_notifier *n)
 
 void fs_notify_attrs_changed(struct accelfs *fs)
 {
-	struct fs_notifier *n = fs->notifier;
+	struct fs_notifier *n = notifier_of(fs);
 
 	fs_side_moved(fs); /* a delegation: what it shows, the waiters' files are rendered again */
 	if (!n)
@@ -506,7 +512,7 @@ void fs_notify_attrs_changed(struct accelfs *fs)
 
 struct accel_snapshot *fs_notify_flushed(struct accelfs *fs)
 {
-	struct fs_notifier *n = fs->notifier;
+	struct fs_notifier *n = notifier_of(fs);
 	struct accel_snapshot *s;
 
 	if (!n || !fs->se)
@@ -532,7 +538,7 @@ void fs_notify_check(struct accelfs *fs)
 
 void fs_notify_gone(struct accelfs *fs, uint64_t parent, uint64_t ino, const char *name)
 {
-	struct fs_notifier *n = fs->notifier;
+	struct fs_notifier *n = notifier_of(fs);
 	struct gone *grown;
 
 	fs_inodes_kill(fs->inodes, ino);
@@ -554,7 +560,7 @@ void fs_notify_gone(struct accelfs *fs, uint64_t parent, uint64_t ino, const cha
 
 void fs_notify_waiting(struct accelfs *fs)
 {
-	struct fs_notifier *n = fs->notifier;
+	struct fs_notifier *n = notifier_of(fs);
 
 	if (!n)
 		return;
@@ -570,7 +576,7 @@ void fs_notify_waiting(struct accelfs *fs)
 void fs_notify_changed(void *ctx, struct accel_snapshot *old_snap, struct accel_snapshot *new_snap)
 {
 	struct accelfs *fs = ctx;
-	struct fs_notifier *n = fs->notifier;
+	struct fs_notifier *n = notifier_of(fs);
 
 	(void)old_snap;
 	(void)new_snap;

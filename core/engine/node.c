@@ -297,6 +297,15 @@ struct accel_node *accel_node_start(const struct accel_node_options *opt, char *
 	return node;
 }
 
+void accel_node_mute(struct accel_node *node)
+{
+	if (!node)
+		return;
+	node_lock(&node->publish_lock, NODE_LOCK_PUBLISH);
+	node->opt.on_change = NULL;
+	node_unlock(&node->publish_lock, NODE_LOCK_PUBLISH);
+}
+
 void accel_node_stop(struct accel_node *node)
 {
 	if (!node)

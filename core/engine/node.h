@@ -70,6 +70,12 @@ struct accel_node;
 /* Open every family (an absent one is skipped), reconcile, start the poller. */
 struct accel_node *accel_node_start(const struct accel_node_options *opt, char *err, size_t errlen);
 void accel_node_stop(struct accel_node *node);
+/*
+ * Tell opt.on_change nothing more: once this returns, no call of it is
+ * running or will start (it runs under the lock this takes).  For a
+ * listener that goes away while the node's threads still publish.
+ */
+void accel_node_mute(struct accel_node *node);
 
 /* The current snapshot, referenced; release with accel_snapshot_unref. */
 struct accel_snapshot *accel_node_snapshot(struct accel_node *node);

@@ -188,12 +188,7 @@ static struct node_card *card_open(struct accel_node *node, struct node_family *
 struct gather {
 	struct node_card **keep, **gone;
 	size_t n_keep, n_gone, cap; /* keep and gone have room for cap each */
-	/*
-	 * Which of fam->cards (by index) are already in keep or gone.  The
-	 * old list itself is never written: a publish reads it under the view
-	 * lock alone while we build the new one under the topology lock.
-	 */
-	bool *taken;
+	bool *taken; /* fam->cards[i] is in keep or gone: that list is never written, a publish reads it */
 	struct node_open_failure *failed;
 	size_t n_failed;
 };
@@ -435,7 +430,6 @@ static int enumerate(struct accel_node *node, struct node_family *fam, bool firs
 {
 	struct gather g = { 0 };
 	unsigned count = 0;
-	size_t cap;
 
 	if (fam->loaded && fam->lib.DeviceGetCount_v2(&count) != MIG_SUCCESS) {
 		if (!first)
@@ -443,9 +437,9 @@ static int enumerate(struct accel_node *node, struct node_family *fam, bool firs
 		log_warn("%s: counting devices failed; none are opened", fam->family->tree_prefix);
 		count = 0;
 	}
-	g.cap = cap = fam->n_cards + count + count_dirs(node, fam) + 1;
-	g.keep = calloc(cap, sizeof(*g.keep));
-	g.gone = calloc(cap, sizeof(*g.gone));
+	g.cap = fam->n_cards + count + count_dirs(node, fam) + 1;
+	g.keep = calloc(g.cap, sizeof(*g.keep));
+	g.gone = calloc(g.cap, sizeof(*g.gone));
 	g.failed = calloc(count + 1, sizeof(*g.failed));
 	g.taken = calloc(fam->n_cards + 1, sizeof(*g.taken));
 	if (!g.keep || !g.gone || !g.failed || !g.taken) {

@@ -208,6 +208,7 @@ class Node:
         # A daemon in the background has no stderr: sanitizer reports go to files the test checks.
         env = dict(os.environ)
         env["ASAN_OPTIONS"] = f"log_path={self.state}/sanitizer:" + env.get("ASAN_OPTIONS", "")
+        env["TSAN_OPTIONS"] = f"log_path={self.state}/sanitizer:" + env.get("TSAN_OPTIONS", "")
         env["UBSAN_OPTIONS"] = f"log_path={self.state}/sanitizer:print_stacktrace=1:" + env.get("UBSAN_OPTIONS", "")
         res = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env)
         if res.returncode != 0:

@@ -472,6 +472,7 @@ class WithoutSim(unittest.TestCase):
         node = Node()
         env = dict(os.environ)
         env["ASAN_OPTIONS"] = f"log_path={node.state}/sanitizer:" + env.get("ASAN_OPTIONS", "")
+        env["TSAN_OPTIONS"] = f"log_path={node.state}/sanitizer:" + env.get("TSAN_OPTIONS", "")
         env["UBSAN_OPTIONS"] = f"log_path={node.state}/sanitizer:" + env.get("UBSAN_OPTIONS", "")
         # Without --sim the CDI directory defaults to the system's, which a node mounted by scripts/try holds
         # (one daemon per CDI directory): a private one, so that the test never meets the host's daemon.

@@ -348,17 +348,18 @@ class CrashStorm(TrustCase):
         self.skipTest("no kill in 12 wedged the daemon on this kernel: the takeover had nothing to free")
 
     def forget_own_segv_report(self, pid):
-        """An ASan-built daemon reports the SIGSEGV this test sent it as a fault: that one report (and
-        nothing else in the dead daemon's file) is the test's own doing, not the daemon's."""
+        """A daemon built with ASan or TSan reports the SIGSEGV this test sent it as a fault: that one
+        report (and nothing else in the dead daemon's file) is the test's own doing, not the daemon's."""
         path = os.path.join(self.node.state, f"sanitizer.{pid}")
         try:
             with open(path) as f:
                 text = f.read()
         except OSError:
             return
-        if text.count("ERROR: AddressSanitizer:") == 1 and "ERROR: AddressSanitizer: SEGV on unknown address" in text \
-                and "runtime error" not in text:
-            os.unlink(path)
+        for tool in ("AddressSanitizer", "ThreadSanitizer"):
+            if text.count("ERROR: ") == 1 and f"ERROR: {tool}: SEGV on unknown address" in text \
+                    and "WARNING: ThreadSanitizer" not in text and "runtime error" not in text:
+                os.unlink(path)
 
     def held_to_answers(self, wl, life, kill_time):
         """What the answers before the kill promise, right after the restart."""

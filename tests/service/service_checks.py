@@ -261,5 +261,6 @@ def sanitizer_env(state, env_extra=None):
     """The environment with the sanitizers reporting into files under state (a daemon may have no stderr)."""
     env = dict(os.environ, **(env_extra or {}))
     env["ASAN_OPTIONS"] = f"log_path={state}/sanitizer:" + env.get("ASAN_OPTIONS", "")
+    env["TSAN_OPTIONS"] = f"log_path={state}/sanitizer:" + env.get("TSAN_OPTIONS", "")
     env["UBSAN_OPTIONS"] = f"log_path={state}/sanitizer:print_stacktrace=1:" + env.get("UBSAN_OPTIONS", "")
     return env

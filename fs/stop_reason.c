@@ -12,8 +12,14 @@
 #include "core/driver/proc_files.h"
 #include "core/model/log.h"
 
-/* Set by the handler, read after the loop: process-wide by nature (a signal handler reaches nothing else). */
-static volatile sig_atomic_t stop_sig, stop_pid, stop_code;
+/*
+ * Set by the handler, read after the loop: process-wide by nature (a signal
+ * handler reaches nothing else).  The handler runs on whichever thread took
+ * the signal, not the one that reads, so these are atomics (lock-free, so
+ * safe in a handler), not volatile sig_atomic_t: stop_sig is stored last,
+ * with release, and read first, with acquire.
+ */
+static int stop_sig, stop_pid, stop_code;
 static struct sigaction previous[2];
 static const int stop_signals[2] = { SIGTERM, SIGINT };
 static int armed;
@@ -23,10 +29,10 @@ static void on_stop_signal(int sig, siginfo_t *info, void *uc)
 {
 	int i = sig == SIGTERM ? 0 : 1;
 
-	if (!stop_sig) { /* the first one says why; a second only repeats it */
-		stop_pid = info ? info->si_pid : 0;
-		stop_code = info ? info->si_code : 0;
-		stop_sig = sig;
+	if (!__atomic_load_n(&stop_sig, __ATOMIC_RELAXED)) { /* the first one says why; a second only repeats it */
+		__atomic_store_n(&stop_pid, info ? info->si_pid : 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&stop_code, info ? info->si_code : 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&stop_sig, sig, __ATOMIC_RELEASE);
 	}
 	if (previous[i].sa_flags & SA_SIGINFO) {
 		if (previous[i].sa_sigaction)
@@ -69,17 +75,19 @@ void fs_stop_reason_log(int loop, const char *mountpoint, unsigned conn, unsigne
 
 	struct accel_mount_entry m;
 	char comm[64];
+	int sig = __atomic_load_n(&stop_sig, __ATOMIC_ACQUIRE);
 
-	if (stop_sig) {
-		int pid = stop_pid;
+	if (sig) {
+		int pid = __atomic_load_n(&stop_pid, __ATOMIC_RELAXED);
+		int code = __atomic_load_n(&stop_code, __ATOMIC_RELAXED);
 
 		accel_proc_comm(pid, comm, sizeof(comm)); /* "" when it is gone by now */
-		if (stop_code == SI_USER || stop_code == SI_TKILL || stop_code == SI_QUEUE)
-			log_notice("stopping: %s from pid %d%s%s%s", stop_sig == SIGTERM ? "SIGTERM" : "SIGINT", pid,
+		if (code == SI_USER || code == SI_TKILL || code == SI_QUEUE)
+			log_notice("stopping: %s from pid %d%s%s%s", sig == SIGTERM ? "SIGTERM" : "SIGINT", pid,
 			           *comm ? " (" : " (gone)", comm, *comm ? ")" : "");
 		else
 			log_notice("stopping: %s from the kernel (a terminal's ^C, si_code %d)",
-			           stop_sig == SIGTERM ? "SIGTERM" : "SIGINT", (int)stop_code);
+			           sig == SIGTERM ? "SIGTERM" : "SIGINT", code);
 		return;
 	}
 	/*

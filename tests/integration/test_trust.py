@@ -356,10 +356,9 @@ class CrashStorm(TrustCase):
                 text = f.read()
         except OSError:
             return
-        for tool in ("AddressSanitizer", "ThreadSanitizer"):
-            if text.count("ERROR: ") == 1 and f"ERROR: {tool}: SEGV on unknown address" in text \
-                    and "WARNING: ThreadSanitizer" not in text and "runtime error" not in text:
-                os.unlink(path)
+        segv = any(f"ERROR: {tool}: SEGV on unknown address" in text for tool in ("AddressSanitizer", "ThreadSanitizer"))
+        if segv and text.count("ERROR: ") == 1 and "WARNING: ThreadSanitizer" not in text and "runtime error" not in text:
+            os.unlink(path)
 
     def held_to_answers(self, wl, life, kill_time):
         """What the answers before the kill promise, right after the restart."""

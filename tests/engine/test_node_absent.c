@@ -356,12 +356,24 @@ static void *publisher(void *arg)
 	return NULL;
 }
 
+/* The node looks for its cards again (a pass) while the publisher runs beside it. */
+static void refresh_all_beside_a_publisher(struct env *e, struct watch *w)
+{
+	pthread_t t;
+
+	w->node = e->node;
+	atomic_store(&w->stopping, false);
+	assert_int_equal(pthread_create(&t, NULL, publisher, w), 0);
+	accel_node_refresh_all(e->node);
+	atomic_store(&w->stopping, true);
+	assert_int_equal(pthread_join(t, NULL), 0);
+}
+
 static void no_snapshot_shows_a_returning_card_without_its_jobs(void **state)
 {
 	struct watch w = { 0 };
 	struct accel_snapshot *s;
 	struct accel_job made;
-	pthread_t t;
 	struct env e;
 
 	(void)state;
@@ -375,12 +387,7 @@ static void no_snapshot_shows_a_returning_card_without_its_jobs(void **state)
 		present(&e, 5, 0);
 		restart(&e);
 		present(&e, 5, 1);
-		w.node = e.node;
-		atomic_store(&w.stopping, false);
-		assert_int_equal(pthread_create(&t, NULL, publisher, &w), 0);
-		accel_node_refresh_all(e.node);
-		atomic_store(&w.stopping, true);
-		assert_int_equal(pthread_join(t, NULL), 0);
+		refresh_all_beside_a_publisher(&e, &w);
 	}
 	assert_true(atomic_load(&w.published) >= 24);
 	if (atomic_load(&w.without))
@@ -408,7 +415,6 @@ static void a_publish_during_a_look_that_keeps_an_absent_card(void **state)
 	struct watch w = { 0 };
 	struct accel_snapshot *s;
 	struct accel_job made;
-	pthread_t t;
 	struct env e;
 
 	(void)state;
@@ -418,13 +424,8 @@ static void a_publish_during_a_look_that_keeps_an_absent_card(void **state)
 	for (int i = 0; i < 20; i++) {
 		present(&e, 6, 0);
 		restart(&e); /* ppu5 absent, shown from its record; ppu6 not opened */
-		w.node = e.node;
-		atomic_store(&w.stopping, false);
-		assert_int_equal(pthread_create(&t, NULL, publisher, &w), 0);
 		present(&e, 6, 1);
-		accel_node_refresh_all(e.node); /* ppu6 answers again: the node looks for its cards */
-		atomic_store(&w.stopping, true);
-		assert_int_equal(pthread_join(t, NULL), 0);
+		refresh_all_beside_a_publisher(&e, &w); /* ppu6 answers again: the node looks for its cards */
 		s = accel_node_snapshot(e.node);
 		assert_true(accel_snapshot_device(s, "ppu5")->absent);
 		assert_non_null(job_in(s, "ppu5", "away"));

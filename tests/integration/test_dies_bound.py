@@ -13,7 +13,7 @@ import shutil
 import time
 import unittest
 
-from harness import daemon_under_valgrind, wait_until
+from harness import daemon_under_valgrind, exited, wait_until
 from test_dies import DiesTestCase, Opener
 
 FUSE_SYSCTL = "/proc/sys/fs/fuse"
@@ -79,7 +79,7 @@ class KernelBoundOnAnAnswer(KernelBound, DiesTestCase):
             wait_until(lambda: queued.p.poll() is not None, timeout=90, what="the queued open's answer")
             self.assertEqual(queued.result(), ("ERR", errno.ETIMEDOUT))
             answered += 1
-        self.assertTrue(os.path.exists(f"/proc/{pid}"), "accelfs ended")
+        self.assertFalse(exited(pid), "accelfs ended")
         self.assertIn("dies", os.listdir(n.mnt))
         self.assertEqual(self.slot()["active"], "0")  # the holder kept the slot through it all
         self.assertEqual(self.slot()["waiters"], "0")

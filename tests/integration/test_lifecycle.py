@@ -20,7 +20,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import ACCELFS, ACCEL_SMI, THEAD, Node, NodeTestCase, keep_failed_log, test_failed, wait_until  # noqa: E402
+from harness import ACCELFS, ACCEL_SMI, THEAD, exited, Node, NodeTestCase, keep_failed_log, test_failed, wait_until  # noqa: E402
 
 BARSWAP = os.environ.get("BARSWAP", "barswap")
 DEV, PROFILE = THEAD["device"], THEAD["profile"]
@@ -103,7 +103,7 @@ class Lifecycle(unittest.TestCase):
         # The job carved through the first daemon is still its job: not reclaimed as an orphan
         # (wait past --orphan-grace and several polls), same instance, same UUID.
         time.sleep(2.5)
-        self.assertTrue(os.path.exists(f"/proc/{pid}"), "the first daemon died")
+        self.assertFalse(exited(pid), "the first daemon died")
         self.assertEqual(self.job_status("job1"), before)
         self.assertIn("job=job1", self.node.read(DEV, "mig", "instances"))
         self.assertIn(before["uuid"], self.node.smi("ppu", "-L").stdout)
@@ -231,7 +231,7 @@ class Lifecycle(unittest.TestCase):
         before = self.job_status("job1")
         pid = self.node.pid()
         os.kill(pid, signal.SIGKILL)
-        wait_until(lambda: not os.path.exists(f"/proc/{pid}"), what="accelfs to die")
+        wait_until(lambda: exited(pid), what="accelfs to die")
         mnt = os.path.realpath(self.node.mnt)
         with self.assertRaises(OSError) as cm:
             os.statvfs(mnt)
@@ -256,7 +256,7 @@ class Lifecycle(unittest.TestCase):
         os.kill(pid, signal.SIGHUP)
         time.sleep(0.3)
         self.assertTrue(os.path.ismount(self.node.mnt), "SIGHUP ended the mount")
-        self.assertTrue(os.path.exists(f"/proc/{pid}"), "SIGHUP ended the daemon")
+        self.assertFalse(exited(pid), "SIGHUP ended the daemon")
         # A failing mkdir is a log line; the reopened file gets it, the rotated one does not.
         self.assertEqual(self.node.errno_of(self.node.mkdir, DEV, "mig", PROFILE, "job3"), errno.ENOSPC)
 

@@ -14,7 +14,7 @@ import threading
 import time
 import unittest
 
-from harness import MIG_FILES, NVIDIA, THEAD, Node, NodeTestCase, topology_path, wait_until
+from harness import MIG_FILES, NVIDIA, THEAD, Node, NodeTestCase, exited, topology_path, wait_until
 from invariants import driver_view, format_problems, invariants, keyvals, settled, unowned
 
 
@@ -154,7 +154,7 @@ class TrustNode(Node):
                     f.write("1")
             except OSError:
                 pass
-        wait_until(lambda: not os.path.exists(f"/proc/{pid}"), timeout=20, what="accelfs to die")
+        wait_until(lambda: exited(pid), timeout=20, what="accelfs to die")
         subprocess.run(["fusermount3", "-u", "-z", self.mnt], check=False)
         self.mounted = False
 
@@ -437,7 +437,7 @@ class TrustCase(NodeTestCase):
         try:
             super().tearDown()
         except AssertionError as e:
-            if pid and os.path.exists(f"/proc/{pid}"):
+            if pid and not exited(pid):
                 # the daemon did not exit after its unmount: say what it waits for, then end it
                 threads = []
                 for tid in sorted(os.listdir(f"/proc/{pid}/task"), key=int):

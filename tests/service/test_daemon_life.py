@@ -14,7 +14,7 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
-from harness import ACCELFS, NodeTestCase, wait_until  # noqa: E402
+from harness import ACCELFS, NodeTestCase, exited, wait_until  # noqa: E402
 from service_checks import sanitizer_env  # noqa: E402
 
 DEVICE_RE = re.compile(r"^(ppu|gpu)\d+$")
@@ -193,7 +193,7 @@ class ExitStatus(unittest.TestCase):
     def unmount(self):
         pid = int(slurp(os.path.join(self.state, "accelfs.pid")))
         subprocess.run(["fusermount3", "-u", self.mnt], check=True)
-        wait_until(lambda: not os.path.exists(f"/proc/{pid}"), timeout=60, what="accelfs to exit")
+        wait_until(lambda: exited(pid), timeout=60, what="accelfs to exit")
 
     def wait_serving(self, alive):
         """The daemon's pid once it serves; alive() says whether whatever started it still runs."""
@@ -251,7 +251,7 @@ class ExitStatus(unittest.TestCase):
         self.assertEqual(res.returncode, 0, res.stderr)
         pid = int(slurp(os.path.join(self.state, "accelfs.pid")))
         how(pid)
-        wait_until(lambda: not os.path.exists(f"/proc/{pid}"), timeout=60, what="accelfs to exit")
+        wait_until(lambda: exited(pid), timeout=60, what="accelfs to exit")
         return slurp(os.path.join(self.state, "accelfs.log"))
 
     def test_the_log_says_why_the_session_ended(self):

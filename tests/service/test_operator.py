@@ -14,7 +14,7 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
-from harness import ACCELFS, ACCEL_SMI, NodeTestCase, wait_until  # noqa: E402
+from harness import ACCELFS, ACCEL_SMI, NodeTestCase, exited, wait_until  # noqa: E402
 from service_checks import metrics_of  # noqa: E402
 
 PROF = ("ppu3", "mig", "4g.48gb")
@@ -106,7 +106,7 @@ class Daemon(unittest.TestCase):
             pass  # never started, or refused before it wrote one
         subprocess.run(["fusermount3", "-u", self.mnt], check=False, stderr=subprocess.DEVNULL)
         if pid:
-            wait_until(lambda: not os.path.exists(f"/proc/{pid}"), timeout=60, what="accelfs to exit")
+            wait_until(lambda: exited(pid), timeout=60, what="accelfs to exit")
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def run_daemon(self, *args, env=None):
@@ -160,7 +160,7 @@ class Daemon(unittest.TestCase):
         with open(os.path.join(self.state, "accelfs.pid")) as f:
             pid = int(f.read())
         subprocess.run(["fusermount3", "-u", self.mnt], check=True)
-        wait_until(lambda: not os.path.exists(f"/proc/{pid}"), timeout=60, what="accelfs to exit")
+        wait_until(lambda: exited(pid), timeout=60, what="accelfs to exit")
         os.unlink(os.path.join(self.state, "accelfs.log"))
         res = self.run_daemon("--sim", f"--state-dir={self.state}", self.mnt, env={"ACCELFS_LOG": "notice"})
         self.assertEqual(res.returncode, 0, res.stderr)

@@ -1,7 +1,6 @@
 package accelfstest
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -164,10 +163,22 @@ func (s *Sim) alive() string {
 	if s.pid == 0 {
 		return "accelfs was not running (stopped by the test)"
 	}
-	if _, err := os.Stat(fmt.Sprintf("/proc/%d", s.pid)); err != nil {
+	if exited(s.pid) {
 		return fmt.Sprintf("accelfs pid %d was gone", s.pid)
 	}
 	return fmt.Sprintf("accelfs pid %d was still running", s.pid)
+}
+
+// exited says whether process pid has ended: gone, or a zombie not yet reaped.
+// The daemon runs in the background, an orphan whose reaper is init, and an
+// init may collect it seconds late; all it held was let go at its exit.
+func exited(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	rest := string(data[strings.LastIndexByte(string(data), ')')+1:])
+	return strings.HasPrefix(rest, " Z") || strings.HasPrefix(rest, " X")
 }
 
 // Start mounts the node (again, after Stop: the same state directory, so the
@@ -213,7 +224,7 @@ func (s *Sim) Stop() {
 	}
 	// A liveness bound, not a timing: a daemon that does not exit fails here.
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if _, err := os.Stat(fmt.Sprintf("/proc/%d", s.pid)); errors.Is(err, os.ErrNotExist) {
+		if exited(s.pid) {
 			s.pid = 0
 			_ = exec.Command("fusermount3", "-u", "-z", s.Root).Run() // nothing left, normally
 			return

@@ -232,7 +232,8 @@ class Textfile(unittest.TestCase):
             self.assertFalse("accelfs_profile_jobs" in down, f"a dead daemon's series are left:\n{down[:2000]}")
             self.assertGreaterEqual(write_time(down), stamp)
             self.assertEqual(os.listdir(outdir), ["accelfs.prom"])  # no temporary file left behind
-            self.assertIn("died without stopping", n.log())
+            # The guardian writes its log line just after the textfile.
+            wait_until(lambda: "died without stopping" in n.log(), timeout=60, what="the guardian's log line")
         finally:
             n.cleanup()
             for name in os.listdir(outdir):

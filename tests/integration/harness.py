@@ -96,15 +96,17 @@ def daemon_under_valgrind(test, ready, extra=(), state=None):
 
 
 def exited(pid):
-    """Whether process `pid` has ended: gone, or a zombie not yet reaped.  The daemon runs in the
-    background, an orphan whose reaper is init, and an init may collect it seconds late (this
-    machine's did, 1.7 s after each exit); all it held was let go at its exit."""
+    """Whether process `pid` has ended: gone, or a zombie not yet reaped whose every thread is gone.
+    The daemon runs in the background, an orphan whose reaper is init, and an init may collect it
+    seconds late (this machine's did, 1.7 s after each exit).  Its main thread can be a zombie
+    while the others still exit, holding its descriptors, /dev/fuse among them: only once the
+    zombie is its last thread has it let go of everything."""
     try:
-        with open(f"/proc/{pid}/stat") as f:
-            text = f.read()
+        with open(f"/proc/{pid}/status") as f:
+            fields = dict(line.split(":", 1) for line in f.read().splitlines() if ":" in line)
     except OSError:
         return True
-    return text[text.rindex(")") + 2] in "ZX"
+    return fields["State"].split()[0] in ("Z", "X") and int(fields["Threads"]) <= 1
 
 
 def wait_until(pred, timeout=10.0, step=0.05, what="condition"):

@@ -169,16 +169,28 @@ func (s *Sim) alive() string {
 	return fmt.Sprintf("accelfs pid %d was still running", s.pid)
 }
 
-// exited says whether process pid has ended: gone, or a zombie not yet reaped.
-// The daemon runs in the background, an orphan whose reaper is init, and an
-// init may collect it seconds late; all it held was let go at its exit.
+// exited says whether process pid has ended: gone, or a zombie not yet reaped
+// whose every thread is gone.  The daemon runs in the background, an orphan
+// whose reaper is init, and an init may collect it seconds late.  Its main
+// thread can be a zombie while the others still exit, holding /dev/fuse: only
+// once the zombie is its last thread has it let go of everything.
 func exited(pid int) bool {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return true
 	}
-	rest := string(data[strings.LastIndexByte(string(data), ')')+1:])
-	return strings.HasPrefix(rest, " Z") || strings.HasPrefix(rest, " X")
+	zombie, threads := false, 0
+	for _, line := range strings.Split(string(data), "\n") {
+		key, value, _ := strings.Cut(line, ":")
+		value = strings.TrimSpace(value)
+		switch key {
+		case "State":
+			zombie = strings.HasPrefix(value, "Z") || strings.HasPrefix(value, "X")
+		case "Threads":
+			threads, _ = strconv.Atoi(value)
+		}
+	}
+	return zombie && threads <= 1
 }
 
 // Start mounts the node (again, after Stop: the same state directory, so the

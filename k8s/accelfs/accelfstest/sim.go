@@ -212,6 +212,7 @@ func (s *Sim) Start() {
 	// stack included) goes to files beside its log, which a failed test shows.
 	cmd.Env = append(os.Environ(),
 		"ASAN_OPTIONS=log_path="+filepath.Join(s.State, "sanitizer")+":"+os.Getenv("ASAN_OPTIONS"),
+		"TSAN_OPTIONS=log_path="+filepath.Join(s.State, "sanitizer")+":"+os.Getenv("TSAN_OPTIONS"),
 		"UBSAN_OPTIONS=log_path="+filepath.Join(s.State, "sanitizer")+":print_stacktrace=1:"+os.Getenv("UBSAN_OPTIONS"))
 	out, err := cmd.CombinedOutput()
 	if err != nil {

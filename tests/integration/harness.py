@@ -8,6 +8,7 @@ ACCELFS (the daemon), ACCEL_SMI (the control tool), ACCELFS_SIM_LIBDIR.
 import contextlib
 import ctypes
 import errno
+import fcntl
 import json
 import os
 import shutil
@@ -60,6 +61,60 @@ NVIDIA = {
 }
 
 
+# ---- the kernel's bound on a FUSE answer: one setting for the whole machine ----------------------
+# The kernel reads fs.fuse.default_request_timeout (Linux 6.14 and later) when a daemon answers
+# FUSE_INIT, whoever's daemon it is.  integration-dies_bound and -dies_lend set it to 1 s for a mount
+# of their own.  A mount made in that instant, by another run of the tests on the machine (CI beside
+# a developer's run, or two developers), would get it too, and the first of its requests the kernel
+# caught waiting more than 1 s would abort it: ECONNABORTED for every caller, a daemon lost.  So a
+# daemon a harness starts mounts holding this lock shared, until it has answered a request (so INIT
+# came before), and a test that sets the bound holds it alone (test_dies_bound.py).  The Go plugin's
+# simulated nodes take the same file (k8s/accelfs/accelfstest/sim.go).
+KERNEL_BOUND_LOCK = "/run/lock/accelfs-tests-kernel-bound.lock" if os.path.isdir("/run/lock") \
+    else os.path.join(tempfile.gettempdir(), "accelfs-tests-kernel-bound.lock")
+_bound_held_here = False  # this process holds the lock alone: its own mounts are what it guards
+
+
+def _open_lock(path):
+    try:
+        return os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        # Not O_CREAT on an existing file: in a sticky directory the kernel refuses that for a file
+        # another user made (fs.protected_regular), root included.
+        try:
+            return os.open(path, os.O_RDONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+        except FileExistsError:
+            return os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+
+
+@contextlib.contextmanager
+def kernel_bound_lock(alone=False, timeout=300.0):
+    """KERNEL_BOUND_LOCK, shared (a mount) or alone (the bound set); nothing where this process
+    already holds it alone.  A liveness bound on the wait: a holder never keeps it long."""
+    global _bound_held_here
+    if _bound_held_here:
+        yield
+        return
+    fd = _open_lock(KERNEL_BOUND_LOCK)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, (fcntl.LOCK_EX if alone else fcntl.LOCK_SH) | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"{KERNEL_BOUND_LOCK} was held for more than {timeout} s")
+                time.sleep(0.05)
+        _bound_held_here = alone
+        try:
+            yield
+        finally:
+            _bound_held_here = False
+    finally:
+        os.close(fd)  # lets go of the lock
+
+
 SUPPRESSIONS = os.path.join(HERE, "..", "valgrind.supp")
 
 
@@ -75,12 +130,20 @@ def daemon_under_valgrind(test, ready, extra=(), state=None):
     test.vg_state = state
     mnt = tempfile.mkdtemp(prefix="accelfs-vg-mnt-")
     log = os.path.join(state, "valgrind.log")
-    proc = subprocess.Popen(["valgrind", "--error-exitcode=99", "--leak-check=full",
-                             "--errors-for-leak-kinds=definite", f"--suppressions={SUPPRESSIONS}",
-                             f"--log-file={log}", ACCELFS, "-f", "--sim", f"--state-dir={state}", *extra, mnt],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    mounting = contextlib.ExitStack()  # the kernel's bound: held until the mount has answered
+    mounting.enter_context(kernel_bound_lock())
     try:
-        wait_until(lambda: os.path.exists(os.path.join(mnt, ready)), timeout=120, what="the mount under valgrind")
+        proc = subprocess.Popen(["valgrind", "--error-exitcode=99", "--leak-check=full",
+                                 "--errors-for-leak-kinds=definite", f"--suppressions={SUPPRESSIONS}",
+                                 f"--log-file={log}", ACCELFS, "-f", "--sim", f"--state-dir={state}", *extra, mnt],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    except BaseException:
+        mounting.close()
+        raise
+    try:
+        with mounting:
+            wait_until(lambda: os.path.exists(os.path.join(mnt, ready)), timeout=120,
+                       what="the mount under valgrind")
         yield mnt
     finally:
         subprocess.run(["fusermount3", "-u", mnt], check=False)
@@ -224,10 +287,12 @@ class Node:
         env["ASAN_OPTIONS"] = f"log_path={self.state}/sanitizer:" + env.get("ASAN_OPTIONS", "")
         env["TSAN_OPTIONS"] = f"log_path={self.state}/sanitizer:" + env.get("TSAN_OPTIONS", "")
         env["UBSAN_OPTIONS"] = f"log_path={self.state}/sanitizer:print_stacktrace=1:" + env.get("UBSAN_OPTIONS", "")
-        res = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env)
-        if res.returncode != 0:
-            raise AssertionError(f"accelfs failed ({res.returncode}): {res.stderr}\n{self.log()}")
-        self.mounted = True
+        with kernel_bound_lock():
+            res = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env)
+            if res.returncode != 0:
+                raise AssertionError(f"accelfs failed ({res.returncode}): {res.stderr}\n{self.log()}")
+            self.mounted = True
+            os.statvfs(self.mnt)  # answered only once INIT was
         return self
 
     def pid(self):

@@ -10,19 +10,42 @@ import json
 import os
 import random
 import shutil
+import signal
+import sys
 import time
 import unittest
 
-from harness import daemon_under_valgrind, exited, wait_until
+from harness import KERNEL_BOUND_LOCK, daemon_under_valgrind, exited, kernel_bound_lock, wait_until
 from test_dies import DiesTestCase, Opener
 
 FUSE_SYSCTL = "/proc/sys/fs/fuse"
 SYSCTLS = [os.path.join(FUSE_SYSCTL, f"{k}_request_timeout") for k in ("default", "max")]
 
 
+# A bound this suite set and never put back (a run killed inside the window) says so here: the
+# next run puts it back, where a bound the machine's owner set is left alone.
+LEFT_SET = KERNEL_BOUND_LOCK + ".set"
+
+
 def skip_without_a_bound(test):
     if os.geteuid() != 0 or not all(os.path.exists(p) for p in SYSCTLS):
         test.skipTest("no bound on a FUSE answer here (Linux 6.14 and later, as root)")
+    with kernel_bound_lock(alone=True):
+        with open(SYSCTLS[0]) as f:
+            now = f.read().strip()
+        try:
+            with open(LEFT_SET) as f:
+                left = f.read().strip()
+        except FileNotFoundError:
+            left = None
+        if now != "0" and now == left:
+            print(f"{SYSCTLS[0]} was {now}, set by a run of this suite that was killed before it put it "
+                  "back: 0 again", file=sys.stderr)
+            with open(SYSCTLS[0], "w") as f:
+                f.write("0")
+            now = "0"
+        if left is not None:
+            os.unlink(LEFT_SET)
     for p in SYSCTLS:
         with open(p) as f:
             if f.read().strip() != "0":
@@ -33,14 +56,27 @@ def skip_without_a_bound(test):
 def bound_for_the_next_mount(seconds):
     """The kernel takes the bound when the daemon answers FUSE_INIT, which may come after the start
     returns: set it for one start alone, and put it back once the mount has answered a request (so
-    INIT came before it), inside this block; a FUSE mount made elsewhere in that instant gets it too."""
-    with open(SYSCTLS[0], "w") as f:
-        f.write(str(seconds))
-    try:
-        yield
-    finally:
-        with open(SYSCTLS[0], "w") as f:
-            f.write("0")
+    INIT came before it), inside this block.  The setting is the whole machine's: while it is not 0,
+    this process holds harness.KERNEL_BOUND_LOCK alone, so that no other test's daemon mounts then,
+    and a SIGTERM (meson's timeout) still puts it back."""
+    def stop(signum, frame):
+        raise SystemExit(f"signal {signum} while {SYSCTLS[0]} was {seconds}")
+
+    with kernel_bound_lock(alone=True):
+        previous = signal.signal(signal.SIGTERM, stop)
+        try:
+            with open(LEFT_SET, "w") as f:
+                f.write(f"{seconds}\n")
+            with open(SYSCTLS[0], "w") as f:
+                f.write(str(seconds))
+            try:
+                yield
+            finally:
+                with open(SYSCTLS[0], "w") as f:
+                    f.write("0")
+                os.unlink(LEFT_SET)
+        finally:
+            signal.signal(signal.SIGTERM, previous)
 
 
 class KernelBound:

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"accelfs.io/k8s/accelfs"
 )
 
@@ -214,7 +216,13 @@ func (s *Sim) Start() {
 		"ASAN_OPTIONS=log_path="+filepath.Join(s.State, "sanitizer")+":"+os.Getenv("ASAN_OPTIONS"),
 		"TSAN_OPTIONS=log_path="+filepath.Join(s.State, "sanitizer")+":"+os.Getenv("TSAN_OPTIONS"),
 		"UBSAN_OPTIONS=log_path="+filepath.Join(s.State, "sanitizer")+":print_stacktrace=1:"+os.Getenv("UBSAN_OPTIONS"))
+	unlock := kernelBoundLock(s.t)
 	out, err := cmd.CombinedOutput()
+	if err == nil {
+		var st unix.Statfs_t
+		err = unix.Statfs(s.Root, &st) // answered only once INIT was
+	}
+	unlock()
 	if err != nil {
 		log, _ := os.ReadFile(filepath.Join(s.State, "accelfs.log"))
 		s.t.Fatalf("accelfs %s: %v\n%s\n%s", strings.Join(args, " "), err, out, log)
@@ -222,6 +230,49 @@ func (s *Sim) Start() {
 	data, err := os.ReadFile(filepath.Join(s.State, "accelfs.pid"))
 	if err == nil {
 		s.pid, _ = strconv.Atoi(strings.TrimSpace(string(data)))
+	}
+}
+
+// The kernel reads fs.fuse.default_request_timeout (Linux 6.14 and later)
+// when a daemon answers FUSE_INIT, whoever's daemon it is, and the
+// integration tests of the kernel's bound set it to 1 s for a mount of their
+// own: a mount made in that instant, by another run on the machine, would get
+// it too, and any of its requests the kernel then caught waiting more than 1 s
+// would abort it (ECONNABORTED).  So a daemon mounts holding this lock shared
+// until it has answered a request; a test that sets the bound holds it alone
+// (tests/integration/harness.py, KERNEL_BOUND_LOCK: the same file).
+func kernelBoundLockPath() string {
+	if st, err := os.Stat("/run/lock"); err == nil && st.IsDir() {
+		return "/run/lock/accelfs-tests-kernel-bound.lock"
+	}
+	return filepath.Join(os.TempDir(), "accelfs-tests-kernel-bound.lock")
+}
+
+// kernelBoundLock takes that lock shared and returns what lets go of it.
+func kernelBoundLock(t testing.TB) func() {
+	t.Helper()
+	path := kernelBoundLockPath()
+	// Not O_CREAT on an existing file: in a sticky directory the kernel
+	// refuses that for a file another user made (fs.protected_regular).
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err == unix.ENOENT {
+		if fd, err = unix.Open(path, unix.O_RDONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o644); err == unix.EEXIST {
+			fd, err = unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		}
+	}
+	if err != nil {
+		t.Fatalf("open %s: %v", path, err)
+	}
+	// A liveness bound, not a timing: a holder never keeps it long.
+	for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		err = unix.Flock(fd, unix.LOCK_SH|unix.LOCK_NB)
+		if err == nil {
+			return func() { unix.Close(fd) }
+		}
+		if err != unix.EWOULDBLOCK || time.Now().After(deadline) {
+			unix.Close(fd)
+			t.Fatalf("flock %s: %v", path, err)
+		}
 	}
 }
 

@@ -11,6 +11,7 @@ import os
 import random
 import shutil
 import signal
+import subprocess
 import sys
 import time
 import unittest
@@ -156,6 +157,47 @@ class KernelBoundOnAnAnswer(KernelBound, DiesTestCase):
         self.assertEqual(self.slot()["active"], "0")
         self.assertNotIn("was aborted while still mounted", n.log())
         holder.release()
+
+
+# Another run of the tests on the machine, played by a process of its own: it says when it asks for
+# its node, starts it, and says when the start returned and what its daemon logged.
+OTHER_RUN = """
+import json, sys, time
+import harness
+node = harness.Node()
+try:
+    print("starting", flush=True)
+    node.start()
+    print(json.dumps({"mounted": time.monotonic(), "log": node.log()}), flush=True)
+finally:
+    node.cleanup()
+"""
+
+
+class AnotherRunsMount(unittest.TestCase):
+    def test_a_mount_made_while_the_bound_is_set_waits_and_gets_none(self):
+        """The bound is the whole machine's.  Another run's daemon, asking to mount while a test has it
+        set, mounts once it is 0 again, with no bound: before the lock, it mounted under this one (its
+        log warned of a 1 s bound), and the first of its requests the kernel caught waiting more than
+        1 s would have aborted the mount, ECONNABORTED for every caller (issue 31's TestAllocatorSim
+        lost its daemon to that error once)."""
+        skip_without_a_bound(self)
+        other = subprocess.Popen([sys.executable, "-c", OTHER_RUN], cwd=os.path.dirname(os.path.abspath(__file__)),
+                                 stdout=subprocess.PIPE, text=True)
+        try:
+            with bound_for_the_next_mount(1):
+                self.assertEqual(other.stdout.readline().strip(), "starting")
+                time.sleep(2)  # long enough for a start (0.3 s here) that did not wait
+            put_back = time.monotonic()
+            out, _ = other.communicate(timeout=120)
+        finally:
+            if other.poll() is None:
+                other.kill()
+                other.wait()
+        self.assertEqual(other.returncode, 0)
+        seen = json.loads(out)
+        self.assertGreaterEqual(seen["mounted"], put_back, "the other run mounted while the bound was set")
+        self.assertNotIn("the kernel aborts the FUSE connection", seen["log"])
 
 
 @unittest.skipIf(os.environ.get("ACCELFS_NO_VALGRIND") or not shutil.which("valgrind"),

@@ -179,8 +179,7 @@ class AnotherRunsMount(unittest.TestCase):
         """The bound is the whole machine's.  Another run's daemon, asking to mount while a test has it
         set, mounts once it is 0 again, with no bound: before the lock, it mounted under this one (its
         log warned of a 1 s bound), and the first of its requests the kernel caught waiting more than
-        1 s would have aborted the mount, ECONNABORTED for every caller (issue 31's TestAllocatorSim
-        lost its daemon to that error once)."""
+        1 s would have aborted the mount, ECONNABORTED for every caller."""
         skip_without_a_bound(self)
         other = subprocess.Popen([sys.executable, "-c", OTHER_RUN], cwd=os.path.dirname(os.path.abspath(__file__)),
                                  stdout=subprocess.PIPE, text=True)

@@ -115,7 +115,7 @@ def kernel_bound_lock(alone=False, timeout=300.0):
         os.close(fd)  # lets go of the lock
 
 
-def run_daemon(cmd, mnt, **kwargs):
+def start_daemon(cmd, mnt, **kwargs):
     """subprocess.run of a start of accelfs in the background (which returns once it has mounted mnt),
     inside kernel_bound_lock until the mount has answered a request, so INIT came before.  For a
     test's own start, as Node.start's."""
@@ -298,7 +298,7 @@ class Node:
         env["ASAN_OPTIONS"] = f"log_path={self.state}/sanitizer:" + env.get("ASAN_OPTIONS", "")
         env["TSAN_OPTIONS"] = f"log_path={self.state}/sanitizer:" + env.get("TSAN_OPTIONS", "")
         env["UBSAN_OPTIONS"] = f"log_path={self.state}/sanitizer:print_stacktrace=1:" + env.get("UBSAN_OPTIONS", "")
-        res = run_daemon(cmd, self.mnt, capture_output=True, text=True, timeout=60, env=env)
+        res = start_daemon(cmd, self.mnt, capture_output=True, text=True, timeout=60, env=env)
         if res.returncode != 0:
             raise AssertionError(f"accelfs failed ({res.returncode}): {res.stderr}\n{self.log()}")
         self.mounted = True

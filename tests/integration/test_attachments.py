@@ -14,7 +14,7 @@ import tempfile
 import time
 import unittest
 
-from harness import ACCELFS, NodeTestCase, run_daemon, wait_until
+from harness import ACCELFS, NodeTestCase, start_daemon, wait_until
 from test_containers import as_user
 
 HOOK = os.environ.get("ACCELFS_HOOK", "accelfs-hook")
@@ -494,8 +494,8 @@ class NoHook(unittest.TestCase):
         os.mkdir(mnt)
         shutil.copy(ACCELFS, os.path.join(tmp, "accelfs"))  # nothing beside it, no ../tools/
         try:
-            res = run_daemon([os.path.join(tmp, "accelfs"), "--sim", f"--state-dir={state}", mnt], mnt,
-                             capture_output=True, text=True, timeout=60)
+            res = start_daemon([os.path.join(tmp, "accelfs"), "--sim", f"--state-dir={state}", mnt], mnt,
+                               capture_output=True, text=True, timeout=60)
             self.assertEqual(res.returncode, 0, res.stderr)
             self.assertIn("warning: the OCI hook program accelfs-hook is neither at", res.stderr)
             self.assertIn("no CDI spec is written until it is", res.stderr)

@@ -10,7 +10,7 @@ import subprocess
 import unittest
 import warnings
 
-from harness import ACCELFS, Node, NodeTestCase, cdi_tag, run_daemon, wait_until
+from harness import ACCELFS, Node, NodeTestCase, cdi_tag, start_daemon, wait_until
 
 # The CDI project's JSON schema, as Debian ships it with the CDI library podman 4.3 is built with
 # (scripts/packages.txt installs the package); ACCELFS_CDI_SCHEMA_DIR points elsewhere.
@@ -221,8 +221,8 @@ class Cdi(NodeTestCase):
             self.assertFalse(os.path.ismount(other.mnt))
             self.assertEqual(self.files(), mine)
             # a daemon that only looks writes no spec and claims nothing
-            res = run_daemon([ACCELFS, "--sim", f"--state-dir={other.state}", *shared, "--read-only", other.mnt],
-                             other.mnt, capture_output=True, text=True, timeout=60)
+            res = start_daemon([ACCELFS, "--sim", f"--state-dir={other.state}", *shared, "--read-only", other.mnt],
+                               other.mnt, capture_output=True, text=True, timeout=60)
             self.assertEqual(res.returncode, 0, res.stderr)
             other.mounted = True
             self.assertTrue(os.path.isdir(other.path("ppu3", "mig", "4g.48gb", "job1")))

@@ -17,7 +17,7 @@ import sys
 import time
 import unittest
 
-from harness import ACCELFS, Node, NodeTestCase, daemon_under_valgrind, run_daemon, wait_until
+from harness import ACCELFS, Node, NodeTestCase, daemon_under_valgrind, start_daemon, wait_until
 
 BARSWAP = os.environ.get("BARSWAP", "barswap")
 DIES_CHECK = os.environ.get("DIES_CHECK", "dies-check")
@@ -476,8 +476,8 @@ class WithoutSim(unittest.TestCase):
         env["UBSAN_OPTIONS"] = f"log_path={node.state}/sanitizer:" + env.get("UBSAN_OPTIONS", "")
         # Without --sim the CDI directory defaults to the system's, which a node mounted by scripts/try holds
         # (one daemon per CDI directory): a private one, so that the test never meets the host's daemon.
-        res = run_daemon([ACCELFS, f"--state-dir={node.state}", f"--cdi-dir={node.state}/cdi", node.mnt], node.mnt,
-                         capture_output=True, text=True, timeout=60, env=env)
+        res = start_daemon([ACCELFS, f"--state-dir={node.state}", f"--cdi-dir={node.state}/cdi", node.mnt], node.mnt,
+                           capture_output=True, text=True, timeout=60, env=env)
         self.assertEqual(res.returncode, 0, res.stderr)
         node.mounted = True
         try:

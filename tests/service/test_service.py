@@ -16,7 +16,7 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
-from harness import ACCELFS, Node, NodeTestCase, daemon_under_valgrind, run_daemon, wait_until  # noqa: E402
+from harness import ACCELFS, Node, NodeTestCase, daemon_under_valgrind, start_daemon, wait_until  # noqa: E402
 from service_checks import check_map, check_node_json, metrics_of, promtool_check, quota_of, sanitizer_env  # noqa: E402
 
 DEVICE_RE = re.compile(r"^(ppu|gpu)\d+$")
@@ -251,8 +251,8 @@ class NoDriver(unittest.TestCase):
         for var in ("ACCELFS_SIM_LIBDIR", "LD_LIBRARY_PATH"):
             env.pop(var, None)
         # No --sim: the CDI directory would default to the system's (a scripts/try node may hold it).
-        res = run_daemon([ACCELFS, f"--state-dir={node.state}", f"--cdi-dir={node.state}/cdi", node.mnt], node.mnt,
-                         capture_output=True, text=True, timeout=60, env=env)
+        res = start_daemon([ACCELFS, f"--state-dir={node.state}", f"--cdi-dir={node.state}/cdi", node.mnt], node.mnt,
+                           capture_output=True, text=True, timeout=60, env=env)
         self.assertEqual(res.returncode, 0, res.stderr)
         node.mounted = True
         try:
